@@ -1,0 +1,2 @@
+export { CadreError } from './cadre-error.ts';
+export { ConfigError } from './config-error.ts';

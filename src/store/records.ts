@@ -1,0 +1,152 @@
+/**
+ * The records cadre stores. Field names follow the public contract (snake_case), so the same
+ * objects serve the store, the HTTP API and the export without renaming.
+ */
+
+/** Every state a run can be in. A finished state never changes. */
+export const runStatuses = [
+  'queued',
+  'running',
+  'completed',
+  'completed_empty',
+  'failed',
+  'canceled_by_user',
+  'canceled_by_parent',
+  'abandoned',
+] as const;
+
+export type RunStatus = (typeof runStatuses)[number];
+
+/** States a run can never leave. */
+export const finishedStatuses: ReadonlySet<RunStatus> = new Set([
+  'completed',
+  'completed_empty',
+  'failed',
+  'canceled_by_user',
+  'canceled_by_parent',
+  'abandoned',
+]);
+
+/** Whether a status is final. */
+export function isFinished(status: RunStatus): boolean {
+  return finishedStatuses.has(status);
+}
+
+/** Why a run failed. */
+export type RunErrorKind = 'model_error' | 'execution_error' | 'max_turns' | 'timeout' | 'too_many_active';
+
+/** Whether the parent waits for the run (`foreground`) or carries on (`background`). */
+export type RunMode = 'foreground' | 'background';
+
+/** The final text of a run, as stored in full. */
+export interface RunResult {
+  text: string;
+  /** Whether the text the parent saw was cut to `limits.maxResultChars`. */
+  truncated: boolean;
+  original_length: number;
+}
+
+/** Token usage of a run or a session. */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+/** The `SubagentRun` record (CONTRACT section 4). */
+export interface RunRecord {
+  id: string;
+  parent_session_id: string;
+  child_session_id: string;
+  /** The run whose subagent started this run, when a subagent delegated. */
+  parent_run_id: string | null;
+  tool_call_id: string | null;
+  agent: string;
+  description: string;
+  task: string;
+  context: string | null;
+  mode: RunMode;
+  status: RunStatus;
+  depth: number;
+  max_turns: number;
+  turns: number;
+  created_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+  promoted_at: string | null;
+  consumed_at: string | null;
+  last_activity: string | null;
+  result: RunResult | null;
+  partial_result: string | null;
+  error: { kind: RunErrorKind; message: string } | null;
+  usage: Usage;
+  warnings: Array<{ kind: string; at: string }>;
+  notification: { delivered_at: string | null; suppressed: boolean } | null;
+  resumed_from: string | null;
+  /** The process that executes the run; renewed while it works (crash survival). */
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  /** Set by a person's stop from any process; the owner sees it and cancels the run. */
+  stop_requested_at: string | null;
+  stop_requested_by: 'user' | 'parent' | null;
+  stop_reason: string | null;
+}
+
+/** The kebab-case event types of a run (CONTRACT section 4). */
+export type RunEventType =
+  | 'run-queued'
+  | 'run-start'
+  | 'step-start'
+  | 'tool-call-start'
+  | 'tool-call-end'
+  | 'activity'
+  | 'warning'
+  | 'run-end'
+  | 'notification-deliver'
+  | 'result-consume';
+
+/** One stored event of a run, ordered by `seq` within the run. */
+export interface RunEventRecord {
+  run_id: string;
+  seq: number;
+  at: string;
+  type: RunEventType;
+  data: Record<string, unknown>;
+}
+
+/** A run event before the store gives it its `seq`. */
+export type NewRunEvent = Omit<RunEventRecord, 'seq'>;
+
+/** Where a session's conversation stands. */
+export type SessionStatus = 'idle' | 'running' | 'failed' | 'canceled';
+
+/** A conversation with one agent. */
+export interface SessionRecord {
+  id: string;
+  agent: string;
+  /** The model spec (`provider:model-id`) or a label for an injected model. */
+  model: string;
+  created_at: string;
+  status: SessionStatus;
+  /** The run this session is the child session of; null for a primary session. */
+  parent_run_id: string | null;
+  /** Consecutive parent turns started by notifications without a user message. */
+  auto_resumes: number;
+  /** Set when a person canceled the session's last turn: no auto-resume until the next user message. */
+  user_canceled_at: string | null;
+}
+
+/** Roles of stored messages: the AI SDK's model message roles. */
+export type MessageRole = 'system' | 'user' | 'assistant' | 'tool';
+
+/** One stored message, ordered by `seq` within its session. */
+export interface MessageRecord {
+  session_id: string;
+  seq: number;
+  role: MessageRole;
+  /** The AI SDK `ModelMessage` content: a string or an array of parts. */
+  content: unknown;
+  created_at: string;
+}
+
+/** A message before the store gives it its `seq`. */
+export type NewMessage = Omit<MessageRecord, 'seq'>;

@@ -1,0 +1,84 @@
+import type {
+  MessageRecord,
+  NewMessage,
+  NewRunEvent,
+  RunEventRecord,
+  RunRecord,
+  RunStatus,
+  SessionRecord,
+} from './records.ts';
+
+/** Which runs to list. All given filters must match. */
+export interface RunQuery {
+  parent_session_id?: string;
+  parent_run_id?: string;
+  /** Only runs in one of these states. */
+  statuses?: readonly RunStatus[];
+  /** Only runs whose lease owner is this process. */
+  lease_owner?: string;
+  /** Only runs with a stop request that is not carried out yet. */
+  stop_requested?: boolean;
+  /** Only runs whose lease ended before this ISO time. */
+  lease_expired_before?: string;
+  /** @default 'newest' */
+  order?: 'newest' | 'oldest';
+  limit?: number;
+}
+
+/** Fields of a run that may change without a state transition. */
+export type RunPatch = Partial<Omit<RunRecord, 'id' | 'status' | 'parent_session_id' | 'child_session_id'>>;
+
+/** A state transition, written with its event in one transaction. */
+export interface RunTransition {
+  id: string;
+  /** The move happens only if the run is in one of these states (compare-and-set). */
+  from: readonly RunStatus[];
+  to: RunStatus;
+  patch?: RunPatch;
+  event: NewRunEvent;
+}
+
+/**
+ * Where cadre keeps sessions, messages, runs and run events. Engines (SQLite, Postgres) hide
+ * behind it: no SQL, connection or transaction type leaks out.
+ *
+ * Writes resolve once they are durably committed. Engines may group the writes of concurrent
+ * runs into shared transactions (group commit), but keep their order, and reads made by this
+ * process see its own writes at once.
+ */
+export interface Store {
+  /** A label of the engine, for logs (`sqlite:./.cadre/cadre.db`). Never holds a secret. */
+  readonly description: string;
+
+  createSession(session: SessionRecord): Promise<void>;
+  getSession(id: string): Promise<SessionRecord | null>;
+  /** Sessions, newest first. */
+  listSessions(options?: { limit?: number; primaryOnly?: boolean }): Promise<SessionRecord[]>;
+  updateSession(id: string, patch: Partial<Omit<SessionRecord, 'id'>>): Promise<void>;
+
+  /** Appends messages in order; returns them with their `seq`. */
+  appendMessages(messages: readonly NewMessage[]): Promise<MessageRecord[]>;
+  listMessages(sessionId: string, options?: { afterSeq?: number }): Promise<MessageRecord[]>;
+
+  /** Stores a new run together with its first event. */
+  insertRun(run: RunRecord, event: NewRunEvent): Promise<void>;
+  /** Moves a run to a new state if it is in one of `from`; null when it was not (nothing written). */
+  transitionRun(transition: RunTransition): Promise<RunRecord | null>;
+  /** Changes non-state fields of a run, with optional events, in one transaction. Null if no such run. */
+  updateRun(id: string, patch: RunPatch, events?: readonly NewRunEvent[]): Promise<RunRecord | null>;
+  appendRunEvents(events: readonly NewRunEvent[]): Promise<void>;
+  getRun(id: string): Promise<RunRecord | null>;
+  listRuns(query: RunQuery): Promise<RunRecord[]>;
+  listRunEvents(runId: string, options?: { afterSeq?: number; limit?: number }): Promise<RunEventRecord[]>;
+  /** Extends the lease of every active run this owner holds; returns how many. */
+  renewLeases(owner: string, expiresAt: string): Promise<number>;
+  /**
+   * Takes over a run whose lease expired (or that has no owner), so only one process recovers it.
+   * Returns the run if this caller won it.
+   */
+  claimRun(id: string, owner: string, expiresAt: string, expiredBefore: string): Promise<RunRecord | null>;
+
+  /** Commits everything written so far. */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,43 @@
+/** The current time as an ISO-8601 UTC string; injected so tests are deterministic. */
+export type Now = () => string;
+
+/** A new id with the given prefix (`run`, `ses`, `evt`) that sorts by creation time. */
+export type NewId = (prefix: string) => string;
+
+/** The real clock. */
+export const systemNow: Now = function systemNow() {
+  return new Date().toISOString();
+};
+
+const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+let lastTime = 0;
+let counter = 0;
+
+/**
+ * Time-sortable ids: 10 characters of milliseconds, then a per-process counter and random tail,
+ * in Crockford base32 (like ULID). Ids made in the same millisecond still sort in creation order.
+ */
+export const timeSortedId: NewId = function timeSortedId(prefix) {
+  const time = Date.now();
+  if (time === lastTime) counter++;
+  else {
+    lastTime = time;
+    counter = 0;
+  }
+  let head = '';
+  let value = time;
+  for (let index = 0; index < 10; index++) {
+    head = alphabet[value % 32] + head;
+    value = Math.floor(value / 32);
+  }
+  let middle = '';
+  value = counter;
+  for (let index = 0; index < 4; index++) {
+    middle = alphabet[value % 32] + middle;
+    value = Math.floor(value / 32);
+  }
+  const random = crypto.getRandomValues(new Uint8Array(8));
+  let tail = '';
+  for (const byte of random) tail += alphabet[byte % 32];
+  return `${prefix}_${head}${middle}${tail}`;
+};
