@@ -1,0 +1,135 @@
+import { z } from 'zod';
+import { ConfigError } from '../errors/index.ts';
+
+/**
+ * Where an agent may run: `primary` only as the agent a person talks to, `subagent` only
+ * through delegation, `all` both.
+ */
+export type AgentMode = 'primary' | 'subagent' | 'all';
+
+/** The accepted values of {@link AgentMode}, in the order shown in messages. */
+export const agentModes = ['primary', 'subagent', 'all'] as const satisfies readonly AgentMode[];
+
+/** A named agent: system prompt, description, model, tools and turn cap. */
+export interface AgentDefinition {
+  /** Unique name matching {@link agentNamePattern}; the `agent` tool refers to it. */
+  name: string;
+  /** One line the parent model reads to decide when to delegate to this agent. */
+  description: string;
+  /** Model spec `provider:model-id`; when absent the session's model is used. */
+  model?: string;
+  /** Allow-list of tool names; when absent, only the tools the runtime adds itself. */
+  tools?: string[];
+  /** Turn cap; when absent `limits.defaultMaxTurns` applies. */
+  maxTurns?: number;
+  /** Where the agent may run. @default 'all' */
+  mode: AgentMode;
+  /** The system prompt: the markdown body of the file, trimmed. */
+  system: string;
+  /** Where the definition came from: a file path, `'built-in'` or `'code'`. */
+  source: string;
+}
+
+/** Valid agent names: a lowercase letter, then up to 63 lowercase letters, digits, `_` or `-`. */
+export const agentNamePattern = /^[a-z][a-z0-9_-]{0,63}$/;
+
+function textOrRequired(requiredHint: string) {
+  return (issue: { input?: unknown }) => (issue.input === undefined ? `required (${requiredHint})` : 'must be text');
+}
+
+const nameSchema = z
+  .string({ error: textOrRequired('a name like researcher') })
+  .regex(agentNamePattern, { error: (issue) => `'${String(issue.input)}' must match [a-z][a-z0-9_-]{0,63}` });
+
+const descriptionSchema = z
+  .string({ error: textOrRequired('one line the parent model reads to decide when to delegate to this agent') })
+  .trim()
+  .min(1, { error: 'must not be empty: say in one line what this agent does' });
+
+const modelSchema = z
+  .string({ error: 'must be a model spec like anthropic:claude-sonnet-4-5' })
+  .regex(/^[a-z][a-z0-9-]*:\S+$/, { error: (issue) => `'${String(issue.input)}' must look like provider:model-id` });
+
+const toolsMessage = 'must be a list of tool names, like [read_file, grep]';
+
+// A comma-separated string is accepted too, because other agent formats write tools that way.
+const toolsSchema = z.preprocess(
+  (value) => (typeof value === 'string' ? value.split(',').map((tool) => tool.trim()).filter(Boolean) : value),
+  z.array(z.string({ error: toolsMessage }).min(1, { error: toolsMessage }), { error: toolsMessage }),
+);
+
+const maxTurnsSchema = z
+  .int({ error: 'must be a whole number of at least 1' })
+  .min(1, { error: 'must be a whole number of at least 1' });
+
+const modeSchema = z.enum(agentModes, {
+  error: (issue) => `must be one of ${agentModes.join(', ')}, not '${String(issue.input)}'`,
+});
+
+/** The front matter of an agent file, with its snake_case keys; unknown keys are rejected. */
+export const agentFrontMatterSchema = z.strictObject({
+  name: nameSchema.optional(),
+  description: descriptionSchema,
+  model: modelSchema.optional(),
+  tools: toolsSchema.optional(),
+  max_turns: maxTurnsSchema.optional(),
+  mode: modeSchema.default('all'),
+});
+
+/** What {@link defineAgent} accepts: an {@link AgentDefinition} without `source`, with defaults. */
+export interface AgentInput {
+  /** Unique name matching {@link agentNamePattern}. */
+  name: string;
+  /** One line the parent model reads to decide when to delegate to this agent. */
+  description: string;
+  /** The system prompt. @default '' */
+  system?: string;
+  /** Model spec `provider:model-id`. @default the session's model */
+  model?: string;
+  /** Allow-list of tool names. @default only the tools the runtime adds */
+  tools?: string[];
+  /** Turn cap. @default limits.defaultMaxTurns */
+  maxTurns?: number;
+  /** Where the agent may run. @default 'all' */
+  mode?: AgentMode;
+}
+
+const agentInputSchema = z.strictObject({
+  name: nameSchema,
+  description: descriptionSchema,
+  system: z.string({ error: 'must be a string' }).default(''),
+  model: modelSchema.optional(),
+  tools: toolsSchema.optional(),
+  maxTurns: maxTurnsSchema.optional(),
+  mode: modeSchema.default('all'),
+});
+
+/** The first problem of a failed validation, as the offending key and a one-line message. */
+export function describeValidationError(error: z.ZodError, allowedKeys: readonly string[]) {
+  // An unknown key is usually a misspelling, which explains the other errors too.
+  const issue = error.issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? error.issues[0];
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0];
+    const normalized = key.toLowerCase().replace(/[-_]/g, '');
+    const suggestion = allowedKeys.find((allowed) => allowed.toLowerCase().replace(/_/g, '') === normalized);
+    const hint = suggestion ? `did you mean ${suggestion}?` : `allowed keys: ${allowedKeys.join(', ')}`;
+    return { field: key, message: `unknown key (${hint})` };
+  }
+  return { field: issue.path.length > 0 ? String(issue.path[0]) : null, message: issue.message };
+}
+
+/**
+ * Validates an agent registered in code, the same way as an agent file.
+ * @throws {ConfigError} naming the agent and the offending field.
+ * @example defineAgent({ name: 'reviewer', description: 'Reviews a diff.', system: 'You review diffs.' })
+ */
+export function defineAgent(input: AgentInput): AgentDefinition {
+  const result = agentInputSchema.safeParse(input);
+  if (!result.success) {
+    const label = typeof input?.name === 'string' ? `Agent '${input.name}'` : 'Agent';
+    const { field, message } = describeValidationError(result.error, Object.keys(agentInputSchema.shape));
+    throw new ConfigError(`${label}: ${field === null ? '' : `${field}: `}${message}`);
+  }
+  const { name, description, system, model, tools, maxTurns, mode } = result.data;
+  return { name, description, system: system.trim(), model, tools, maxTurns, mode, source: 'code' };
+}

@@ -1,0 +1,111 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { defineAgent } from './agent-definition.ts';
+import { loadAgents } from './load-agents.ts';
+
+let root: string;
+let home: string;
+let cwd: string;
+
+async function writeAgent(directory: string, file: string, description: string, extra = '') {
+  await mkdir(directory, { recursive: true });
+  await writeFile(join(directory, file), `---\ndescription: ${description}\n${extra}---\nPrompt from ${description}\n`);
+}
+
+beforeEach(async () => {
+  root = await mkdtemp(join(tmpdir(), 'cadre-agents-'));
+  home = join(root, 'home');
+  cwd = join(root, 'project');
+  await mkdir(cwd, { recursive: true });
+});
+
+afterEach(async () => {
+  await rm(root, { recursive: true, force: true });
+});
+
+describe('loadAgents', () => {
+  it('loads only the built-ins when no directory exists', async () => {
+    const registry = await loadAgents({ cwd, home });
+    expect(registry.list().map((agent) => agent.name)).toEqual(['general', 'main']);
+    expect(registry.errors).toEqual([]);
+  });
+
+  it('lets later places win on equal names: built-in, home, project, each --agents dir, then code', async () => {
+    const homeDirectory = join(home, '.config', 'cadre', 'agents');
+    const projectDirectory = join(cwd, '.cadre', 'agents');
+    const first = join(root, 'first');
+    const second = join(root, 'second');
+    for (const name of ['general', 'a', 'b', 'c', 'd']) await writeAgent(homeDirectory, `${name}.md`, `home ${name}`);
+    for (const name of ['a', 'b', 'c', 'd']) await writeAgent(projectDirectory, `${name}.md`, `project ${name}`);
+    for (const name of ['b', 'c', 'd']) await writeAgent(first, `${name}.md`, `first ${name}`);
+    for (const name of ['c', 'd']) await writeAgent(second, `${name}.md`, `second ${name}`);
+
+    const registry = await loadAgents({
+      cwd,
+      home,
+      dirs: ['../first', second],
+      agents: [defineAgent({ name: 'd', description: 'code d' })],
+    });
+
+    const descriptions = Object.fromEntries(registry.list().map((agent) => [agent.name, agent.description]));
+    expect(descriptions).toEqual({
+      main: registry.get('main')?.description,
+      general: 'home general',
+      a: 'project a',
+      b: 'first b',
+      c: 'second c',
+      d: 'code d',
+    });
+    expect(registry.get('main')?.source).toBe('built-in');
+    expect(registry.get('c')?.source).toBe(join(second, 'c.md'));
+    expect(registry.get('c')?.system).toBe('Prompt from second c');
+    expect(registry.errors).toEqual([]);
+  });
+
+  it('reports broken files with path and field while the other files still load', async () => {
+    const directory = join(cwd, '.cadre', 'agents');
+    await writeAgent(directory, 'good.md', 'works');
+    await writeFile(join(directory, 'no-description.md'), '---\nmode: subagent\n---\nBody');
+    await writeFile(join(directory, 'bad-yaml.md'), '---\ndescription: [oops\n---\nBody');
+    await writeFile(join(directory, 'notes.txt'), 'not an agent');
+
+    const registry = await loadAgents({ cwd, home });
+
+    expect(registry.get('good')?.description).toBe('works');
+    expect(registry.errors.map((error) => [error.path, error.field])).toEqual([
+      [join(directory, 'bad-yaml.md'), null],
+      [join(directory, 'no-description.md'), 'description'],
+    ]);
+  });
+
+  it('reports the second of two files in one directory that share a name', async () => {
+    const directory = join(cwd, '.cadre', 'agents');
+    await writeAgent(directory, 'a.md', 'first', 'name: same\n');
+    await writeAgent(directory, 'b.md', 'second', 'name: same\n');
+
+    const registry = await loadAgents({ cwd, home });
+
+    expect(registry.get('same')?.description).toBe('first');
+    expect(registry.errors).toHaveLength(1);
+    expect(registry.errors[0]).toMatchObject({ path: join(directory, 'b.md'), field: 'name' });
+    expect(registry.errors[0].message).toContain(join(directory, 'a.md'));
+  });
+
+  it('reports a missing --agents directory as an error entry instead of throwing', async () => {
+    const registry = await loadAgents({ cwd, home, dirs: ['missing'] });
+    expect(registry.errors).toEqual([
+      { path: join(cwd, 'missing'), field: null, message: `${join(cwd, 'missing')}: agents directory not found` },
+    ]);
+    expect(registry.get('main')).toBeDefined();
+  });
+
+  it('reads a directory named twice only once', async () => {
+    const directory = join(cwd, '.cadre', 'agents');
+    await mkdir(directory, { recursive: true });
+    await writeFile(join(directory, 'x.md'), 'broken');
+    const registry = await loadAgents({ cwd, home, dirs: ['.cadre/agents'] });
+    expect(registry.errors).toHaveLength(1);
+  });
+});

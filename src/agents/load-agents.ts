@@ -1,0 +1,105 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { AgentDefinition } from './agent-definition.ts';
+import { AgentRegistry } from './agent-registry.ts';
+import { builtInAgents } from './built-in-agents.ts';
+import { agentLoadError, parseAgentFile, type AgentLoadError } from './parse-agent-file.ts';
+
+/** Where {@link loadAgents} looks for agents. */
+export interface LoadAgentsOptions {
+  /** The working directory; `<cwd>/.cadre/agents/` is read, and relative `dirs` resolve against it. */
+  cwd: string;
+  /** The home directory; `<home>/.config/cadre/agents/` is read. @default os.homedir() */
+  home?: string;
+  /** The `--agents DIR` directories, in order; each must exist. @default [] */
+  dirs?: string[];
+  /** Agents registered in code; they win over every file. @default [] */
+  agents?: AgentDefinition[];
+}
+
+interface Place {
+  directory: string;
+  required: boolean;
+}
+
+function errorCode(error: unknown) {
+  return typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : undefined;
+}
+
+function reason(error: unknown) {
+  const code = errorCode(error);
+  if (code === 'ENOENT') return 'not found';
+  if (code === 'ENOTDIR') return 'not a directory';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  return error instanceof Error ? error.message : String(error);
+}
+
+interface Loaded {
+  agents: AgentDefinition[];
+  errors: AgentLoadError[];
+}
+
+async function loadDirectory(place: Place): Promise<Loaded> {
+  const errors: AgentLoadError[] = [];
+  let names: string[];
+  try {
+    const entries = await readdir(place.directory, { withFileTypes: true });
+    names = entries
+      .filter((entry) => entry.name.endsWith('.md') && (entry.isFile() || entry.isSymbolicLink()))
+      .map((entry) => entry.name)
+      .sort();
+  } catch (error) {
+    if (!place.required && errorCode(error) === 'ENOENT') return { agents: [], errors };
+    errors.push(agentLoadError(place.directory, null, `agents directory ${reason(error)}`));
+    return { agents: [], errors };
+  }
+
+  const texts = await Promise.all(
+    names.map((name) => readFile(join(place.directory, name), 'utf8').catch((error: unknown) => ({ error }))),
+  );
+  const loaded = new Map<string, AgentDefinition>();
+  names.forEach((name, index) => {
+    const path = join(place.directory, name);
+    const text = texts[index];
+    if (typeof text !== 'string') {
+      errors.push(agentLoadError(path, null, `cannot read the file: ${reason(text.error)}`));
+      return;
+    }
+    const result = parseAgentFile(path, text);
+    if (!result.ok) {
+      errors.push(result.error);
+      return;
+    }
+    const earlier = loaded.get(result.agent.name);
+    if (earlier !== undefined) {
+      errors.push(agentLoadError(path, 'name', `'${result.agent.name}' is already defined by ${earlier.source}`));
+      return;
+    }
+    loaded.set(result.agent.name, result.agent);
+  });
+  return { agents: [...loaded.values()], errors };
+}
+
+/**
+ * Loads agent definitions; on equal names the later place wins: built-ins,
+ * `<home>/.config/cadre/agents/`, `<cwd>/.cadre/agents/`, each of `dirs` in order, then `agents`.
+ * Only `*.md` files are read, sorted by name. Never throws for a broken file or a missing
+ * `--agents` directory: those become entries of `registry.errors` and the rest still loads.
+ */
+export async function loadAgents(options: LoadAgentsOptions): Promise<AgentRegistry> {
+  const { cwd, home = homedir(), dirs = [], agents = [] } = options;
+  const places: Place[] = [
+    { directory: join(home, '.config', 'cadre', 'agents'), required: false },
+    { directory: join(resolve(cwd), '.cadre', 'agents'), required: false },
+    ...dirs.map((directory) => ({ directory: resolve(cwd, directory), required: true })),
+  ];
+  // A directory named twice is read once, at its last position, so its errors are not reported twice.
+  const unique = places.filter(
+    (place, index) => !places.slice(index + 1).some((later) => later.directory === place.directory),
+  );
+  const loaded = await Promise.all(unique.map(loadDirectory));
+  const fromFiles = loaded.flatMap((place) => place.agents);
+  const errors = loaded.flatMap((place) => place.errors);
+  return new AgentRegistry([...builtInAgents, ...fromFiles, ...agents], errors);
+}

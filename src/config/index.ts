@@ -1,0 +1,10 @@
+export {
+  defaultConfigFileName,
+  loadConfig,
+  type CadreConfig,
+  type ConfigFlags,
+  type LoadConfigOptions,
+  type SummarizeConfig,
+} from './load-config.ts';
+export { defaultLimits, limitsSchema, resolveLimits, type Limits } from './limits.ts';
+export { configFileSchema, readConfigFile, type ConfigFile } from './read-config-file.ts';

@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { defaultLimits, limitsSchema, resolveLimits } from './limits.ts';
+
+describe('limits', () => {
+  it('has the contract defaults, with no run timeout', () => {
+    expect(defaultLimits).toEqual({
+      maxActivePerParent: 5,
+      maxQueuedPerParent: 50,
+      maxActiveGlobal: 64,
+      maxDepth: 1,
+      maxParallelTasks: 10,
+      defaultMaxTurns: 20,
+      maxResultChars: 8000,
+      maxContextChars: 4000,
+      foregroundWarningMs: 600_000,
+      maxAutoResumes: 10,
+      runTimeoutMs: undefined,
+    });
+    expect(Object.isFrozen(defaultLimits)).toBe(true);
+  });
+
+  it('accepts a partial override and fills in the rest', () => {
+    expect(limitsSchema.parse({ maxDepth: 3 })).toEqual({ maxDepth: 3 });
+    expect(resolveLimits({ maxDepth: 3 })).toEqual({ ...defaultLimits, maxDepth: 3 });
+    expect(resolveLimits()).toEqual(defaultLimits);
+  });
+
+  it('names an unknown key and a value that is not a positive whole number', () => {
+    expect(() => resolveLimits({ maxDepht: 3 } as never)).toThrow(/^limits\.maxDepht: unknown limit \(known limits: maxActivePerParent/);
+    expect(() => resolveLimits({ maxDepth: -1 })).toThrow('limits.maxDepth: must be a positive whole number');
+    expect(() => resolveLimits({ runTimeoutMs: 1.5 })).toThrow('limits.runTimeoutMs: must be a positive whole number');
+  });
+});

@@ -1,0 +1,118 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError } from '../errors/index.ts';
+import { defaultLimits } from './limits.ts';
+import { loadConfig, type LoadConfigOptions } from './load-config.ts';
+
+let cwd: string;
+
+beforeEach(async () => {
+  cwd = await mkdtemp(join(tmpdir(), 'cadre-config-'));
+});
+
+afterEach(async () => {
+  await rm(cwd, { recursive: true, force: true });
+});
+
+async function writeConfig(contents: unknown, path = join(cwd, 'cadre.config.json')) {
+  await writeFile(path, typeof contents === 'string' ? contents : JSON.stringify(contents));
+  return path;
+}
+
+async function failure(options: Partial<LoadConfigOptions> = {}): Promise<string> {
+  const error = await loadConfig({ cwd, env: {}, ...options }).catch((caught: unknown) => caught);
+  expect(ConfigError.isInstance(error)).toBe(true);
+  return (error as Error).message;
+}
+
+describe('loadConfig', () => {
+  it('uses the defaults when there is no file, flag or variable', async () => {
+    expect(await loadConfig({ cwd, env: {} })).toEqual({
+      db: join(cwd, '.cadre', 'cadre.db'),
+      limits: defaultLimits,
+      agentsDirs: [],
+      agent: 'main',
+      configPath: null,
+    });
+  });
+
+  it('lets flags beat the environment and the environment beat the file', async () => {
+    await writeConfig({ model: 'openai:file', baseURL: 'http://file/v1', db: 'file.db' });
+    const env = { CADRE_MODEL: 'openai:env', CADRE_BASE_URL: 'http://env/v1', CADRE_DB: 'env.db' };
+    const flags = { model: 'openai:flag', baseURL: 'http://flag/v1', db: 'flag.db' };
+
+    const fromFlags = await loadConfig({ cwd, env, flags });
+    expect([fromFlags.model, fromFlags.baseURL, fromFlags.db]).toEqual(['openai:flag', 'http://flag/v1', join(cwd, 'flag.db')]);
+    const fromEnv = await loadConfig({ cwd, env });
+    expect([fromEnv.model, fromEnv.baseURL, fromEnv.db]).toEqual(['openai:env', 'http://env/v1', join(cwd, 'env.db')]);
+    const fromFile = await loadConfig({ cwd, env: { CADRE_MODEL: '' } });
+    expect([fromFile.model, fromFile.baseURL, fromFile.db]).toEqual(['openai:file', 'http://file/v1', join(cwd, 'file.db')]);
+    expect(fromFile.configPath).toBe(join(cwd, 'cadre.config.json'));
+  });
+
+  it('resolves paths in a --config file against its own directory and flag paths against cwd', async () => {
+    await mkdir(join(cwd, 'settings'));
+    await writeConfig({ db: 'data/cadre.db', agents: ['agents'] }, join(cwd, 'settings', 'cadre.json'));
+
+    const config = await loadConfig({ cwd, env: {}, configFile: 'settings/cadre.json', flags: { agentsDirs: ['mine'] } });
+
+    expect(config.db).toBe(join(cwd, 'settings', 'data', 'cadre.db'));
+    expect(config.agentsDirs).toEqual([join(cwd, 'settings', 'agents'), join(cwd, 'mine')]);
+  });
+
+  it('keeps database URLs and :memory: as written', async () => {
+    const url = 'postgres://localhost:5432/cadre';
+    expect((await loadConfig({ cwd, env: {}, flags: { db: url } })).db).toBe(url);
+    expect((await loadConfig({ cwd, env: { CADRE_DB: ':memory:' } })).db).toBe(':memory:');
+  });
+
+  it('merges file limits over the defaults and passes summarize and the --agent flag through', async () => {
+    await writeConfig({ limits: { maxDepth: 2, runTimeoutMs: 60_000 }, summarize: { enabled: false } });
+    const config = await loadConfig({ cwd, env: {}, flags: { agent: 'lead' } });
+    expect(config.limits).toEqual({ ...defaultLimits, maxDepth: 2, runTimeoutMs: 60_000 });
+    expect(config.summarize).toEqual({ enabled: false });
+    expect(config.agent).toBe('lead');
+  });
+
+  it('reads the API key from CADRE_API_KEY and refuses one in the file', async () => {
+    expect((await loadConfig({ cwd, env: { CADRE_API_KEY: 'sk-env' } })).apiKey).toBe('sk-env');
+    await writeConfig({ apiKey: 'sk-in-a-file-0123456789' });
+    const message = await failure();
+    expect(message).toContain('apiKey: is not read from files on purpose');
+    expect(message).not.toContain('sk-in-a-file');
+  });
+
+  it('fails when the --config file does not exist', async () => {
+    expect(await failure({ configFile: 'missing.json' })).toBe(
+      `Config file not found: ${join(cwd, 'missing.json')} (given with --config)`,
+    );
+  });
+
+  it('names the file for invalid JSON without quoting its text', async () => {
+    const path = await writeConfig('nope-sk-secret-text');
+    const message = await failure();
+    expect(message).toMatch(new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: invalid JSON`));
+    expect(message).not.toContain('sk-secret');
+  });
+
+  it.each<[unknown, string]>([
+    [{ modle: 'x' }, 'modle: unknown key'],
+    [{ limits: { maxDepht: 2 } }, 'limits.maxDepht: unknown limit'],
+    [{ limits: { maxDepth: 0 } }, 'limits.maxDepth: must be a positive whole number'],
+    [{ limits: { maxResultChars: 10.5 } }, 'limits.maxResultChars: must be a positive whole number'],
+    [{ summarize: { enabled: 'yes' } }, 'summarize.enabled: must be true or false'],
+    [{ baseURL: 'not a url' }, 'baseURL: must be a URL'],
+    [{ agents: 'dir' }, 'agents: must be a list of directory paths'],
+    [[1, 2], 'must hold a JSON object'],
+  ])('rejects %j naming the file and the field', async (contents, expected) => {
+    const path = await writeConfig(contents);
+    expect(await failure()).toContain(`${path}: ${expected}`);
+  });
+
+  it('rejects a base URL flag or variable that is not a URL', async () => {
+    expect(await failure({ flags: { baseURL: 'localhost' } })).toContain('--base-url must be a URL');
+    expect(await failure({ env: { CADRE_BASE_URL: 'localhost' } })).toContain('CADRE_BASE_URL must be a URL');
+  });
+});

@@ -1,0 +1,118 @@
+import { dirname, join, resolve } from 'node:path';
+import { ConfigError } from '../errors/index.ts';
+import { resolveLimits, type Limits } from './limits.ts';
+import { readConfigFile } from './read-config-file.ts';
+
+/** The command-line flags that take part in configuration. */
+export interface ConfigFlags {
+  /** `--model SPEC`. */
+  model?: string;
+  /** `--base-url URL`. */
+  baseURL?: string;
+  /** `--db PATH|postgres://...`; a relative path resolves against `cwd`. */
+  db?: string;
+  /** `--agent NAME`: the primary agent. */
+  agent?: string;
+  /** `--agents DIR`, in order; relative paths resolve against `cwd`. */
+  agentsDirs?: string[];
+}
+
+/** Where {@link loadConfig} looks. */
+export interface LoadConfigOptions {
+  /** The working directory: where `cadre.config.json` and the default database live. */
+  cwd: string;
+  /** `--config FILE`; it must exist. @default `<cwd>/cadre.config.json` when present */
+  configFile?: string;
+  /** Flags, which beat the environment and the file. @default {} */
+  flags?: ConfigFlags;
+  /** The environment, which beats the file. @default process.env */
+  env?: Record<string, string | undefined>;
+}
+
+/** Settings for summarizing results; their meaning belongs to delegation. */
+export interface SummarizeConfig {
+  /** Model spec used to summarize. */
+  model?: string;
+  /** Whether to summarize at all. */
+  enabled?: boolean;
+}
+
+/** The configuration of one cadre process, merged from flags, environment, file and defaults. */
+export interface CadreConfig {
+  /** The session's model spec. */
+  model?: string;
+  /** Base URL of the model API. */
+  baseURL?: string;
+  /** `CADRE_API_KEY` only: a key is never read from the file, because files get committed. */
+  apiKey?: string;
+  /** Absolute database path, `:memory:`, or a URL like `postgres://...`. @default `<cwd>/.cadre/cadre.db` */
+  db: string;
+  /** The limits, defaults filled in. */
+  limits: Limits;
+  /** Summarizing settings from the file. */
+  summarize?: SummarizeConfig;
+  /** Absolute agent directories: the file's `agents`, then each `--agents` flag. @default [] */
+  agentsDirs: string[];
+  /** The primary agent's name. @default 'main' */
+  agent: string;
+  /** Absolute path of the config file that was read, or null when there was none. */
+  configPath: string | null;
+}
+
+/** The config file read from the working directory when `--config` is not given. */
+export const defaultConfigFileName = 'cadre.config.json';
+
+function given(value: string | undefined) {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+// URLs (postgres://) and SQLite's in-memory name are not paths and must stay as written.
+function resolveDatabase(base: string, value: string) {
+  return value === ':memory:' || /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : resolve(base, value);
+}
+
+function checkURL(value: string | undefined, source: string) {
+  if (value !== undefined && !URL.canParse(value)) {
+    throw new ConfigError(`${source} must be a URL like http://localhost:8000/v1`);
+  }
+  return value;
+}
+
+/**
+ * Merges configuration; flags beat the environment (`CADRE_MODEL`, `CADRE_BASE_URL`, `CADRE_DB`),
+ * which beats the file, which beats the defaults.
+ * @throws {ConfigError} for a missing `--config` file, invalid JSON, unknown keys or bad values,
+ * naming the file and the field.
+ */
+export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfig> {
+  const { flags = {}, env = process.env } = options;
+  const cwd = resolve(options.cwd);
+  const configPath = resolve(cwd, options.configFile ?? defaultConfigFileName);
+  const file = await readConfigFile(configPath);
+  if (file === null && options.configFile !== undefined) {
+    throw new ConfigError(`Config file not found: ${configPath} (given with --config)`);
+  }
+  const fileDirectory = dirname(configPath);
+
+  const fileDatabase = file?.db === undefined ? undefined : resolveDatabase(fileDirectory, file.db);
+  const overrideDatabase = given(flags.db) ?? given(env.CADRE_DB);
+  const db = overrideDatabase === undefined ? fileDatabase : resolveDatabase(cwd, overrideDatabase);
+
+  return {
+    model: given(flags.model) ?? given(env.CADRE_MODEL) ?? file?.model,
+    baseURL:
+      checkURL(given(flags.baseURL), '--base-url') ??
+      checkURL(given(env.CADRE_BASE_URL), 'CADRE_BASE_URL') ??
+      file?.baseURL,
+    apiKey: given(env.CADRE_API_KEY),
+    db: db ?? join(cwd, '.cadre', 'cadre.db'),
+    limits: resolveLimits(file?.limits),
+    summarize: file?.summarize,
+    agentsDirs: [
+      ...(file?.agents ?? []).map((directory) => resolve(fileDirectory, directory)),
+      ...(flags.agentsDirs ?? []).map((directory) => resolve(cwd, directory)),
+    ],
+    agent: given(flags.agent) ?? 'main',
+    configPath: file === null ? null : configPath,
+  };
+}

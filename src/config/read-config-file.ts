@@ -1,0 +1,83 @@
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { ConfigError } from '../errors/index.ts';
+import { limitsSchema, unknownLimitMessage } from './limits.ts';
+
+const text = (what: string) => z.string({ error: `must be ${what}` }).trim().min(1, { error: `must be ${what}` });
+
+/** `cadre.config.json` as written; relative paths in it are not resolved yet. */
+export const configFileSchema = z.strictObject({
+  // Editors add a `$schema` key for completion; it means nothing to cadre.
+  $schema: z.string().optional(),
+  model: text('a model spec like anthropic:claude-sonnet-4-5').optional(),
+  baseURL: text('a URL like http://localhost:8000/v1')
+    .refine((value) => URL.canParse(value), { error: 'must be a URL like http://localhost:8000/v1' })
+    .optional(),
+  db: text('a file path or a postgres:// URL').optional(),
+  agents: z.array(text('a directory path'), { error: 'must be a list of directory paths' }).optional(),
+  limits: limitsSchema.optional(),
+  summarize: z
+    .strictObject({
+      model: text('a model spec like anthropic:claude-haiku-4-5').optional(),
+      enabled: z.boolean({ error: 'must be true or false' }).optional(),
+    })
+    .optional(),
+});
+
+/** The contents of a valid `cadre.config.json`. */
+export type ConfigFile = z.infer<typeof configFileSchema>;
+
+function unknownKeyMessage(parent: string, key: string) {
+  // Keys must not sit in a file that gets committed, so this one gets its own explanation.
+  if (parent === '' && key === 'apiKey') {
+    return (
+      'is not read from files on purpose, because config files get committed: ' +
+      'set CADRE_API_KEY or the provider key variable'
+    );
+  }
+  if (parent === 'limits') return unknownLimitMessage;
+  const allowed = parent === 'summarize' ? 'model, enabled' : 'model, baseURL, db, agents, limits, summarize';
+  return `unknown key (known keys: ${allowed})`;
+}
+
+function describeIssue(issue: z.core.$ZodIssue) {
+  const parent = issue.path.join('.');
+  if (issue.code === 'unrecognized_keys') {
+    const key = issue.keys[0];
+    return `${parent === '' ? key : `${parent}.${key}`}: ${unknownKeyMessage(parent, key)}`;
+  }
+  return `${parent}: ${issue.message}`;
+}
+
+/**
+ * Reads and validates a config file.
+ * @returns null when the file does not exist.
+ * @throws {ConfigError} naming the file and the field for invalid JSON, unknown keys or bad values.
+ */
+export async function readConfigFile(path: string): Promise<ConfigFile | null> {
+  let contents: string;
+  try {
+    contents = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ENOENT') return null;
+    throw new ConfigError(`${path}: cannot read the config file: ${(error as Error).message}`, { cause: error });
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(contents);
+  } catch (error) {
+    // V8 quotes the start of the text in some messages, and that text may hold a key.
+    const reason = (error as Error).message.replace(/, "[\s\S]*" is not valid JSON$/, ' is not valid JSON');
+    throw new ConfigError(`${path}: invalid JSON: ${reason}`);
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    throw new ConfigError(`${path}: must hold a JSON object, like { "model": "anthropic:claude-sonnet-4-5" }`);
+  }
+  const result = configFileSchema.safeParse(data);
+  if (!result.success) {
+    const issue =
+      result.error.issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? result.error.issues[0];
+    throw new ConfigError(`${path}: ${describeIssue(issue)}`);
+  }
+  return result.data;
+}

@@ -1,0 +1,55 @@
+import type { RunRecord } from '../store/records.ts';
+import { truncateResult } from './truncate-result.ts';
+
+/** Options for {@link formatRunOutput}. */
+export interface FormatRunOutputOptions {
+  /** @default 8000 */
+  maxResultChars?: number;
+  /** A note for the model: what to do next. */
+  note?: string;
+  /** Replaces the body (for example the progress of an unfinished run). */
+  body?: string;
+}
+
+/**
+ * The text a model gets about a run, always in the pinned shape (CONTRACT section 3) and never
+ * empty: header lines, a blank line, then the result, the partial result, or a sentence saying
+ * there is none.
+ */
+export function formatRunOutput(run: RunRecord, { maxResultChars = 8000, note, body }: FormatRunOutputOptions = {}): string {
+  const lines = [`run_id: ${run.id}`, `agent: ${run.agent}`, `status: ${run.status}`];
+  if (run.status === 'failed' && run.error) lines.push(`error: ${run.error.kind}: ${run.error.message}`);
+  let text = body ?? describeOutcome(run);
+  if (body === undefined && run.result) {
+    const cut = truncateResult(run.result.text, { maxChars: maxResultChars });
+    if (cut.truncated) lines.push(`truncated: ${cut.originalLength} characters, ${cut.omitted} omitted`);
+    text = cut.text;
+  } else if (body === undefined && run.partial_result && run.partial_result.trim() !== '') {
+    const cut = truncateResult(run.partial_result, { maxChars: maxResultChars });
+    if (cut.truncated) lines.push(`truncated: ${cut.originalLength} characters, ${cut.omitted} omitted`);
+    text = `Partial result (the run did not finish):\n${cut.text}`;
+  }
+  if (note) lines.push(`note: ${note}`);
+  return `${lines.join('\n')}\n\n${text}`;
+}
+
+function describeOutcome(run: RunRecord): string {
+  switch (run.status) {
+    case 'completed_empty':
+      return 'The subagent finished without a final answer (its last message was empty).';
+    case 'failed':
+      return 'The subagent failed before it produced a result.';
+    case 'canceled_by_user':
+      return 'A person stopped this run before it produced any text.';
+    case 'canceled_by_parent':
+      return 'This run was stopped before it produced any text.';
+    case 'abandoned':
+      return 'The process running this subagent died and the run could not be resumed; no result was kept.';
+    case 'queued':
+      return 'The run is waiting for a slot.';
+    case 'running':
+      return 'The run is still working.';
+    default:
+      return 'The subagent returned no text.';
+  }
+}

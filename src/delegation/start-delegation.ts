@@ -1,0 +1,88 @@
+import { ToolInputError } from '../tools/define-tool.ts';
+import type { RunMode, RunRecord } from '../store/records.ts';
+import { isFinished } from '../store/records.ts';
+import type { DelegationScope, DelegationServices } from './delegation-services.ts';
+import { cutAtWordBoundary } from './truncate-result.ts';
+
+/** One delegation as the model asked for it. */
+export interface DelegationRequest {
+  agent: string;
+  task: string;
+  description?: string;
+  context?: string;
+  max_turns?: number;
+  resume?: string;
+  mode: RunMode;
+  toolCallId: string | null;
+}
+
+/** The heading the parent's context goes under in the subagent's first message. */
+export const contextHeading = '## Context from parent session';
+
+/** Checks a request before anything is made; throws a {@link ToolInputError} the model can act on. */
+export async function checkDelegation(services: DelegationServices, scope: DelegationScope, request: DelegationRequest): Promise<RunRecord | null> {
+  const definition = services.agents.get(request.agent);
+  if (!definition || definition.mode === 'primary') throw new ToolInputError(services.agents.unknownAgentMessage(request.agent));
+  if (request.task.trim() === '') throw new ToolInputError('task: must not be empty. Say what the subagent should do.');
+  if (!request.resume) return null;
+  const earlier = await services.store.getRun(request.resume);
+  if (!earlier || earlier.parent_session_id !== scope.sessionId) {
+    throw new ToolInputError(`resume: No subagent run '${request.resume}' in this session.`);
+  }
+  if (!isFinished(earlier.status)) {
+    throw new ToolInputError(`resume: run '${earlier.id}' is still ${earlier.status}; wait for it with agent_output or stop it with agent_stop first.`);
+  }
+  if (earlier.agent !== request.agent) {
+    throw new ToolInputError(`resume: run '${earlier.id}' was agent '${earlier.agent}', not '${request.agent}'. Use agent: ${earlier.agent}.`);
+  }
+  return earlier;
+}
+
+/**
+ * Starts one delegation: a fresh child session (or the earlier run's, to resume) whose next user
+ * message is the task, with the parent's context before it under its heading.
+ */
+export async function startDelegation(services: DelegationServices, scope: DelegationScope, request: DelegationRequest): Promise<RunRecord> {
+  const earlier = await checkDelegation(services, scope, request);
+  const definition = services.agents.get(request.agent)!;
+  const at = services.now();
+  const childSessionId = earlier?.child_session_id ?? services.newId('ses');
+  const runId = services.newId('run');
+  if (!earlier) {
+    await services.store.createSession({
+      id: childSessionId,
+      agent: definition.name,
+      model: services.modelLabelFor(definition.name),
+      created_at: at,
+      status: 'idle',
+      parent_run_id: runId,
+      auto_resumes: 0,
+      user_canceled_at: null,
+    });
+  }
+  const context = request.context?.trim() ? cutAtWordBoundary(request.context.trim(), services.limits.maxContextChars) : null;
+  const content = context ? `${contextHeading}\n\n${context}\n\n${request.task}` : request.task;
+  await services.store.appendMessages([{ session_id: childSessionId, role: 'user', content, created_at: at }]);
+  return services.runs.start({
+    id: runId,
+    parent_session_id: scope.sessionId,
+    child_session_id: childSessionId,
+    parent_run_id: scope.parentRunId,
+    tool_call_id: request.toolCallId,
+    agent: definition.name,
+    description: describe(request),
+    task: request.task,
+    context,
+    mode: request.mode,
+    depth: scope.depth + 1,
+    max_turns: request.max_turns ?? definition.maxTurns ?? services.limits.defaultMaxTurns,
+    resumed_from: earlier?.id ?? null,
+  });
+}
+
+function describe(request: DelegationRequest): string {
+  const given = request.description?.trim();
+  if (given) return given.slice(0, 80);
+  const line = request.task.replace(/\s+/g, ' ').trim();
+  return line.length <= 80 ? line : `${line.slice(0, 77)}...`;
+}

@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { runStatuses, type RunStatus } from '../../store/records.ts';
+import { defineTool } from '../../tools/define-tool.ts';
+import type { DelegationScope, DelegationServices } from '../delegation-services.ts';
+import { formatElapsed, isUnread } from '../run-views.ts';
+import { readDescription } from './read-description.ts';
+
+/** The `agent_list` tool: the runs of this session, newest first. */
+export function createAgentListTool(services: DelegationServices, scope: DelegationScope) {
+  return defineTool({
+    name: 'agent_list',
+    description: readDescription('agent-list.txt'),
+    inputSchema: z.object({
+      status: z.enum(['active', 'all', ...runStatuses], { error: `must be active, all, or one of ${runStatuses.join(', ')}` }).optional(),
+      limit: z.number().int('must be a whole number').min(1, 'must be at least 1').max(100, 'must be at most 100').optional(),
+    }),
+    execute: async ({ status = 'active', limit = 20 }) => {
+      const all = await services.store.listRuns({ parent_session_id: scope.sessionId, order: 'newest' });
+      const matching = all.filter((run) => {
+        if (status === 'all') return true;
+        if (status === 'active') return run.status === 'queued' || run.status === 'running' || isUnread(run);
+        return run.status === (status as RunStatus);
+      });
+      if (matching.length === 0) return '(no subagents match)';
+      const now = services.now();
+      return matching
+        .slice(0, limit)
+        .map((run) => [run.id, `${run.status}${isUnread(run) ? ' (unread)' : ''}`, run.agent, run.description, formatElapsed(run, now), `latest: ${run.last_activity ?? '-'}`].join(' | '))
+        .join('\n');
+    },
+  });
+}

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { isFinished, type RunRecord } from '../../store/records.ts';
+import { ToolInputError, defineTool } from '../../tools/define-tool.ts';
+import type { DelegationScope, DelegationServices } from '../delegation-services.ts';
+import { formatRunOutput } from '../format-run-output.ts';
+import { renderTranscript } from '../render-transcript.ts';
+import { consumeRun, formatElapsed, noSuchRun } from '../run-views.ts';
+import { readDescription } from './read-description.ts';
+
+/** The `agent_output` tool: read a run's result, or its progress, optionally waiting. */
+export function createAgentOutputTool(services: DelegationServices, scope: DelegationScope) {
+  return defineTool({
+    name: 'agent_output',
+    description: readDescription('agent-output.txt'),
+    inputSchema: z.object({
+      run_id: z.string().min(1, 'is required'),
+      wait: z.boolean().optional(),
+      timeout_seconds: z.number().int('must be a whole number').min(1, 'must be at least 1').max(600, 'must be at most 600').optional(),
+      detail: z.enum(['result', 'transcript'], { error: 'must be result or transcript' }).optional(),
+    }),
+    execute: async ({ run_id: runId, wait = false, timeout_seconds: timeoutSeconds = 30, detail = 'result' }, { abortSignal }) => {
+      let run = await services.store.getRun(runId);
+      if (!run || run.parent_session_id !== scope.sessionId) throw new ToolInputError(noSuchRun(runId));
+      if (!isFinished(run.status) && wait) run = await services.runs.wait(runId, { signal: abortSignal, timeoutMs: timeoutSeconds * 1000 });
+      const format = { maxResultChars: services.limits.maxResultChars };
+      if (!isFinished(run.status)) {
+        const note = wait ? `Still ${run.status} after waiting ${timeoutSeconds} s; call again with wait: true to keep waiting.` : 'Not finished yet; call again with wait: true to wait for it.';
+        return formatRunOutput(run, { ...format, note, body: await describeProgress(services, run) });
+      }
+      run = await consumeRun(services, run, 'agent_output');
+      if (detail === 'transcript') {
+        const transcript = renderTranscript(await services.store.listMessages(run.child_session_id));
+        return formatRunOutput(run, { maxResultChars: services.limits.maxResultChars * 4, body: transcript });
+      }
+      return formatRunOutput(run, format);
+    },
+  });
+}
+
+async function describeProgress(services: DelegationServices, run: RunRecord): Promise<string> {
+  const events = await services.store.listRunEvents(run.id);
+  const recent = events.slice(-5).map((event) => {
+    const detail = event.data.label ?? event.data.text ?? event.data.status ?? event.data.tool ?? '';
+    return `- ${event.at} ${event.type}${detail ? ` ${String(detail)}` : ''}`;
+  });
+  return [
+    `Elapsed: ${formatElapsed(run, services.now())}, turns so far: ${run.turns}`,
+    `Latest activity: ${run.last_activity ?? 'none yet'}`,
+    'Last events:',
+    ...recent,
+  ].join('\n');
+}

@@ -1,0 +1,124 @@
+import { APICallError, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
+import { runAgentLoop } from '../loop/agent-loop.ts';
+import { describeToolCall, lastSentence } from '../runs/activity.ts';
+import type { RunBus } from '../runs/run-bus.ts';
+import type { RunLedger } from '../runs/run-ledger.ts';
+import { shortMessage, type ExecutionOutcome, type RunExecutor } from '../runs/run-manager.ts';
+import type { RunRecord } from '../store/records.ts';
+import type { Store } from '../store/store.ts';
+import type { Now } from '../util/clock.ts';
+import { toModelMessages, toNewMessages } from './message-codec.ts';
+
+/** What a run's loop needs, looked up when it starts. */
+export interface RunSetup {
+  model: LanguageModel;
+  instructions: string;
+  tools: ToolSet;
+  /** Messages that reached the child session while the run works (notifications of its own runs). */
+  takeInjectedMessages?: () => ModelMessage[];
+}
+
+/** Options of {@link createInProcessExecutor}. */
+export interface InProcessExecutorOptions {
+  store: Store;
+  ledger: RunLedger;
+  bus: RunBus;
+  now: Now;
+  /** Resolves the agent, model and tools of a run; throws a short error when it cannot. */
+  setup: (run: RunRecord, signal: AbortSignal) => RunSetup | Promise<RunSetup>;
+  /** How often at most a run's activity is written to the store. @default 250 */
+  activityIntervalMs?: number;
+  /** @default 2 */
+  maxRetries?: number;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Executes runs in this process: the subagent's loop over its child session, with every step
+ * stored as it ends, events for steps and tool calls, and a throttled activity line.
+ */
+export function createInProcessExecutor(options: InProcessExecutorOptions): RunExecutor {
+  const { store, ledger, bus, now } = options;
+  const activityIntervalMs = options.activityIntervalMs ?? 250;
+  const report = options.onError ?? ((error: unknown) => console.error(error));
+
+  return {
+    async execute(run: RunRecord, signal: AbortSignal): Promise<ExecutionOutcome> {
+      let setup: RunSetup;
+      try {
+        setup = await options.setup(run, signal);
+      } catch (error) {
+        return { text: '', lastText: '', finishReason: 'error', steps: 0, error: { kind: 'execution_error', message: shortMessage(error) } };
+      }
+      const history = toModelMessages(await store.listMessages(run.child_session_id));
+      let turns = run.turns;
+      const usage = { ...run.usage };
+      let activity = run.last_activity ?? '';
+      let writtenActivity = activity;
+      let lastWrite = 0;
+      let pending: NodeJS.Timeout | undefined;
+
+      const writeActivity = () => {
+        pending = undefined;
+        if (activity === writtenActivity || signal.aborted) return;
+        writtenActivity = activity;
+        lastWrite = Date.now();
+        ledger.update(run.id, { last_activity: activity }, { type: 'activity', data: { text: activity } }).catch(report);
+      };
+      const setActivity = (text: string) => {
+        if (text === '' || text === activity) return;
+        activity = text;
+        bus.publish({ type: 'run-event', run: { ...run, last_activity: text }, event: { type: 'activity', at: now(), data: { text } } });
+        const wait = activityIntervalMs - (Date.now() - lastWrite);
+        if (wait <= 0) writeActivity();
+        else pending ??= setTimeout(writeActivity, wait);
+      };
+
+      const result = await runAgentLoop({
+        model: setup.model,
+        instructions: setup.instructions,
+        messages: history,
+        tools: setup.tools,
+        maxTurns: Math.max(1, run.max_turns - run.turns),
+        abortSignal: signal,
+        maxRetries: options.maxRetries,
+        takeInjectedMessages: setup.takeInjectedMessages,
+        onStepStart: (stepNumber) => {
+          ledger.record(run, [{ type: 'step-start', data: { step: turns + 1 } }]).catch(report);
+          if (stepNumber > 0 || activity === '' || activity === 'queued' || activity === 'waiting for a slot') setActivity('waiting for model');
+        },
+        onTextDelta: (_delta, textSoFar) => setActivity(lastSentence(textSoFar)),
+        onToolCall: ({ toolName, input }) => {
+          const label = describeToolCall(toolName, input);
+          ledger.record(run, [{ type: 'tool-call-start', data: { tool: toolName, label } }]).catch(report);
+          setActivity(label);
+        },
+        onToolResult: ({ toolName, ok }) => {
+          ledger.record(run, [{ type: 'tool-call-end', data: { tool: toolName, ok } }]).catch(report);
+        },
+        onStepFinish: async (step) => {
+          turns++;
+          usage.input_tokens += step.usage.inputTokens;
+          usage.output_tokens += step.usage.outputTokens;
+          const stored = store.appendMessages(toNewMessages(run.child_session_id, step.messages, now()));
+          const updated = ledger.update(run.id, { turns, usage: { ...usage } });
+          await Promise.all([stored, updated]);
+        },
+      });
+      clearTimeout(pending);
+
+      const outcome: ExecutionOutcome = { text: result.text, lastText: result.lastText, finishReason: result.finishReason, steps: run.turns + result.steps };
+      if (result.error !== undefined) {
+        outcome.error = { kind: isModelError(result.error) ? 'model_error' : 'execution_error', message: shortMessage(result.error) };
+      }
+      return outcome;
+    },
+  };
+}
+
+/** Whether a loop error came from the model provider (HTTP, retries, bad responses). */
+function isModelError(error: unknown): boolean {
+  if (APICallError.isInstance(error)) return true;
+  const name = (error as { name?: string } | null)?.name ?? '';
+  return name.startsWith('AI_') && name !== 'AI_ToolExecutionError';
+}

@@ -1,0 +1,130 @@
+import { stepCountIs, streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
+
+/** Token counts of one step or a whole loop. */
+export interface LoopUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** One finished step (one model call and the tool calls it asked for). */
+export interface LoopStep {
+  stepNumber: number;
+  /** The messages this step added: the assistant message and any tool results. */
+  messages: ModelMessage[];
+  text: string;
+  finishReason: string;
+  usage: LoopUsage;
+}
+
+/** Options of {@link runAgentLoop}. */
+export interface AgentLoopOptions {
+  model: LanguageModel;
+  instructions: string;
+  /** The conversation so far, ending with the message to answer. */
+  messages: ModelMessage[];
+  tools: ToolSet;
+  /** The turn cap: the loop makes at most this many model calls. */
+  maxTurns: number;
+  abortSignal: AbortSignal;
+  /** @default 2 */
+  maxRetries?: number;
+  /** Messages that arrived while the loop ran (notifications), added before the next model call. */
+  takeInjectedMessages?: () => ModelMessage[];
+  onStepStart?: (stepNumber: number) => void;
+  /** Awaited before the next step, so a step is stored before the loop goes on. */
+  onStepFinish?: (step: LoopStep) => Promise<void> | void;
+  onTextDelta?: (text: string, textSoFar: string) => void;
+  onToolCall?: (call: { toolCallId: string; toolName: string; input: unknown }) => void;
+  onToolResult?: (result: { toolCallId: string; toolName: string; ok: boolean }) => void;
+}
+
+/** How a loop ended. */
+export interface AgentLoopResult {
+  /** The text of the last step. */
+  text: string;
+  /** The last non-empty assistant text of any step: the partial result if the loop was stopped. */
+  lastText: string;
+  finishReason: string;
+  steps: number;
+  usage: LoopUsage;
+  /** Set when the model call or the loop failed. */
+  error?: unknown;
+  aborted: boolean;
+}
+
+/**
+ * One agent's tool loop on the AI SDK: `streamText` with tools, a step-count stop condition and
+ * an abort signal. Each step is handed to `onStepFinish` as it ends (so callers store it), and
+ * stream parts feed the callbacks for events and activity. Never throws: errors are returned.
+ */
+export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult> {
+  const conversation = [...options.messages];
+  const usage: LoopUsage = { inputTokens: 0, outputTokens: 0 };
+  let steps = 0;
+  let text = '';
+  let lastText = '';
+  let stepText = '';
+  let finishReason = 'unknown';
+  let error: unknown;
+
+  try {
+    const result = streamText({
+      model: options.model,
+      instructions: options.instructions,
+      messages: conversation,
+      tools: options.tools,
+      stopWhen: stepCountIs(options.maxTurns),
+      abortSignal: options.abortSignal,
+      maxRetries: options.maxRetries ?? 2,
+      prepareStep: ({ stepNumber }) => {
+        // Our copy of the conversation also holds injected messages; the SDK's would drop them.
+        const injected = options.takeInjectedMessages?.() ?? [];
+        conversation.push(...injected);
+        return stepNumber === 0 && injected.length === 0 ? undefined : { messages: conversation };
+      },
+      onStepEnd: async (step) => {
+        steps++;
+        const stepUsage = { inputTokens: step.usage.inputTokens ?? 0, outputTokens: step.usage.outputTokens ?? 0 };
+        usage.inputTokens += stepUsage.inputTokens;
+        usage.outputTokens += stepUsage.outputTokens;
+        const messages = step.response.messages as ModelMessage[];
+        conversation.push(...messages);
+        text = step.text;
+        if (step.text.trim() !== '') lastText = step.text;
+        finishReason = step.finishReason;
+        await options.onStepFinish?.({ stepNumber: step.stepNumber, messages, text: step.text, finishReason: step.finishReason, usage: stepUsage });
+      },
+    });
+
+    for await (const part of result.fullStream) {
+      switch (part.type) {
+        case 'start-step':
+          stepText = '';
+          options.onStepStart?.(steps);
+          break;
+        case 'text-delta':
+          stepText += part.text;
+          options.onTextDelta?.(part.text, stepText);
+          break;
+        case 'tool-call':
+          options.onToolCall?.({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+          break;
+        case 'tool-result':
+          options.onToolResult?.({ toolCallId: part.toolCallId, toolName: part.toolName, ok: true });
+          break;
+        case 'tool-error':
+          options.onToolResult?.({ toolCallId: part.toolCallId, toolName: part.toolName, ok: false });
+          break;
+        case 'error':
+          error ??= part.error;
+          break;
+      }
+    }
+  } catch (caught) {
+    error ??= caught;
+  }
+
+  const aborted = options.abortSignal.aborted;
+  if (stepText.trim() !== '' && (aborted || error)) lastText = stepText;
+  return { text, lastText, finishReason, steps, usage, error: aborted ? undefined : error, aborted };
+}

@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { clampActivity, describeToolCall, finalActivity, lastSentence } from './activity.ts';
+
+describe('activity line', () => {
+  it('names the tool and its main argument', () => {
+    expect(describeToolCall('read_file', { path: 'src/a.ts' })).toBe('read_file src/a.ts');
+    expect(describeToolCall('grep', { pattern: 'TODO', path: 'src' })).toBe('grep src');
+    expect(describeToolCall('noop', {})).toBe('noop');
+  });
+
+  it('keeps the last sentence of streamed text and never passes 80 characters', () => {
+    expect(lastSentence('First I looked. Then I found the bug in parser.ts.')).toBe('Then I found the bug in parser.ts.');
+    expect(lastSentence('x'.repeat(300)).length).toBeLessThanOrEqual(80);
+    expect(clampActivity('a\n b   c')).toBe('a b c');
+  });
+
+  it('shows the final status with the start of the result', () => {
+    const line = finalActivity({ status: 'completed', result: { text: 'All good '.repeat(20), truncated: false, original_length: 180 }, error: null, partial_result: null });
+    expect(line.startsWith('completed: All good')).toBe(true);
+    expect(line.length).toBeLessThanOrEqual(80);
+  });
+});

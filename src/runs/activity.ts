@@ -1,0 +1,46 @@
+import type { RunRecord } from '../store/records.ts';
+
+/** The longest an activity line may be. */
+export const maxActivityLength = 80;
+
+/** Collapses white space and cuts a line to `maxActivityLength` characters with an ellipsis. */
+export function clampActivity(text: string, max = maxActivityLength): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  if (line.length <= max) return line;
+  const cut = [...line].slice(0, max - 1).join('');
+  return `${cut.length > max - 1 ? cut.slice(0, max - 1) : cut}…`;
+}
+
+const mainArgumentKeys = ['path', 'file', 'file_path', 'pattern', 'query', 'command', 'url', 'agent', 'run_id', 'description', 'task'];
+
+/** `read_file src/a.ts`: the tool and its main argument. */
+export function describeToolCall(tool: string, input: unknown): string {
+  if (input && typeof input === 'object') {
+    const record = input as Record<string, unknown>;
+    for (const key of mainArgumentKeys) {
+      const value = record[key];
+      if (typeof value === 'string' && value.trim() !== '') return clampActivity(`${tool} ${value}`);
+    }
+    const first = Object.values(record).find((value) => typeof value === 'string' || typeof value === 'number');
+    if (first !== undefined) return clampActivity(`${tool} ${String(first)}`);
+  }
+  return clampActivity(tool);
+}
+
+/** The last sentence of streamed text: what a person wants to glance at. */
+export function lastSentence(text: string): string {
+  const trimmed = text.replace(/\s+/g, ' ').trim();
+  if (trimmed === '') return '';
+  const sentences = trimmed.split(/(?<=[.!?])\s+/).filter((sentence) => sentence !== '');
+  let candidate = sentences[sentences.length - 1];
+  // A sentence still being streamed may be a fragment: keep the previous one with it when short.
+  if (candidate.length < 12 && sentences.length > 1) candidate = `${sentences[sentences.length - 2]} ${candidate}`;
+  if (candidate.length > maxActivityLength) candidate = `…${candidate.slice(candidate.length - (maxActivityLength - 1))}`;
+  return clampActivity(candidate);
+}
+
+/** The activity of a finished run: its status and the start of its result or error. */
+export function finalActivity(run: Pick<RunRecord, 'status' | 'result' | 'error' | 'partial_result'>): string {
+  const detail = run.result?.text ?? run.error?.message ?? run.partial_result ?? '';
+  return clampActivity(detail.trim() === '' ? run.status : `${run.status}: ${detail}`);
+}

@@ -1,0 +1,93 @@
+import type { NewRunEvent, RunEventType, RunRecord, RunStatus } from '../store/records.ts';
+import { isFinished } from '../store/records.ts';
+import type { RunPatch, Store } from '../store/store.ts';
+import type { Now } from '../util/clock.ts';
+import type { RunBus } from './run-bus.ts';
+
+/** Where each state may go. Finished states go nowhere. */
+export const legalMoves: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
+  queued: ['running', 'failed', 'canceled_by_user', 'canceled_by_parent', 'abandoned'],
+  running: ['completed', 'completed_empty', 'failed', 'canceled_by_user', 'canceled_by_parent', 'abandoned'],
+  completed: [],
+  completed_empty: [],
+  failed: [],
+  canceled_by_user: [],
+  canceled_by_parent: [],
+  abandoned: [],
+};
+
+/** Whether a run may move from `from` to `to`. */
+export function canMove(from: RunStatus, to: RunStatus): boolean {
+  return legalMoves[from].includes(to);
+}
+
+const sourcesOf = new Map<RunStatus, RunStatus[]>();
+for (const [from, targets] of Object.entries(legalMoves) as Array<[RunStatus, readonly RunStatus[]]>) {
+  for (const to of targets) sourcesOf.set(to, [...(sourcesOf.get(to) ?? []), from]);
+}
+
+/** What the ledger needs. */
+export interface RunLedgerDeps {
+  store: Store;
+  bus: RunBus;
+  now: Now;
+}
+
+/**
+ * The one writer of runs: every state change goes through {@link RunLedger.transition}, which
+ * checks the move is legal, writes it with its event in one transaction (compare-and-set on the
+ * current state, so racing stops and completions cannot both win), then publishes the event.
+ */
+export interface RunLedger {
+  insert(run: RunRecord): Promise<RunRecord>;
+  /** Moves a run; null when the run was not in a state that may move to `to` (nothing written). */
+  transition(runId: string, to: RunStatus, patch?: RunPatch, data?: Record<string, unknown>): Promise<RunRecord | null>;
+  /** Changes non-state fields, with an optional event of the given type. */
+  update(runId: string, patch: RunPatch, event?: { type: RunEventType; data: Record<string, unknown> }): Promise<RunRecord | null>;
+  /** Adds events without changing the record. */
+  record(run: RunRecord, events: Array<{ type: RunEventType; data: Record<string, unknown> }>): Promise<void>;
+}
+
+/** Creates the {@link RunLedger}. */
+export function createRunLedger({ store, bus, now }: RunLedgerDeps): RunLedger {
+  return {
+    async insert(run) {
+      if (run.status !== 'queued') throw new Error(`A new run starts queued, not ${run.status}`);
+      const event: NewRunEvent = { run_id: run.id, at: run.created_at, type: 'run-queued', data: { mode: run.mode } };
+      await store.insertRun(run, event);
+      bus.publish({ type: 'run-event', run, event: { ...event, seq: 1 } });
+      return run;
+    },
+
+    async transition(runId, to, patch = {}, data = {}) {
+      const from = sourcesOf.get(to) ?? [];
+      if (from.length === 0) throw new Error(`No state moves to ${to}`);
+      const at = now();
+      const finished = isFinished(to);
+      const type: RunEventType = to === 'running' ? 'run-start' : 'run-end';
+      const fullPatch: RunPatch = { ...patch };
+      if (to === 'running') fullPatch.started_at ??= at;
+      if (finished) fullPatch.ended_at ??= at;
+      const event: NewRunEvent = { run_id: runId, at, type, data: finished ? { status: to, ...data } : data };
+      const run = await store.transitionRun({ id: runId, from, to, patch: fullPatch, event });
+      if (run) bus.publish({ type: 'run-event', run, event: { ...event, seq: 0 } });
+      return run;
+    },
+
+    async update(runId, patch, event) {
+      const at = now();
+      const events: NewRunEvent[] = event ? [{ run_id: runId, at, type: event.type, data: event.data }] : [];
+      const run = await store.updateRun(runId, patch, events);
+      if (run && events[0]) bus.publish({ type: 'run-event', run, event: { ...events[0], seq: 0 } });
+      return run;
+    },
+
+    async record(run, events) {
+      const at = now();
+      const rows: NewRunEvent[] = events.map((event) => ({ run_id: run.id, at, type: event.type, data: event.data }));
+      const written = store.appendRunEvents(rows);
+      for (const row of rows) bus.publish({ type: 'run-event', run, event: { ...row, seq: 0 } });
+      await written;
+    },
+  };
+}

@@ -1,0 +1,350 @@
+import type { RunErrorKind, RunMode, RunRecord, RunStatus } from '../store/records.ts';
+import { isFinished } from '../store/records.ts';
+import type { Store } from '../store/store.ts';
+import type { NewId, Now } from '../util/clock.ts';
+import { finalActivity } from './activity.ts';
+import type { RunBus } from './run-bus.ts';
+import type { RunLedger } from './run-ledger.ts';
+import { RunStopSignal, stoppedStatus, type StopCause } from './run-stop.ts';
+import { createScheduler, type Scheduler } from './scheduler.ts';
+
+/** How a run's loop ended, as the executor reports it. */
+export interface ExecutionOutcome {
+  text: string;
+  lastText: string;
+  finishReason: string;
+  steps: number;
+  error?: { kind: Extract<RunErrorKind, 'model_error' | 'execution_error'>; message: string };
+}
+
+/** Runs a run's loop somewhere (in this process, or on a worker). */
+export interface RunExecutor {
+  execute(run: RunRecord, signal: AbortSignal): Promise<ExecutionOutcome>;
+}
+
+/** The limits the run manager enforces. */
+export interface RunManagerLimits {
+  maxActivePerParent: number;
+  maxQueuedPerParent: number;
+  maxActiveGlobal: number;
+  maxResultChars: number;
+  runTimeoutMs?: number;
+  /** How long a lease lasts without renewal. @default 15000 */
+  leaseMs?: number;
+  /** How often to look for stops requested by other processes. @default 500 */
+  stopPollMs?: number;
+}
+
+/** What a new run needs. The child session and first message are made by the caller. */
+export interface NewRunInput {
+  /** A run id made beforehand (the child session records it); default: a new one. */
+  id?: string;
+  parent_session_id: string;
+  child_session_id: string;
+  parent_run_id: string | null;
+  tool_call_id: string | null;
+  agent: string;
+  description: string;
+  task: string;
+  context: string | null;
+  mode: RunMode;
+  depth: number;
+  max_turns: number;
+  resumed_from: string | null;
+}
+
+/** Options of {@link createRunManager}. */
+export interface RunManagerOptions {
+  store: Store;
+  bus: RunBus;
+  ledger: RunLedger;
+  now: Now;
+  newId: NewId;
+  limits: RunManagerLimits;
+  /** This process's identity in leases. */
+  ownerId: string;
+  executor: RunExecutor;
+  /** Called once when a run reaches a finished state (in this process). */
+  onRunFinished?: (run: RunRecord) => void;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Owns the lifecycle of runs in this process: creating, scheduling, executing, waiting on,
+ * stopping (with cascade to the runs a run started), leases, and stops requested by other
+ * processes. Every state change goes through the {@link RunLedger}.
+ */
+export interface RunManager {
+  /** Creates a run, takes a slot or queues it; a run refused by the queue cap ends `failed` at once. */
+  start(input: NewRunInput): Promise<RunRecord>;
+  /** Resolves with the run when it finishes, or with its current record on timeout or abort. */
+  wait(runId: string, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<RunRecord>;
+  /** Stops a queued or running run and the runs it started; finished runs are returned as they are. */
+  stop(runId: string, cause: StopCause, reason?: string): Promise<RunRecord | null>;
+  /** Number of runs this process is executing or holding in its queues. */
+  activeCount(): number;
+  /** Whether this process is executing or queueing the run. */
+  isLocal(runId: string): boolean;
+  /** Adopts a run recovered from a dead process: queues it again for execution. */
+  adopt(run: RunRecord): void;
+  close(): Promise<void>;
+}
+
+interface Execution {
+  controller: AbortController;
+  stopCause?: StopCause;
+  stopReason?: string;
+  timedOut?: boolean;
+}
+
+/** Creates the {@link RunManager}. */
+export function createRunManager(options: RunManagerOptions): RunManager {
+  const { store, ledger, now, limits, ownerId, executor } = options;
+  const leaseMs = limits.leaseMs ?? 15_000;
+  const report = options.onError ?? ((error: unknown) => console.error(error));
+  const scheduler: Scheduler = createScheduler(limits);
+  const executions = new Map<string, Execution>();
+  const local = new Set<string>();
+  const adopted = new Set<string>();
+  const waiters = new Map<string, Array<(run: RunRecord) => void>>();
+  let closed = false;
+
+  const leaseUntil = () => new Date(Date.parse(now()) + leaseMs).toISOString();
+
+  const renewTimer = setInterval(() => {
+    if (local.size > 0) store.renewLeases(ownerId, leaseUntil()).catch(report);
+  }, Math.max(50, Math.floor(leaseMs / 3)));
+  renewTimer.unref();
+
+  const pollTimer = setInterval(() => {
+    if (local.size > 0) pollStopRequests().catch(report);
+  }, limits.stopPollMs ?? 500);
+  pollTimer.unref();
+
+  async function pollStopRequests(): Promise<void> {
+    const requested = await store.listRuns({ lease_owner: ownerId, stop_requested: true, statuses: ['queued', 'running'] });
+    for (const run of requested) {
+      if (local.has(run.id)) await manager.stop(run.id, run.stop_requested_by ?? 'user', run.stop_reason ?? undefined);
+    }
+  }
+
+  function settle(run: RunRecord): void {
+    local.delete(run.id);
+    const list = waiters.get(run.id);
+    waiters.delete(run.id);
+    for (const resolve of list ?? []) resolve(run);
+    options.onRunFinished?.(run);
+  }
+
+  function admit(run: RunRecord): void {
+    local.add(run.id);
+    const admission = scheduler.admit({
+      runId: run.id,
+      parentSessionId: run.parent_session_id,
+      start: () => {
+        execute(run.id).catch(report);
+      },
+    });
+    if (admission === 'full') {
+      local.delete(run.id);
+      void finish(run.id, 'failed', {
+        error: { kind: 'too_many_active', message: `More than ${limits.maxQueuedPerParent} runs are waiting in this session; wait for some to finish or stop them.` },
+      });
+    } else if (admission === 'queued') {
+      void ledger.update(run.id, { last_activity: 'waiting for a slot' }, { type: 'activity', data: { text: 'waiting for a slot' } }).catch(report);
+    }
+  }
+
+  async function finish(runId: string, status: RunStatus, patch: Partial<RunRecord> = {}): Promise<RunRecord | null> {
+    const current = await store.getRun(runId);
+    const merged = { ...current, ...patch, status } as RunRecord;
+    const run = await ledger.transition(runId, status, { ...patch, last_activity: finalActivity(merged), lease_expires_at: null });
+    if (run) settle(run);
+    return run;
+  }
+
+  async function execute(runId: string): Promise<void> {
+    const execution: Execution = { controller: new AbortController() };
+    executions.set(runId, execution);
+    let timeout: NodeJS.Timeout | undefined;
+    try {
+      let run = await ledger.transition(runId, 'running', { lease_owner: ownerId, lease_expires_at: leaseUntil(), last_activity: 'waiting for model' });
+      // A run adopted from a dead process is already running: its loop goes on from its transcript.
+      if (!run && adopted.delete(runId)) run = await store.getRun(runId);
+      if (!run || run.status !== 'running') return;
+      if (execution.stopCause) execution.controller.abort(new RunStopSignal(execution.stopCause));
+      if (limits.runTimeoutMs !== undefined) {
+        timeout = setTimeout(() => {
+          execution.timedOut = true;
+          execution.controller.abort(new Error('timeout'));
+        }, limits.runTimeoutMs);
+      }
+      const outcome = await executor.execute(run, execution.controller.signal).catch(
+        (error: unknown): ExecutionOutcome => ({ text: '', lastText: '', finishReason: 'error', steps: 0, error: { kind: 'execution_error', message: shortMessage(error) } }),
+      );
+      const partial = outcome.lastText.trim() === '' ? null : outcome.lastText;
+      if (execution.stopCause) {
+        await finish(runId, stoppedStatus(execution.stopCause), { partial_result: partial });
+      } else if (execution.timedOut) {
+        await finish(runId, 'failed', { partial_result: partial, error: { kind: 'timeout', message: `The run took longer than ${limits.runTimeoutMs} ms.` } });
+      } else if (outcome.error) {
+        await finish(runId, 'failed', { partial_result: partial, error: outcome.error });
+      } else if (outcome.text.trim() !== '') {
+        const text = outcome.text;
+        await finish(runId, 'completed', { result: { text, truncated: text.length > limits.maxResultChars, original_length: text.length } });
+      } else if (outcome.finishReason === 'tool-calls' && outcome.steps >= run.max_turns) {
+        await finish(runId, 'failed', { partial_result: partial, error: { kind: 'max_turns', message: `The subagent used all ${run.max_turns} turns without a final answer.` } });
+      } else {
+        await finish(runId, 'completed_empty', { partial_result: partial });
+      }
+    } finally {
+      clearTimeout(timeout);
+      executions.delete(runId);
+      scheduler.release(runId);
+      // A run that ended some other way (stopped while starting) still wakes its waiters.
+      if (local.has(runId)) {
+        const run = await store.getRun(runId);
+        if (run && isFinished(run.status)) settle(run);
+      }
+    }
+  }
+
+  async function cascade(run: RunRecord): Promise<void> {
+    const children = await store.listRuns({ parent_session_id: run.child_session_id, statuses: ['queued', 'running'] });
+    await Promise.all(children.map((child) => manager.stop(child.id, 'parent', `Its parent run ${run.id} was stopped.`)));
+  }
+
+  const manager: RunManager = {
+    async start(input) {
+      const at = now();
+      const { id, ...fields } = input;
+      const run: RunRecord = {
+        id: id ?? options.newId('run'),
+        ...fields,
+        status: 'queued',
+        turns: 0,
+        created_at: at,
+        started_at: null,
+        ended_at: null,
+        promoted_at: null,
+        consumed_at: null,
+        last_activity: 'queued',
+        result: null,
+        partial_result: null,
+        error: null,
+        usage: { input_tokens: 0, output_tokens: 0 },
+        warnings: [],
+        notification: null,
+        lease_owner: ownerId,
+        lease_expires_at: leaseUntil(),
+        stop_requested_at: null,
+        stop_requested_by: null,
+        stop_reason: null,
+      };
+      if (closed) throw new Error('The run manager is closed');
+      await ledger.insert(run);
+      admit(run);
+      return (await store.getRun(run.id)) ?? run;
+    },
+
+    async wait(runId, { signal, timeoutMs } = {}) {
+      const current = await store.getRun(runId);
+      if (!current) throw new Error(`No run ${runId}`);
+      if (isFinished(current.status) || signal?.aborted) return current;
+      if (!local.has(runId)) return waitRemote(runId, { signal, timeoutMs });
+      return new Promise<RunRecord>((resolve) => {
+        let timer: NodeJS.Timeout | undefined;
+        const done = (run: RunRecord) => {
+          clearTimeout(timer);
+          signal?.removeEventListener('abort', onAbort);
+          resolve(run);
+        };
+        const onAbort = () => {
+          remove();
+          store.getRun(runId).then((run) => done(run ?? current), () => done(current));
+        };
+        const remove = () => {
+          const list = waiters.get(runId);
+          if (list) waiters.set(runId, list.filter((entry) => entry !== done));
+        };
+        waiters.set(runId, [...(waiters.get(runId) ?? []), done]);
+        signal?.addEventListener('abort', onAbort, { once: true });
+        if (timeoutMs !== undefined) timer = setTimeout(onAbort, timeoutMs);
+      });
+    },
+
+    async stop(runId, cause, reason) {
+      const run = await store.getRun(runId);
+      if (!run || isFinished(run.status)) return run;
+      const status = stoppedStatus(cause);
+      if (scheduler.isQueued(runId)) {
+        scheduler.release(runId);
+        const stopped = await finish(runId, status, { error: null });
+        if (stopped) await cascade(stopped);
+        return stopped ?? store.getRun(runId);
+      }
+      const execution = executions.get(runId);
+      if (execution) {
+        execution.stopCause ??= cause;
+        execution.stopReason ??= reason;
+        execution.controller.abort(new RunStopSignal(cause, reason));
+        const stopped = await manager.wait(runId);
+        await cascade(stopped);
+        return stopped;
+      }
+      if (local.has(runId)) return run;
+      return stopRemote(run, cause, reason);
+    },
+
+    activeCount() {
+      return local.size;
+    },
+
+    isLocal(runId) {
+      return local.has(runId);
+    },
+
+    adopt(run) {
+      if (run.status === 'running') adopted.add(run.id);
+      admit(run);
+    },
+
+    async close() {
+      closed = true;
+      clearInterval(renewTimer);
+      clearInterval(pollTimer);
+    },
+  };
+
+  /** Another process owns the run: ask it to stop, or take over if its lease is gone. */
+  async function stopRemote(run: RunRecord, cause: StopCause, reason?: string): Promise<RunRecord | null> {
+    const status = stoppedStatus(cause);
+    const leaseAlive = run.lease_expires_at !== null && run.lease_expires_at > now() && run.lease_owner !== null;
+    if (!leaseAlive) {
+      const stopped = await ledger.transition(run.id, status, { last_activity: status, lease_expires_at: null });
+      if (stopped) await cascade(stopped);
+      return stopped ?? store.getRun(run.id);
+    }
+    await ledger.update(run.id, { stop_requested_at: now(), stop_requested_by: cause, stop_reason: reason ?? null });
+    return waitRemote(run.id, { timeoutMs: 2_500 });
+  }
+
+  async function waitRemote(runId: string, { signal, timeoutMs }: { signal?: AbortSignal; timeoutMs?: number }): Promise<RunRecord> {
+    const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+    for (;;) {
+      const run = await store.getRun(runId);
+      if (!run) throw new Error(`No run ${runId}`);
+      if (isFinished(run.status) || signal?.aborted || Date.now() >= deadline) return run;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(100, Math.max(1, deadline - Date.now()))));
+    }
+  }
+
+  return manager;
+}
+
+/** A short, stack-free message for models and records. */
+export function shortMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const firstLine = message.split('\n')[0].trim();
+  return firstLine.length > 300 ? `${firstLine.slice(0, 297)}...` : firstLine || 'Unknown error';
+}

@@ -1,0 +1,82 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { scriptedLanguageModel, type Script } from '../testing/index.ts';
+import { createCadre, type Cadre } from './create-cadre.ts';
+
+const open: Cadre[] = [];
+afterEach(async () => {
+  for (const cadre of open.splice(0)) await cadre.close();
+});
+
+function makeCadre(script: Script, limits = {}) {
+  const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model: scriptedLanguageModel(script), limits, onError: (error) => { throw error; } });
+  open.push(cadre);
+  return cadre;
+}
+
+describe('createCadre', () => {
+  it('delegates a foreground task and returns the subagent result to the parent', async () => {
+    const cadre = makeCadre([
+      { when: { system_includes: 'general-purpose' }, turns: [{ text: 'The answer is 42.' }] },
+      {
+        turns: [
+          { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'Find the answer', description: 'answer' } }] },
+          { text: 'Done: the subagent says 42.' },
+        ],
+      },
+    ]);
+    const session = await cadre.createSession();
+    const turn = await cadre.send(session.id, 'What is the answer?');
+    expect(turn).toMatchObject({ status: 'completed', text: 'Done: the subagent says 42.' });
+    await cadre.waitForIdle(session.id);
+    const [run] = await cadre.store.listRuns({ parent_session_id: session.id });
+    expect(run).toMatchObject({ status: 'completed', agent: 'general', mode: 'foreground', turns: 1, description: 'answer' });
+    expect(run.result?.text).toBe('The answer is 42.');
+    expect(run.consumed_at).not.toBeNull();
+    const events = (await cadre.store.listRunEvents(run.id)).map((event) => event.type);
+    expect(events[0]).toBe('run-queued');
+    expect(events).toContain('run-start');
+    expect(events).toContain('step-start');
+    expect(events.at(-1) === 'run-end' || events.includes('run-end')).toBe(true);
+    const messages = await cadre.store.listMessages(session.id);
+    const toolMessage = messages.find((message) => message.role === 'tool');
+    expect(JSON.stringify(toolMessage?.content)).toContain('status: completed');
+    const child = await cadre.store.listMessages(run.child_session_id);
+    expect(child[0]).toMatchObject({ role: 'user', content: 'Find the answer' });
+  });
+
+  it('runs a background task, notifies the parent, and auto-resumes it', async () => {
+    const cadre = makeCadre([
+      { when: { system_includes: 'general-purpose' }, turns: [{ text: 'Background result.', delay_ms: 30 }] },
+      { when: { last_user_includes: '<subagent-notification>' }, turns: [{ text: 'Got the notification.' }] },
+      {
+        turns: [
+          { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'Slow work', run_in_background: true } }] },
+          { text: 'Started it.' },
+        ],
+      },
+    ]);
+    const session = await cadre.createSession();
+    const turn = await cadre.send(session.id, 'Start slow work');
+    expect(turn.text).toBe('Started it.');
+    await cadre.waitForIdle(session.id);
+    const [run] = await cadre.store.listRuns({ parent_session_id: session.id });
+    expect(run.status).toBe('completed');
+    expect(run.notification?.delivered_at).not.toBeNull();
+    const messages = await cadre.store.listMessages(session.id);
+    const notifications = messages.filter((message) => typeof message.content === 'string' && message.content.startsWith('<subagent-notification>'));
+    expect(notifications).toHaveLength(1);
+    expect(JSON.stringify(messages.at(-1)?.content)).toContain('Got the notification.');
+  });
+
+  it('answers an unknown agent with a tool error and makes no run', async () => {
+    const cadre = makeCadre([
+      { turns: [{ tool_calls: [{ name: 'agent', arguments: { agent: 'nobody', task: 'x' } }] }, { text: 'ok' }] },
+    ]);
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'go');
+    expect(await cadre.store.listRuns({ parent_session_id: session.id })).toHaveLength(0);
+    const messages = await cadre.store.listMessages(session.id);
+    expect(JSON.stringify(messages)).toContain("Unknown agent 'nobody'. Available agents: general");
+  });
+});

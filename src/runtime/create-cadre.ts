@@ -1,0 +1,283 @@
+import { hostname } from 'node:os';
+import type { LanguageModel, ToolSet } from 'ai';
+import type { AgentDefinition } from '../agents/agent-definition.ts';
+import { AgentRegistry } from '../agents/agent-registry.ts';
+import { builtInAgents } from '../agents/built-in-agents.ts';
+import { resolveLimits, type Limits } from '../config/limits.ts';
+import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
+import type { DelegationServices } from '../delegation/delegation-services.ts';
+import { ConfigError } from '../errors/config-error.ts';
+import { createInProcessExecutor } from '../executors/in-process-executor.ts';
+import { describeModel } from '../models/describe-model.ts';
+import { resolveModel, type LanguageModelInstance } from '../models/resolve-model.ts';
+import { createRunBus, type CadreListener } from '../runs/run-bus.ts';
+import { createRunLedger } from '../runs/run-ledger.ts';
+import { createRunManager } from '../runs/run-manager.ts';
+import type { StopCause } from '../runs/run-stop.ts';
+import { createNotifier } from '../sessions/notifier.ts';
+import { createSessionInbox } from '../sessions/session-inbox.ts';
+import { createSessionRunner, type TurnResult } from '../sessions/session-runner.ts';
+import type { RunRecord, SessionRecord } from '../store/records.ts';
+import { isFinished } from '../store/records.ts';
+import type { Store } from '../store/store.ts';
+import { systemNow, timeSortedId, type NewId, type Now } from '../util/clock.ts';
+import { recoverRuns, type RecoveryReport } from './recover-runs.ts';
+import { waitForIdle } from './wait-for-idle.ts';
+
+/** Options of {@link createCadre}. */
+export interface CadreOptions {
+  store: Store;
+  /** The session's default model: a spec like `anthropic:claude-sonnet-4-5`, or an AI SDK model instance. */
+  model: string | LanguageModelInstance;
+  /** Agents: a loaded registry, or definitions added to the built-ins. @default the built-ins */
+  agents?: AgentRegistry | AgentDefinition[];
+  /** @default the CONTRACT defaults */
+  limits?: Partial<Limits>;
+  /** Workspace tools agents may name in their `tools` allow-list. @default {} */
+  tools?: ToolSet;
+  /** Base URL for `openai-compatible:` specs. */
+  baseURL?: string;
+  /** Environment for API keys. @default process.env */
+  env?: Record<string, string | undefined>;
+  /** @default the system clock */
+  now?: Now;
+  /** @default time-sortable ids */
+  newId?: NewId;
+  /** Lease length for crash survival. @default 15000 */
+  leaseMs?: number;
+  /** Retries of a failed model call. @default 2 */
+  maxRetries?: number;
+  /** Where internal errors go. @default console.error */
+  onError?: (error: unknown) => void;
+}
+
+/** The cadre runtime: sessions with a primary agent, runs of subagents, and their lifecycle. */
+export interface Cadre {
+  readonly store: Store;
+  readonly agents: AgentRegistry;
+  readonly limits: Limits;
+  /** This process's identity in run leases. */
+  readonly ownerId: string;
+  /** Starts a conversation with a primary agent. */
+  createSession(options?: { agent?: string; model?: string }): Promise<SessionRecord>;
+  /** Sends a user message and runs the primary agent's turn. */
+  send(sessionId: string, text: string, options?: { signal?: AbortSignal }): Promise<TurnResult>;
+  /** Resolves when the session is idle and none of its runs is queued or running (auto-resumes included). */
+  waitForIdle(sessionId: string, options?: { signal?: AbortSignal }): Promise<void>;
+  /** A person's stop of a run (and what it started): `canceled_by_user`, from any process. */
+  stopRun(runId: string, options?: { cause?: StopCause; reason?: string }): Promise<RunRecord | null>;
+  /** A person's stop of a session: its current turn and every active run. */
+  stopSession(sessionId: string): Promise<RunRecord[]>;
+  /** Finds runs of dead processes and resumes or abandons them. */
+  recover(options?: { sessionId?: string }): Promise<RecoveryReport>;
+  /** Live events of this process. */
+  subscribe(listener: CadreListener): () => void;
+  close(): Promise<void>;
+}
+
+/**
+ * Creates the cadre runtime on a store and a model.
+ *
+ * @example
+ * const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model: 'anthropic:claude-sonnet-4-5' });
+ * const session = await cadre.createSession();
+ * const turn = await cadre.send(session.id, 'Survey the repository');
+ * await cadre.waitForIdle(session.id);
+ */
+export function createCadre(options: CadreOptions): Cadre {
+  const { store } = options;
+  const now = options.now ?? systemNow;
+  const newId = options.newId ?? timeSortedId;
+  const limits = resolveLimits(options.limits);
+  const report = options.onError ?? ((error: unknown) => console.error(error));
+  const agents = options.agents instanceof AgentRegistry ? options.agents : new AgentRegistry([...builtInAgents, ...(options.agents ?? [])]);
+  const workspaceTools = options.tools ?? {};
+  const ownerId = `${hostname()}:${process.pid}:${newId('own').slice(-8)}`;
+  const bus = createRunBus({ onListenerError: report });
+  const ledger = createRunLedger({ store, bus, now });
+  const inbox = createSessionInbox();
+  const models = new Map<string, LanguageModel>();
+  const defaultLabel = describeModel(options.model);
+
+  function modelFor(spec: string | undefined): LanguageModel {
+    if (spec === undefined || spec === defaultLabel) {
+      if (typeof options.model !== 'string') return options.model;
+      spec = options.model;
+    }
+    let model = models.get(spec);
+    if (!model) {
+      model = resolveModel(spec, { baseURL: options.baseURL, env: options.env });
+      models.set(spec, model);
+    }
+    return model;
+  }
+
+  function toolsFor(agent: AgentDefinition): ToolSet {
+    const selected: ToolSet = {};
+    for (const name of agent.tools ?? []) {
+      const tool = workspaceTools[name];
+      if (!tool) throw new ConfigError(`Agent '${agent.name}' lists tool '${name}', which does not exist. Known tools: ${Object.keys(workspaceTools).join(', ') || '(none)'}`);
+      selected[name] = tool;
+    }
+    return selected;
+  }
+
+  const delegation: DelegationServices = {
+    store,
+    ledger,
+    agents,
+    limits,
+    now,
+    newId,
+    runs: undefined as never,
+    modelLabelFor: (name) => agents.get(name)?.model ?? defaultLabel,
+  };
+
+  let sessions: ReturnType<typeof createSessionRunner>;
+  /** Primary sessions this process serves: only they auto-resume here. */
+  const hosted = new Set<string>();
+  const resumeTimers = new Map<string, NodeJS.Timeout>();
+  const notifier = createNotifier({
+    store,
+    ledger,
+    inbox,
+    now,
+    onError: report,
+    onDelivered: (sessionId) => {
+      if (!hosted.has(sessionId) || resumeTimers.has(sessionId)) return;
+      // An idle primary session wakes up on its own (auto-resume), after a moment to gather
+      // notifications that arrive together; a busy one picks them up before its next model call,
+      // or right after its turn.
+      resumeTimers.set(
+        sessionId,
+        setTimeout(() => {
+          resumeTimers.delete(sessionId);
+          sessions.resume(sessionId).catch(report);
+        }, 250),
+      );
+    },
+  });
+
+  const executor = createInProcessExecutor({
+    store,
+    ledger,
+    bus,
+    now,
+    maxRetries: options.maxRetries,
+    onError: report,
+    setup: async (run) => {
+      const agent = agents.get(run.agent);
+      if (!agent) throw new Error(`Agent '${run.agent}' is no longer defined.`);
+      const session = await store.getSession(run.child_session_id);
+      const tools: ToolSet = { ...toolsFor(agent) };
+      if (run.depth < limits.maxDepth) {
+        Object.assign(tools, createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }));
+      }
+      return {
+        model: modelFor(agent.model ?? session?.model),
+        instructions: agent.system,
+        tools,
+        takeInjectedMessages: () => inbox.take(run.child_session_id),
+      };
+    },
+  });
+
+  const runs = createRunManager({
+    store,
+    bus,
+    ledger,
+    now,
+    newId,
+    ownerId,
+    executor,
+    limits: { ...limits, leaseMs: options.leaseMs },
+    onError: report,
+    onRunFinished: (run) => {
+      notifier.runFinished(run).catch(report);
+    },
+  });
+  delegation.runs = runs;
+
+  sessions = createSessionRunner({
+    store,
+    bus,
+    runs,
+    inbox,
+    agents,
+    limits,
+    now,
+    newId,
+    delegation,
+    maxRetries: options.maxRetries,
+    onError: report,
+    modelFor: (agent, session) => modelFor(agent.model ?? session.model),
+    toolsFor,
+  });
+
+
+  const cadre: Cadre = {
+    store,
+    agents,
+    limits,
+    ownerId,
+
+    async createSession({ agent = 'main', model } = {}) {
+      agents.primary(agent);
+      const session: SessionRecord = {
+        id: newId('ses'),
+        agent,
+        model: model ?? agents.get(agent)?.model ?? defaultLabel,
+        created_at: now(),
+        status: 'idle',
+        parent_run_id: null,
+        auto_resumes: 0,
+        user_canceled_at: null,
+      };
+      if (model !== undefined) modelFor(model);
+      await store.createSession(session);
+      hosted.add(session.id);
+      return session;
+    },
+
+    async send(sessionId, text, { signal } = {}) {
+      const session = await store.getSession(sessionId);
+      if (!session) throw new ConfigError(`No session '${sessionId}'.`);
+      if (session.parent_run_id !== null) throw new ConfigError(`Session '${sessionId}' belongs to run ${session.parent_run_id}; continue it with the agent tool's resume parameter.`);
+      hosted.add(sessionId);
+      return sessions.send(sessionId, text, { signal });
+    },
+
+    waitForIdle(sessionId, { signal } = {}) {
+      return waitForIdle({ sessionId, store, bus, signal, isBusy: (id) => sessions.isBusy(id) || resumeTimers.has(id) || notifier.pending() > 0 });
+    },
+
+    async stopRun(runId, { cause = 'user', reason } = {}) {
+      return runs.stop(runId, cause, reason);
+    },
+
+    async stopSession(sessionId) {
+      sessions.stopTurn(sessionId, 'user');
+      await store.updateSession(sessionId, { user_canceled_at: now() });
+      const active = await store.listRuns({ parent_session_id: sessionId, statuses: ['queued', 'running'] });
+      const stopped = await Promise.all(active.map((run) => runs.stop(run.id, 'user', 'The session was stopped.')));
+      return stopped.filter((run): run is RunRecord => run !== null && isFinished(run.status));
+    },
+
+    recover({ sessionId } = {}) {
+      if (sessionId) hosted.add(sessionId);
+      return recoverRuns({ store, ledger, runs, ownerId, now, sessionId, leaseMs: options.leaseMs ?? 15_000, notify: (run) => notifier.runFinished(run) });
+    },
+
+    subscribe(listener) {
+      return bus.subscribe(listener);
+    },
+
+    async close() {
+      for (const timer of resumeTimers.values()) clearTimeout(timer);
+      resumeTimers.clear();
+      await runs.close();
+      await store.flush();
+    },
+  };
+  return cadre;
+}

@@ -1,0 +1,68 @@
+import type { RunLedger } from '../runs/run-ledger.ts';
+import type { RunManager } from '../runs/run-manager.ts';
+import type { RunRecord } from '../store/records.ts';
+import type { Store } from '../store/store.ts';
+import type { Now } from '../util/clock.ts';
+import { ownerIsGone } from './owner-liveness.ts';
+
+/** What a recovery sweep did. */
+export interface RecoveryReport {
+  resumed: string[];
+  abandoned: string[];
+}
+
+/** Options of {@link recoverRuns}. */
+export interface RecoverRunsOptions {
+  store: Store;
+  ledger: RunLedger;
+  runs: RunManager;
+  ownerId: string;
+  now: Now;
+  leaseMs: number;
+  /** Only runs of this parent session; all runs when absent. */
+  sessionId?: string;
+  notify: (run: RunRecord) => Promise<void>;
+}
+
+/**
+ * Crash survival: finds queued or running runs whose owner died (lease expired, or its process is
+ * gone on this host), takes them over one by one (only one process wins each), and either resumes
+ * them from their stored transcript, as background runs that notify their parent, or, when they
+ * cannot go on, marks them `abandoned` and notifies the parent of that.
+ */
+export async function recoverRuns(options: RecoverRunsOptions): Promise<RecoveryReport> {
+  const { store, ledger, runs, ownerId, now } = options;
+  const report: RecoveryReport = { resumed: [], abandoned: [] };
+  const candidates = await store.listRuns({ statuses: ['queued', 'running'], parent_session_id: options.sessionId, order: 'oldest' });
+  const at = now();
+  const expiresAt = new Date(Date.parse(at) + options.leaseMs).toISOString();
+  for (const candidate of candidates) {
+    if (candidate.lease_owner === ownerId) continue;
+    const expired = candidate.lease_expires_at === null || candidate.lease_expires_at < at;
+    if (!expired && !ownerIsGone(candidate.lease_owner)) continue;
+    // A gone owner's lease is treated as over now, so the claim can win at once.
+    const claimed = await store.claimRun(candidate.id, ownerId, expiresAt, expired ? at : '9999-12-31T23:59:59.999Z');
+    if (!claimed) continue;
+    const parentRunAlive = claimed.parent_run_id === null || (await store.getRun(claimed.parent_run_id))?.status === 'running';
+    if (parentRunAlive && claimed.status === 'running') {
+      // Its loop goes on from the stored transcript; its parent's wait died with the process,
+      // so it reports back by notification.
+      await ledger.update(claimed.id, { mode: 'background', promoted_at: claimed.mode === 'foreground' ? at : claimed.promoted_at, warnings: [...claimed.warnings, { kind: 'recovered', at }] }, { type: 'warning', data: { kind: 'recovered', previous_owner: candidate.lease_owner } });
+      runs.adopt({ ...claimed, mode: 'background' });
+      report.resumed.push(claimed.id);
+      continue;
+    }
+    if (claimed.status === 'queued' && parentRunAlive) {
+      await ledger.update(claimed.id, { mode: 'background' });
+      runs.adopt({ ...claimed, mode: 'background' });
+      report.resumed.push(claimed.id);
+      continue;
+    }
+    const abandoned = await ledger.transition(claimed.id, 'abandoned', { last_activity: 'abandoned: its process died', lease_expires_at: null });
+    if (abandoned) {
+      report.abandoned.push(abandoned.id);
+      await options.notify({ ...abandoned, mode: 'background' });
+    }
+  }
+  return report;
+}

@@ -1,0 +1,91 @@
+import type { ModelMessage } from 'ai';
+import type { RunLedger } from '../runs/run-ledger.ts';
+import type { RunRecord } from '../store/records.ts';
+import type { Store } from '../store/store.ts';
+import type { Now } from '../util/clock.ts';
+import { renderNotification } from './render-notification.ts';
+import type { SessionInbox } from './session-inbox.ts';
+
+/** Options of {@link createNotifier}. */
+export interface NotifierOptions {
+  store: Store;
+  ledger: RunLedger;
+  inbox: SessionInbox;
+  now: Now;
+  /** Notifications within this many ms of the first share one message. @default 250 */
+  coalesceMs?: number;
+  /** Called after a notification message is stored for an idle session. */
+  onDelivered?: (sessionId: string) => void;
+  onError?: (error: unknown) => void;
+}
+
+/** Delivers the notification of finished background runs to their parent sessions. */
+export interface Notifier {
+  /** Called once per run when it reaches a finished state. */
+  runFinished(run: RunRecord): Promise<void>;
+  /** Deliveries under way. */
+  pending(): number;
+}
+
+interface OpenMessage {
+  seq: number;
+  openedAt: number;
+  runs: RunRecord[];
+  message: ModelMessage;
+}
+
+/**
+ * Exactly one notification per eligible run (a background or promoted run that did not end
+ * `canceled_by_parent` and whose result was not read yet). The message is stored at once; a
+ * notification that follows within `coalesceMs`, while the message has not reached a model yet,
+ * joins that same message instead of making a new one.
+ */
+export function createNotifier(options: NotifierOptions): Notifier {
+  const { store, ledger, inbox, now } = options;
+  const coalesceMs = options.coalesceMs ?? 250;
+  const report = options.onError ?? ((error: unknown) => console.error(error));
+  const open = new Map<string, OpenMessage>();
+  const queues = new Map<string, Promise<void>>();
+  let inFlight = 0;
+
+  async function deliver(run: RunRecord): Promise<void> {
+    const sessionId = run.parent_session_id;
+    const current = open.get(sessionId);
+    const at = now();
+    if (current && Date.now() - current.openedAt <= coalesceMs && inbox.holds(sessionId, current.message)) {
+      current.runs.push(run);
+      const content = renderNotification(current.runs);
+      current.message.content = content;
+      await store.updateMessageContent(sessionId, current.seq, content);
+    } else {
+      const content = renderNotification([run]);
+      const [stored] = await store.appendMessages([{ session_id: sessionId, role: 'user', content, created_at: at }]);
+      const message: ModelMessage = { role: 'user', content };
+      open.set(sessionId, { seq: stored.seq, openedAt: Date.now(), runs: [run], message });
+      inbox.put(sessionId, message);
+    }
+    await ledger.update(run.id, { notification: { delivered_at: at, suppressed: false } }, { type: 'notification-deliver', data: { session_id: sessionId } });
+    options.onDelivered?.(sessionId);
+  }
+
+  return {
+    async runFinished(run) {
+      if (run.mode !== 'background') return;
+      if (run.status === 'canceled_by_parent' || run.consumed_at !== null) {
+        await ledger.update(run.id, { notification: { delivered_at: null, suppressed: true } });
+        return;
+      }
+      // One session's deliveries go in order, so merging into the open message is race-free.
+      inFlight++;
+      const previous = queues.get(run.parent_session_id) ?? Promise.resolve();
+      const next = previous.then(() => deliver(run)).catch(report).finally(() => inFlight--);
+      queues.set(run.parent_session_id, next);
+      await next;
+      if (queues.get(run.parent_session_id) === next) queues.delete(run.parent_session_id);
+    },
+
+    pending() {
+      return inFlight;
+    },
+  };
+}

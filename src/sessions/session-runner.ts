@@ -1,0 +1,168 @@
+import type { LanguageModel, ToolSet } from 'ai';
+import type { AgentDefinition } from '../agents/agent-definition.ts';
+import type { AgentRegistry } from '../agents/agent-registry.ts';
+import type { Limits } from '../config/limits.ts';
+import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
+import type { DelegationServices } from '../delegation/delegation-services.ts';
+import { toModelMessages, toNewMessages } from '../executors/message-codec.ts';
+import { runAgentLoop } from '../loop/agent-loop.ts';
+import type { RunBus } from '../runs/run-bus.ts';
+import type { RunManager } from '../runs/run-manager.ts';
+import { RunStopSignal, type StopCause } from '../runs/run-stop.ts';
+import { shortMessage } from '../runs/run-manager.ts';
+import type { SessionRecord, SessionStatus } from '../store/records.ts';
+import type { Store } from '../store/store.ts';
+import type { NewId, Now } from '../util/clock.ts';
+import type { SessionInbox } from './session-inbox.ts';
+
+/** How a parent turn ended. */
+export interface TurnResult {
+  session_id: string;
+  status: 'completed' | 'failed' | 'canceled';
+  text: string;
+  error?: string;
+}
+
+/** Options of {@link createSessionRunner}. */
+export interface SessionRunnerOptions {
+  store: Store;
+  bus: RunBus;
+  runs: RunManager;
+  inbox: SessionInbox;
+  agents: AgentRegistry;
+  limits: Limits;
+  now: Now;
+  newId: NewId;
+  delegation: DelegationServices;
+  modelFor: (agent: AgentDefinition, session: SessionRecord) => LanguageModel;
+  toolsFor: (agent: AgentDefinition) => ToolSet;
+  /** @default 2 */
+  maxRetries?: number;
+  onError?: (error: unknown) => void;
+}
+
+/** Runs primary agents' turns: one at a time per session, every step stored as it ends. */
+export interface SessionRunner {
+  /** Adds a user message and runs a turn (after the current one, if any). */
+  send(sessionId: string, text: string, options?: { signal?: AbortSignal }): Promise<TurnResult>;
+  /** Runs a turn on what the session holds (auto-resume after notifications). */
+  resume(sessionId: string): Promise<TurnResult | null>;
+  /** Stops the session's current turn; its foreground runs stop with it. */
+  stopTurn(sessionId: string, cause: StopCause): boolean;
+  isBusy(sessionId: string): boolean;
+  /** Resolves when the session has no turn running or waiting. */
+  idle(sessionId: string): Promise<void>;
+}
+
+/** Creates the {@link SessionRunner}. */
+export function createSessionRunner(options: SessionRunnerOptions): SessionRunner {
+  const { store, bus, inbox, agents, limits, now } = options;
+  const report = options.onError ?? ((error: unknown) => console.error(error));
+  const chains = new Map<string, Promise<unknown>>();
+  const controllers = new Map<string, AbortController>();
+
+  async function setStatus(sessionId: string, status: SessionStatus, patch: Partial<SessionRecord> = {}): Promise<void> {
+    await store.updateSession(sessionId, { status, ...patch });
+    bus.publish({ type: 'session-status', session_id: sessionId, status });
+  }
+
+  async function turn(sessionId: string, signal: AbortSignal): Promise<TurnResult> {
+    const session = await store.getSession(sessionId);
+    if (!session) throw new Error(`No session '${sessionId}'`);
+    const agent = agents.primary(session.agent);
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    controllers.set(sessionId, controller);
+    await setStatus(sessionId, 'running');
+    inbox.clear(sessionId);
+    try {
+      const tools: ToolSet = {
+        ...options.toolsFor(agent),
+        ...createDelegationTools(options.delegation, { sessionId, depth: 0, parentRunId: null }),
+      };
+      const result = await runAgentLoop({
+        model: options.modelFor(agent, session),
+        instructions: agent.system,
+        messages: toModelMessages(await store.listMessages(sessionId)),
+        tools,
+        maxTurns: agent.maxTurns ?? limits.defaultMaxTurns,
+        abortSignal: controller.signal,
+        maxRetries: options.maxRetries,
+        takeInjectedMessages: () => inbox.take(sessionId),
+        onTextDelta: (text) => bus.publish({ type: 'text-delta', session_id: sessionId, text }),
+        onStepFinish: async (step) => {
+          const stored = await store.appendMessages(toNewMessages(sessionId, step.messages, now()));
+          for (const message of stored) bus.publish({ type: 'message', message });
+        },
+      });
+      if (result.aborted) {
+        const cause = RunStopSignal.causeOf(controller.signal);
+        await setStatus(sessionId, 'canceled', cause === 'user' ? { user_canceled_at: now() } : {});
+        return { session_id: sessionId, status: 'canceled', text: result.lastText };
+      }
+      if (result.error !== undefined) {
+        await setStatus(sessionId, 'failed');
+        return { session_id: sessionId, status: 'failed', text: result.lastText, error: shortMessage(result.error) };
+      }
+      await setStatus(sessionId, 'idle');
+      return { session_id: sessionId, status: 'completed', text: result.text };
+    } catch (error) {
+      await setStatus(sessionId, 'failed').catch(report);
+      return { session_id: sessionId, status: 'failed', text: '', error: shortMessage(error) };
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      if (controllers.get(sessionId) === controller) controllers.delete(sessionId);
+    }
+  }
+
+  /** Turns of one session run one after another. */
+  function enqueue<T>(sessionId: string, work: () => Promise<T>): Promise<T> {
+    const previous = chains.get(sessionId) ?? Promise.resolve();
+    const next = previous.then(work, work);
+    chains.set(sessionId, next);
+    next.finally(() => {
+      if (chains.get(sessionId) === next) chains.delete(sessionId);
+    }).catch(() => {});
+    return next;
+  }
+
+  return {
+    send(sessionId, text, { signal = new AbortController().signal } = {}) {
+      return enqueue(sessionId, async () => {
+        await store.appendMessages([{ session_id: sessionId, role: 'user', content: text, created_at: now() }]);
+        // A person spoke: auto-resume is allowed again.
+        await store.updateSession(sessionId, { auto_resumes: 0, user_canceled_at: null });
+        return turn(sessionId, signal);
+      });
+    },
+
+    resume(sessionId) {
+      return enqueue(sessionId, async () => {
+        const session = await store.getSession(sessionId);
+        if (!session || session.user_canceled_at !== null || session.auto_resumes >= limits.maxAutoResumes) return null;
+        // Only a message nobody answered yet (a notification that came after the last model call) needs a turn.
+        const messages = await store.listMessages(sessionId);
+        if (messages.at(-1)?.role !== 'user') return null;
+        await store.updateSession(sessionId, { auto_resumes: session.auto_resumes + 1 });
+        return turn(sessionId, new AbortController().signal);
+      });
+    },
+
+    stopTurn(sessionId, cause) {
+      const controller = controllers.get(sessionId);
+      if (!controller) return false;
+      controller.abort(new RunStopSignal(cause));
+      return true;
+    },
+
+    isBusy(sessionId) {
+      return chains.has(sessionId);
+    },
+
+    async idle(sessionId) {
+      while (chains.has(sessionId)) await chains.get(sessionId)!.catch(() => {});
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import type { SQLInputValue } from 'node:sqlite';
+import type { RunQuery } from '../store.ts';
+
+/** The SELECT for a `RunQuery`, with its parameters in order. */
+export function runQuerySql(query: RunQuery): { sql: string; parameters: SQLInputValue[] } {
+  const conditions: string[] = [];
+  const parameters: SQLInputValue[] = [];
+  if (query.parent_session_id !== undefined) {
+    conditions.push('parent_session_id = ?');
+    parameters.push(query.parent_session_id);
+  }
+  if (query.parent_run_id !== undefined) {
+    conditions.push('parent_run_id = ?');
+    parameters.push(query.parent_run_id);
+  }
+  if (query.statuses !== undefined) {
+    if (query.statuses.length === 0) conditions.push('0');
+    else {
+      conditions.push(`status IN (${query.statuses.map(() => '?').join(', ')})`);
+      parameters.push(...query.statuses);
+    }
+  }
+  if (query.lease_owner !== undefined) {
+    conditions.push('lease_owner = ?');
+    parameters.push(query.lease_owner);
+  }
+  if (query.stop_requested !== undefined) {
+    conditions.push(query.stop_requested ? 'stop_requested_at IS NOT NULL' : 'stop_requested_at IS NULL');
+  }
+  if (query.lease_expired_before !== undefined) {
+    conditions.push('(lease_expires_at IS NULL OR lease_expires_at < ?)');
+    parameters.push(query.lease_expired_before);
+  }
+  const where = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
+  const direction = query.order === 'oldest' ? 'ASC' : 'DESC';
+  let sql = `SELECT * FROM runs${where} ORDER BY created_at ${direction}, id ${direction}`;
+  if (query.limit !== undefined) {
+    sql += ' LIMIT ?';
+    parameters.push(Math.max(0, Math.floor(query.limit)));
+  }
+  return { sql, parameters };
+}

@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError } from '../../errors/config-error.ts';
+import type { Store } from '../store.ts';
+import { runStoreCases } from '../store.case.ts';
+import { eventFixture, runFixture, sessionFixture } from '../store-fixtures.ts';
+import { migrations } from './migrations.ts';
+import { createSqliteStore } from './sqlite-store.ts';
+
+const folder = mkdtempSync(join(tmpdir(), 'cadre-sqlite-'));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+let fileCount = 0;
+function newFile(): string {
+  fileCount++;
+  return join(folder, `nested-${fileCount}`, 'cadre.db');
+}
+
+const pathOf = new WeakMap<Store, string>();
+
+runStoreCases('sqlite store in memory', async () => createSqliteStore({ path: ':memory:' }));
+
+runStoreCases(
+  'sqlite store in a file',
+  async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    pathOf.set(store, path);
+    return store;
+  },
+  {
+    async reopen(store) {
+      const path = pathOf.get(store)!;
+      await store.close();
+      const reopened = createSqliteStore({ path });
+      pathOf.set(reopened, path);
+      return reopened;
+    },
+  },
+);
+
+describe('sqlite store across connections', () => {
+  it('shows committed data to a second store on the same file after flush', async () => {
+    const path = newFile();
+    const writer = createSqliteStore({ path });
+    const reader = createSqliteStore({ path });
+    void writer.createSession(sessionFixture());
+    void writer.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    await writer.flush();
+    expect(await reader.getSession('ses_1')).toEqual(sessionFixture());
+    expect((await reader.listRunEvents('run_1')).map((event) => event.type)).toEqual(['run-queued']);
+    await reader.updateRun('run_1', { stop_requested_at: '2025-01-01T00:00:09.000Z', stop_requested_by: 'user' });
+    expect((await writer.listRuns({ stop_requested: true })).map((run) => run.id)).toEqual(['run_1']);
+    await Promise.all([writer.close(), reader.close()]);
+  });
+
+  it('releases the write lock within one event-loop turn, so another process can write', async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    const inserted = store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    await new Promise((resolve) => setImmediate(resolve));
+    const other = new DatabaseSync(path, { timeout: 0 });
+    other.exec("UPDATE runs SET stop_requested_at = 'now' WHERE id = 'run_1'");
+    other.close();
+    await inserted;
+    expect((await store.getRun('run_1'))?.stop_requested_at).toBe('now');
+    await store.close();
+  });
+
+  it('undoes a whole transition when its event cannot be written', async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    // Another process appending to the run makes the cached next seq collide.
+    const other = new DatabaseSync(path);
+    other.exec(`INSERT INTO run_events (run_id, seq, at, type, data) VALUES ('run_1', 2, 'x', 'activity', '{}')`);
+    other.close();
+    const transition = store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
+    await expect(transition).rejects.toThrow(/UNIQUE/);
+    expect((await store.getRun('run_1'))?.status).toBe('queued');
+    const retried = await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
+    expect(retried?.status).toBe('running');
+    expect((await store.listRunEvents('run_1')).map((event) => event.seq)).toEqual([1, 2, 3]);
+    await store.close();
+  });
+
+  it('records the schema version and refuses a file from a newer cadre', async () => {
+    const path = newFile();
+    await createSqliteStore({ path }).close();
+    const database = new DatabaseSync(path);
+    expect(database.prepare('PRAGMA user_version').get()).toEqual({ user_version: migrations.at(-1)!.version });
+    database.exec('PRAGMA user_version = 999');
+    database.close();
+    expect(() => createSqliteStore({ path })).toThrow(ConfigError);
+  });
+
+  it('rejects use after close', async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    await store.close();
+    await expect(store.getRun('run_1')).rejects.toThrow(/closed/);
+    await expect(store.createSession(sessionFixture())).rejects.toThrow(/closed/);
+  });
+});

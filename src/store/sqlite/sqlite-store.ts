@@ -1,0 +1,312 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
+import type { MessageRecord, NewRunEvent } from '../records.ts';
+import type { RunPatch, Store } from '../store.ts';
+import { createGroupCommit } from './group-commit.ts';
+import { migrate } from './migrations.ts';
+import { runQuerySql } from './run-query-sql.ts';
+import {
+  messageFromRow,
+  patchableRunColumns,
+  patchableSessionColumns,
+  runColumns,
+  runEventFromRow,
+  runFromRow,
+  runToSql,
+  runValueToSql,
+  sessionFromRow,
+} from './rows.ts';
+import { createStatementCache } from './statement-cache.ts';
+
+/** Options of `createSqliteStore`. */
+export interface SqliteStoreOptions {
+  /** A database file (its folder is created), or `:memory:` for a private database in memory. */
+  path: string;
+  /**
+   * How long a write waits for another process (a `cadre stop`) to release the write lock.
+   * @default 5000
+   */
+  busyTimeoutMs?: number;
+}
+
+type Row = Record<string, unknown>;
+
+const activeStatuses = ['queued', 'running'] as const;
+
+/**
+ * The embedded store: one SQLite file in WAL mode, written with group commit (see
+ * `createGroupCommit`). Reads see this process's writes at once; writes resolve when durable.
+ *
+ * @example
+ * const store = createSqliteStore({ path: './.cadre/cadre.db' });
+ */
+export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOptions): Store {
+  if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
+  const database = new DatabaseSync(path, { timeout: busyTimeoutMs });
+  try {
+    for (const pragma of (process.env.BENCH_PRAGMAS ?? '').split(';').filter(Boolean)) database.exec(`PRAGMA ${pragma}`);
+    database.exec('PRAGMA journal_mode = WAL');
+    database.exec('PRAGMA synchronous = NORMAL');
+    migrate(database, path);
+  } catch (error) {
+    database.close();
+    throw error;
+  }
+
+  const prepared = createStatementCache(database);
+  // The last seq used per session and per run. Only this process appends to its runs and
+  // sessions; another process only sets stop requests, which touch run columns alone.
+  const lastMessageSeq = new Map<string, number>();
+  const lastEventSeq = new Map<string, number>();
+  const commits = createGroupCommit(database, {
+    onUndo() {
+      lastMessageSeq.clear();
+      lastEventSeq.clear();
+    },
+  });
+  let closed = false;
+
+  const insertRunSql = `INSERT INTO runs (${runColumns.join(', ')}) VALUES (${runColumns.map(() => '?').join(', ')})`;
+
+  function ensureOpen(): void {
+    if (closed) throw new Error(`The store ${path} is closed.`);
+  }
+
+  function nextSeq(cache: Map<string, number>, key: string, maxSql: string): number {
+    let last = cache.get(key);
+    if (last === undefined) last = (prepared(maxSql).get(key) as { last: number }).last;
+    cache.set(key, last + 1);
+    return last + 1;
+  }
+
+  function insertEvent(event: NewRunEvent): void {
+    const seq = nextSeq(lastEventSeq, event.run_id, 'SELECT COALESCE(MAX(seq), 0) AS last FROM run_events WHERE run_id = ?');
+    prepared('INSERT INTO run_events (run_id, seq, at, type, data) VALUES (?, ?, ?, ?, ?)').run(
+      event.run_id,
+      seq,
+      event.at,
+      event.type,
+      JSON.stringify(event.data ?? {}),
+    );
+  }
+
+  /** `UPDATE runs SET status = ?, <patch> ...`; the columns are sorted so equal shapes share a statement. */
+  function runAssignments(patch: RunPatch, leading: string[]): { sets: string; values: SQLInputValue[] } {
+    if ((patch as { status?: unknown }).status !== undefined) {
+      throw new TypeError("A run patch cannot change 'status': use transitionRun, which checks the move and writes its event.");
+    }
+    const columns = patchColumns(patch, patchableRunColumns, 'A run patch');
+    const sets = [...leading, ...columns.map((column) => `${column} = ?`)].join(', ');
+    const values = columns.map((column) => runValueToSql(column, patch[column as keyof RunPatch]));
+    return { sets, values };
+  }
+
+  function write<T>(work: () => T, atomic = false): Promise<T> {
+    if (closed) return Promise.reject(new Error(`The store ${path} is closed.`));
+    return commits.write(work, { atomic });
+  }
+
+  return {
+    description: `sqlite:${path}`,
+
+    createSession(session) {
+      return write(() => {
+        prepared(
+          'INSERT INTO sessions (id, agent, model, created_at, status, parent_run_id, auto_resumes, user_canceled_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        ).run(
+          session.id,
+          session.agent,
+          session.model,
+          session.created_at,
+          session.status,
+          session.parent_run_id,
+          session.auto_resumes,
+          session.user_canceled_at,
+        );
+      });
+    },
+
+    async getSession(id) {
+      ensureOpen();
+      const row = prepared('SELECT * FROM sessions WHERE id = ?').get(id) as Row | undefined;
+      return row ? sessionFromRow(row) : null;
+    },
+
+    async listSessions({ limit, primaryOnly = false } = {}) {
+      ensureOpen();
+      const where = primaryOnly ? ' WHERE parent_run_id IS NULL' : '';
+      const rows = prepared(`SELECT * FROM sessions${where} ORDER BY created_at DESC, id DESC LIMIT ?`).all(
+        limit === undefined ? -1 : Math.max(0, Math.floor(limit)),
+      );
+      return rows.map((row) => sessionFromRow(row as Row));
+    },
+
+    updateSession(id, patch) {
+      let columns: string[];
+      try {
+        columns = patchColumns(patch, patchableSessionColumns, 'A session patch');
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return write(() => {
+        if (columns.length === 0) return;
+        const sets = columns.map((column) => `${column} = ?`).join(', ');
+        const values = columns.map((column) => (patch as Record<string, SQLInputValue>)[column] ?? null);
+        prepared(`UPDATE sessions SET ${sets} WHERE id = ?`).run(...values, id);
+      });
+    },
+
+    appendMessages(messages) {
+      return write(() => {
+        const stored: MessageRecord[] = [];
+        for (const message of messages) {
+          const seq = nextSeq(lastMessageSeq, message.session_id, 'SELECT COALESCE(MAX(seq), 0) AS last FROM messages WHERE session_id = ?');
+          prepared('INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)').run(
+            message.session_id,
+            seq,
+            message.role,
+            JSON.stringify(message.content ?? null),
+            message.created_at,
+          );
+          stored.push({ session_id: message.session_id, seq, role: message.role, content: message.content, created_at: message.created_at });
+        }
+        return stored;
+      }, messages.length > 1);
+    },
+
+    async listMessages(sessionId, { afterSeq = 0 } = {}) {
+      ensureOpen();
+      const rows = prepared('SELECT * FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq').all(sessionId, afterSeq);
+      return rows.map((row) => messageFromRow(row as Row));
+    },
+
+    insertRun(run, event) {
+      if (event.run_id !== run.id) return Promise.reject(mismatchedEvent(run.id, event));
+      return write(() => {
+        prepared(insertRunSql).run(...runToSql(run));
+        insertEvent(event);
+      }, true);
+    },
+
+    transitionRun({ id, from, to, patch = {}, event }) {
+      let assignments: { sets: string; values: SQLInputValue[] };
+      try {
+        if (event.run_id !== id) throw mismatchedEvent(id, event);
+        assignments = runAssignments(patch, ['status = ?']);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      const fromList = from.length > 0 ? from.map(() => '?').join(', ') : 'NULL';
+      const sql = `UPDATE runs SET ${assignments.sets} WHERE id = ? AND status IN (${fromList}) RETURNING *`;
+      return write(() => {
+        const row = prepared(sql).get(to, ...assignments.values, id, ...from) as Row | undefined;
+        if (!row) return null;
+        insertEvent(event);
+        return runFromRow(row);
+      }, true);
+    },
+
+    updateRun(id, patch, events = []) {
+      let assignments: { sets: string; values: SQLInputValue[] };
+      try {
+        for (const event of events) if (event.run_id !== id) throw mismatchedEvent(id, event);
+        assignments = runAssignments(patch, []);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return write(() => {
+        const row = (
+          assignments.sets === ''
+            ? prepared('SELECT * FROM runs WHERE id = ?').get(id)
+            : prepared(`UPDATE runs SET ${assignments.sets} WHERE id = ? RETURNING *`).get(...assignments.values, id)
+        ) as Row | undefined;
+        if (!row) return null;
+        for (const event of events) insertEvent(event);
+        return runFromRow(row);
+      }, events.length > 0);
+    },
+
+    appendRunEvents(events) {
+      return write(() => {
+        for (const event of events) insertEvent(event);
+      }, events.length > 1);
+    },
+
+    async getRun(id) {
+      ensureOpen();
+      const row = prepared('SELECT * FROM runs WHERE id = ?').get(id) as Row | undefined;
+      return row ? runFromRow(row) : null;
+    },
+
+    async listRuns(query) {
+      ensureOpen();
+      const { sql, parameters } = runQuerySql(query);
+      return prepared(sql)
+        .all(...parameters)
+        .map((row) => runFromRow(row as Row));
+    },
+
+    async listRunEvents(runId, { afterSeq = 0, limit } = {}) {
+      ensureOpen();
+      const rows = prepared('SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(
+        runId,
+        afterSeq,
+        limit === undefined ? -1 : Math.max(0, Math.floor(limit)),
+      );
+      return rows.map((row) => runEventFromRow(row as Row));
+    },
+
+    renewLeases(owner, expiresAt) {
+      return write(() => {
+        const result = prepared('UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status IN (?, ?)').run(
+          expiresAt,
+          owner,
+          ...activeStatuses,
+        );
+        return Number(result.changes);
+      });
+    },
+
+    claimRun(id, owner, expiresAt, expiredBefore) {
+      return write(() => {
+        const row = prepared(
+          'UPDATE runs SET lease_owner = ?, lease_expires_at = ? WHERE id = ? AND status IN (?, ?) AND (lease_expires_at IS NULL OR lease_expires_at < ?) RETURNING *',
+        ).get(owner, expiresAt, id, ...activeStatuses, expiredBefore) as Row | undefined;
+        if (!row) return null;
+        // The previous owner was another process that may have appended events.
+        lastEventSeq.delete(id);
+        return runFromRow(row);
+      });
+    },
+
+    flush() {
+      if (closed) return Promise.resolve();
+      return commits.flush();
+    },
+
+    async close() {
+      if (closed) return;
+      try {
+        await commits.flush();
+      } finally {
+        closed = true;
+        database.close();
+      }
+    },
+  };
+}
+
+function patchColumns(patch: object, allowed: ReadonlySet<string>, what: string): string[] {
+  const columns: string[] = [];
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    if (!allowed.has(key)) throw new TypeError(`${what} cannot set '${key}'.`);
+    columns.push(key);
+  }
+  return columns.sort();
+}
+
+function mismatchedEvent(runId: string, event: NewRunEvent): TypeError {
+  return new TypeError(`An event of run '${event.run_id}' was passed with run '${runId}'.`);
+}

@@ -1,0 +1,55 @@
+import { afterEach, beforeEach, describe } from 'vitest';
+import type { Store } from './store.ts';
+import { commitCases } from './store-commit.case.ts';
+import { runCases } from './store-runs.case.ts';
+import { sessionCases } from './store-sessions.case.ts';
+
+/** Extra abilities of an engine that some cases need. */
+export interface StoreCaseOptions {
+  /** Closes `store` and opens the same database again, to prove writes are durable. */
+  reopen?: (store: Store) => Promise<Store>;
+}
+
+/** What each group of cases gets: the store of the current test, and the engine's abilities. */
+export interface StoreCaseContext {
+  store: () => Store;
+  /** Replaces the current store with a reopened one; skipped engines return null. */
+  reopen: (() => Promise<Store>) | null;
+}
+
+/**
+ * The behaviour every `Store` engine must have, run against each engine
+ * (`runStoreCases('sqlite in memory', async () => createSqliteStore({ path: ':memory:' }))`).
+ */
+export function runStoreCases(name: string, makeStore: () => Promise<Store>, options: StoreCaseOptions = {}): void {
+  describe(name, () => {
+    let current: Store | null = null;
+
+    beforeEach(async () => {
+      current = await makeStore();
+    });
+
+    afterEach(async () => {
+      await current?.close();
+      current = null;
+    });
+
+    const context: StoreCaseContext = {
+      store() {
+        if (!current) throw new Error('No store: cases run only inside a test.');
+        return current;
+      },
+      reopen: options.reopen
+        ? async () => {
+            const reopen = options.reopen!;
+            current = await reopen(context.store());
+            return current;
+          }
+        : null,
+    };
+
+    sessionCases(context);
+    runCases(context);
+    commitCases(context);
+  });
+}

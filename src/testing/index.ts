@@ -1,0 +1,23 @@
+/**
+ * `cadre/testing`: a scripted model for deterministic tests of agents, as an OpenAI-compatible
+ * HTTP server or as an in-process AI SDK model, both driven by the same script.
+ * @module
+ */
+
+export { loadScript } from './load-script.ts';
+export {
+  parseScript,
+  scriptSchema,
+  type RespondFunction,
+  type Script,
+  type ScriptMatch,
+  type ScriptRule,
+  type ScriptedError,
+  type ScriptedMessage,
+  type ScriptedRequest,
+  type ScriptedToolCall,
+  type ScriptedTurn,
+  type ScriptedUsage,
+} from './script.ts';
+export { scriptedLanguageModel, type ScriptedLanguageModelOptions } from './scripted-language-model.ts';
+export { startScriptedServer, type ScriptedServer, type ScriptedServerOptions } from './scripted-server.ts';

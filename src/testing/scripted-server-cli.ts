@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// Runs a scripted model by hand: node src/testing/scripted-server-cli.ts --script file.yaml [--port 8787]
+import { parseArgs } from 'node:util';
+import { loadScript } from './load-script.ts';
+import { startScriptedServer } from './scripted-server.ts';
+
+const usage = 'Usage: node src/testing/scripted-server-cli.ts --script FILE.yaml|FILE.json [--port 8787]';
+
+async function main(): Promise<void> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: { script: { type: 'string' }, port: { type: 'string', default: '8787' }, help: { type: 'boolean' } },
+    }));
+  } catch (error) {
+    console.error(`${(error as Error).message}\n${usage}`);
+    process.exit(2);
+  }
+  if (values.help) return console.log(usage);
+  const port = Number(values.port);
+  if (values.script === undefined || !Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(usage);
+    process.exit(2);
+  }
+  let script;
+  try {
+    script = await loadScript(values.script);
+  } catch (error) {
+    console.error((error as Error).message);
+    process.exit(2);
+  }
+  const server = await startScriptedServer({
+    script,
+    port,
+    onRequest(request, reply) {
+      const lastUser = request.messages.findLast((message) => message.role === 'user')?.content ?? '';
+      const rule = reply.rule === undefined ? 'no rule' : `rule ${reply.rule}`;
+      console.error(`turn ${request.turn} -> ${rule} | ${JSON.stringify(lastUser.slice(0, 60))}`);
+    },
+  });
+  console.log(server.baseURL);
+  const stop = (): void => void server.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+await main();

@@ -1,0 +1,52 @@
+import { jsonSchema, tool, type Tool, type ToolExecutionOptions } from 'ai';
+import { z } from 'zod';
+import { CadreError } from '../errors/cadre-error.ts';
+
+/** A tool input the model must fix; its message tells the model how. */
+export class ToolInputError extends CadreError {
+  constructor(message: string) {
+    super('CadreToolInputError', message);
+  }
+
+  static override isInstance(error: unknown): error is ToolInputError {
+    return CadreError.isInstance(error) && error.name === 'CadreToolInputError';
+  }
+}
+
+/** A cadre tool: data first, so tools can be listed, documented and tested. */
+export interface ToolDefinition<INPUT> {
+  name: string;
+  description: string;
+  inputSchema: z.ZodType<INPUT>;
+  execute: (input: INPUT, options: ToolExecutionOptions<any>) => Promise<string> | string;
+}
+
+/**
+ * Turns a {@link ToolDefinition} into an AI SDK tool. The model sees the zod schema as JSON
+ * schema, but input is checked inside `execute`, so a bad call comes back to the model as a tool
+ * error that says what to fix (never a crash of the loop, never a raw validation dump).
+ *
+ * @example defineTool({ name: 'echo', description: 'Echoes', inputSchema: z.object({ text: z.string() }), execute: ({ text }) => text })
+ */
+export function defineTool<INPUT>(definition: ToolDefinition<INPUT>): Tool {
+  const schema = z.toJSONSchema(definition.inputSchema, { io: 'input' }) as Record<string, unknown>;
+  delete schema.$schema;
+  return tool({
+    description: definition.description,
+    inputSchema: jsonSchema<unknown>(schema as Parameters<typeof jsonSchema>[0], { validate: (value) => ({ success: true, value }) }),
+    execute: async (raw: unknown, options: ToolExecutionOptions<any>) => {
+      const parsed = definition.inputSchema.safeParse(raw);
+      if (!parsed.success) throw new ToolInputError(describeInputProblems(definition.name, parsed.error));
+      return definition.execute(parsed.data, options);
+    },
+  });
+}
+
+/** `Invalid input for tool 'agent': task: ...; max_turns: .... Fix these and call it again.` */
+export function describeInputProblems(toolName: string, error: z.ZodError): string {
+  const problems = error.issues.map((issue) => {
+    const path = issue.path.length > 0 ? issue.path.join('.') : 'input';
+    return `${path}: ${issue.message}`;
+  });
+  return `Invalid input for tool '${toolName}': ${problems.join('; ')}. Fix these and call it again.`;
+}
