@@ -38,6 +38,8 @@ export interface SessionRunnerOptions {
   toolsFor: (agent: AgentDefinition) => ToolSet;
   /** @default 2 */
   maxRetries?: number;
+  /** How often a running turn looks for a stop requested by another process. @default 500 */
+  stopPollMs?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -75,6 +77,15 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     if (signal.aborted) onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     controllers.set(sessionId, controller);
+    const startedAt = now();
+    // A person may stop this session from another process (`cadre stop SESSION_ID`): it marks
+    // the session in the store, and the turn notices here.
+    const watch = setInterval(() => {
+      store.getSession(sessionId).then((current) => {
+        if (current?.user_canceled_at && current.user_canceled_at >= startedAt) controller.abort(new RunStopSignal('user'));
+      }, report);
+    }, options.stopPollMs ?? 500);
+    watch.unref();
     await setStatus(sessionId, 'running');
     inbox.clear(sessionId);
     try {
@@ -112,6 +123,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       await setStatus(sessionId, 'failed').catch(report);
       return { session_id: sessionId, status: 'failed', text: '', error: shortMessage(error) };
     } finally {
+      clearInterval(watch);
       signal.removeEventListener('abort', onAbort);
       if (controllers.get(sessionId) === controller) controllers.delete(sessionId);
     }

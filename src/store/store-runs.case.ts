@@ -58,6 +58,14 @@ export function runCases({ store }: StoreCaseContext): void {
       expect(await store().listRunEvents('run_x')).toEqual([]);
     });
 
+    it('never moves a finished run, even when the caller allows its state', async () => {
+      await store().insertRun(runFixture({ status: 'failed' }), eventFixture('run_1', 'run-queued'));
+      const moved = await store().transitionRun({ id: 'run_1', from: ['failed'], to: 'running', event: eventFixture('run_1', 'run-start') });
+      expect(moved).toBeNull();
+      expect((await store().getRun('run_1'))?.status).toBe('failed');
+      expect(await typesOf('run_1')).toEqual(['run-queued']);
+    });
+
     it('lets only one of two racing transitions from the same state win', async () => {
       await store().insertRun(runFixture({ status: 'running' }), eventFixture('run_1', 'run-queued'));
       const end = (to: 'completed' | 'canceled_by_user') =>

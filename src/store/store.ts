@@ -59,6 +59,11 @@ export interface Store {
   /** Appends messages in order; returns them with their `seq`. */
   appendMessages(messages: readonly NewMessage[]): Promise<MessageRecord[]>;
   listMessages(sessionId: string, options?: { afterSeq?: number }): Promise<MessageRecord[]>;
+  /**
+   * Replaces the content of a stored message. Only for a notification that has not reached a
+   * model yet, when a later notification joins it.
+   */
+  updateMessageContent(sessionId: string, seq: number, content: unknown): Promise<void>;
 
   /** Stores a new run together with its first event. */
   insertRun(run: RunRecord, event: NewRunEvent): Promise<void>;

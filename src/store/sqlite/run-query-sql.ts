@@ -1,7 +1,8 @@
 import type { SQLInputValue } from 'node:sqlite';
 import type { RunQuery } from '../store.ts';
+import { runColumnList } from './rows.ts';
 
-/** The SELECT for a `RunQuery`, with its parameters in order. */
+/** The SELECT for a `RunQuery` (columns in `runColumnList` order), with its parameters in order. */
 export function runQuerySql(query: RunQuery): { sql: string; parameters: SQLInputValue[] } {
   const conditions: string[] = [];
   const parameters: SQLInputValue[] = [];
@@ -33,7 +34,7 @@ export function runQuerySql(query: RunQuery): { sql: string; parameters: SQLInpu
   }
   const where = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
   const direction = query.order === 'oldest' ? 'ASC' : 'DESC';
-  let sql = `SELECT * FROM runs${where} ORDER BY created_at ${direction}, id ${direction}`;
+  let sql = `SELECT ${runColumnList} FROM runs${where} ORDER BY created_at ${direction}, id ${direction}`;
   if (query.limit !== undefined) {
     sql += ' LIMIT ?';
     parameters.push(Math.max(0, Math.floor(query.limit)));

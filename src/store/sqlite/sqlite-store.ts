@@ -1,17 +1,17 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
-import type { MessageRecord, NewRunEvent } from '../records.ts';
+import type { SQLInputValue } from 'node:sqlite';
+import { isFinished, type MessageRecord, type NewRunEvent, type RunRecord } from '../records.ts';
 import type { RunPatch, Store } from '../store.ts';
 import { createGroupCommit } from './group-commit.ts';
-import { migrate } from './migrations.ts';
+import { openDatabase } from './open-database.ts';
 import { runQuerySql } from './run-query-sql.ts';
 import {
   messageFromRow,
+  patchColumns,
   patchableRunColumns,
   patchableSessionColumns,
   runColumns,
   runEventFromRow,
+  runColumnList,
   runFromRow,
   runToSql,
   runValueToSql,
@@ -36,24 +36,14 @@ const activeStatuses = ['queued', 'running'] as const;
 
 /**
  * The embedded store: one SQLite file in WAL mode, written with group commit (see
- * `createGroupCommit`). Reads see this process's writes at once; writes resolve when durable.
+ * `createGroupCommit`). Reads see this process's writes at once; writes resolve once
+ * committed, which survives a crash of the process (`synchronous = NORMAL`).
  *
  * @example
  * const store = createSqliteStore({ path: './.cadre/cadre.db' });
  */
 export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOptions): Store {
-  if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
-  const database = new DatabaseSync(path, { timeout: busyTimeoutMs });
-  try {
-    for (const pragma of (process.env.BENCH_PRAGMAS ?? '').split(';').filter(Boolean)) database.exec(`PRAGMA ${pragma}`);
-    database.exec('PRAGMA journal_mode = WAL');
-    database.exec('PRAGMA synchronous = NORMAL');
-    migrate(database, path);
-  } catch (error) {
-    database.close();
-    throw error;
-  }
-
+  const database = openDatabase(path, busyTimeoutMs);
   const prepared = createStatementCache(database);
   // The last seq used per session and per run. Only this process appends to its runs and
   // sessions; another process only sets stop requests, which touch run columns alone.
@@ -91,7 +81,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
     );
   }
 
-  /** `UPDATE runs SET status = ?, <patch> ...`; the columns are sorted so equal shapes share a statement. */
+  /** The SET list of a run update: `leading` assignments, then the patch. */
   function runAssignments(patch: RunPatch, leading: string[]): { sets: string; values: SQLInputValue[] } {
     if ((patch as { status?: unknown }).status !== undefined) {
       throw new TypeError("A run patch cannot change 'status': use transitionRun, which checks the move and writes its event.");
@@ -100,6 +90,12 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
     const sets = [...leading, ...columns.map((column) => `${column} = ?`)].join(', ');
     const values = columns.map((column) => runValueToSql(column, patch[column as keyof RunPatch]));
     return { sets, values };
+  }
+
+  /** The run a statement returns (SELECT or RETURNING the `runColumnList`), or null. */
+  function runReturnedBy(sql: string, ...parameters: SQLInputValue[]): RunRecord | null {
+    const row = prepared(sql, { returnArrays: true }).get(...parameters) as unknown[] | undefined;
+    return row ? runFromRow(row) : null;
   }
 
   function write<T>(work: () => T, atomic = false): Promise<T> {
@@ -175,6 +171,12 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
       }, messages.length > 1);
     },
 
+    updateMessageContent(sessionId, seq, content) {
+      return write(() => {
+        prepared('UPDATE messages SET content = ? WHERE session_id = ? AND seq = ?').run(JSON.stringify(content ?? null), sessionId, seq);
+      });
+    },
+
     async listMessages(sessionId, { afterSeq = 0 } = {}) {
       ensureOpen();
       const rows = prepared('SELECT * FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq').all(sessionId, afterSeq);
@@ -197,13 +199,14 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
       } catch (error) {
         return Promise.reject(error);
       }
-      const fromList = from.length > 0 ? from.map(() => '?').join(', ') : 'NULL';
-      const sql = `UPDATE runs SET ${assignments.sets} WHERE id = ? AND status IN (${fromList}) RETURNING *`;
+      // A finished status never changes, whatever the caller allows.
+      const allowed = from.filter((status) => !isFinished(status));
+      const fromList = allowed.length > 0 ? allowed.map(() => '?').join(', ') : 'NULL';
+      const sql = `UPDATE runs SET ${assignments.sets} WHERE id = ? AND status IN (${fromList}) RETURNING ${runColumnList}`;
       return write(() => {
-        const row = prepared(sql).get(to, ...assignments.values, id, ...from) as Row | undefined;
-        if (!row) return null;
-        insertEvent(event);
-        return runFromRow(row);
+        const run = runReturnedBy(sql, to, ...assignments.values, id, ...allowed);
+        if (run) insertEvent(event);
+        return run;
       }, true);
     },
 
@@ -216,14 +219,12 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
         return Promise.reject(error);
       }
       return write(() => {
-        const row = (
+        const run =
           assignments.sets === ''
-            ? prepared('SELECT * FROM runs WHERE id = ?').get(id)
-            : prepared(`UPDATE runs SET ${assignments.sets} WHERE id = ? RETURNING *`).get(...assignments.values, id)
-        ) as Row | undefined;
-        if (!row) return null;
-        for (const event of events) insertEvent(event);
-        return runFromRow(row);
+            ? runReturnedBy(`SELECT ${runColumnList} FROM runs WHERE id = ?`, id)
+            : runReturnedBy(`UPDATE runs SET ${assignments.sets} WHERE id = ? RETURNING ${runColumnList}`, ...assignments.values, id);
+        if (run) for (const event of events) insertEvent(event);
+        return run;
       }, events.length > 0);
     },
 
@@ -235,16 +236,14 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
 
     async getRun(id) {
       ensureOpen();
-      const row = prepared('SELECT * FROM runs WHERE id = ?').get(id) as Row | undefined;
-      return row ? runFromRow(row) : null;
+      return runReturnedBy(`SELECT ${runColumnList} FROM runs WHERE id = ?`, id);
     },
 
     async listRuns(query) {
       ensureOpen();
       const { sql, parameters } = runQuerySql(query);
-      return prepared(sql)
-        .all(...parameters)
-        .map((row) => runFromRow(row as Row));
+      const rows = prepared(sql, { returnArrays: true }).all(...parameters) as unknown as unknown[][];
+      return rows.map(runFromRow);
     },
 
     async listRunEvents(runId, { afterSeq = 0, limit } = {}) {
@@ -270,13 +269,17 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
 
     claimRun(id, owner, expiresAt, expiredBefore) {
       return write(() => {
-        const row = prepared(
-          'UPDATE runs SET lease_owner = ?, lease_expires_at = ? WHERE id = ? AND status IN (?, ?) AND (lease_expires_at IS NULL OR lease_expires_at < ?) RETURNING *',
-        ).get(owner, expiresAt, id, ...activeStatuses, expiredBefore) as Row | undefined;
-        if (!row) return null;
+        const run = runReturnedBy(
+          `UPDATE runs SET lease_owner = ?, lease_expires_at = ? WHERE id = ? AND status IN (?, ?) AND (lease_expires_at IS NULL OR lease_expires_at < ?) RETURNING ${runColumnList}`,
+          owner,
+          expiresAt,
+          id,
+          ...activeStatuses,
+          expiredBefore,
+        );
         // The previous owner was another process that may have appended events.
-        lastEventSeq.delete(id);
-        return runFromRow(row);
+        if (run) lastEventSeq.delete(id);
+        return run;
       });
     },
 
@@ -287,24 +290,13 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
 
     async close() {
       if (closed) return;
-      try {
-        await commits.flush();
-      } finally {
-        closed = true;
-        database.close();
-      }
+      closed = true;
+      // The commit runs synchronously inside flush, so the connection can close right after.
+      const flushed = commits.flush();
+      database.close();
+      await flushed;
     },
   };
-}
-
-function patchColumns(patch: object, allowed: ReadonlySet<string>, what: string): string[] {
-  const columns: string[] = [];
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === undefined) continue;
-    if (!allowed.has(key)) throw new TypeError(`${what} cannot set '${key}'.`);
-    columns.push(key);
-  }
-  return columns.sort();
 }
 
 function mismatchedEvent(runId: string, event: NewRunEvent): TypeError {

@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { defineAgent, type AgentDefinition } from '../src/agents/agent-definition.ts';
+import { defineTool } from '../src/tools/define-tool.ts';
+import { workerMarker } from './bench-model.ts';
+
+/** The trivial workspace tool every worker step calls. */
+export const noopTool = defineTool({
+  name: 'noop',
+  description: 'Does nothing and answers ok.',
+  inputSchema: z.object({}),
+  execute: () => 'ok',
+});
+
+/** The worker's system prompt; it carries the marker the bench model keys on. */
+export const workerSystem = `${workerMarker}: you check one part of the work with the noop tool and report what you found.`;
+
+/** The subagent both benchmarks delegate to. */
+export const workerAgent: AgentDefinition = defineAgent({
+  name: 'worker',
+  description: 'Checks one part of the work and reports.',
+  system: workerSystem,
+  tools: ['noop'],
+  mode: 'subagent',
+});
+
+/** Collects errors cadre reports through `onError`; a benchmark that saw any is not valid. */
+export function createErrorSink(): { report: (error: unknown) => void; check: (what: string) => void } {
+  const errors: unknown[] = [];
+  return {
+    report: (error) => errors.push(error),
+    check(what) {
+      if (errors.length > 0) throw new Error(`${what}: cadre reported ${errors.length} error(s); the first: ${String(errors[0])}`, { cause: errors[0] });
+    },
+  };
+}

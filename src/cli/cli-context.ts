@@ -1,0 +1,42 @@
+/** A stream the CLI writes to; `isTTY`, `columns` and `rows` exist on terminals. */
+export interface OutputStream {
+  write(text: string): boolean;
+  isTTY?: boolean;
+  columns?: number;
+  rows?: number;
+}
+
+/** A stream the CLI reads a prompt from. */
+export interface InputStream extends AsyncIterable<string | Buffer> {
+  isTTY?: boolean;
+  setEncoding?(encoding: BufferEncoding): unknown;
+}
+
+/** Where a command runs: the working directory, environment and standard streams. */
+export interface CliContext {
+  cwd: string;
+  env: Record<string, string | undefined>;
+  stdin: InputStream;
+  stdout: OutputStream;
+  stderr: OutputStream;
+}
+
+/** The context of this process. */
+export function processContext(): CliContext {
+  return { cwd: process.cwd(), env: process.env, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
+}
+
+/** Whether output may be coloured: a terminal, and `NO_COLOR` unset (https://no-color.org). */
+export function colorEnabled(context: CliContext, stream: OutputStream = context.stdout): boolean {
+  return stream.isTTY === true && (context.env.NO_COLOR ?? '') === '';
+}
+
+/** Whether `cadre run` should redraw a live view, rather than append plain lines. */
+export function liveViewEnabled(context: CliContext): boolean {
+  return colorEnabled(context) && (context.env.CI ?? '') === '' && context.env.TERM !== 'dumb';
+}
+
+/** Writes one line. */
+export function writeLine(stream: OutputStream, text = ''): void {
+  stream.write(`${text}\n`);
+}

@@ -1,0 +1,73 @@
+import { messageText } from '../executors/message-codec.ts';
+import type { Cadre } from '../runtime/create-cadre.ts';
+import type { RunOutcome, RunView } from './run-view.ts';
+
+/** Options of {@link driveSession}. */
+export interface DriveSessionOptions {
+  cadre: Cadre;
+  sessionId: string;
+  prompt: string;
+  view: RunView;
+  /** Where Ctrl-C comes from. @default process */
+  signals?: Pick<NodeJS.Process, 'on' | 'off'>;
+  /** Called on a second Ctrl-C: leave at once. @default process.exit(130) */
+  exitNow?: () => void;
+  /** How often to look for a stop of this session from another process. @default 500 */
+  stopPollMs?: number;
+}
+
+/**
+ * Sends the prompt, shows live events, and waits until the primary agent is idle and no run of
+ * the session is queued or running. Ctrl-C once stops the session (its turn and its runs end
+ * `canceled_by_user`) and waits for that to settle; twice leaves at once. A `cadre stop` of this
+ * session from another process is noticed within `stopPollMs`.
+ */
+export async function driveSession(options: DriveSessionOptions): Promise<RunOutcome> {
+  const { cadre, sessionId, prompt, view, signals = process, stopPollMs = 500 } = options;
+  const exitNow = options.exitNow ?? (() => process.exit(130));
+  const { store } = cadre;
+  const before = (await store.listMessages(sessionId)).at(-1)?.seq ?? 0;
+  const startedAt = new Date().toISOString();
+  let stoppedByPerson = false;
+
+  function stop(notice: string): void {
+    if (stoppedByPerson) return;
+    stoppedByPerson = true;
+    view.notice(notice);
+    cadre.stopSession(sessionId).catch(() => {});
+  }
+
+  function onInterrupt(): void {
+    if (stoppedByPerson) exitNow();
+    else stop('Stopping the session and its runs... (press Ctrl-C again to quit at once)');
+  }
+
+  // The runtime carries a person's stop of a run across processes; a stop of the whole session
+  // only marks the session, so this process carries it out.
+  const poll = setInterval(() => {
+    store.getSession(sessionId).then((session) => {
+      if (session?.user_canceled_at && session.user_canceled_at > startedAt) stop('Stopped from another process (cadre stop).');
+    }, () => {});
+  }, stopPollMs);
+  const unsubscribe = cadre.subscribe((event) => view.event(event));
+  signals.on('SIGINT', onInterrupt);
+  try {
+    const turn = await cadre.send(sessionId, prompt);
+    await cadre.waitForIdle(sessionId);
+    const session = await store.getSession(sessionId);
+    const messages = await store.listMessages(sessionId, { afterSeq: before });
+    const answer = messages.filter((message) => message.role === 'assistant').map((message) => messageText(message.content)).findLast((text) => text.trim() !== '') ?? '';
+    if (stoppedByPerson || turn.status === 'canceled' || session?.status === 'canceled') {
+      return { sessionId, status: 'canceled', text: answer };
+    }
+    if (turn.status === 'failed' || session?.status === 'failed') {
+      const error = turn.error ?? 'The primary agent failed while handling a subagent notification.';
+      return { sessionId, status: 'failed', text: answer, error };
+    }
+    return { sessionId, status: 'completed', text: answer };
+  } finally {
+    clearInterval(poll);
+    signals.off('SIGINT', onInterrupt);
+    unsubscribe();
+  }
+}

@@ -1,0 +1,146 @@
+import { styleText } from 'node:util';
+import { createLogUpdate } from 'log-update';
+import { formatElapsed } from '../delegation/run-views.ts';
+import { messageText } from '../executors/message-codec.ts';
+import { clampActivity } from '../runs/activity.ts';
+import { isFinished, type RunRecord, type RunStatus } from '../store/records.ts';
+import type { OutputStream } from './cli-context.ts';
+import { printClosingHints } from './closing-hints.ts';
+import { endDetail } from './run-lines.ts';
+import { RunTracker } from './run-tracker.ts';
+import type { RunView } from './run-view.ts';
+
+/** Options of {@link renderRunLine}. */
+export interface RenderRunLineOptions {
+  /** Terminal columns: the line is cut to fit. @default no limit */
+  width?: number;
+  /** Colour with ANSI styles. @default false */
+  color?: boolean;
+}
+
+type Style = Parameters<typeof styleText>[0];
+
+const spinner = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+const marks: Record<Exclude<RunStatus, 'running'>, { mark: string; style: Style }> = {
+  queued: { mark: '·', style: 'gray' },
+  completed: { mark: '✓', style: 'green' },
+  completed_empty: { mark: '✓', style: 'yellow' },
+  failed: { mark: '✗', style: 'red' },
+  canceled_by_user: { mark: '■', style: 'yellow' },
+  canceled_by_parent: { mark: '■', style: 'yellow' },
+  abandoned: { mark: '✗', style: 'red' },
+};
+
+/**
+ * One line of the live view for a run: mark, status, agent, description, elapsed time, and its
+ * latest activity while it works, or what it came to once it ended (at most 80 characters).
+ * Pure: the spinner frame and the elapsed time come from `now`.
+ * @example renderRunLine(run, '2025-01-01T00:00:12.000Z') // '⠋ running   researcher  Survey src/  12s  read_file src/a.ts'
+ */
+export function renderRunLine(run: RunRecord, now: string, options: RenderRunLineOptions = {}): string {
+  const { width = Infinity, color = false } = options;
+  const finished = isFinished(run.status);
+  const frame = spinner[Math.floor(Date.parse(now) / 100) % spinner.length];
+  const { mark, style } = run.status === 'running' ? { mark: frame, style: 'cyan' as Style } : marks[run.status];
+  const head = `${mark} ${run.status.padEnd(9)} ${run.agent}`;
+  const elapsed = formatElapsed(run, now);
+  let description = clampActivity(run.description, 48);
+  let detail = finished ? endDetail(run) : clampActivity(run.last_activity ?? '');
+  const length = () => [head, description, elapsed, detail].filter((part) => part !== '').join('  ').length;
+  if (length() > width) detail = detail.length - (length() - width) < 12 ? '' : clampActivity(detail, detail.length - (length() - width));
+  if (length() > width) description = clampActivity(description, Math.max(12, description.length - (length() - width)));
+  const paint = (styles: Style, text: string) => (color && text !== '' ? styleText(styles, text, { validateStream: false }) : text);
+  const parts = [`${paint(style, `${mark} ${run.status.padEnd(9)}`)} ${paint('bold', run.agent)}`, description, paint('gray', elapsed), paint(finished ? style : 'gray', detail)];
+  return parts.filter((part) => part !== '').join('  ');
+}
+
+/** Options of {@link createLiveView}. */
+export interface LiveViewOptions {
+  stdout: OutputStream;
+  stderr: OutputStream;
+  sessionId: string;
+  color: boolean;
+  /** @default the system clock */
+  now?: () => string;
+  /** How often the view is redrawn at most. @default 100 */
+  frameIntervalMs?: number;
+}
+
+/**
+ * `cadre run` on a terminal: the primary agent's answer as it streams, and under it one line per
+ * active run, redrawn in place; each run settles into one permanent summary line when it ends.
+ */
+export function createLiveView(options: LiveViewOptions): RunView {
+  const { stdout, stderr, sessionId, color } = options;
+  const now = options.now ?? (() => new Date().toISOString());
+  const log = createLogUpdate(stdout as NodeJS.WriteStream);
+  const tracker = new RunTracker(sessionId);
+  let streamed = '';
+  let lastPersisted = '';
+  let notice = '';
+  let dirty = true;
+
+  function draw(): void {
+    const active = tracker.list().filter((run) => !isFinished(run.status));
+    if (!dirty && active.length === 0) return;
+    dirty = false;
+    const width = (stdout.columns ?? 80) - 1;
+    const lines: string[] = [];
+    if (streamed.trim() !== '') lines.push(streamed.trimEnd());
+    if (active.length > 0 && lines.length > 0) lines.push('');
+    for (const run of active) lines.push(renderRunLine(run, now(), { width, color }));
+    if (notice !== '') lines.push(color ? styleText('yellow', notice, { validateStream: false }) : notice);
+    if (lines.length === 0) log.clear();
+    else log(lines.join('\n'));
+  }
+
+  function persist(text: string): void {
+    log.persist(`${text}\n`);
+    dirty = true;
+    draw();
+  }
+
+  function persistAnswer(text: string): void {
+    if (text.trim() === '' || text.trim() === lastPersisted) return;
+    lastPersisted = text.trim();
+    persist(text.trimEnd());
+  }
+
+  const timer = setInterval(draw, options.frameIntervalMs ?? 100);
+  timer.unref();
+
+  return {
+    event(event) {
+      if (event.type === 'text-delta' && event.session_id === sessionId) {
+        streamed += event.text;
+        dirty = true;
+      } else if (event.type === 'message' && event.message.session_id === sessionId && event.message.role === 'assistant') {
+        persistAnswer(messageText(event.message.content));
+        streamed = '';
+      } else if (event.type === 'run-event') {
+        const change = tracker.apply(event);
+        if (!change) return;
+        // The step that starts runs ends (and is stored) only after them: show its text first.
+        if (change.type === 'run-queued' && streamed.trim() !== '') {
+          persistAnswer(streamed);
+          streamed = '';
+        }
+        if (change.type === 'run-end') persist(renderRunLine(change.run, now(), { width: (stdout.columns ?? 80) - 1, color }));
+        dirty = true;
+      }
+    },
+    notice(text) {
+      notice = text;
+      dirty = true;
+      draw();
+    },
+    finish(outcome) {
+      clearInterval(timer);
+      log.clear();
+      log.done();
+      if (outcome.text.trim() !== '' && outcome.text.trim() !== lastPersisted) stdout.write(`${outcome.text.trimEnd()}\n`);
+      printClosingHints(stderr, outcome);
+    },
+  };
+}

@@ -1,0 +1,92 @@
+import type { AgentRegistry } from '../agents/agent-registry.ts';
+import { loadAgents } from '../agents/load-agents.ts';
+import { loadConfig, type CadreConfig } from '../config/load-config.ts';
+import { ConfigError } from '../errors/config-error.ts';
+import { resolveModel, type LanguageModelInstance } from '../models/resolve-model.ts';
+import { createCadre, type Cadre } from '../runtime/create-cadre.ts';
+import { openStore } from '../store/open-store.ts';
+import type { Store } from '../store/store.ts';
+import { createWorkspaceTools } from '../tools/workspace-tools.ts';
+import type { CliContext } from './cli-context.ts';
+import { configFlags, type RuntimeFlags, type StoreFlags } from './command-options.ts';
+
+/** What a command needs to talk to the database only. */
+export interface OpenedStore {
+  config: CadreConfig;
+  store: Store;
+  close(): Promise<void>;
+}
+
+/** A cadre runtime opened for one command. */
+export interface OpenedRuntime extends OpenedStore {
+  cadre: Cadre;
+  agents: AgentRegistry;
+}
+
+/** Options of {@link openRuntime}. */
+export interface OpenRuntimeOptions {
+  context: CliContext;
+  flags: RuntimeFlags;
+  /** Whether the command runs agents, so a model must be configured. Commands that only read or stop don't. */
+  requireModel: boolean;
+}
+
+/** Reads configuration: flags beat the environment, which beats `cadre.config.json`. */
+export function loadCliConfig(context: CliContext, flags: RuntimeFlags): Promise<CadreConfig> {
+  return loadConfig({ cwd: context.cwd, env: context.env, configFile: flags.config, flags: configFlags(flags) });
+}
+
+/** Opens the configured database, for commands that only read it. */
+export async function openCliStore(context: CliContext, flags: StoreFlags): Promise<OpenedStore> {
+  const config = await loadCliConfig(context, flags);
+  const store = await openStore(config.db);
+  return { config, store, close: () => store.close() };
+}
+
+function sessionModel(config: CadreConfig, env: CliContext['env']): LanguageModelInstance {
+  if (config.model === undefined) {
+    throw new ConfigError(
+      'No model is configured: pass --model provider:model-id (like anthropic:claude-sonnet-4-5) or set CADRE_MODEL. ' +
+        'To try cadre without a key, run `npm run demo` (a scripted model).',
+    );
+  }
+  return resolveModel(config.model, { baseURL: config.baseURL, env });
+}
+
+/**
+ * Opens everything a command needs: configuration, the database, the agents (built-ins,
+ * `~/.config/cadre/agents`, `./.cadre/agents`, each `--agents DIR`), the workspace tools rooted at
+ * the working directory, and the runtime. Checks the model and the primary agent before anything
+ * runs, so a mistake is one clear {@link ConfigError}.
+ */
+export async function openRuntime({ context, flags, requireModel }: OpenRuntimeOptions): Promise<OpenedRuntime> {
+  const config = await loadCliConfig(context, flags);
+  const model = requireModel ? sessionModel(config, context.env) : undefined;
+  const agents = await loadAgents({ cwd: context.cwd, dirs: config.agentsDirs });
+  if (requireModel) agents.primary(config.agent);
+  const store = await openStore(config.db);
+  const cadre = createCadre({
+    store,
+    // Commands that only stop runs never call a model; the label just fills the slot.
+    model: model ?? config.model ?? 'none:unconfigured',
+    agents,
+    limits: config.limits,
+    tools: createWorkspaceTools({ root: context.cwd }),
+    baseURL: config.baseURL,
+    env: context.env,
+    onError: (error) => {
+      const detail = error instanceof Error ? (flags.debug ? (error.stack ?? error.message) : error.message) : String(error);
+      context.stderr.write(`cadre: internal error: ${detail}\n`);
+    },
+  });
+  return {
+    config,
+    store,
+    cadre,
+    agents,
+    async close() {
+      await cadre.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import { writeLine, type OutputStream } from './cli-context.ts';
+import { describeRunEnd, runLabel } from './run-lines.ts';
+import { RunTracker } from './run-tracker.ts';
+import type { RunOutcome, RunView } from './run-view.ts';
+import { printClosingHints } from './closing-hints.ts';
+
+/** Options of {@link createPlainView}. */
+export interface PlainViewOptions {
+  stdout: OutputStream;
+  stderr: OutputStream;
+  sessionId: string;
+  /** @default the system clock */
+  now?: () => string;
+  /** Activity lines of one run are printed at most this often. @default 2000 */
+  activityIntervalMs?: number;
+}
+
+interface Throttle {
+  lastAt: number;
+  last?: string;
+  pending?: string;
+  timer?: NodeJS.Timeout;
+}
+
+/**
+ * `cadre run` when stdout is not a terminal: append-only lines that read well in logs. Progress
+ * goes to stderr, one line per event worth seeing (`[run_... researcher] started: ...`, its tool
+ * calls and activity at most every 2 s, its end); the final answer alone goes to stdout, so
+ * `cadre run ... > answer.md` keeps just the answer.
+ */
+export function createPlainView(options: PlainViewOptions): RunView {
+  const { stdout, stderr, sessionId, activityIntervalMs = 2000 } = options;
+  const now = options.now ?? (() => new Date().toISOString());
+  const tracker = new RunTracker(sessionId);
+  const throttles = new Map<string, Throttle>();
+
+  function printActivity(runId: string, label: string, text: string): void {
+    const throttle = throttles.get(runId) ?? { lastAt: 0 };
+    throttles.set(runId, throttle);
+    if (text === throttle.last) return;
+    const elapsed = Date.now() - throttle.lastAt;
+    if (elapsed >= activityIntervalMs) {
+      clearTimeout(throttle.timer);
+      throttle.timer = undefined;
+      throttle.pending = undefined;
+      throttle.lastAt = Date.now();
+      throttle.last = text;
+      writeLine(stderr, `${label} ${text}`);
+      return;
+    }
+    throttle.pending = text;
+    throttle.timer ??= setTimeout(() => {
+      throttle.timer = undefined;
+      const pending = throttle.pending;
+      if (pending !== undefined) printActivity(runId, label, pending);
+    }, activityIntervalMs - elapsed);
+  }
+
+  function stopThrottle(runId: string): void {
+    const throttle = throttles.get(runId);
+    if (throttle) clearTimeout(throttle.timer);
+    throttles.delete(runId);
+  }
+
+  return {
+    event(event) {
+      const change = tracker.apply(event);
+      if (!change) return;
+      const { run, type, activity } = change;
+      if (type === 'run-start' && run.status === 'running') writeLine(stderr, `${runLabel(run)} started: ${run.description}`);
+      else if (type === 'run-end') {
+        stopThrottle(run.id);
+        writeLine(stderr, `${runLabel(run)} ${describeRunEnd(run, now())}`);
+      } else if (activity !== undefined && run.status === 'running' && activity !== 'waiting for model') {
+        printActivity(run.id, runLabel(run), activity);
+      }
+    },
+    notice(text) {
+      writeLine(stderr, text);
+    },
+    finish(outcome: RunOutcome) {
+      for (const runId of [...throttles.keys()]) stopThrottle(runId);
+      if (outcome.text.trim() !== '') writeLine(stdout, outcome.text.trimEnd());
+      printClosingHints(stderr, outcome);
+    },
+  };
+}

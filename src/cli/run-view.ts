@@ -1,0 +1,22 @@
+import type { CadreEvent } from '../runs/run-bus.ts';
+
+/** How `cadre run` ended. */
+export interface RunOutcome {
+  sessionId: string;
+  /** `completed`, `failed` (the primary agent failed), or `canceled` (a person stopped it). */
+  status: 'completed' | 'failed' | 'canceled';
+  /** The primary agent's final answer: the last assistant text of this invocation. */
+  text: string;
+  /** The primary agent's error, when it failed. */
+  error?: string;
+}
+
+/** What `cadre run` shows while it works: JSON Lines, plain lines, or a live view. */
+export interface RunView {
+  /** A live event of the runtime. */
+  event(event: CadreEvent): void;
+  /** A message for the person, such as "Stopping...". */
+  notice(text: string): void;
+  /** Shows the outcome; the view writes nothing after it. */
+  finish(outcome: RunOutcome): void;
+}

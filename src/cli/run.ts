@@ -1,0 +1,80 @@
+import type { Command } from 'commander';
+import { ConfigError } from '../errors/config-error.ts';
+import { describeModel } from '../models/describe-model.ts';
+import { colorEnabled, liveViewEnabled, writeLine, type CliContext } from './cli-context.ts';
+import { collect, type RuntimeFlags } from './command-options.ts';
+import { driveSession } from './drive-session.ts';
+import { createJsonView } from './json-view.ts';
+import { createLiveView } from './live-view.ts';
+import type { ExitCode } from './main.ts';
+import { openRuntime, type OpenedRuntime } from './open-runtime.ts';
+import { createPlainView } from './plain-view.ts';
+import { readPrompt } from './read-prompt.ts';
+import type { RunView } from './run-view.ts';
+
+/** Options of `cadre run`. */
+export interface RunFlags extends RuntimeFlags {
+  session?: string;
+}
+
+const exitCodes = { completed: 0, failed: 1, canceled: 130 } as const;
+
+async function openSession(runtime: OpenedRuntime, flags: RunFlags) {
+  const { cadre, store, config } = runtime;
+  if (flags.session === undefined) return cadre.createSession({ agent: config.agent });
+  const session = await store.getSession(flags.session);
+  if (!session) throw new ConfigError(`No session '${flags.session}'. List sessions with: cadre sessions`);
+  if (session.parent_run_id !== null) {
+    throw new ConfigError(`Session '${session.id}' is the child session of run ${session.parent_run_id}; continue a primary session (see cadre sessions).`);
+  }
+  if (flags.agent !== undefined && flags.agent !== session.agent) {
+    throw new ConfigError(`Session '${session.id}' talks to agent '${session.agent}'; --agent cannot change it. Leave out --agent, or start a new session.`);
+  }
+  // The session goes on with the model configured now (--model, CADRE_MODEL or the config file).
+  const model = describeModel(config.model ?? session.model);
+  if (model !== session.model) await store.updateSession(session.id, { model });
+  // Runs left queued or running by a process that died are resumed or marked abandoned first.
+  await cadre.recover({ sessionId: session.id });
+  return { ...session, model };
+}
+
+function chooseView(context: CliContext, sessionId: string, json: boolean | undefined): RunView {
+  if (json) return createJsonView({ stdout: context.stdout, stderr: context.stderr });
+  if (liveViewEnabled(context)) return createLiveView({ stdout: context.stdout, stderr: context.stderr, sessionId, color: colorEnabled(context) });
+  return createPlainView({ stdout: context.stdout, stderr: context.stderr, sessionId });
+}
+
+/** `cadre run [PROMPT]`: the primary agent works on a prompt; exit code 0, 1 (it failed), 2 or 130 (stopped). */
+export async function runCommand(context: CliContext, promptArgument: string | undefined, flags: RunFlags): Promise<number> {
+  const prompt = await readPrompt(context, promptArgument);
+  const runtime = await openRuntime({ context, flags, requireModel: true });
+  try {
+    const session = await openSession(runtime, flags);
+    const view = chooseView(context, session.id, flags.json);
+    const outcome = await driveSession({ cadre: runtime.cadre, sessionId: session.id, prompt, view });
+    view.finish(outcome);
+    if (outcome.status === 'failed') writeLine(context.stderr, `cadre: the primary agent failed: ${outcome.error}`);
+    return exitCodes[outcome.status];
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** Registers `cadre run`. */
+export function registerRun(program: Command, context: CliContext, exit: ExitCode): void {
+  program
+    .command('run')
+    .description('send a prompt to the primary agent; return when it and every run it started are done')
+    .argument('[prompt]', 'what to do; read from stdin when absent')
+    .option('--agent <name>', 'the primary agent (default: main)')
+    .option('--agents <dir>', 'also load agent files from this directory (repeatable)', collect)
+    .option('--model <spec>', 'model spec provider:model-id, e.g. anthropic:claude-sonnet-4-5 (or CADRE_MODEL)')
+    .option('--base-url <url>', 'base URL of the model API, for openai-compatible: (or CADRE_BASE_URL)')
+    .option('--db <path>', 'the database (default ./.cadre/cadre.db, or CADRE_DB)')
+    .option('--config <file>', 'config file (default ./cadre.config.json)')
+    .option('--session <id>', 'continue this session')
+    .option('--json', 'print events as JSON Lines on stdout, ending with a session-end line')
+    .action(async (prompt: string | undefined, _flags: RunFlags, command: Command) => {
+      exit.code = await runCommand(context, prompt, command.optsWithGlobals<RunFlags>());
+    });
+}

@@ -1,0 +1,261 @@
+// The cadre dashboard: plain script, no framework, no build step.
+// Model output reaches the page only through textContent, never as HTML.
+
+const token = new URLSearchParams(location.search).get('token');
+const activeStatuses = new Set(['queued', 'running']);
+const state = { sessionId: null, runs: new Map(), cards: new Map(), events: null };
+
+const byId = (id) => document.getElementById(id);
+
+/** A path with the access token in its query, for links and EventSource (they cannot send headers). */
+function withToken(path) {
+  if (!token) return path;
+  const url = new URL(path, location.origin);
+  url.searchParams.set('token', token);
+  return url.pathname + url.search;
+}
+
+async function api(path, { method = 'GET', body } = {}) {
+  const headers = { Accept: 'application/json' };
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(data.error || `${response.status} ${response.statusText}`);
+  return data;
+}
+
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+function notice(text) {
+  byId('notice').textContent = text;
+}
+
+function attempt(work) {
+  return Promise.resolve().then(work).catch((error) => notice(error.message));
+}
+
+function badge(status) {
+  return element('span', `badge status-${status}`, status);
+}
+
+function setBadge(node, status) {
+  node.className = `badge status-${status}`;
+  node.textContent = status;
+}
+
+function formatTokens(usage) {
+  return `${usage.input_tokens} in / ${usage.output_tokens} out`;
+}
+
+function formatElapsed(run) {
+  const start = Date.parse(run.started_at || run.created_at);
+  const end = run.ended_at ? Date.parse(run.ended_at) : Date.now();
+  const seconds = Math.max(0, Math.round((end - start) / 1000));
+  return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
+}
+
+function shorten(value, length = 120) {
+  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? '';
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > length ? `${line.slice(0, length - 1)}…` : line;
+}
+
+// Sessions list.
+
+async function loadSessions() {
+  const { sessions } = await api('/api/sessions');
+  byId('session-rows').replaceChildren(...sessions.map(sessionRow));
+}
+
+function sessionRow(session) {
+  const row = element('tr', session.id === state.sessionId ? 'selected' : '');
+  const status = element('td');
+  status.append(badge(session.status));
+  row.append(element('td', 'mono', session.id), element('td', '', session.agent), status,
+    element('td', '', new Date(session.created_at).toLocaleString()), element('td', '', formatTokens(session.usage)));
+  row.addEventListener('click', () => attempt(() => openSession(session.id)));
+  return row;
+}
+
+// The open session: conversation and runs.
+
+async function openSession(id) {
+  state.sessionId = id;
+  state.runs.clear();
+  state.cards.clear();
+  byId('run-cards').replaceChildren();
+  history.replaceState(null, '', `${location.pathname}${location.search}#${id}`);
+  byId('session-view').hidden = false;
+  byId('session-title').textContent = id;
+  byId('export-json').href = withToken(`/api/sessions/${id}/export?format=json`);
+  byId('export-markdown').href = withToken(`/api/sessions/${id}/export?format=markdown`);
+  connectEvents(id);
+  await Promise.all([loadSession(), loadSessions()]);
+}
+
+async function loadSession() {
+  const id = state.sessionId;
+  const { session, messages, runs } = await api(`/api/sessions/${id}`);
+  if (id !== state.sessionId) return;
+  showSessionStatus(session.status);
+  byId('messages').replaceChildren(...messages.map(messageItem));
+  byId('streaming').hidden = true;
+  byId('streaming').textContent = '';
+  for (const run of runs) upsertRun(run);
+}
+
+function showSessionStatus(status) {
+  setBadge(byId('session-status'), status);
+}
+
+function messageItem(message) {
+  const item = element('li', `message ${message.role}`);
+  item.dataset.seq = message.seq;
+  item.append(element('span', 'role', message.role));
+  const parts = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+  for (const part of Array.isArray(parts) ? parts : []) {
+    if (part.type === 'text' || part.type === 'reasoning') item.append(element('div', 'text', part.text));
+    else if (part.type === 'tool-call') item.append(element('div', 'tool', `→ ${part.toolName} ${shorten(part.input)}`));
+    else if (part.type === 'tool-result') item.append(element('div', 'tool', `← ${part.toolName}: ${shorten(part.output?.value ?? part.output)}`));
+    else item.append(element('div', 'tool', part.type));
+  }
+  return item;
+}
+
+function addMessage(message) {
+  const list = byId('messages');
+  if (list.querySelector(`[data-seq="${Number(message.seq)}"]`)) return;
+  list.append(messageItem(message));
+  if (message.role === 'assistant') {
+    byId('streaming').hidden = true;
+    byId('streaming').textContent = '';
+  }
+}
+
+function field(card, name) {
+  return card.querySelector(`[data-field="${name}"]`);
+}
+
+function upsertRun(run) {
+  state.runs.set(run.id, run);
+  let card = state.cards.get(run.id);
+  if (!card) {
+    card = byId('run-card-template').content.firstElementChild.cloneNode(true);
+    card.dataset.runId = run.id;
+    card.querySelector('[data-action="stop"]').addEventListener('click', () => attempt(() => stopRun(run.id)));
+    card.querySelector('[data-action="details"]').addEventListener('click', () => attempt(() => toggleDetails(run.id)));
+    state.cards.set(run.id, card);
+    const parent = run.parent_run_id && state.cards.get(run.parent_run_id);
+    (parent ? field(parent, 'children') : byId('run-cards')).append(card);
+  }
+  card.dataset.status = run.status;
+  setBadge(field(card, 'status'), run.status);
+  field(card, 'agent').textContent = run.agent;
+  field(card, 'description').textContent = run.description;
+  field(card, 'id').textContent = run.id;
+  field(card, 'elapsed').textContent = formatElapsed(run);
+  field(card, 'usage').textContent = `${formatTokens(run.usage)} tokens`;
+  field(card, 'activity').textContent = run.last_activity || '';
+  card.querySelector('[data-action="stop"]').hidden = !activeStatuses.has(run.status);
+  byId('no-runs').hidden = state.cards.size > 0;
+}
+
+async function stopRun(id) {
+  const { run } = await api(`/api/runs/${id}/stop`, { method: 'POST', body: {} });
+  upsertRun(run);
+}
+
+async function toggleDetails(id, { refresh = false } = {}) {
+  const details = field(state.cards.get(id), 'details');
+  if (!details.hidden && !refresh) {
+    details.hidden = true;
+    return;
+  }
+  const [{ run, events }, { messages }] = await Promise.all([api(`/api/runs/${id}`), api(`/api/runs/${id}/transcript`)]);
+  const outcome = run.error ? `${run.error.kind}: ${run.error.message}` : run.result?.text ?? run.partial_result ?? '(no result yet)';
+  const transcript = element('ol', 'messages');
+  transcript.append(...messages.map(messageItem));
+  const eventList = element('ol', 'events');
+  eventList.append(...events.map((event) => element('li', 'mono', `${event.seq} ${event.at.slice(11, 19)} ${event.type} ${shorten(event.data, 80)}`)));
+  details.replaceChildren(element('h4', '', 'Result'), element('div', 'text', outcome), element('h4', '', 'Transcript'), transcript,
+    element('h4', '', 'Events'), eventList);
+  details.hidden = false;
+}
+
+// Live updates.
+
+function connectEvents(sessionId) {
+  state.events?.close();
+  const events = new EventSource(withToken(`/api/events?session=${encodeURIComponent(sessionId)}`));
+  let opened = false;
+  events.addEventListener('open', () => {
+    // After a reconnect, reload what the stream may have missed.
+    if (opened) attempt(loadSession);
+    opened = true;
+  });
+  events.addEventListener('run-event', (message) => {
+    const { run, event } = JSON.parse(message.data);
+    upsertRun(run);
+    const details = field(state.cards.get(run.id), 'details');
+    if (!details.hidden && event.type === 'run-end') attempt(() => toggleDetails(run.id, { refresh: true }));
+  });
+  events.addEventListener('text-delta', (message) => {
+    const streaming = byId('streaming');
+    streaming.hidden = false;
+    streaming.textContent += JSON.parse(message.data).text;
+  });
+  events.addEventListener('message', (message) => addMessage(JSON.parse(message.data).message));
+  events.addEventListener('session-status', (message) => {
+    showSessionStatus(JSON.parse(message.data).status);
+    attempt(() => Promise.all([loadSession(), loadSessions()]));
+  });
+  state.events = events;
+}
+
+setInterval(() => {
+  for (const run of state.runs.values()) {
+    if (activeStatuses.has(run.status)) field(state.cards.get(run.id), 'elapsed').textContent = formatElapsed(run);
+  }
+}, 1000);
+
+// Forms and buttons.
+
+byId('new-session').addEventListener('submit', (submit) => {
+  submit.preventDefault();
+  const form = submit.currentTarget;
+  const prompt = form.elements.prompt.value;
+  const agent = form.elements.agent.value.trim() || undefined;
+  attempt(async () => {
+    const { session_id } = await api('/api/sessions', { method: 'POST', body: { prompt, agent } });
+    form.reset();
+    notice('');
+    await openSession(session_id);
+  });
+});
+
+byId('follow-up').addEventListener('submit', (submit) => {
+  submit.preventDefault();
+  const form = submit.currentTarget;
+  const text = form.elements.text.value;
+  attempt(async () => {
+    await api(`/api/sessions/${state.sessionId}/messages`, { method: 'POST', body: { text } });
+    form.reset();
+  });
+});
+
+byId('stop-session').addEventListener('click', () => attempt(async () => {
+  const { runs } = await api(`/api/sessions/${state.sessionId}/stop`, { method: 'POST', body: {} });
+  for (const run of runs) upsertRun(run);
+}));
+
+setInterval(() => attempt(loadSessions), 10_000);
+attempt(async () => {
+  await loadSessions();
+  if (location.hash.length > 1) await openSession(decodeURIComponent(location.hash.slice(1)));
+});

@@ -1,0 +1,151 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Cadre } from '../runtime/create-cadre.ts';
+import { createDashboardApp } from './create-server.ts';
+import { createTestCadre, waitForRun } from './server-fixtures.ts';
+
+const open: Cadre[] = [];
+afterEach(async () => {
+  for (const cadre of open.splice(0)) {
+    for (const session of await cadre.store.listSessions()) await cadre.stopSession(session.id);
+    await cadre.close();
+  }
+});
+
+function setup(token?: string) {
+  const cadre = createTestCadre();
+  open.push(cadre);
+  const app = createDashboardApp({ cadre, token, onError: (error) => { throw error; } });
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    app.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json', ...headers } });
+  return { cadre, app, post };
+}
+
+async function finishedSession(cadre: Cadre, prompt = 'Find the answer') {
+  const session = await cadre.createSession();
+  await cadre.send(session.id, prompt);
+  await cadre.waitForIdle(session.id);
+  const [run] = await cadre.store.listRuns({ parent_session_id: session.id });
+  return { session, run };
+}
+
+describe('the sessions API', () => {
+  it('lists primary sessions newest first with usage summed over their runs and counts by status', async () => {
+    const { cadre, app } = setup();
+    const first = await finishedSession(cadre);
+    const second = await finishedSession(cadre);
+    const response = await app.request('/api/sessions');
+    expect(response.status).toBe(200);
+    const { sessions } = await response.json();
+    expect(sessions.map((session: { id: string }) => session.id)).toEqual([second.session.id, first.session.id]);
+    expect(sessions[0].run_counts).toEqual({ completed: 1 });
+    expect(sessions[0].usage).toEqual(second.run.usage);
+    expect(sessions[0].usage.output_tokens).toBeGreaterThan(0);
+  });
+
+  it('shows a session with its messages and runs, and 404 for an unknown one', async () => {
+    const { cadre, app } = setup();
+    const { session, run } = await finishedSession(cadre);
+    const detail = await (await app.request(`/api/sessions/${session.id}`)).json();
+    expect(detail.session.id).toBe(session.id);
+    expect(detail.messages[0]).toMatchObject({ role: 'user', content: 'Find the answer' });
+    expect(detail.runs.map((each: { id: string }) => each.id)).toEqual([run.id]);
+    expect((await (await app.request(`/api/sessions/${session.id}/runs`)).json()).runs[0].status).toBe('completed');
+    const missing = await app.request('/api/sessions/ses_missing');
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ error: "No session 'ses_missing'." });
+    expect((await app.request('/api/sessions/ses_missing/runs')).status).toBe(404);
+  });
+
+  it('creates a session from a prompt and runs it in the background', async () => {
+    const { cadre, post } = setup();
+    const response = await post('/api/sessions', { prompt: 'Find the answer', agent: 'main' });
+    expect(response.status).toBe(201);
+    const { session_id } = await response.json();
+    await waitForRun(cadre, session_id, (run) => run.status === 'completed');
+    await cadre.waitForIdle(session_id);
+    expect((await cadre.store.getSession(session_id))?.agent).toBe('main');
+  });
+
+  it('sends a follow-up message to a session', async () => {
+    const { cadre, post } = setup();
+    const { session } = await finishedSession(cadre);
+    const response = await post(`/api/sessions/${session.id}/messages`, { text: 'And once more' });
+    expect(response.status).toBe(202);
+    await expect.poll(async () => (await cadre.store.listRuns({ parent_session_id: session.id, statuses: ['completed'] })).length).toBe(2);
+    await cadre.waitForIdle(session.id);
+    const messages = await cadre.store.listMessages(session.id);
+    expect(messages.some((message) => message.content === 'And once more')).toBe(true);
+    expect((await post('/api/sessions/ses_missing/messages', { text: 'x' })).status).toBe(404);
+  });
+
+  it('rejects bad input with 400 and a message saying what to fix', async () => {
+    const { app, post } = setup();
+    expect(await (await post('/api/sessions', { agent: 'main' })).json()).toEqual({ error: "'prompt' must be a non-empty string." });
+    expect((await post('/api/sessions', { prompt: '   ' })).status).toBe(400);
+    expect((await post('/api/sessions', ['a list'])).status).toBe(400);
+    const unknownAgent = await post('/api/sessions', { prompt: 'hi', agent: 'nobody' });
+    expect(unknownAgent.status).toBe(400);
+    expect((await unknownAgent.json()).error).toContain("Unknown agent 'nobody'");
+    const broken = await app.request('/api/sessions', { method: 'POST', body: '{not json', headers: { 'Content-Type': 'application/json' } });
+    expect(broken.status).toBe(400);
+    expect((await app.request('/api/sessions?limit=0')).status).toBe(400);
+    expect((await app.request('/api/nothing-here')).status).toBe(404);
+  });
+});
+
+describe('the runs API', () => {
+  it('shows a run with its events and nested runs, and its transcript', async () => {
+    const { cadre, app } = setup();
+    const { run } = await finishedSession(cadre);
+    const detail = await (await app.request(`/api/runs/${run.id}`)).json();
+    expect(detail.run).toMatchObject({ id: run.id, status: 'completed' });
+    expect(detail.events[0].type).toBe('run-queued');
+    expect(detail.events.map((event: { type: string }) => event.type)).toContain('run-end');
+    expect(detail.runs).toEqual([]);
+    const transcript = await (await app.request(`/api/runs/${run.id}/transcript`)).json();
+    expect(transcript.session_id).toBe(run.child_session_id);
+    expect(transcript.messages.map((message: { role: string }) => message.role)).toEqual(['user', 'assistant']);
+    expect((await app.request('/api/runs/run_missing')).status).toBe(404);
+    expect((await app.request('/api/runs/run_missing/transcript')).status).toBe(404);
+  });
+
+  it("stops a running run as a person's stop: canceled_by_user", async () => {
+    const { cadre, post } = setup();
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'Start the SLOW survey');
+    const running = await waitForRun(cadre, session.id, (run) => run.status === 'running');
+    const response = await post(`/api/runs/${running.id}/stop`, {});
+    expect(response.status).toBe(200);
+    expect((await response.json()).run.status).toBe('canceled_by_user');
+    expect((await cadre.store.getRun(running.id))?.status).toBe('canceled_by_user');
+    expect((await post('/api/runs/run_missing/stop', {})).status).toBe(404);
+  });
+
+  it('stops a whole session and returns the runs it stopped', async () => {
+    const { cadre, post } = setup();
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'Start the SLOW survey');
+    const running = await waitForRun(cadre, session.id, (run) => run.status === 'running');
+    const body = await (await post(`/api/sessions/${session.id}/stop`, {})).json();
+    expect(body.runs).toMatchObject([{ id: running.id, status: 'canceled_by_user' }]);
+    expect(body.session.user_canceled_at).not.toBeNull();
+  });
+});
+
+describe('the export download', () => {
+  it('downloads a session as JSON and as Markdown', async () => {
+    const { cadre, app } = setup();
+    const { session, run } = await finishedSession(cadre);
+    const json = await app.request(`/api/sessions/${session.id}/export?format=json`);
+    expect(json.headers.get('content-disposition')).toBe(`attachment; filename="${session.id}.json"`);
+    const document = await json.json();
+    expect(document).toMatchObject({ format: 'cadre.session-export', version: 1, session: { id: session.id } });
+    expect(document.runs[0].id).toBe(run.id);
+    const markdown = await app.request(`/api/sessions/${session.id}/export?format=markdown`);
+    expect(markdown.headers.get('content-type')).toContain('text/markdown');
+    expect(markdown.headers.get('content-disposition')).toBe(`attachment; filename="${session.id}.md"`);
+    expect(await markdown.text()).toContain(run.id);
+    expect((await app.request(`/api/sessions/${session.id}/export?format=pdf`)).status).toBe(400);
+    expect((await app.request('/api/sessions/ses_missing/export')).status).toBe(404);
+  });
+});

@@ -1,0 +1,103 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import { HTTPException } from 'hono/http-exception';
+import type { Cadre } from '../runtime/create-cadre.ts';
+import { createAccessToken, guardPosts, isLoopbackHost, requireAccess, securityHeaders } from './dashboard-security.ts';
+import { streamCadreEvents } from './event-stream.ts';
+import { createExportRoute } from './export-route.ts';
+import { createRunRoutes } from './run-routes.ts';
+import { createSessionRoutes } from './session-routes.ts';
+import { createStaticAssets } from './static-assets.ts';
+
+/** Options of {@link createDashboardApp}. */
+export interface DashboardAppOptions {
+  cadre: Cadre;
+  /** When set, every request must carry it (`Authorization: Bearer`, or `?token=` on GET). */
+  token?: string | null;
+  /** Milliseconds between SSE heartbeat comments. @default 15000 */
+  heartbeatMs?: number;
+  /** Where unexpected errors go (failed background turns, 500s). @default console.error */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * The dashboard and HTTP API of a cadre runtime as a Hono app: the page at `/`, JSON under
+ * `/api`, live events at `/api/events`. Serve it with {@link startDashboard}, or test it with
+ * `app.request()`.
+ *
+ * @example
+ * const app = createDashboardApp({ cadre });
+ * const response = await app.request('/api/sessions');
+ */
+export function createDashboardApp({ cadre, token = null, heartbeatMs, onError = (error) => console.error(error) }: DashboardAppOptions): Hono {
+  const app = new Hono();
+  app.use(securityHeaders());
+  app.use(requireAccess({ token }));
+  app.use(guardPosts());
+
+  app.route('/', createStaticAssets({ token }));
+  app.get('/api/events', (context) => streamCadreEvents(context, { cadre, heartbeatMs }));
+  app.route('/api/sessions', createSessionRoutes({ cadre, onError }));
+  app.route('/api/sessions', createExportRoute({ cadre }));
+  app.route('/api/runs', createRunRoutes({ cadre }));
+
+  app.notFound((context) => context.json({ error: `No route ${context.req.method} ${context.req.path}.` }, 404));
+  app.onError((error, context) => {
+    if (error instanceof HTTPException) return context.json({ error: error.message }, error.status);
+    onError(error);
+    return context.json({ error: 'Internal error; see the server log.' }, 500);
+  });
+  return app;
+}
+
+/** Options of {@link startDashboard}. */
+export interface StartDashboardOptions {
+  cadre: Cadre;
+  /** Address to listen on. Anything but a loopback address turns on a random access token. @default '127.0.0.1' */
+  host?: string;
+  /** Port; 0 picks a free one. @default 4317 */
+  port?: number;
+  /** @default console.error */
+  onError?: (error: unknown) => void;
+}
+
+/** A running dashboard. */
+export interface Dashboard {
+  /** The page's address, with `?token=` when a token is active. */
+  url: string;
+  /** The access token, or null on a loopback address. Print it: it is the only way in. */
+  token: string | null;
+  /** Stops listening and drops open connections (event streams included). */
+  close(): Promise<void>;
+}
+
+/**
+ * Serves the dashboard over HTTP. On a loopback host (the default) no token is needed; on any
+ * other host a random token guards every request.
+ *
+ * @example
+ * const dashboard = await startDashboard({ cadre, port: 4317 });
+ * console.log(`Dashboard: ${dashboard.url}`);
+ */
+export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, onError }: StartDashboardOptions): Promise<Dashboard> {
+  const token = isLoopbackHost(host) ? null : createAccessToken();
+  const app = createDashboardApp({ cadre, token, onError });
+  return new Promise((resolve, reject) => {
+    const server = serve({ fetch: app.fetch, hostname: host, port }, (info: AddressInfo) => {
+      server.off('error', reject);
+      const shownHost = host.includes(':') ? `[${host}]` : host;
+      const url = `http://${shownHost}:${info.port}/${token === null ? '' : `?token=${token}`}`;
+      resolve({
+        url,
+        token,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            if ('closeAllConnections' in server) server.closeAllConnections();
+          }),
+      });
+    });
+    server.once('error', reject);
+  });
+}

@@ -1,0 +1,89 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Cadre } from '../runtime/create-cadre.ts';
+import { createDashboardApp } from './create-server.ts';
+import { createTestCadre } from './server-fixtures.ts';
+
+const open: Cadre[] = [];
+afterEach(async () => {
+  for (const cadre of open.splice(0)) await cadre.close();
+});
+
+/** Counts live subscriptions, to see the stream let go of its own. */
+function countingCadre() {
+  const cadre = createTestCadre();
+  open.push(cadre);
+  let subscriptions = 0;
+  const counted: Cadre = {
+    ...cadre,
+    subscribe(listener) {
+      subscriptions++;
+      const unsubscribe = cadre.subscribe(listener);
+      return () => {
+        subscriptions--;
+        unsubscribe();
+      };
+    },
+  };
+  return { cadre: counted, subscriptions: () => subscriptions };
+}
+
+/** Reads the stream until `done` says the text so far is enough. */
+async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, done: (text: string) => boolean): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!done(text)) {
+    const chunk = await reader.read();
+    if (chunk.done) break;
+    text += decoder.decode(chunk.value, { stream: true });
+  }
+  return text;
+}
+
+describe('GET /api/events', () => {
+  it("streams a session's run events as server-sent events and unsubscribes on disconnect", async () => {
+    const { cadre, subscriptions } = countingCadre();
+    const app = createDashboardApp({ cadre });
+    const session = await cadre.createSession();
+    const response = await app.request(`/api/events?session=${session.id}`);
+    expect(response.headers.get('content-type')).toBe('text/event-stream');
+    const reader = response.body!.getReader();
+    await readUntil(reader, (text) => text.includes(': connected'));
+    expect(subscriptions()).toBe(1);
+
+    await cadre.send(session.id, 'Find the answer');
+    const text = await readUntil(reader, (received) => received.includes('"type":"run-end"'));
+    const first = text.split('\n\n').find((block) => block.startsWith('event: run-event'))!;
+    const event = JSON.parse(first.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
+    expect(event).toMatchObject({ type: 'run-event', run: { parent_session_id: session.id, agent: 'general' }, event: { type: 'run-queued' } });
+    expect(text).toContain('event: message');
+    expect(text).toContain('event: session-status');
+
+    await reader.cancel();
+    await cadre.waitForIdle(session.id);
+    expect(subscriptions()).toBe(0);
+  });
+
+  it('leaves out the events of other sessions', async () => {
+    const { cadre } = countingCadre();
+    const app = createDashboardApp({ cadre });
+    const watched = await cadre.createSession();
+    const other = await cadre.createSession();
+    const reader = (await app.request(`/api/events?session=${watched.id}`)).body!.getReader();
+    await readUntil(reader, (text) => text.includes(': connected'));
+    await cadre.send(other.id, 'Find the answer');
+    await cadre.waitForIdle(other.id);
+    await cadre.send(watched.id, 'Find the answer');
+    const text = await readUntil(reader, (received) => received.includes('"type":"run-end"'));
+    expect(text).not.toContain(other.id);
+    await reader.cancel();
+    await cadre.waitForIdle(watched.id);
+  });
+
+  it('sends a heartbeat comment while nothing happens', async () => {
+    const { cadre } = countingCadre();
+    const app = createDashboardApp({ cadre, heartbeatMs: 20 });
+    const reader = (await app.request('/api/events')).body!.getReader();
+    expect(await readUntil(reader, (text) => text.includes(': heartbeat'))).toContain(': heartbeat\n\n');
+    await reader.cancel();
+  });
+});

@@ -1,0 +1,72 @@
+import type { Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import type { CadreEvent } from '../runs/run-bus.ts';
+import type { Cadre } from '../runtime/create-cadre.ts';
+import { listSessionRuns } from './session-views.ts';
+
+/** Options of {@link streamCadreEvents}. */
+export interface EventStreamOptions {
+  cadre: Cadre;
+  /** Milliseconds between heartbeat comments that keep proxies from closing the stream. @default 15000 */
+  heartbeatMs?: number;
+}
+
+/**
+ * The session an event belongs to: a run's events belong to the session that started the run
+ * (`run.parent_session_id`); the others name their session.
+ */
+export function sessionOfEvent(event: CadreEvent): string {
+  switch (event.type) {
+    case 'run-event':
+      return event.run.parent_session_id;
+    case 'message':
+      return event.message.session_id;
+    default:
+      return event.session_id;
+  }
+}
+
+/**
+ * Answers `GET /api/events` with server-sent events: one SSE message per live {@link CadreEvent},
+ * `event:` its type and `data:` the event as JSON. With `?session=ID`, only that session's events,
+ * and the events of runs nested under its runs (their child sessions join as they appear).
+ * The subscription ends when the client goes away.
+ */
+export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_000 }: EventStreamOptions): Response {
+  const sessionId = context.req.query('session') || null;
+  return streamSSE(context, async (stream) => {
+    const family = new Set<string>(sessionId === null ? [] : [sessionId]);
+    const wanted = (event: CadreEvent): boolean => {
+      if (sessionId === null) return true;
+      const owner = sessionOfEvent(event);
+      if (event.type !== 'run-event') return owner === sessionId;
+      if (!family.has(owner)) return false;
+      family.add(event.run.child_session_id);
+      return true;
+    };
+    // Writes go one after another so events keep their order.
+    let writing: Promise<unknown> = Promise.resolve();
+    const send = (event: CadreEvent) => {
+      if (!wanted(event)) return;
+      writing = writing.then(() => stream.writeSSE({ event: event.type, data: JSON.stringify(event) }));
+    };
+    const unsubscribe = cadre.subscribe(send);
+    const heartbeat = setInterval(() => {
+      writing = writing.then(() => stream.write(': heartbeat\n\n'));
+    }, heartbeatMs);
+    const ended = new Promise<void>((resolve) => {
+      const end = () => {
+        clearInterval(heartbeat);
+        unsubscribe();
+        resolve();
+      };
+      stream.onAbort(end);
+      context.req.raw.signal.addEventListener('abort', end, { once: true });
+    });
+    if (sessionId !== null) {
+      for (const run of await listSessionRuns(cadre.store, sessionId)) family.add(run.child_session_id);
+    }
+    writing = writing.then(() => stream.write(': connected\n\n'));
+    await ended;
+  });
+}

@@ -1,0 +1,15 @@
+/**
+ * `cadre serve`: the dashboard page and the HTTP API over a cadre runtime.
+ * @module
+ */
+
+export {
+  createDashboardApp,
+  startDashboard,
+  type Dashboard,
+  type DashboardAppOptions,
+  type StartDashboardOptions,
+} from './create-server.ts';
+export { createAccessToken, isLoopbackHost } from './dashboard-security.ts';
+export { sessionOfEvent } from './event-stream.ts';
+export type { SessionSummary } from './session-views.ts';

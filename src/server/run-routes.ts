@@ -1,0 +1,41 @@
+import { Hono } from 'hono';
+import type { Cadre } from '../runtime/create-cadre.ts';
+import type { RunRecord } from '../store/records.ts';
+import { failRequest } from './request-input.ts';
+
+/**
+ * The `/api/runs` routes: a run with its events and nested runs, its transcript, and a
+ * person's stop (`canceled_by_user`).
+ */
+export function createRunRoutes({ cadre }: { cadre: Cadre }): Hono {
+  const routes = new Hono();
+  const { store } = cadre;
+
+  async function findRun(id: string): Promise<RunRecord> {
+    const run = await store.getRun(id);
+    if (!run) failRequest(404, `No run '${id}'.`);
+    return run;
+  }
+
+  routes.get('/:id', async (context) => {
+    const run = await findRun(context.req.param('id'));
+    const [events, runs] = await Promise.all([
+      store.listRunEvents(run.id),
+      store.listRuns({ parent_session_id: run.child_session_id, order: 'oldest' }),
+    ]);
+    return context.json({ run, events, runs });
+  });
+
+  routes.get('/:id/transcript', async (context) => {
+    const run = await findRun(context.req.param('id'));
+    return context.json({ run_id: run.id, session_id: run.child_session_id, messages: await store.listMessages(run.child_session_id) });
+  });
+
+  routes.post('/:id/stop', async (context) => {
+    const run = await findRun(context.req.param('id'));
+    const stopped = await cadre.stopRun(run.id, { cause: 'user', reason: 'Stopped from the dashboard.' });
+    return context.json({ run: stopped ?? (await findRun(run.id)) });
+  });
+
+  return routes;
+}

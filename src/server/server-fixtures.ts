@@ -1,0 +1,46 @@
+import { createCadre, type Cadre } from '../runtime/create-cadre.ts';
+import type { RunRecord } from '../store/records.ts';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { scriptedLanguageModel, type Script } from '../testing/index.ts';
+
+/** The task of the slow background run that {@link dashboardScript} starts for a prompt with `SLOW`. */
+export const slowTask = 'Slow work';
+
+const quickCall = { name: 'agent', arguments: { agent: 'general', task: 'Quick work', description: 'quick answer', run_in_background: true } };
+const slowCall = { name: 'agent', arguments: { agent: 'general', task: slowTask, description: 'slow survey', run_in_background: true } };
+
+/**
+ * A primary agent that starts background runs on `general`: a slow one (a subagent turn that
+ * waits `slowDelayMs`) when the prompt says `SLOW`, a quick and a slow one when it says `BOTH`,
+ * else a quick one. Notifications get a short reply.
+ */
+export function dashboardScript({ slowDelayMs = 20_000 } = {}): Script {
+  return [
+    { when: { system_includes: 'general-purpose', user_includes: slowTask }, turns: [{ text: 'Slow result.', delay_ms: slowDelayMs }] },
+    { when: { system_includes: 'general-purpose' }, turns: [{ text: 'Quick result: the answer is 42.' }] },
+    { when: { last_user_includes: '<subagent-notification>' }, turns: [{ text: 'Noted the subagent result.' }] },
+    { when: { user_includes: 'SLOW' }, turns: [{ tool_calls: [slowCall] }, { text: 'Started the slow survey.' }] },
+    { when: { user_includes: 'BOTH' }, turns: [{ tool_calls: [quickCall, slowCall] }, { text: 'Started both.' }] },
+    { turns: [{ tool_calls: [quickCall] }, { text: 'Started the quick answer.' }] },
+  ];
+}
+
+/** A cadre runtime on an in-memory store, answering from {@link dashboardScript}. */
+export function createTestCadre(options: { slowDelayMs?: number } = {}): Cadre {
+  return createCadre({
+    store: createSqliteStore({ path: ':memory:' }),
+    model: scriptedLanguageModel(dashboardScript(options)),
+    onError: (error) => console.error(error),
+  });
+}
+
+/** Polls the store until a run of the session matches, or fails after `timeoutMs`. */
+export async function waitForRun(cadre: Cadre, sessionId: string, matches: (run: RunRecord) => boolean, timeoutMs = 5_000): Promise<RunRecord> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const run = (await cadre.store.listRuns({ parent_session_id: sessionId })).find(matches);
+    if (run) return run;
+    if (Date.now() > deadline) throw new Error(`No matching run of session ${sessionId} within ${timeoutMs} ms.`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

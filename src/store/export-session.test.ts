@@ -1,0 +1,97 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError } from '../errors/config-error.ts';
+import { exportSession } from './export-session.ts';
+import { fakeApiKey, writeExportScenario } from './export-fixtures.ts';
+import { createSqliteStore } from './sqlite/sqlite-store.ts';
+import type { Store } from './store.ts';
+
+const now = () => '2025-01-02T00:00:00.000Z';
+
+describe('exportSession', () => {
+  let store: Store;
+
+  beforeEach(async () => {
+    store = createSqliteStore({ path: ':memory:' });
+    await writeExportScenario(store);
+  });
+
+  afterEach(async () => {
+    await store.close();
+  });
+
+  it('writes the contract document: format, version, session and conversation', async () => {
+    const document = await exportSession(store, 'ses_1', { now });
+    expect(Object.keys(document)).toEqual(['format', 'version', 'exported_at', 'session', 'messages', 'runs', 'usage']);
+    expect(document.format).toBe('cadre.session-export');
+    expect(document.version).toBe(1);
+    expect(document.exported_at).toBe('2025-01-02T00:00:00.000Z');
+    expect(document.session).toEqual({
+      id: 'ses_1',
+      agent: 'main',
+      model: 'scripted:test',
+      created_at: '2025-01-01T00:00:00.000Z',
+      status: 'idle',
+    });
+    expect(document.messages.map((message) => [message.seq, message.role])).toEqual([
+      [1, 'user'],
+      [2, 'assistant'],
+      [3, 'tool'],
+      [4, 'assistant'],
+    ]);
+    expect(document.messages[0]).toEqual({ seq: 1, role: 'user', content: 'Survey the two modules.', created_at: '2025-01-01T00:00:01.000Z' });
+  });
+
+  it("nests the runs a subagent started under its run, oldest first, and leaves other sessions' runs out", async () => {
+    const document = await exportSession(store, 'ses_1', { now });
+    expect(document.runs.map((run) => run.id)).toEqual(['run_1', 'run_3']);
+    expect(document.runs[0].runs.map((run) => run.id)).toEqual(['run_2']);
+    expect(document.runs[0].runs[0].runs).toEqual([]);
+    expect(document.runs[0].events.map((event) => [event.seq, event.type])).toEqual([
+      [1, 'run-queued'],
+      [2, 'run-start'],
+      [3, 'tool-call-start'],
+      [4, 'tool-call-end'],
+      [5, 'run-end'],
+    ]);
+    expect(document.runs[0].events[2]).toEqual({
+      seq: 3,
+      at: '2025-01-01T00:00:04.500Z',
+      type: 'tool-call-start',
+      data: { tool: 'read_file', label: 'src/a.ts' },
+    });
+  });
+
+  it('gives each run every contract field and none of the lease or stop bookkeeping', async () => {
+    const [, canceled] = (await exportSession(store, 'ses_1', { now })).runs;
+    expect(Object.keys(canceled)).toEqual([
+      'id', 'parent_session_id', 'child_session_id', 'parent_run_id', 'tool_call_id', 'agent', 'description', 'task',
+      'context', 'mode', 'status', 'depth', 'max_turns', 'turns', 'created_at', 'started_at', 'ended_at', 'promoted_at',
+      'consumed_at', 'last_activity', 'result', 'partial_result', 'error', 'usage', 'warnings', 'notification',
+      'resumed_from', 'events', 'runs',
+    ]);
+    expect(canceled.partial_result).toBe('Half way through');
+    expect(JSON.stringify(canceled)).not.toMatch(/process_1|Taking too long/);
+  });
+
+  it('sums the usage of every run, nested ones included', async () => {
+    const document = await exportSession(store, 'ses_1', { now });
+    expect(document.usage).toEqual({ input_tokens: 110, output_tokens: 25 });
+  });
+
+  it('replaces anything that looks like a credential', async () => {
+    const json = JSON.stringify(await exportSession(store, 'ses_1', { now }));
+    expect(json).not.toContain(fakeApiKey);
+    expect(json).toContain('OPENAI_API_KEY=[REDACTED]');
+  });
+
+  it('exports the runs of a child session, and throws ConfigError for an unknown session', async () => {
+    await store.createSession({
+      id: 'ses_child_1', agent: 'researcher', model: 'scripted:test', created_at: '2025-01-01T00:00:03.000Z',
+      status: 'idle', parent_run_id: 'run_1', auto_resumes: 0, user_canceled_at: null,
+    });
+    expect((await exportSession(store, 'ses_child_1', { now })).runs.map((run) => run.id)).toEqual(['run_2']);
+    const missing = exportSession(store, 'ses_missing', { now });
+    await expect(missing).rejects.toThrow(ConfigError);
+    await expect(missing).rejects.toThrow("No session 'ses_missing'.");
+  });
+});

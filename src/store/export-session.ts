@@ -1,0 +1,112 @@
+import { ConfigError } from '../errors/config-error.ts';
+import { type Now, systemNow } from '../util/clock.ts';
+import type { RunRecord, Usage } from './records.ts';
+import { redactSecretsDeep } from './redact-secrets.ts';
+import type { ExportedRun, SessionExport } from './session-export.ts';
+import type { Store } from './store.ts';
+
+/** Options of `exportSession`. */
+export interface ExportSessionOptions {
+  /**
+   * The clock for `exported_at`.
+   * @default systemNow
+   */
+  now?: Now;
+}
+
+/**
+ * A session as one JSON document (CONTRACT section 9): its conversation, and its runs with
+ * their events and, nested, the runs each subagent started. Anything that looks like a
+ * credential is replaced by `[REDACTED]`.
+ *
+ * @throws ConfigError `No session '<id>'.` when the store has no such session.
+ * @example
+ * const document = await exportSession(store, 'ses_01J...', { now: systemNow });
+ */
+export async function exportSession(
+  store: Store,
+  sessionId: string,
+  { now = systemNow }: ExportSessionOptions = {},
+): Promise<SessionExport> {
+  const session = await store.getSession(sessionId);
+  if (!session) throw new ConfigError(`No session '${sessionId}'.`);
+  const messages = await store.listMessages(sessionId);
+  const usage: Usage = { input_tokens: 0, output_tokens: 0 };
+  // Runs are found through sessions; a record pointing back at an ancestor must not loop.
+  const visitedSessions = new Set([sessionId]);
+  const runs = await exportRuns(store, sessionId, visitedSessions, usage);
+  return redactSecretsDeep<SessionExport>({
+    format: 'cadre.session-export',
+    version: 1,
+    exported_at: now(),
+    session: {
+      id: session.id,
+      agent: session.agent,
+      model: session.model,
+      created_at: session.created_at,
+      status: session.status,
+    },
+    messages: messages.map((message) => ({
+      seq: message.seq,
+      role: message.role,
+      content: message.content,
+      created_at: message.created_at,
+    })),
+    runs,
+    usage,
+  });
+}
+
+/** The runs a session started, oldest first, each with its own nested runs. */
+async function exportRuns(store: Store, sessionId: string, visitedSessions: Set<string>, usage: Usage): Promise<ExportedRun[]> {
+  const exported: ExportedRun[] = [];
+  for (const run of await store.listRuns({ parent_session_id: sessionId, order: 'oldest' })) {
+    usage.input_tokens += run.usage.input_tokens;
+    usage.output_tokens += run.usage.output_tokens;
+    const events = await store.listRunEvents(run.id);
+    let nested: ExportedRun[] = [];
+    if (!visitedSessions.has(run.child_session_id)) {
+      visitedSessions.add(run.child_session_id);
+      nested = await exportRuns(store, run.child_session_id, visitedSessions, usage);
+    }
+    exported.push({
+      ...contractFields(run),
+      events: events.map((event) => ({ seq: event.seq, at: event.at, type: event.type, data: event.data })),
+      runs: nested,
+    });
+  }
+  return exported;
+}
+
+/** The contract's run fields in the contract's order. */
+function contractFields(run: RunRecord): Omit<ExportedRun, 'events' | 'runs'> {
+  return {
+    id: run.id,
+    parent_session_id: run.parent_session_id,
+    child_session_id: run.child_session_id,
+    parent_run_id: run.parent_run_id,
+    tool_call_id: run.tool_call_id,
+    agent: run.agent,
+    description: run.description,
+    task: run.task,
+    context: run.context,
+    mode: run.mode,
+    status: run.status,
+    depth: run.depth,
+    max_turns: run.max_turns,
+    turns: run.turns,
+    created_at: run.created_at,
+    started_at: run.started_at,
+    ended_at: run.ended_at,
+    promoted_at: run.promoted_at,
+    consumed_at: run.consumed_at,
+    last_activity: run.last_activity,
+    result: run.result,
+    partial_result: run.partial_result,
+    error: run.error,
+    usage: run.usage,
+    warnings: run.warnings,
+    notification: run.notification,
+    resumed_from: run.resumed_from,
+  };
+}

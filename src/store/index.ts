@@ -1,0 +1,33 @@
+/** The store: records, the `Store` interface, the SQLite engine, opening by spec, and export. */
+export { finishedStatuses, isFinished, runStatuses } from './records.ts';
+export type {
+  MessageRecord,
+  MessageRole,
+  NewMessage,
+  NewRunEvent,
+  RunErrorKind,
+  RunEventRecord,
+  RunEventType,
+  RunMode,
+  RunRecord,
+  RunResult,
+  RunStatus,
+  SessionRecord,
+  SessionStatus,
+  Usage,
+} from './records.ts';
+export type { RunPatch, RunQuery, RunTransition, Store } from './store.ts';
+export { createSqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.ts';
+export { openStore } from './open-store.ts';
+export { exportSession, type ExportSessionOptions } from './export-session.ts';
+export { renderMarkdownExport } from './render-markdown-export.ts';
+export type {
+  ExportedMessage,
+  ExportedRun,
+  ExportedRunEvent,
+  ExportedRunFields,
+  ExportedSession,
+  SessionExport,
+} from './session-export.ts';
+export { redactConnectionString } from './redact-connection-string.ts';
+export { redactSecrets, redactSecretsDeep } from './redact-secrets.ts';

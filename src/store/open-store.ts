@@ -1,0 +1,44 @@
+import { fileURLToPath } from 'node:url';
+import { CadreError } from '../errors/cadre-error.ts';
+import { ConfigError } from '../errors/config-error.ts';
+import { redactConnectionString } from './redact-connection-string.ts';
+import { createSqliteStore } from './sqlite/sqlite-store.ts';
+import type { Store } from './store.ts';
+
+/**
+ * Opens the store a spec names (`--db`, `CADRE_DB`, `db` in the config):
+ * `:memory:`, a SQLite file path (`./.cadre/cadre.db`, `sqlite:./x.db`, `file:///...`),
+ * or a `postgres://` URL. Errors are `ConfigError`s whose messages never hold a password.
+ *
+ * @example
+ * const store = await openStore('./.cadre/cadre.db');
+ */
+export async function openStore(spec: string): Promise<Store> {
+  const trimmed = spec.trim();
+  if (trimmed === '') {
+    throw new ConfigError('No database given: set `db` in cadre.config.json, CADRE_DB, or --db.');
+  }
+  if (/^postgres(ql)?:\/\//i.test(trimmed)) {
+    throw new ConfigError(
+      `The Postgres store (${redactConnectionString(trimmed)}) needs the \`cadre/postgres\` entry point, which is not part of this build. Use a SQLite file path instead.`,
+    );
+  }
+  try {
+    return createSqliteStore({ path: sqlitePath(trimmed) });
+  } catch (error) {
+    if (CadreError.isInstance(error)) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ConfigError(`Cannot open the database '${redactConnectionString(trimmed)}': ${reason}`, { cause: error });
+  }
+}
+
+function sqlitePath(spec: string): string {
+  if (/^sqlite:/i.test(spec)) return sqlitePath(spec.slice('sqlite:'.length));
+  if (/^file:/i.test(spec)) return fileURLToPath(spec);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(spec)) {
+    throw new ConfigError(
+      `Unknown database '${redactConnectionString(spec)}'. Use ':memory:', a SQLite file path, or a postgres:// URL.`,
+    );
+  }
+  return spec;
+}

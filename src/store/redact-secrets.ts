@@ -1,0 +1,42 @@
+const marker = '[REDACTED]';
+
+// Shapes of well-known credentials, narrow enough not to eat ordinary text or code.
+const patterns: ReadonlyArray<[RegExp, string]> = [
+  [/-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g, `[REDACTED PRIVATE KEY]`],
+  [/\bsk-[A-Za-z0-9_-]{20,}/g, marker],
+  [/\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})/g, marker],
+  [/\bAKIA[0-9A-Z]{16}\b/g, marker],
+  [/\bxox[abprs]-[A-Za-z0-9-]{10,}/g, marker],
+  [/\bAIza[0-9A-Za-z_-]{35}/g, marker],
+  [/(\bauthorization["']?\s*[:=]\s*["']?)[^"'\r\n]+/gi, `$1${marker}`],
+  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{12,}/g, `$1 ${marker}`],
+  [/\b([A-Z][A-Z0-9_]*(?:API_KEY|SECRET|TOKEN|PASSWORD|ACCESS_KEY)[A-Z0-9_]*)(\s*[=:]\s*["']?)[^\s"']{6,}/g, `$1$2${marker}`],
+  [/(["']?\b(?:api[_-]?key|apikey|secret|password|passwd|access[_-]?token|auth[_-]?token|client[_-]?secret)["']?\s*[:=]\s*["'])[^"'\r\n]{6,}/gi, `$1${marker}`],
+  [/\b([a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:)[^/\s@]+@/gi, `$1${marker}@`],
+];
+
+/**
+ * Text with anything that looks like a credential (API keys, `Authorization` values, tokens,
+ * passwords in URLs or assignments, private keys) replaced by `[REDACTED]`. Exports and logs
+ * pass through it: a tool may have read a `.env` file into the conversation.
+ *
+ * @example
+ * redactSecrets('OPENAI_API_KEY=sk-abc...') // 'OPENAI_API_KEY=[REDACTED]'
+ */
+export function redactSecrets(text: string): string {
+  let result = text;
+  for (const [pattern, replacement] of patterns) result = result.replace(pattern, replacement);
+  return result;
+}
+
+/** A copy of a JSON-like value with `redactSecrets` applied to every string in it. */
+export function redactSecretsDeep<T>(value: T): T {
+  if (typeof value === 'string') return redactSecrets(value) as T;
+  if (Array.isArray(value)) return value.map((item) => redactSecretsDeep(item)) as T;
+  if (value !== null && typeof value === 'object') {
+    const copy: Record<string, unknown> = {};
+    for (const [key, item] of Object.entries(value)) copy[key] = redactSecretsDeep(item);
+    return copy as T;
+  }
+  return value;
+}

@@ -1,0 +1,53 @@
+import type { MessageRole, RunEventType, RunRecord, SessionStatus, Usage } from './records.ts';
+
+/** The session part of an export. */
+export interface ExportedSession {
+  id: string;
+  agent: string;
+  model: string;
+  created_at: string;
+  status: SessionStatus;
+}
+
+/** One message of the exported conversation. */
+export interface ExportedMessage {
+  seq: number;
+  role: MessageRole;
+  /** The AI SDK `ModelMessage` content: a string or an array of parts. */
+  content: unknown;
+  created_at: string;
+}
+
+/** One event of an exported run. */
+export interface ExportedRunEvent {
+  seq: number;
+  at: string;
+  type: RunEventType;
+  data: Record<string, unknown>;
+}
+
+/** The run record fields of the contract; the store's lease and stop bookkeeping stays out. */
+export type ExportedRunFields = Omit<
+  RunRecord,
+  'lease_owner' | 'lease_expires_at' | 'stop_requested_at' | 'stop_requested_by' | 'stop_reason'
+>;
+
+/** A run with its events and the runs started from within its child session. */
+export interface ExportedRun extends ExportedRunFields {
+  events: ExportedRunEvent[];
+  runs: ExportedRun[];
+}
+
+/**
+ * The document `cadre export --format json` writes (CONTRACT section 9), plus `usage`:
+ * the tokens of every run, nested ones included.
+ */
+export interface SessionExport {
+  format: 'cadre.session-export';
+  version: 1;
+  exported_at: string;
+  session: ExportedSession;
+  messages: ExportedMessage[];
+  runs: ExportedRun[];
+  usage: Usage;
+}

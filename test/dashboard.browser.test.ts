@@ -1,0 +1,80 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Cadre } from '../src/runtime/create-cadre.ts';
+import { startDashboard, type Dashboard } from '../src/server/create-server.ts';
+import { createTestCadre, waitForRun } from '../src/server/server-fixtures.ts';
+
+const chromiumPath = '/usr/bin/chromium';
+const screenshotPath = fileURLToPath(new URL('../docs/images/dashboard.png', import.meta.url));
+// In CI chromium is installed, so a missing browser must fail there rather than skip.
+const skip = !existsSync(chromiumPath) && process.env.CI !== 'true';
+const title = skip ? `the dashboard in a real browser (skipped: ${chromiumPath} not found; apt-get install chromium)` : 'the dashboard in a real browser';
+
+describe.skipIf(skip)(title, () => {
+  let cadre: Cadre;
+  let dashboard: Dashboard;
+  let context: BrowserContext;
+  let profile: string;
+
+  beforeAll(async () => {
+    cadre = createTestCadre({ slowDelayMs: 20_000 });
+    dashboard = await startDashboard({ cadre, port: 0 });
+    profile = await mkdtemp(join(tmpdir(), 'cadre-dashboard-browser-'));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: chromiumPath,
+      headless: true,
+      viewport: { width: 1440, height: 900 },
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+
+  afterAll(async () => {
+    for (const session of (await cadre?.store.listSessions()) ?? []) await cadre.stopSession(session.id);
+    await context?.close();
+    await dashboard?.close();
+    await cadre?.close();
+    if (profile) await rm(profile, { recursive: true, force: true });
+  });
+
+  it('starts a session from the form, shows its runs live, and stops one as canceled_by_user', async () => {
+    const page = await context.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(dashboard.url);
+
+    await page.fill('#new-session textarea[name="prompt"]', 'Survey BOTH parts of the project and report back.');
+    await page.click('#new-session button[type="submit"]');
+
+    const slowCard = page.locator('.run-card', { hasText: 'slow survey' });
+    const quickCard = page.locator('.run-card', { hasText: 'quick answer' });
+    await expect.poll(() => slowCard.getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
+    await expect.poll(() => quickCard.getAttribute('data-status'), { timeout: 10_000 }).toBe('completed');
+    await expect.poll(() => slowCard.locator('[data-field="activity"]').textContent()).not.toBe('');
+    // The notification of the quick run wakes the parent up; its reply can only arrive live.
+    await expect.poll(() => page.locator('#messages').textContent(), { timeout: 10_000 }).toContain('Noted the subagent result.');
+    const sessionId = (await page.locator('#session-title').textContent())!;
+    const slowRun = await waitForRun(cadre, sessionId, (run) => run.description === 'slow survey');
+    expect(slowRun.status).toBe('running');
+    expect(await quickCard.locator('[data-action="stop"]').isHidden()).toBe(true);
+
+    await slowCard.locator('[data-action="stop"]').click();
+    await expect.poll(() => slowCard.locator('[data-field="status"]').textContent(), { timeout: 10_000 }).toBe('canceled_by_user');
+    expect(await slowCard.locator('[data-action="stop"]').isHidden()).toBe(true);
+    expect((await cadre.store.getRun(slowRun.id))?.status).toBe('canceled_by_user');
+
+    await quickCard.locator('[data-action="details"]').click();
+    await expect.poll(() => quickCard.locator('[data-field="details"]').textContent()).toContain('run-end');
+    expect(await quickCard.locator('[data-field="details"]').textContent()).toContain('Quick result: the answer is 42.');
+    await cadre.waitForIdle(sessionId);
+    await expect.poll(() => page.locator('#session-status').textContent()).toBe('idle');
+    expect(pageErrors).toEqual([]);
+
+    await mkdir(join(screenshotPath, '..'), { recursive: true });
+    await page.screenshot({ path: screenshotPath, fullPage: true });
+  });
+});
