@@ -42,10 +42,14 @@ describe.skipIf(skip)(title, () => {
   });
 
   it('starts a session from the form, shows its runs live, and stops one as canceled_by_user', async () => {
+    const earlier = await cadre.createSession();
+    await cadre.send(earlier.id, 'Find the answer.');
+    await cadre.waitForIdle(earlier.id);
     const page = await context.newPage();
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
     await page.goto(dashboard.url);
+    await expect.poll(() => page.locator('#session-rows').textContent()).toContain(earlier.id);
 
     await page.fill('#new-session textarea[name="prompt"]', 'Survey BOTH parts of the project and report back.');
     await page.click('#new-session button[type="submit"]');
@@ -76,5 +80,27 @@ describe.skipIf(skip)(title, () => {
 
     await mkdir(join(screenshotPath, '..'), { recursive: true });
     await page.screenshot({ path: screenshotPath, fullPage: true });
+    await page.close();
+  });
+
+  it('carries the access token from the page address into its assets, API calls and event stream', async () => {
+    const guarded = await startDashboard({ cadre, port: 0, token: 'browser-test-token' });
+    try {
+      const page = await context.newPage();
+      const pageErrors: string[] = [];
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      const refused = await page.goto(guarded.url.replace(/\?token=.*$/, ''));
+      expect(refused?.status()).toBe(401);
+      await page.goto(guarded.url);
+      await page.fill('#new-session textarea[name="prompt"]', 'Find the answer with a token.');
+      await page.click('#new-session button[type="submit"]');
+      await expect.poll(() => page.locator('.run-card').first().getAttribute('data-status'), { timeout: 10_000 }).toBe('completed');
+      await expect.poll(() => page.locator('#messages').textContent(), { timeout: 10_000 }).toContain('Noted the subagent result.');
+      expect(await page.locator('#export-json').getAttribute('href')).toContain('token=browser-test-token');
+      expect(pageErrors).toEqual([]);
+      await page.close();
+    } finally {
+      await guarded.close();
+    }
   });
 });

@@ -58,6 +58,8 @@ export interface StartDashboardOptions {
   host?: string;
   /** Port; 0 picks a free one. @default 4317 */
   port?: number;
+  /** Require this token even on a loopback host. @default a random token on non-loopback hosts, none on loopback */
+  token?: string;
   /** @default console.error */
   onError?: (error: unknown) => void;
 }
@@ -80,8 +82,8 @@ export interface Dashboard {
  * const dashboard = await startDashboard({ cadre, port: 4317 });
  * console.log(`Dashboard: ${dashboard.url}`);
  */
-export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, onError }: StartDashboardOptions): Promise<Dashboard> {
-  const token = isLoopbackHost(host) ? null : createAccessToken();
+export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: givenToken, onError }: StartDashboardOptions): Promise<Dashboard> {
+  const token = givenToken ?? (isLoopbackHost(host) ? null : createAccessToken());
   const app = createDashboardApp({ cadre, token, onError });
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, hostname: host, port }, (info: AddressInfo) => {

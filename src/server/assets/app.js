@@ -53,6 +53,20 @@ function formatTokens(usage) {
   return `${usage.input_tokens} in / ${usage.output_tokens} out`;
 }
 
+function formatTime(iso) {
+  return new Date(iso).toLocaleString([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+}
+
+/** A tool call on one line; delegations read as `agent general: description`. */
+function formatToolCall(part) {
+  const input = part.input ?? {};
+  if (typeof input.agent === 'string') {
+    const mode = input.run_in_background ? ' (background)' : '';
+    return `→ ${part.toolName} ${input.agent}: ${shorten(input.description || input.task, 80)}${mode}`;
+  }
+  return `→ ${part.toolName} ${shorten(input)}`;
+}
+
 function formatElapsed(run) {
   const start = Date.parse(run.started_at || run.created_at);
   const end = run.ended_at ? Date.parse(run.ended_at) : Date.now();
@@ -78,7 +92,7 @@ function sessionRow(session) {
   const status = element('td');
   status.append(badge(session.status));
   row.append(element('td', 'mono', session.id), element('td', '', session.agent), status,
-    element('td', '', new Date(session.created_at).toLocaleString()), element('td', '', formatTokens(session.usage)));
+    element('td', '', formatTime(session.created_at)), element('td', '', formatTokens(session.usage)));
   row.addEventListener('click', () => attempt(() => openSession(session.id)));
   return row;
 }
@@ -121,7 +135,7 @@ function messageItem(message) {
   const parts = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
   for (const part of Array.isArray(parts) ? parts : []) {
     if (part.type === 'text' || part.type === 'reasoning') item.append(element('div', 'text', part.text));
-    else if (part.type === 'tool-call') item.append(element('div', 'tool', `→ ${part.toolName} ${shorten(part.input)}`));
+    else if (part.type === 'tool-call') item.append(element('div', 'tool', formatToolCall(part)));
     else if (part.type === 'tool-result') item.append(element('div', 'tool', `← ${part.toolName}: ${shorten(part.output?.value ?? part.output)}`));
     else item.append(element('div', 'tool', part.type));
   }

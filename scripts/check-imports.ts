@@ -1,0 +1,62 @@
+/**
+ * Keeps the layering of STYLE.md: imports go one way (cli, server → runtime → sessions →
+ * delegation → executors → runs → store, models, loop), and no file cycles. Exits 1 on a breach.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..', 'src');
+const rank: Record<string, number> = {
+  util: 0, errors: 0,
+  store: 1, models: 1, config: 1, testing: 1, loop: 1,
+  agents: 2, tools: 2,
+  runs: 3,
+  executors: 4,
+  delegation: 5,
+  sessions: 6,
+  runtime: 7,
+  server: 8, cli: 9,
+  'index.ts': 10,
+};
+
+function files(directory: string): string[] {
+  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(directory, entry.name);
+    if (entry.isDirectory()) return files(path);
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.includes('.case.') ? [path] : [];
+  });
+}
+
+const room = (path: string) => relative(root, path).split('/')[0];
+const graph = new Map<string, string[]>();
+const problems: string[] = [];
+for (const file of files(root)) {
+  const text = readFileSync(file, 'utf8');
+  const targets = [...text.matchAll(/^(?:import|export)[^'"]*?from\s+'(\.[^']+)'/gm)].map((match) => resolve(dirname(file), match[1]));
+  graph.set(file, targets);
+  const from = room(file);
+  for (const target of targets) {
+    const to = room(target);
+    if (rank[from] === undefined || rank[to] === undefined) problems.push(`${relative(root, file)}: unknown room '${rank[from] === undefined ? from : to}'`);
+    else if (rank[to] > rank[from]) problems.push(`${relative(root, file)} imports ${relative(root, target)}: ${from} must not depend on ${to}`);
+  }
+}
+
+const state = new Map<string, 'visiting' | 'done'>();
+function visit(file: string, trail: string[]): void {
+  if (state.get(file) === 'done') return;
+  if (state.get(file) === 'visiting') {
+    problems.push(`cycle: ${[...trail.slice(trail.indexOf(file)), file].map((path) => relative(root, path)).join(' → ')}`);
+    return;
+  }
+  state.set(file, 'visiting');
+  for (const target of graph.get(file) ?? []) if (graph.has(target)) visit(target, [...trail, file]);
+  state.set(file, 'done');
+}
+for (const file of graph.keys()) visit(file, []);
+
+if (problems.length > 0) {
+  console.error(problems.join('\n'));
+  process.exit(1);
+}
+console.log(`imports ok: ${graph.size} files, one-way layers, no cycles`);
