@@ -92,6 +92,7 @@ describe.skipIf(skip)(title, () => {
       const refused = await page.goto(guarded.url.replace(/\?token=.*$/, ''));
       expect(refused?.status()).toBe(401);
       await page.goto(guarded.url);
+      expect(await page.locator('.top').evaluate((node) => getComputedStyle(node).display)).toBe('flex');
       await page.fill('#new-session textarea[name="prompt"]', 'Find the answer with a token.');
       await page.click('#new-session button[type="submit"]');
       await expect.poll(() => page.locator('.run-card').first().getAttribute('data-status'), { timeout: 10_000 }).toBe('completed');

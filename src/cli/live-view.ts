@@ -46,7 +46,7 @@ export function renderRunLine(run: RunRecord, now: string, options: RenderRunLin
   const head = `${mark} ${run.status.padEnd(9)} ${run.agent}`;
   const elapsed = formatElapsed(run, now);
   let description = clampActivity(run.description, 48);
-  let detail = finished ? endDetail(run) : clampActivity(run.last_activity ?? '');
+  let detail = finished ? endDetail(run) : clampActivity(run.last_activity === run.status ? '' : (run.last_activity ?? ''));
   const length = () => [head, description, elapsed, detail].filter((part) => part !== '').join('  ').length;
   if (length() > width) detail = detail.length - (length() - width) < 12 ? '' : clampActivity(detail, detail.length - (length() - width));
   if (length() > width) description = clampActivity(description, Math.max(12, description.length - (length() - width)));
@@ -85,7 +85,7 @@ export function createLiveView(options: LiveViewOptions): RunView {
     const active = tracker.list().filter((run) => !isFinished(run.status));
     if (!dirty && active.length === 0) return;
     dirty = false;
-    const width = (stdout.columns ?? 80) - 1;
+    const width = (stdout.columns || 80) - 1;
     const lines: string[] = [];
     if (streamed.trim() !== '') lines.push(streamed.trimEnd());
     if (active.length > 0 && lines.length > 0) lines.push('');
@@ -126,7 +126,7 @@ export function createLiveView(options: LiveViewOptions): RunView {
           persistAnswer(streamed);
           streamed = '';
         }
-        if (change.type === 'run-end') persist(renderRunLine(change.run, now(), { width: (stdout.columns ?? 80) - 1, color }));
+        if (change.type === 'run-end') persist(renderRunLine(change.run, now(), { width: (stdout.columns || 80) - 1, color }));
         dirty = true;
       }
     },

@@ -9,6 +9,8 @@ export interface RunOutcome {
   text: string;
   /** The primary agent's error, when it failed. */
   error?: string;
+  /** `--db <path>` when the database is not the default one, for the hints printed at the end. */
+  databaseFlag?: string;
 }
 
 /** What `cadre run` shows while it works: JSON Lines, plain lines, or a live view. */

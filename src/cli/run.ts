@@ -1,6 +1,8 @@
+import { isAbsolute, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError } from '../errors/config-error.ts';
 import { describeModel } from '../models/describe-model.ts';
+import { redactConnectionString } from '../store/redact-connection-string.ts';
 import { colorEnabled, liveViewEnabled, writeLine, type CliContext } from './cli-context.ts';
 import { collect, type RuntimeFlags } from './command-options.ts';
 import { driveSession } from './drive-session.ts';
@@ -38,6 +40,14 @@ async function openSession(runtime: OpenedRuntime, flags: RunFlags) {
   return { ...session, model };
 }
 
+function databaseFlag(context: CliContext, database: string): string | undefined {
+  if (database === join(context.cwd, '.cadre', 'cadre.db')) return undefined;
+  // A database URL may hold a password, which must not reach a terminal or a log.
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(database)) return `--db ${redactConnectionString(database)}`;
+  const path = isAbsolute(database) ? relative(context.cwd, database) : database;
+  return `--db ${path.startsWith('..') || path === '' ? database : path}`;
+}
+
 function chooseView(context: CliContext, sessionId: string, json: boolean | undefined): RunView {
   if (json) return createJsonView({ stdout: context.stdout, stderr: context.stderr });
   if (liveViewEnabled(context)) return createLiveView({ stdout: context.stdout, stderr: context.stderr, sessionId, color: colorEnabled(context) });
@@ -48,11 +58,12 @@ function chooseView(context: CliContext, sessionId: string, json: boolean | unde
 export async function runCommand(context: CliContext, promptArgument: string | undefined, flags: RunFlags): Promise<number> {
   const prompt = await readPrompt(context, promptArgument);
   const runtime = await openRuntime({ context, flags, requireModel: true });
+  for (const error of runtime.agents.errors) writeLine(context.stderr, `cadre: warning: ${error.message}`);
   try {
     const session = await openSession(runtime, flags);
     const view = chooseView(context, session.id, flags.json);
     const outcome = await driveSession({ cadre: runtime.cadre, sessionId: session.id, prompt, view });
-    view.finish(outcome);
+    view.finish({ ...outcome, databaseFlag: databaseFlag(context, runtime.config.db) });
     if (outcome.status === 'failed') writeLine(context.stderr, `cadre: the primary agent failed: ${outcome.error}`);
     return exitCodes[outcome.status];
   } finally {

@@ -15,7 +15,9 @@ export interface RunSetup {
   instructions: string;
   tools: ToolSet;
   /** Messages that reached the child session while the run works (notifications of its own runs). */
-  takeInjectedMessages?: () => ModelMessage[];
+  takeInjectedMessages?: () => ModelMessage[] | Promise<ModelMessage[]>;
+  /** Called once the loop is over, whatever the outcome. */
+  finish?: () => Promise<void>;
 }
 
 /** Options of {@link createInProcessExecutor}. */
@@ -106,6 +108,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         },
       });
       clearTimeout(pending);
+      await setup.finish?.().catch(report);
 
       const outcome: ExecutionOutcome = { text: result.text, lastText: result.lastText, finishReason: result.finishReason, steps: run.turns + result.steps };
       if (result.error !== undefined) {

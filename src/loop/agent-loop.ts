@@ -29,7 +29,7 @@ export interface AgentLoopOptions {
   /** @default 2 */
   maxRetries?: number;
   /** Messages that arrived while the loop ran (notifications), added before the next model call. */
-  takeInjectedMessages?: () => ModelMessage[];
+  takeInjectedMessages?: () => ModelMessage[] | Promise<ModelMessage[]>;
   onStepStart?: (stepNumber: number) => void;
   /** Awaited before the next step, so a step is stored before the loop goes on. */
   onStepFinish?: (step: LoopStep) => Promise<void> | void;
@@ -76,9 +76,9 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       stopWhen: stepCountIs(options.maxTurns),
       abortSignal: options.abortSignal,
       maxRetries: options.maxRetries ?? 2,
-      prepareStep: ({ stepNumber }) => {
+      prepareStep: async ({ stepNumber }) => {
         // Our copy of the conversation also holds injected messages; the SDK's would drop them.
-        const injected = options.takeInjectedMessages?.() ?? [];
+        const injected = (await options.takeInjectedMessages?.()) ?? [];
         conversation.push(...injected);
         return stepNumber === 0 && injected.length === 0 ? undefined : { messages: conversation };
       },

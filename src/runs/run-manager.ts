@@ -136,7 +136,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     options.onRunFinished?.(run);
   }
 
-  function admit(run: RunRecord): void {
+  async function admit(run: RunRecord): Promise<void> {
     local.add(run.id);
     const admission = scheduler.admit({
       runId: run.id,
@@ -147,7 +147,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     });
     if (admission === 'full') {
       local.delete(run.id);
-      void finish(run.id, 'failed', {
+      await finish(run.id, 'failed', {
         error: { kind: 'too_many_active', message: `More than ${limits.maxQueuedPerParent} runs are waiting in this session; wait for some to finish or stop them.` },
       });
     } else if (admission === 'queued') {
@@ -243,7 +243,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       };
       if (closed) throw new Error('The run manager is closed');
       await ledger.insert(run);
-      admit(run);
+      await admit(run);
       return (await store.getRun(run.id)) ?? run;
     },
 
@@ -306,7 +306,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
 
     adopt(run) {
       if (run.status === 'running') adopted.add(run.id);
-      admit(run);
+      admit(run).catch(report);
     },
 
     async close() {

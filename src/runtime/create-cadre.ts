@@ -15,7 +15,7 @@ import { createRunLedger } from '../runs/run-ledger.ts';
 import { createRunManager } from '../runs/run-manager.ts';
 import type { StopCause } from '../runs/run-stop.ts';
 import { createNotifier } from '../sessions/notifier.ts';
-import { createSessionInbox } from '../sessions/session-inbox.ts';
+import { createSessionInbox, takeAndStore } from '../sessions/session-inbox.ts';
 import { createSessionRunner, type TurnResult } from '../sessions/session-runner.ts';
 import type { RunRecord, SessionRecord } from '../store/records.ts';
 import { isFinished } from '../store/records.ts';
@@ -143,7 +143,10 @@ export function createCadre(options: CadreOptions): Cadre {
     inbox,
     now,
     onError: report,
-    onDelivered: (sessionId) => {
+    onDelivered: (sessionId) => scheduleResume(sessionId),
+  });
+
+  function scheduleResume(sessionId: string): void {
       if (!hosted.has(sessionId) || resumeTimers.has(sessionId)) return;
       // An idle primary session wakes up on its own (auto-resume), after a moment to gather
       // notifications that arrive together; a busy one picks them up before its next model call,
@@ -155,8 +158,7 @@ export function createCadre(options: CadreOptions): Cadre {
           sessions.resume(sessionId).catch(report);
         }, 250),
       );
-    },
-  });
+  }
 
   const executor = createInProcessExecutor({
     store,
@@ -173,11 +175,16 @@ export function createCadre(options: CadreOptions): Cadre {
       if (run.depth < limits.maxDepth) {
         Object.assign(tools, createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }));
       }
+      const model = modelFor(agent.model ?? session?.model);
+      inbox.open(run.child_session_id);
       return {
-        model: modelFor(agent.model ?? session?.model),
+        model,
         instructions: agent.system,
         tools,
-        takeInjectedMessages: () => inbox.take(run.child_session_id),
+        takeInjectedMessages: () => takeAndStore(inbox, run.child_session_id),
+        finish: async () => {
+          for (const entry of inbox.close(run.child_session_id)) await entry.onTaken?.();
+        },
       };
     },
   });
@@ -212,6 +219,7 @@ export function createCadre(options: CadreOptions): Cadre {
     onError: report,
     modelFor: (agent, session) => modelFor(agent.model ?? session.model),
     toolsFor,
+    onUnansweredMessages: (sessionId) => scheduleResume(sessionId),
   });
 
 

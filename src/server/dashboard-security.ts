@@ -67,10 +67,11 @@ export function requireAccess({ token }: { token: string | null }): MiddlewareHa
       return next();
     }
     const fromHeader = bearerOf(context.req.header('authorization'));
-    const fromQuery = context.req.method === 'GET' ? context.req.query('token') : undefined;
+    const reading = context.req.method === 'GET' || context.req.method === 'HEAD';
+    const fromQuery = reading ? context.req.query('token') : undefined;
     const given = fromHeader ?? fromQuery ?? null;
     if (given === null || !sameSecret(given, token)) {
-      const where = context.req.method === 'GET' ? 'an Authorization: Bearer header or ?token=' : 'an Authorization: Bearer header';
+      const where = reading ? 'an Authorization: Bearer header or ?token=' : 'an Authorization: Bearer header';
       return context.json({ error: `A valid access token is required in ${where}.` }, 401);
     }
     return next();

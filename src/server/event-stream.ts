@@ -55,7 +55,10 @@ export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_00
       writing = writing.then(() => stream.write(': heartbeat\n\n'));
     }, heartbeatMs);
     const ended = new Promise<void>((resolve) => {
+      let done = false;
       const end = () => {
+        if (done) return;
+        done = true;
         clearInterval(heartbeat);
         unsubscribe();
         resolve();

@@ -28,7 +28,10 @@ export interface Notifier {
 }
 
 interface OpenMessage {
-  seq: number;
+  /** Its place in the stored conversation, once stored. */
+  seq: number | null;
+  /** Whether a model call has it (then nothing may join it). */
+  taken: boolean;
   openedAt: number;
   runs: RunRecord[];
   message: ModelMessage;
@@ -52,20 +55,30 @@ export function createNotifier(options: NotifierOptions): Notifier {
     const sessionId = run.parent_session_id;
     const current = open.get(sessionId);
     const at = now();
-    if (current && Date.now() - current.openedAt <= coalesceMs && inbox.holds(sessionId, current.message)) {
+    if (current && Date.now() - current.openedAt <= coalesceMs && (current.seq === null ? inbox.holds(sessionId, current.message) : !current.taken && !inbox.isOpen(sessionId))) {
       current.runs.push(run);
       const content = renderNotification(current.runs);
       current.message.content = content;
-      await store.updateMessageContent(sessionId, current.seq, content);
+      if (current.seq !== null) await store.updateMessageContent(sessionId, current.seq, content);
     } else {
       const content = renderNotification([run]);
-      const [stored] = await store.appendMessages([{ session_id: sessionId, role: 'user', content, created_at: at }]);
       const message: ModelMessage = { role: 'user', content };
-      open.set(sessionId, { seq: stored.seq, openedAt: Date.now(), runs: [run], message });
-      inbox.put(sessionId, message);
+      const entry: OpenMessage = { seq: null, openedAt: Date.now(), runs: [run], message, taken: false };
+      open.set(sessionId, entry);
+      const store_ = async () => {
+        const [stored] = await store.appendMessages([{ session_id: sessionId, role: 'user', content: String(message.content), created_at: now() }]);
+        entry.seq = stored.seq;
+      };
+      if (inbox.isOpen(sessionId)) {
+        // The session's loop is running: the message joins before its next model call and is
+        // stored there, so the transcript keeps the order the model saw.
+        inbox.put(sessionId, { message, onTaken: async () => { entry.taken = true; await store_(); } });
+      } else {
+        await store_();
+      }
     }
     await ledger.update(run.id, { notification: { delivered_at: at, suppressed: false } }, { type: 'notification-deliver', data: { session_id: sessionId } });
-    options.onDelivered?.(sessionId);
+    if (!inbox.isOpen(sessionId)) options.onDelivered?.(sessionId);
   }
 
   return {

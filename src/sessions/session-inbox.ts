@@ -1,27 +1,56 @@
 import type { ModelMessage } from 'ai';
 
+/** A message waiting for a session's running loop. */
+export interface InboxEntry {
+  message: ModelMessage;
+  /** Called when the message takes its place in the conversation; stores it there. */
+  onTaken?: () => Promise<void>;
+}
+
 /**
- * Messages that reached a session while its loop may be running (notifications), waiting to be
- * added before its next model call. The store already holds them; this is the loop's doorbell.
+ * Messages (notifications) that reach a session while its loop runs. They join the conversation
+ * before the loop's next model call, and are stored at that point, so the stored transcript
+ * keeps the order the model saw. What is left when the loop ends is handed back to its owner.
  */
 export interface SessionInbox {
-  put(sessionId: string, message: ModelMessage): void;
-  /** Takes every waiting message of the session, in order. */
-  take(sessionId: string): ModelMessage[];
+  /** Marks the session's loop as running. */
+  open(sessionId: string): void;
+  /** Marks it as ended; returns the entries it did not take. */
+  close(sessionId: string): InboxEntry[];
+  isOpen(sessionId: string): boolean;
+  put(sessionId: string, entry: InboxEntry): void;
+  /** Takes every waiting entry of the session, in order. */
+  take(sessionId: string): InboxEntry[];
   /** Whether this exact message is still waiting (not yet sent to a model). */
   holds(sessionId: string, message: ModelMessage): boolean;
-  /** Drops what waits: the session's next turn reads it from the store instead. */
-  clear(sessionId: string): void;
 }
 
 /** Creates a {@link SessionInbox}. */
 export function createSessionInbox(): SessionInbox {
-  const boxes = new Map<string, ModelMessage[]>();
+  const boxes = new Map<string, InboxEntry[]>();
+  const openLoops = new Map<string, number>();
   return {
-    put(sessionId, message) {
+    open(sessionId) {
+      openLoops.set(sessionId, (openLoops.get(sessionId) ?? 0) + 1);
+    },
+    close(sessionId) {
+      const count = (openLoops.get(sessionId) ?? 1) - 1;
+      if (count > 0) {
+        openLoops.set(sessionId, count);
+        return [];
+      }
+      openLoops.delete(sessionId);
+      const left = boxes.get(sessionId) ?? [];
+      boxes.delete(sessionId);
+      return left;
+    },
+    isOpen(sessionId) {
+      return openLoops.has(sessionId);
+    },
+    put(sessionId, entry) {
       const box = boxes.get(sessionId);
-      if (box) box.push(message);
-      else boxes.set(sessionId, [message]);
+      if (box) box.push(entry);
+      else boxes.set(sessionId, [entry]);
     },
     take(sessionId) {
       const box = boxes.get(sessionId);
@@ -30,10 +59,14 @@ export function createSessionInbox(): SessionInbox {
       return box;
     },
     holds(sessionId, message) {
-      return boxes.get(sessionId)?.includes(message) ?? false;
-    },
-    clear(sessionId) {
-      boxes.delete(sessionId);
+      return boxes.get(sessionId)?.some((entry) => entry.message === message) ?? false;
     },
   };
+}
+
+/** Takes a session's waiting messages, storing each as it joins the conversation. */
+export async function takeAndStore(inbox: SessionInbox, sessionId: string): Promise<ModelMessage[]> {
+  const entries = inbox.take(sessionId);
+  for (const entry of entries) await entry.onTaken?.();
+  return entries.map((entry) => entry.message);
 }

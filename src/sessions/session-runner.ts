@@ -13,7 +13,7 @@ import { shortMessage } from '../runs/run-manager.ts';
 import type { SessionRecord, SessionStatus } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { NewId, Now } from '../util/clock.ts';
-import type { SessionInbox } from './session-inbox.ts';
+import { takeAndStore, type SessionInbox } from './session-inbox.ts';
 
 /** How a parent turn ended. */
 export interface TurnResult {
@@ -38,6 +38,8 @@ export interface SessionRunnerOptions {
   toolsFor: (agent: AgentDefinition) => ToolSet;
   /** @default 2 */
   maxRetries?: number;
+  /** Called when a turn ended with notifications it did not answer. */
+  onUnansweredMessages?: (sessionId: string) => void;
   /** How often a running turn looks for a stop requested by another process. @default 500 */
   stopPollMs?: number;
   onError?: (error: unknown) => void;
@@ -87,7 +89,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     }, options.stopPollMs ?? 500);
     watch.unref();
     await setStatus(sessionId, 'running');
-    inbox.clear(sessionId);
+    inbox.open(sessionId);
     try {
       const tools: ToolSet = {
         ...options.toolsFor(agent),
@@ -101,7 +103,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         maxTurns: agent.maxTurns ?? limits.defaultMaxTurns,
         abortSignal: controller.signal,
         maxRetries: options.maxRetries,
-        takeInjectedMessages: () => inbox.take(sessionId),
+        takeInjectedMessages: () => takeAndStore(inbox, sessionId),
         onTextDelta: (text) => bus.publish({ type: 'text-delta', session_id: sessionId, text }),
         onStepFinish: async (step) => {
           const stored = await store.appendMessages(toNewMessages(sessionId, step.messages, now()));
@@ -123,6 +125,10 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       await setStatus(sessionId, 'failed').catch(report);
       return { session_id: sessionId, status: 'failed', text: '', error: shortMessage(error) };
     } finally {
+      // Notifications that came after the last model call are stored now and wake the session.
+      const left = inbox.close(sessionId);
+      for (const entry of left) await entry.onTaken?.().catch(report);
+      if (left.length > 0) options.onUnansweredMessages?.(sessionId);
       clearInterval(watch);
       signal.removeEventListener('abort', onAbort);
       if (controllers.get(sessionId) === controller) controllers.delete(sessionId);

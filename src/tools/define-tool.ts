@@ -11,6 +11,11 @@ export class ToolInputError extends CadreError {
   static override isInstance(error: unknown): error is ToolInputError {
     return CadreError.isInstance(error) && error.name === 'CadreToolInputError';
   }
+
+  /** The AI SDK shows a tool error to the model as `toString()`: only the actionable message. */
+  override toString(): string {
+    return this.message;
+  }
 }
 
 /** A cadre tool: data first, so tools can be listed, documented and tested. */

@@ -3,7 +3,7 @@
 
 const token = new URLSearchParams(location.search).get('token');
 const activeStatuses = new Set(['queued', 'running']);
-const state = { sessionId: null, runs: new Map(), cards: new Map(), events: null };
+const state = { sessionId: null, sessionStatus: null, runs: new Map(), cards: new Map(), events: null, lastEventAt: 0 };
 
 const byId = (id) => document.getElementById(id);
 
@@ -54,7 +54,7 @@ function formatTokens(usage) {
 }
 
 function formatTime(iso) {
-  return new Date(iso).toLocaleString([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+  return new Date(iso).toLocaleString([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
 }
 
 /** A tool call on one line; delegations read as `agent general: description`. */
@@ -91,8 +91,8 @@ function sessionRow(session) {
   const row = element('tr', session.id === state.sessionId ? 'selected' : '');
   const status = element('td');
   status.append(badge(session.status));
-  row.append(element('td', 'mono', session.id), element('td', '', session.agent), status,
-    element('td', '', formatTime(session.created_at)), element('td', '', formatTokens(session.usage)));
+  row.append(element('td', 'mono id', session.id), element('td', '', session.agent), status,
+    element('td', '', formatTime(session.created_at)), element('td', '', `${session.usage.input_tokens} / ${session.usage.output_tokens}`));
   row.addEventListener('click', () => attempt(() => openSession(session.id)));
   return row;
 }
@@ -125,6 +125,7 @@ async function loadSession() {
 }
 
 function showSessionStatus(status) {
+  state.sessionStatus = status;
   setBadge(byId('session-status'), status);
 }
 
@@ -229,8 +230,18 @@ function connectEvents(sessionId) {
     showSessionStatus(JSON.parse(message.data).status);
     attempt(() => Promise.all([loadSession(), loadSessions()]));
   });
+  for (const type of ['run-event', 'text-delta', 'message', 'session-status']) {
+    events.addEventListener(type, () => { state.lastEventAt = Date.now(); });
+  }
   state.events = events;
 }
+
+// Runs executed by another process (`cadre run` in another terminal) send no live events here:
+// while the open session is busy and the stream is quiet, look again now and then.
+setInterval(() => {
+  const busy = state.sessionStatus === 'running' || [...state.runs.values()].some((run) => activeStatuses.has(run.status));
+  if (state.sessionId && busy && Date.now() - state.lastEventAt > 3000) attempt(loadSession);
+}, 3000);
 
 setInterval(() => {
   for (const run of state.runs.values()) {

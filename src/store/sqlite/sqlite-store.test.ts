@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../errors/config-error.ts';
@@ -70,20 +72,71 @@ describe('sqlite store across connections', () => {
     await store.close();
   });
 
+  it('lets another process write stop requests while this one commits a steady stream of writes', async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    const runs = Array.from({ length: 50 }, (_, index) => runFixture({ id: `run_${index}`, status: 'running' }));
+    await Promise.all(runs.map((run) => store.insertRun(run, eventFixture(run.id, 'run-queued'))));
+    const storeModule = fileURLToPath(new URL('./sqlite-store.ts', import.meta.url));
+    const stopper = `
+      const { createSqliteStore } = await import(${JSON.stringify(storeModule)});
+      const store = createSqliteStore({ path: ${JSON.stringify(path)} });
+      for (let index = 0; index < 25; index++) {
+        await store.updateRun('run_' + index, { stop_requested_at: 'now', stop_requested_by: 'user' });
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await store.close();`;
+    const child = spawn(process.execPath, ['--input-type=module', '--eval', stopper], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let errors = '';
+    child.stderr.on('data', (chunk) => (errors += String(chunk)));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    let childDone = false;
+    void exited.then(() => (childDone = true));
+    let turn = 0;
+    while (!childDone) {
+      turn++;
+      await Promise.all(runs.map((run) => store.updateRun(run.id, { turns: turn }, [eventFixture(run.id, 'activity')])));
+    }
+    expect({ code: await exited, errors: errors.replace(/.*ExperimentalWarning.*\n?/g, '') }).toEqual({ code: 0, errors: '' });
+    expect(await store.listRuns({ stop_requested: true })).toHaveLength(25);
+    expect((await store.getRun('run_0'))?.turns).toBe(turn);
+    await store.close();
+  });
+
+  it('continues the seq of a run another process appended events to', async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    const other = new DatabaseSync(path);
+    other.exec(`INSERT INTO run_events (run_id, seq, at, type, data) VALUES ('run_1', 2, 'x', 'warning', '{}')`);
+    other.close();
+    const moved = await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
+    expect(moved?.status).toBe('running');
+    expect((await store.listRunEvents('run_1')).map((event) => [event.seq, event.type])).toEqual([
+      [1, 'run-queued'],
+      [2, 'warning'],
+      [3, 'run-start'],
+    ]);
+    await store.close();
+  });
+
   it('undoes a whole transition when its event cannot be written', async () => {
     const path = newFile();
     const store = createSqliteStore({ path });
     await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
-    // Another process appending to the run makes the cached next seq collide.
     const other = new DatabaseSync(path);
-    other.exec(`INSERT INTO run_events (run_id, seq, at, type, data) VALUES ('run_1', 2, 'x', 'activity', '{}')`);
-    other.close();
-    const transition = store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
-    await expect(transition).rejects.toThrow(/UNIQUE/);
+    other.exec(`CREATE TRIGGER refuse_start BEFORE INSERT ON run_events WHEN NEW.type = 'run-start' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
+    const start = () => store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
+    await expect(start()).rejects.toThrow(/refused/);
     expect((await store.getRun('run_1'))?.status).toBe('queued');
-    const retried = await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
-    expect(retried?.status).toBe('running');
-    expect((await store.listRunEvents('run_1')).map((event) => event.seq)).toEqual([1, 2, 3]);
+    await store.flush();
+    other.exec('DROP TRIGGER refuse_start');
+    other.close();
+    expect((await start())?.status).toBe('running');
+    expect((await store.listRunEvents('run_1')).map((event) => [event.seq, event.type])).toEqual([
+      [1, 'run-queued'],
+      [2, 'run-start'],
+    ]);
     await store.close();
   });
 

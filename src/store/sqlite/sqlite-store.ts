@@ -34,6 +34,9 @@ type Row = Record<string, unknown>;
 
 const activeStatuses = ['queued', 'running'] as const;
 
+/** SQLITE_CONSTRAINT_PRIMARYKEY: the (run_id, seq) or (session_id, seq) is taken. */
+const primaryKeyViolation = 1555;
+
 /**
  * The embedded store: one SQLite file in WAL mode, written with group commit (see
  * `createGroupCommit`). Reads see this process's writes at once; writes resolve once
@@ -45,8 +48,8 @@ const activeStatuses = ['queued', 'running'] as const;
 export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOptions): Store {
   const database = openDatabase(path, busyTimeoutMs);
   const prepared = createStatementCache(database);
-  // The last seq used per session and per run. Only this process appends to its runs and
-  // sessions; another process only sets stop requests, which touch run columns alone.
+  // The last seq used per session and per run, read from the table on first use. Normally only
+  // this process appends to its runs and sessions; a collision makes it read the table again.
   const lastMessageSeq = new Map<string, number>();
   const lastEventSeq = new Map<string, number>();
   const commits = createGroupCommit(database, {
@@ -63,21 +66,29 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
     if (closed) throw new Error(`The store ${path} is closed.`);
   }
 
-  function nextSeq(cache: Map<string, number>, key: string, maxSql: string): number {
-    let last = cache.get(key);
-    if (last === undefined) last = (prepared(maxSql).get(key) as { last: number }).last;
-    cache.set(key, last + 1);
-    return last + 1;
+  /**
+   * Inserts a row under the next seq of `key` and returns the seq. Should another process have
+   * appended meanwhile, the seq collides: the counter is read again and the insert retried.
+   */
+  function insertWithNextSeq(cache: Map<string, number>, key: string, maxSql: string, insert: (seq: number) => void): number {
+    for (let attempt = 0; ; attempt++) {
+      let last = cache.get(key);
+      if (last === undefined) last = (prepared(maxSql).get(key) as { last: number }).last;
+      cache.set(key, last + 1);
+      try {
+        insert(last + 1);
+        return last + 1;
+      } catch (error) {
+        cache.delete(key);
+        if (attempt > 0 || (error as { errcode?: number }).errcode !== primaryKeyViolation) throw error;
+      }
+    }
   }
 
   function insertEvent(event: NewRunEvent): void {
-    const seq = nextSeq(lastEventSeq, event.run_id, 'SELECT COALESCE(MAX(seq), 0) AS last FROM run_events WHERE run_id = ?');
-    prepared('INSERT INTO run_events (run_id, seq, at, type, data) VALUES (?, ?, ?, ?, ?)').run(
-      event.run_id,
-      seq,
-      event.at,
-      event.type,
-      JSON.stringify(event.data ?? {}),
+    const data = JSON.stringify(event.data ?? {});
+    insertWithNextSeq(lastEventSeq, event.run_id, 'SELECT COALESCE(MAX(seq), 0) AS last FROM run_events WHERE run_id = ?', (seq) =>
+      prepared('INSERT INTO run_events (run_id, seq, at, type, data) VALUES (?, ?, ?, ?, ?)').run(event.run_id, seq, event.at, event.type, data),
     );
   }
 
@@ -157,13 +168,15 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
       return write(() => {
         const stored: MessageRecord[] = [];
         for (const message of messages) {
-          const seq = nextSeq(lastMessageSeq, message.session_id, 'SELECT COALESCE(MAX(seq), 0) AS last FROM messages WHERE session_id = ?');
-          prepared('INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)').run(
-            message.session_id,
-            seq,
-            message.role,
-            JSON.stringify(message.content ?? null),
-            message.created_at,
+          const content = JSON.stringify(message.content ?? null);
+          const seq = insertWithNextSeq(lastMessageSeq, message.session_id, 'SELECT COALESCE(MAX(seq), 0) AS last FROM messages WHERE session_id = ?', (next) =>
+            prepared('INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)').run(
+              message.session_id,
+              next,
+              message.role,
+              content,
+              message.created_at,
+            ),
           );
           stored.push({ session_id: message.session_id, seq, role: message.role, content: message.content, created_at: message.created_at });
         }

@@ -1,0 +1,60 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { Option, type Command } from 'commander';
+import { ConfigError } from '../errors/config-error.ts';
+import { exportSession } from '../store/export-session.ts';
+import { renderMarkdownExport } from '../store/render-markdown-export.ts';
+import { writeLine, type CliContext } from './cli-context.ts';
+import type { StoreFlags } from './command-options.ts';
+import type { ExitCode } from './main.ts';
+import { openCliStore } from './open-runtime.ts';
+
+/** Options of `cadre export`. */
+export interface ExportFlags extends StoreFlags {
+  format: 'json' | 'markdown';
+  output?: string;
+}
+
+/**
+ * `cadre export ID`: a session (or the child session of a run) as one JSON document
+ * (`cadre.session-export`, version 1) or as a markdown report, on stdout or into a file.
+ */
+export async function exportCommand(context: CliContext, id: string, flags: ExportFlags): Promise<number> {
+  const { store, close } = await openCliStore(context, flags);
+  try {
+    let sessionId = id;
+    if (!(await store.getSession(id))) {
+      const run = await store.getRun(id);
+      if (!run) throw new ConfigError(`No session or run '${id}'. List sessions with: cadre sessions`);
+      sessionId = run.child_session_id;
+    }
+    const document = await exportSession(store, sessionId, { now: () => new Date().toISOString() });
+    const text = flags.format === 'markdown' ? renderMarkdownExport(document) : `${JSON.stringify(document, null, 2)}\n`;
+    if (flags.output === undefined || flags.output === '-') {
+      context.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+      return 0;
+    }
+    const path = resolve(context.cwd, flags.output);
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, text);
+    writeLine(context.stderr, `Wrote ${path}`);
+    return 0;
+  } finally {
+    await close();
+  }
+}
+
+/** Registers `cadre export`. */
+export function registerExport(program: Command, context: CliContext, exit: ExitCode): void {
+  program
+    .command('export')
+    .description('export a session: its conversation and every run with its events (a run id exports its child session)')
+    .argument('<id>', 'a session id (or a run id)')
+    .addOption(new Option('--format <format>', 'json or markdown').choices(['json', 'markdown']).default('json'))
+    .option('-o, --output <file>', 'write to this file instead of stdout')
+    .option('--db <path>', 'the database (default ./.cadre/cadre.db, or CADRE_DB)')
+    .option('--config <file>', 'config file (default ./cadre.config.json)')
+    .action(async (id: string, _flags: ExportFlags, command: Command) => {
+      exit.code = await exportCommand(context, id, command.optsWithGlobals<ExportFlags>());
+    });
+}

@@ -1,0 +1,44 @@
+import type { Command } from 'commander';
+import { writeLine, type CliContext } from './cli-context.ts';
+import type { StoreFlags } from './command-options.ts';
+import type { ExitCode } from './main.ts';
+import { openCliStore } from './open-runtime.ts';
+import { formatTable } from './run-lines.ts';
+
+/** `cadre sessions`: primary sessions, newest first, with how many runs each started. */
+export async function sessionsCommand(context: CliContext, flags: StoreFlags & { limit?: string }): Promise<number> {
+  const { store, close } = await openCliStore(context, flags);
+  try {
+    const sessions = await store.listSessions({ primaryOnly: true, limit: Number(flags.limit ?? 50) || 50 });
+    const counted = await Promise.all(
+      sessions.map(async (session) => ({ ...session, runs: (await store.listRuns({ parent_session_id: session.id })).length })),
+    );
+    if (flags.json) {
+      writeLine(context.stdout, JSON.stringify(counted, null, 2));
+      return 0;
+    }
+    if (counted.length === 0) {
+      writeLine(context.stdout, '(no sessions yet: start one with cadre run "...")');
+      return 0;
+    }
+    const rows = counted.map((session) => [session.id, session.status, session.agent, session.model, session.created_at, String(session.runs)]);
+    writeLine(context.stdout, formatTable(['ID', 'STATUS', 'AGENT', 'MODEL', 'CREATED', 'RUNS'], rows));
+    return 0;
+  } finally {
+    await close();
+  }
+}
+
+/** Registers `cadre sessions`. */
+export function registerSessions(program: Command, context: CliContext, exit: ExitCode): void {
+  program
+    .command('sessions')
+    .description('list sessions with a primary agent, newest first')
+    .option('--db <path>', 'the database (default ./.cadre/cadre.db, or CADRE_DB)')
+    .option('--config <file>', 'config file (default ./cadre.config.json)')
+    .option('--limit <n>', 'how many (default 50)')
+    .option('--json', 'print JSON')
+    .action(async (_flags: StoreFlags, command: Command) => {
+      exit.code = await sessionsCommand(context, command.optsWithGlobals());
+    });
+}

@@ -1,0 +1,91 @@
+import type { Command } from 'commander';
+import { formatElapsed } from '../delegation/run-views.ts';
+import { ConfigError } from '../errors/config-error.ts';
+import type { RunEventRecord, RunRecord } from '../store/records.ts';
+import { writeLine, type CliContext } from './cli-context.ts';
+import type { StoreFlags } from './command-options.ts';
+import type { ExitCode } from './main.ts';
+import { openCliStore } from './open-runtime.ts';
+
+/** The detail of one event on the timeline of `cadre show`. */
+export function describeEvent(event: Pick<RunEventRecord, 'type' | 'data'>): string {
+  const data = event.data;
+  switch (event.type) {
+    case 'tool-call-start':
+      return String(data.label ?? data.tool ?? '');
+    case 'tool-call-end':
+      return `${String(data.tool ?? '')} ${data.ok === false ? 'failed' : 'ok'}`;
+    case 'activity':
+      return String(data.text ?? '');
+    default:
+      return Object.entries(data)
+        .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+        .join(' ');
+  }
+}
+
+function seconds(from: string, to: string): string {
+  return `+${((Date.parse(to) - Date.parse(from)) / 1000).toFixed(1)}s`;
+}
+
+/** `cadre show` as text: the record, the events as a timeline, and the result. */
+export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[], now: string): string {
+  const lines = [
+    `${run.id}  ${run.agent}  ${run.status}`,
+    `  description: ${run.description}`,
+    `  session:     ${run.parent_session_id}${run.parent_run_id ? ` (from run ${run.parent_run_id})` : ''} -> ${run.child_session_id}`,
+    `  mode:        ${run.mode}${run.promoted_at ? ` (promoted ${run.promoted_at})` : ''}, depth ${run.depth}, turns ${run.turns}/${run.max_turns}`,
+    `  time:        created ${run.created_at}, ${formatElapsed(run, now)}${run.ended_at ? `, ended ${run.ended_at}` : ' so far'}`,
+    `  tokens:      ${run.usage.input_tokens} in, ${run.usage.output_tokens} out`,
+  ];
+  if (run.resumed_from) lines.push(`  resumed:     from ${run.resumed_from}`);
+  if (run.warnings.length > 0) lines.push(`  warnings:    ${run.warnings.map((warning) => `${warning.kind} at ${warning.at}`).join(', ')}`);
+  lines.push('', 'Task:', ...run.task.split('\n').map((line) => `  ${line}`));
+  if (run.context) lines.push('', 'Context:', ...run.context.split('\n').map((line) => `  ${line}`));
+  lines.push('', 'Events:');
+  const start = events[0]?.at ?? run.created_at;
+  const typeWidth = Math.max(0, ...events.map((event) => event.type.length));
+  for (const event of events) lines.push(`  ${seconds(start, event.at).padStart(8)}  ${event.type.padEnd(typeWidth)}  ${describeEvent(event)}`.trimEnd());
+  if (run.error) lines.push('', `Error: ${run.error.kind}: ${run.error.message}`);
+  if (run.result) {
+    const note = run.result.truncated ? ` (the parent saw it truncated; ${run.result.original_length} characters)` : '';
+    lines.push('', `Result${note}:`, run.result.text);
+  } else if (run.partial_result) {
+    lines.push('', 'Partial result:', run.partial_result);
+  } else if (run.status !== 'queued' && run.status !== 'running') {
+    lines.push('', 'No result.');
+  }
+  return lines.join('\n');
+}
+
+/** `cadre show RUN_ID`: one run in full. */
+export async function showCommand(context: CliContext, runId: string, flags: StoreFlags): Promise<number> {
+  const { store, close } = await openCliStore(context, flags);
+  try {
+    const run = await store.getRun(runId);
+    if (!run) {
+      const hint = runId.startsWith('ses_') ? ` For a session, use: cadre runs ${runId}, or cadre export ${runId}` : ' List runs with: cadre runs';
+      throw new ConfigError(`No run '${runId}'.${hint}`);
+    }
+    const events = await store.listRunEvents(runId);
+    if (flags.json) writeLine(context.stdout, JSON.stringify({ run, events }, null, 2));
+    else writeLine(context.stdout, renderRunDetail(run, events, new Date().toISOString()));
+    return 0;
+  } finally {
+    await close();
+  }
+}
+
+/** Registers `cadre show`. */
+export function registerShow(program: Command, context: CliContext, exit: ExitCode): void {
+  program
+    .command('show')
+    .description('show one run: its record, its events as a timeline, and its result')
+    .argument('<run>', 'a run id')
+    .option('--db <path>', 'the database (default ./.cadre/cadre.db, or CADRE_DB)')
+    .option('--config <file>', 'config file (default ./cadre.config.json)')
+    .option('--json', 'print JSON: { run, events }')
+    .action(async (runId: string, _flags: StoreFlags, command: Command) => {
+      exit.code = await showCommand(context, runId, command.optsWithGlobals());
+    });
+}

@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { loadScript, startScriptedServer, type ScriptedServer } from '../../src/testing/index.ts';
+
+/** The `cadre` executable under test. */
+export const cadreBin = resolve(import.meta.dirname, '..', '..', 'bin', 'cadre.js');
+
+/** What a finished `cadre` process left behind. */
+export interface CadreResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A `cadre` process still running, with its output so far. */
+export interface CadreProcess {
+  child: ChildProcess;
+  output: { stdout: string; stderr: string };
+  exited: Promise<CadreResult>;
+  /** Resolves once stderr matches the pattern; returns the match. */
+  waitForStderr(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+}
+
+/** A temporary working directory with a few files, its own HOME, and a scripted model server. */
+export interface Workspace {
+  cwd: string;
+  database: string;
+  env: Record<string, string>;
+  server: ScriptedServer;
+  /** `--model openai-compatible:scripted --base-url <server> --db <database>` */
+  modelFlags: string[];
+  start(args: readonly string[], options?: { input?: string; env?: Record<string, string> }): CadreProcess;
+  run(args: readonly string[], options?: { input?: string; env?: Record<string, string> }): Promise<CadreResult>;
+  /** `cadre <command> --json --db <database>`, parsed. */
+  json<T>(args: readonly string[]): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Creates a {@link Workspace}; call `close()` when done. */
+export async function createWorkspace(): Promise<Workspace> {
+  const cwd = await mkdtemp(join(tmpdir(), 'cadre-e2e-'));
+  await mkdir(join(cwd, 'src'));
+  await writeFile(join(cwd, 'notes.txt'), 'Remember the milk.\n');
+  await writeFile(join(cwd, 'src', 'app.ts'), 'export const app = 1;\n');
+  await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ limits: { maxActivePerParent: 4 } }));
+  const server = await startScriptedServer({ script: await loadScript(resolve(import.meta.dirname, '..', 'fixtures', 'script.yaml')) });
+  const database = join(cwd, '.cadre', 'test.db');
+  // Only what a child needs: no keys or cadre settings of the person running the tests.
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: cwd, NO_COLOR: '1', LANG: 'C.UTF-8' };
+
+  function start(args: readonly string[], options: { input?: string; env?: Record<string, string> } = {}): CadreProcess {
+    const child = spawn(process.execPath, [cadreBin, ...args], { cwd, env: { ...env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const output = { stdout: '', stderr: '' };
+    const listeners = new Set<() => void>();
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output.stdout += chunk));
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      output.stderr += chunk;
+      for (const listener of listeners) listener();
+    });
+    child.stdin!.end(options.input ?? '');
+    const exited = new Promise<CadreResult>((resolveExit) => {
+      child.on('close', (code, signal) => resolveExit({ code, signal, ...output }));
+    });
+    function waitForStderr(pattern: RegExp, timeoutMs = 10_000): Promise<RegExpMatchArray> {
+      return new Promise((resolveMatch, reject) => {
+        const timer = setTimeout(() => done(new Error(`stderr never matched ${pattern}:\n${output.stderr}`)), timeoutMs);
+        const check = () => {
+          const match = output.stderr.match(pattern);
+          if (match) done(undefined, match);
+        };
+        function done(error?: Error, match?: RegExpMatchArray) {
+          clearTimeout(timer);
+          listeners.delete(check);
+          if (error) reject(error);
+          else resolveMatch(match!);
+        }
+        listeners.add(check);
+        void exited.then(() => done(new Error(`cadre exited before stderr matched ${pattern}:\n${output.stderr}`)));
+        check();
+      });
+    }
+    return { child, output, exited, waitForStderr };
+  }
+
+  return {
+    cwd,
+    database,
+    env,
+    server,
+    modelFlags: ['--model', 'openai-compatible:scripted', '--base-url', server.baseURL, '--db', database],
+    start,
+    run: (args, options) => start(args, options).exited,
+    async json<T>(args: readonly string[]): Promise<T> {
+      const result = await start([...args, '--json', '--db', database]).exited;
+      if (result.code !== 0) throw new Error(`cadre ${args.join(' ')} failed (${result.code}): ${result.stderr}`);
+      return JSON.parse(result.stdout) as T;
+    },
+    async close() {
+      await server.close();
+      await rm(cwd, { recursive: true, force: true });
+    },
+  };
+}
