@@ -2,9 +2,7 @@ import { relative, sep } from 'node:path';
 import type { Command } from 'commander';
 import type { AgentDefinition } from '../agents/agent-definition.ts';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
-import { loadAgents } from '../agents/load-agents.ts';
 import { clampActivity } from '../runs/activity.ts';
-import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import { collect, type RuntimeFlags } from './command-options.ts';
 import type { ExitCode } from './main.ts';
@@ -33,6 +31,7 @@ function toJson(agent: AgentDefinition) {
 
 /** `cadre agents`: what loaded, and on stderr what did not. Exit 0 even when some files are broken. */
 export async function agentsCommand(context: CliContext, flags: RuntimeFlags): Promise<number> {
+  const [{ loadAgents }, { createWorkspaceTools }] = await Promise.all([import('../agents/load-agents.ts'), import('../tools/workspace-tools.ts')]);
   const config = await loadCliConfig(context, flags);
   const agents = await loadAgents({ cwd: context.cwd, dirs: config.agentsDirs });
   const warnings = agentWarnings(agents, Object.keys(createWorkspaceTools({ root: context.cwd })));

@@ -1,12 +1,10 @@
 import type { AgentRegistry } from '../agents/agent-registry.ts';
-import { loadAgents } from '../agents/load-agents.ts';
 import { loadConfig, type CadreConfig } from '../config/load-config.ts';
 import { ConfigError } from '../errors/config-error.ts';
-import { resolveModel, type LanguageModelInstance } from '../models/resolve-model.ts';
-import { createCadre, type Cadre } from '../runtime/create-cadre.ts';
+import type { LanguageModelInstance } from '../models/resolve-model.ts';
+import type { Cadre } from '../runtime/create-cadre.ts';
 import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
-import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import type { CliContext } from './cli-context.ts';
 import { configFlags, type RuntimeFlags, type StoreFlags } from './command-options.ts';
 
@@ -43,13 +41,14 @@ export async function openCliStore(context: CliContext, flags: StoreFlags): Prom
   return { config, store, close: () => store.close() };
 }
 
-function sessionModel(config: CadreConfig, env: CliContext['env']): LanguageModelInstance {
+async function sessionModel(config: CadreConfig, env: CliContext['env']): Promise<LanguageModelInstance> {
   if (config.model === undefined) {
     throw new ConfigError(
       'No model is configured: pass --model provider:model-id (like anthropic:claude-sonnet-4-5) or set CADRE_MODEL. ' +
         'To try cadre without a key, run `npm run demo` (a scripted model).',
     );
   }
+  const { resolveModel } = await import('../models/resolve-model.ts');
   return resolveModel(config.model, { baseURL: config.baseURL, env });
 }
 
@@ -60,8 +59,14 @@ function sessionModel(config: CadreConfig, env: CliContext['env']): LanguageMode
  * runs, so a mistake is one clear {@link ConfigError}.
  */
 export async function openRuntime({ context, flags, requireModel }: OpenRuntimeOptions): Promise<OpenedRuntime> {
+  // Loaded here, not at the top: commands that only read the database start faster without the AI SDK.
+  const [{ loadAgents }, { createCadre }, { createWorkspaceTools }] = await Promise.all([
+    import('../agents/load-agents.ts'),
+    import('../runtime/create-cadre.ts'),
+    import('../tools/workspace-tools.ts'),
+  ]);
   const config = await loadCliConfig(context, flags);
-  const model = requireModel ? sessionModel(config, context.env) : undefined;
+  const model = requireModel ? await sessionModel(config, context.env) : undefined;
   const agents = await loadAgents({ cwd: context.cwd, dirs: config.agentsDirs });
   if (requireModel) agents.primary(config.agent);
   const store = await openStore(config.db);

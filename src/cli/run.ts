@@ -1,13 +1,11 @@
 import { isAbsolute, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError } from '../errors/config-error.ts';
-import { describeModel } from '../models/describe-model.ts';
 import { redactConnectionString } from '../store/redact-connection-string.ts';
 import { colorEnabled, liveViewEnabled, writeLine, type CliContext } from './cli-context.ts';
 import { collect, type RuntimeFlags } from './command-options.ts';
 import { driveSession } from './drive-session.ts';
 import { createJsonView } from './json-view.ts';
-import { createLiveView } from './live-view.ts';
 import type { ExitCode } from './main.ts';
 import { openRuntime, type OpenedRuntime } from './open-runtime.ts';
 import { createPlainView } from './plain-view.ts';
@@ -33,6 +31,7 @@ async function openSession(runtime: OpenedRuntime, flags: RunFlags) {
     throw new ConfigError(`Session '${session.id}' talks to agent '${session.agent}'; --agent cannot change it. Leave out --agent, or start a new session.`);
   }
   // The session goes on with the model configured now (--model, CADRE_MODEL or the config file).
+  const { describeModel } = await import('../models/describe-model.ts');
   const model = describeModel(config.model ?? session.model);
   if (model !== session.model) await store.updateSession(session.id, { model });
   // Runs left queued or running by a process that died are resumed or marked abandoned first.
@@ -48,8 +47,9 @@ function databaseFlag(context: CliContext, database: string): string | undefined
   return `--db ${path.startsWith('..') || path === '' ? database : path}`;
 }
 
-function chooseView(context: CliContext, sessionId: string, json: boolean | undefined): RunView {
+async function chooseView(context: CliContext, sessionId: string, json: boolean | undefined): Promise<RunView> {
   if (json) return createJsonView({ stdout: context.stdout, stderr: context.stderr });
+  const { createLiveView } = await import('./live-view.ts');
   if (liveViewEnabled(context)) return createLiveView({ stdout: context.stdout, stderr: context.stderr, sessionId, color: colorEnabled(context) });
   return createPlainView({ stdout: context.stdout, stderr: context.stderr, sessionId });
 }
@@ -61,7 +61,7 @@ export async function runCommand(context: CliContext, promptArgument: string | u
   for (const error of runtime.agents.errors) writeLine(context.stderr, `cadre: warning: ${error.message}`);
   try {
     const session = await openSession(runtime, flags);
-    const view = chooseView(context, session.id, flags.json);
+    const view = await chooseView(context, session.id, flags.json);
     const outcome = await driveSession({ cadre: runtime.cadre, sessionId: session.id, prompt, view });
     view.finish({ ...outcome, databaseFlag: databaseFlag(context, runtime.config.db) });
     if (outcome.status === 'failed') writeLine(context.stderr, `cadre: the primary agent failed: ${outcome.error}`);
