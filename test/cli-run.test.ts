@@ -11,17 +11,18 @@ afterAll(() => workspace.close());
 describe('cadre run', () => {
   it('delegates to a subagent in the foreground and prints only the final answer on stdout', async () => {
     const result = await workspace.run(['run', ...workspace.modelFlags, 'delegate please']);
-    expect(result.stderr).toMatch(/\[run_\w+ general\] started: list the files/);
-    expect(result.stderr).toMatch(/\[run_\w+ general\] completed \(\d+s\): The workspace holds notes\.txt/);
+    expect(result.stderr).toMatch(/\[run_\w+ scout\] started: list the files/);
+    expect(result.stderr).toMatch(/\[run_\w+ scout\] completed \(\d+s\): The workspace holds notes\.txt/);
     expect(result.stderr).toMatch(/cadre export ses_\w+ --format markdown/);
     expect(result.stdout).toBe('Final answer: the workspace holds notes.txt and src/app.ts.\n');
     expect(result.code).toBe(0);
     const sessionId = result.stderr.match(/Session (ses_\w+)/)![1];
     const runs = await workspace.json<RunRecord[]>(['runs', sessionId]);
     expect(runs).toHaveLength(1);
-    expect(runs[0]).toMatchObject({ status: 'completed', agent: 'general', mode: 'foreground' });
+    expect(runs[0]).toMatchObject({ status: 'completed', agent: 'scout', mode: 'foreground' });
     expect(runs[0].result?.text).toBe('The workspace holds notes.txt and src/app.ts.');
-    expect(workspace.server.requests.some((request) => request.tools.includes('list_files'))).toBe(true);
+    const toolResult = workspace.server.requests.flatMap((request) => request.messages).find((message) => message.role === 'tool');
+    expect(toolResult?.content).toContain('notes.txt');
   });
 
   it('prints JSON Lines with --json, each with a type, ending with session-end', async () => {
@@ -63,7 +64,7 @@ describe('cadre run', () => {
     const [run] = await workspace.json<RunRecord[]>(['runs']);
     const shown = await workspace.run(['show', run.id, '--db', workspace.database]);
     expect(shown.code).toBe(0);
-    expect(shown.stdout).toContain(`${run.id}  general  ${run.status}`);
+    expect(shown.stdout).toContain(`${run.id}  scout  ${run.status}`);
     expect(shown.stdout).toMatch(/run-queued\s+mode=foreground/);
     expect(shown.stdout).toMatch(/tool-call-start\s+list_files/);
     const missing = await workspace.run(['show', 'run_nope', '--db', workspace.database]);

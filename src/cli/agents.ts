@@ -3,9 +3,8 @@ import type { Command } from 'commander';
 import type { AgentDefinition } from '../agents/agent-definition.ts';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
 import { clampActivity } from '../runs/activity.ts';
-import { writeLine, type CliContext } from './cli-context.ts';
+import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
 import { collect, type RuntimeFlags } from './command-options.ts';
-import type { ExitCode } from './main.ts';
 import { loadCliConfig } from './open-runtime.ts';
 import { formatTable } from './run-lines.ts';
 

@@ -1,3 +1,5 @@
+import type { Command } from 'commander';
+
 /** A stream the CLI writes to; `isTTY`, `columns` and `rows` exist on terminals. */
 export interface OutputStream {
   write(text: string): boolean;
@@ -40,3 +42,14 @@ export function liveViewEnabled(context: CliContext): boolean {
 export function writeLine(stream: OutputStream, text = ''): void {
   stream.write(`${text}\n`);
 }
+
+/** Where a command reports its exit code: 0 done, 1 failed, 2 bad usage or config, 130 stopped by a person. */
+export interface ExitCode {
+  code: number;
+}
+
+/**
+ * Adds one command to the program. A command's action sets `exit.code`; it throws a
+ * `ConfigError` for anything a person must fix (exit code 2).
+ */
+export type RegisterCommand = (program: Command, context: CliContext, exit: ExitCode) => void;

@@ -14,6 +14,8 @@ export interface DriveSessionOptions {
   exitNow?: () => void;
   /** How often to look for a stop of this session from another process. @default 500 */
   stopPollMs?: number;
+  /** How long to wait before checking a second time that the session is idle. @default 150 */
+  settleMs?: number;
 }
 
 /**
@@ -23,7 +25,7 @@ export interface DriveSessionOptions {
  * session from another process is noticed within `stopPollMs`.
  */
 export async function driveSession(options: DriveSessionOptions): Promise<RunOutcome> {
-  const { cadre, sessionId, prompt, view, signals = process, stopPollMs = 500 } = options;
+  const { cadre, sessionId, prompt, view, signals = process, stopPollMs = 500, settleMs = 150 } = options;
   const exitNow = options.exitNow ?? (() => process.exit(130));
   const { store } = cadre;
   const before = (await store.listMessages(sessionId)).at(-1)?.seq ?? 0;
@@ -42,8 +44,8 @@ export async function driveSession(options: DriveSessionOptions): Promise<RunOut
     else stop('Stopping the session and its runs... (press Ctrl-C again to quit at once)');
   }
 
-  // The runtime carries a person's stop of a run across processes; a stop of the whole session
-  // only marks the session, so this process carries it out.
+  // `cadre stop SESSION_ID` in another process marks the session in the store. This process must
+  // learn of it too, to report a person's stop (exit code 130) even when no turn was running.
   const poll = setInterval(() => {
     store.getSession(sessionId).then((session) => {
       if (session?.user_canceled_at && session.user_canceled_at > startedAt) stop('Stopped from another process (cadre stop).');
@@ -53,6 +55,10 @@ export async function driveSession(options: DriveSessionOptions): Promise<RunOut
   signals.on('SIGINT', onInterrupt);
   try {
     const turn = await cadre.send(sessionId, prompt);
+    await cadre.waitForIdle(sessionId);
+    // waitForIdle can resolve in the moment between a run's final state being stored and this
+    // process acting on it (its run-end event, its notification, an auto-resume): look again.
+    await new Promise((resolve) => setTimeout(resolve, settleMs));
     await cadre.waitForIdle(sessionId);
     const session = await store.getSession(sessionId);
     const messages = await store.listMessages(sessionId, { afterSeq: before });

@@ -4,9 +4,8 @@ import { Option, type Command } from 'commander';
 import { ConfigError } from '../errors/config-error.ts';
 import { exportSession } from '../store/export-session.ts';
 import { renderMarkdownExport } from '../store/render-markdown-export.ts';
-import { writeLine, type CliContext } from './cli-context.ts';
+import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
-import type { ExitCode } from './main.ts';
 import { openCliStore } from './open-runtime.ts';
 
 /** Options of `cadre export`. */

@@ -2,24 +2,13 @@ import { Command, CommanderError } from 'commander';
 import { CadreError } from '../errors/cadre-error.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { registerAgents } from './agents.ts';
-import { processContext, writeLine, type CliContext } from './cli-context.ts';
+import { processContext, writeLine, type CliContext, type ExitCode, type RegisterCommand } from './cli-context.ts';
 import { registerExport } from './export.ts';
 import { registerRun } from './run.ts';
 import { registerRuns } from './runs.ts';
 import { registerSessions } from './sessions.ts';
 import { registerShow } from './show.ts';
 import { registerStop } from './stop.ts';
-
-/** Where a command reports its exit code: 0 done, 1 failed, 2 bad usage or config, 130 stopped by a person. */
-export interface ExitCode {
-  code: number;
-}
-
-/**
- * Adds one command to the program. A command's action sets `exit.code`; it throws a
- * {@link ConfigError} for anything a person must fix (exit code 2).
- */
-export type RegisterCommand = (program: Command, context: CliContext, exit: ExitCode) => void;
 
 /**
  * The commands of `cadre`, in help order. `cadre serve` joins this list when the server lands:
@@ -37,20 +26,20 @@ export const commands: RegisterCommand[] = [
 
 /** Builds the `cadre` program; commander's own exits become {@link CommanderError}s. */
 export function createProgram(context: CliContext, exit: ExitCode, registrars: readonly RegisterCommand[] = commands): Command {
+  const output = {
+    writeOut: (text: string) => context.stdout.write(text),
+    writeErr: (text: string) => context.stderr.write(text),
+    // A usage error is one line: `cadre: unknown option '--modle' (Did you mean --model?) See cadre help.`
+    outputError: (text: string, write: (text: string) => void) =>
+      write(`cadre: ${text.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ').trim()} (see cadre help)\n`),
+  };
   const program = new Command('cadre')
     .description('Delegate work from a primary agent to subagents, and follow each run.')
     .option('--debug', 'print stack traces of errors')
-    .showHelpAfterError('(run cadre help for usage)')
     .exitOverride()
-    .configureOutput({
-      writeOut: (text) => context.stdout.write(text),
-      writeErr: (text) => context.stderr.write(text),
-    });
-  program.configureHelp({ sortSubcommands: false });
+    .configureOutput(output);
   for (const register of registrars) register(program, context, exit);
-  for (const command of program.commands) {
-    command.exitOverride().configureOutput({ writeOut: (text) => context.stdout.write(text), writeErr: (text) => context.stderr.write(text) });
-  }
+  for (const command of program.commands) command.exitOverride().configureOutput(output);
   return program;
 }
 

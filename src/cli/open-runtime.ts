@@ -19,6 +19,8 @@ export interface OpenedStore {
 export interface OpenedRuntime extends OpenedStore {
   cadre: Cadre;
   agents: AgentRegistry;
+  /** The workspace tools agents may name in their allow-list. */
+  toolNames: string[];
 }
 
 /** Options of {@link openRuntime}. */
@@ -70,13 +72,14 @@ export async function openRuntime({ context, flags, requireModel }: OpenRuntimeO
   const agents = await loadAgents({ cwd: context.cwd, dirs: config.agentsDirs });
   if (requireModel) agents.primary(config.agent);
   const store = await openStore(config.db);
+  const tools = createWorkspaceTools({ root: context.cwd });
   const cadre = createCadre({
     store,
     // Commands that only stop runs never call a model; the label just fills the slot.
     model: model ?? config.model ?? 'none:unconfigured',
     agents,
     limits: config.limits,
-    tools: createWorkspaceTools({ root: context.cwd }),
+    tools,
     baseURL: config.baseURL,
     env: context.env,
     onError: (error) => {
@@ -89,6 +92,7 @@ export async function openRuntime({ context, flags, requireModel }: OpenRuntimeO
     store,
     cadre,
     agents,
+    toolNames: Object.keys(tools),
     async close() {
       await cadre.close();
       await store.close();

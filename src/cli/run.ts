@@ -2,13 +2,14 @@ import { isAbsolute, join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { ConfigError } from '../errors/config-error.ts';
 import { redactConnectionString } from '../store/redact-connection-string.ts';
-import { colorEnabled, liveViewEnabled, writeLine, type CliContext } from './cli-context.ts';
+import { agentWarnings } from './agents.ts';
+import { colorEnabled, liveViewEnabled, writeLine, type CliContext, type ExitCode } from './cli-context.ts';
 import { collect, type RuntimeFlags } from './command-options.ts';
 import { driveSession } from './drive-session.ts';
 import { createJsonView } from './json-view.ts';
-import type { ExitCode } from './main.ts';
 import { openRuntime, type OpenedRuntime } from './open-runtime.ts';
 import { createPlainView } from './plain-view.ts';
+import { quietConsole } from './quiet-console.ts';
 import { readPrompt } from './read-prompt.ts';
 import type { RunView } from './run-view.ts';
 
@@ -49,8 +50,10 @@ function databaseFlag(context: CliContext, database: string): string | undefined
 
 async function chooseView(context: CliContext, sessionId: string, json: boolean | undefined): Promise<RunView> {
   if (json) return createJsonView({ stdout: context.stdout, stderr: context.stderr });
-  const { createLiveView } = await import('./live-view.ts');
-  if (liveViewEnabled(context)) return createLiveView({ stdout: context.stdout, stderr: context.stderr, sessionId, color: colorEnabled(context) });
+  if (liveViewEnabled(context)) {
+    const { createLiveView } = await import('./live-view.ts');
+    return createLiveView({ stdout: context.stdout, stderr: context.stderr, sessionId, color: colorEnabled(context) });
+  }
   return createPlainView({ stdout: context.stdout, stderr: context.stderr, sessionId });
 }
 
@@ -58,7 +61,9 @@ async function chooseView(context: CliContext, sessionId: string, json: boolean 
 export async function runCommand(context: CliContext, promptArgument: string | undefined, flags: RunFlags): Promise<number> {
   const prompt = await readPrompt(context, promptArgument);
   const runtime = await openRuntime({ context, flags, requireModel: true });
-  for (const error of runtime.agents.errors) writeLine(context.stderr, `cadre: warning: ${error.message}`);
+  const problems = [...runtime.agents.errors.map((error) => error.message), ...agentWarnings(runtime.agents, runtime.toolNames)];
+  for (const problem of problems) writeLine(context.stderr, `cadre: warning: ${problem}`);
+  const restoreConsole = quietConsole(flags.debug === true);
   try {
     const session = await openSession(runtime, flags);
     const view = await chooseView(context, session.id, flags.json);
@@ -68,6 +73,7 @@ export async function runCommand(context: CliContext, promptArgument: string | u
     return exitCodes[outcome.status];
   } finally {
     await runtime.close();
+    restoreConsole();
   }
 }
 

@@ -4,9 +4,8 @@ import { ConfigError } from '../errors/config-error.ts';
 import { clampActivity } from '../runs/activity.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
-import { writeLine, type CliContext } from './cli-context.ts';
+import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
-import type { ExitCode } from './main.ts';
 import { openCliStore } from './open-runtime.ts';
 import { formatTable } from './run-lines.ts';
 

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { writeLine, type CliContext } from './cli-context.ts';
+import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
-import type { ExitCode } from './main.ts';
 import { openCliStore } from './open-runtime.ts';
 import { formatTable } from './run-lines.ts';
 

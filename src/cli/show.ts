@@ -2,9 +2,8 @@ import type { Command } from 'commander';
 import { formatElapsed } from '../delegation/run-views.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import type { RunEventRecord, RunRecord } from '../store/records.ts';
-import { writeLine, type CliContext } from './cli-context.ts';
+import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
-import type { ExitCode } from './main.ts';
 import { openCliStore } from './open-runtime.ts';
 
 /** The detail of one event on the timeline of `cadre show`. */

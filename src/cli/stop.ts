@@ -1,13 +1,20 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../errors/config-error.ts';
+import { ownerIsGone } from '../runtime/owner-liveness.ts';
 import { isFinished, type RunRecord } from '../store/records.ts';
-import { writeLine, type CliContext } from './cli-context.ts';
+import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
-import type { ExitCode } from './main.ts';
 import { openRuntime } from './open-runtime.ts';
 
 function line(run: RunRecord): string {
   return `${run.id}  ${run.agent}  ${run.status}`;
+}
+
+function stillActive(run: RunRecord): string {
+  if (ownerIsGone(run.lease_owner)) {
+    return `cadre: ${run.id} is still ${run.status}: the process that ran it is gone, and its lease lasts until ${run.lease_expires_at}; stop it again after that.`;
+  }
+  return `cadre: ${run.id} is still ${run.status}: its process was asked to stop it and has not yet.`;
 }
 
 /**
@@ -31,13 +38,13 @@ export async function stopCommand(context: CliContext, id: string, flags: StoreF
       if (!stopped) throw new ConfigError(`No run or session '${id}'.`);
       writeLine(context.stdout, line(stopped));
       if (isFinished(stopped.status)) return 0;
-      writeLine(context.stderr, `cadre: ${stopped.id} is still ${stopped.status}: its process was asked to stop it and has not yet.`);
+      writeLine(context.stderr, stillActive(stopped));
       return 1;
     }
     const stopped = await cadre.stopSession(session!.id);
     for (const each of stopped) writeLine(context.stdout, line(each));
     const still = await store.listRuns({ parent_session_id: session!.id, statuses: ['queued', 'running'] });
-    for (const each of still) writeLine(context.stderr, `cadre: ${each.id} is still ${each.status}: its process was asked to stop it and has not yet.`);
+    for (const each of still) writeLine(context.stderr, stillActive(each));
     writeLine(context.stdout, `${session!.id}  stopped${stopped.length === 0 ? ' (no active runs)' : ''}`);
     return still.length === 0 ? 0 : 1;
   } finally {

@@ -89,7 +89,10 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           ledger.record(run, [{ type: 'step-start', data: { step: turns + 1 } }]).catch(report);
           if (stepNumber > 0 || activity === '' || activity === 'queued' || activity === 'waiting for a slot') setActivity('waiting for model');
         },
-        onTextDelta: (_delta, textSoFar) => setActivity(lastSentence(textSoFar)),
+        onTextDelta: (delta, textSoFar) => {
+          bus.publish({ type: 'text-delta', session_id: run.child_session_id, text: delta });
+          setActivity(lastSentence(textSoFar));
+        },
         onToolCall: ({ toolName, input }) => {
           const label = describeToolCall(toolName, input);
           ledger.record(run, [{ type: 'tool-call-start', data: { tool: toolName, label } }]).catch(report);
@@ -102,7 +105,9 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           turns++;
           usage.input_tokens += step.usage.inputTokens;
           usage.output_tokens += step.usage.outputTokens;
-          const stored = store.appendMessages(toNewMessages(run.child_session_id, step.messages, now()));
+          const stored = store.appendMessages(toNewMessages(run.child_session_id, step.messages, now())).then((messages) => {
+            for (const message of messages) bus.publish({ type: 'message', message });
+          });
           const updated = ledger.update(run.id, { turns, usage: { ...usage } });
           await Promise.all([stored, updated]);
         },

@@ -126,7 +126,7 @@ async function runScenario(commands: Command[], timeoutMs: number | undefined): 
     const eligible = run.mode === 'background' && run.status !== 'canceled_by_parent' && run.notification?.suppressed !== true;
     expect(notifications.get(id) ?? 0).toBe(eligible ? 1 : 0);
     if (run.mode === 'background' && run.status !== 'canceled_by_parent' && run.notification?.suppressed === true) {
-      expect(run.consumed_at).not.toBeNull();
+      expect(run.consumed_at).toBeTypeOf('string');
     }
   }
   await runs.close();

@@ -85,6 +85,8 @@ export interface RunManager {
   activeCount(): number;
   /** Whether this process is executing or queueing the run. */
   isLocal(runId: string): boolean;
+  /** Runs of this parent session that this process has not settled yet (notifications included). */
+  localRunsOf(parentSessionId: string): number;
   /** Adopts a run recovered from a dead process: queues it again for execution. */
   adopt(run: RunRecord): void;
   close(): Promise<void>;
@@ -92,6 +94,8 @@ export interface RunManager {
 
 interface Execution {
   controller: AbortController;
+  /** Set when this process shuts down: the run is left running for another process to resume. */
+  detached?: boolean;
   stopCause?: StopCause;
   stopReason?: string;
   timedOut?: boolean;
@@ -105,6 +109,18 @@ export function createRunManager(options: RunManagerOptions): RunManager {
   const scheduler: Scheduler = createScheduler(limits);
   const executions = new Map<string, Execution>();
   const local = new Set<string>();
+  const localParents = new Map<string, number>();
+  const trackLocal = (run: RunRecord) => {
+    if (local.has(run.id)) return;
+    local.add(run.id);
+    localParents.set(run.parent_session_id, (localParents.get(run.parent_session_id) ?? 0) + 1);
+  };
+  const untrackLocal = (run: Pick<RunRecord, 'id' | 'parent_session_id'>) => {
+    if (!local.delete(run.id)) return;
+    const count = (localParents.get(run.parent_session_id) ?? 1) - 1;
+    if (count > 0) localParents.set(run.parent_session_id, count);
+    else localParents.delete(run.parent_session_id);
+  };
   const adopted = new Set<string>();
   const waiters = new Map<string, Array<(run: RunRecord) => void>>();
   let closed = false;
@@ -129,15 +145,16 @@ export function createRunManager(options: RunManagerOptions): RunManager {
   }
 
   function settle(run: RunRecord): void {
-    local.delete(run.id);
     const list = waiters.get(run.id);
     waiters.delete(run.id);
     for (const resolve of list ?? []) resolve(run);
+    // The notification is under way before the run stops counting as this process's.
     options.onRunFinished?.(run);
+    untrackLocal(run);
   }
 
   async function admit(run: RunRecord): Promise<void> {
-    local.add(run.id);
+    trackLocal(run);
     const admission = scheduler.admit({
       runId: run.id,
       parentSessionId: run.parent_session_id,
@@ -146,7 +163,6 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       },
     });
     if (admission === 'full') {
-      local.delete(run.id);
       await finish(run.id, 'failed', {
         error: { kind: 'too_many_active', message: `More than ${limits.maxQueuedPerParent} runs are waiting in this session; wait for some to finish or stop them.` },
       });
@@ -183,6 +199,12 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         (error: unknown): ExecutionOutcome => ({ text: '', lastText: '', finishReason: 'error', steps: 0, error: { kind: 'execution_error', message: shortMessage(error) } }),
       );
       const partial = outcome.lastText.trim() === '' ? null : outcome.lastText;
+      if (execution.detached) {
+        // Hand the run over at once: its lease ends now, so the next process recovers it.
+        await ledger.update(runId, { lease_expires_at: now() });
+        untrackLocal(run);
+        return;
+      }
       if (execution.stopCause) {
         await finish(runId, stoppedStatus(execution.stopCause), { partial_result: partial });
       } else if (execution.timedOut) {
@@ -304,6 +326,10 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       return local.has(runId);
     },
 
+    localRunsOf(parentSessionId) {
+      return localParents.get(parentSessionId) ?? 0;
+    },
+
     adopt(run) {
       if (run.status === 'running') adopted.add(run.id);
       admit(run).catch(report);
@@ -313,6 +339,13 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       closed = true;
       clearInterval(renewTimer);
       clearInterval(pollTimer);
+      const running = [...executions.entries()];
+      for (const [, execution] of running) {
+        execution.detached = true;
+        execution.controller.abort(new Error('cadre is shutting down'));
+      }
+      // Wait for the loops to let go, so nothing writes after the store closes.
+      for (let attempt = 0; attempt < 200 && executions.size > 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 5));
     },
   };
 

@@ -32,7 +32,7 @@ describe('createCadre', () => {
     const [run] = await cadre.store.listRuns({ parent_session_id: session.id });
     expect(run).toMatchObject({ status: 'completed', agent: 'general', mode: 'foreground', turns: 1, description: 'answer' });
     expect(run.result?.text).toBe('The answer is 42.');
-    expect(run.consumed_at).not.toBeNull();
+    expect(run.consumed_at).toBeTypeOf('string');
     const events = (await cadre.store.listRunEvents(run.id)).map((event) => event.type);
     expect(events[0]).toBe('run-queued');
     expect(events).toContain('run-start');
@@ -62,7 +62,7 @@ describe('createCadre', () => {
     await cadre.waitForIdle(session.id);
     const [run] = await cadre.store.listRuns({ parent_session_id: session.id });
     expect(run.status).toBe('completed');
-    expect(run.notification?.delivered_at).not.toBeNull();
+    expect(run.notification?.delivered_at).toBeTypeOf('string');
     const messages = await cadre.store.listMessages(session.id);
     const notifications = messages.filter((message) => typeof message.content === 'string' && message.content.startsWith('<subagent-notification>'));
     expect(notifications).toHaveLength(1);

@@ -139,6 +139,7 @@ export function createCadre(options: CadreOptions): Cadre {
   const resumeTimers = new Map<string, NodeJS.Timeout>();
   const notifier = createNotifier({
     store,
+    bus,
     ledger,
     inbox,
     now,
@@ -256,7 +257,7 @@ export function createCadre(options: CadreOptions): Cadre {
     },
 
     waitForIdle(sessionId, { signal } = {}) {
-      return waitForIdle({ sessionId, store, bus, signal, isBusy: (id) => sessions.isBusy(id) || resumeTimers.has(id) || notifier.pending() > 0 });
+      return waitForIdle({ sessionId, store, bus, signal, isBusy: (id) => sessions.isBusy(id) || resumeTimers.has(id) || runs.localRunsOf(id) > 0 || notifier.pending() > 0 });
     },
 
     async stopRun(runId, { cause = 'user', reason } = {}) {
@@ -283,7 +284,9 @@ export function createCadre(options: CadreOptions): Cadre {
     async close() {
       for (const timer of resumeTimers.values()) clearTimeout(timer);
       resumeTimers.clear();
+      for (const sessionId of hosted) sessions.stopTurn(sessionId, 'user');
       await runs.close();
+      for (const sessionId of hosted) await sessions.idle(sessionId);
       await store.flush();
     },
   };

@@ -53,7 +53,7 @@ describe('delegation tools', () => {
     await cadre.waitForIdle(session.id);
     const finished = await cadre.store.getRun(run.id);
     expect(finished?.status).toBe('completed');
-    expect(finished?.notification?.delivered_at).not.toBeNull();
+    expect(finished?.notification?.delivered_at).toBeTypeOf('string');
   });
 
   it('waits for a run with agent_output and returns the pinned shape', async () => {
@@ -136,7 +136,7 @@ describe('delegation tools', () => {
     expect(run).toMatchObject({ status: 'completed', mode: 'background' });
     expect(run.promoted_at).not.toBeNull();
     expect(run.warnings.map((warning) => warning.kind)).toEqual(['long_running']);
-    expect(run.notification?.delivered_at).not.toBeNull();
+    expect(run.notification?.delivered_at).toBeTypeOf('string');
     const all = await cadre.store.listMessages(session.id);
     expect(JSON.stringify(all.at(-1)?.content)).toContain('saw the notification');
   });

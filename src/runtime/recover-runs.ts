@@ -34,29 +34,29 @@ export async function recoverRuns(options: RecoverRunsOptions): Promise<Recovery
   const { store, ledger, runs, ownerId, now } = options;
   const report: RecoveryReport = { resumed: [], abandoned: [] };
   const candidates = await store.listRuns({ statuses: ['queued', 'running'], parent_session_id: options.sessionId, order: 'oldest' });
-  const at = now();
-  const expiresAt = new Date(Date.parse(at) + options.leaseMs).toISOString();
+  const started = now();
+  const expiresAt = new Date(Date.parse(started) + options.leaseMs).toISOString();
   for (const candidate of candidates) {
     if (candidate.lease_owner === ownerId) continue;
-    const expired = candidate.lease_expires_at === null || candidate.lease_expires_at < at;
+    const expired = candidate.lease_expires_at === null || candidate.lease_expires_at < started;
     if (!expired && !ownerIsGone(candidate.lease_owner)) continue;
     // A gone owner's lease is treated as over now, so the claim can win at once.
-    const claimed = await store.claimRun(candidate.id, ownerId, expiresAt, expired ? at : '9999-12-31T23:59:59.999Z');
+    const claimed = await store.claimRun(candidate.id, ownerId, expiresAt, expired ? started : '9999-12-31T23:59:59.999Z');
     if (!claimed) continue;
-    const parentRunAlive = claimed.parent_run_id === null || (await store.getRun(claimed.parent_run_id))?.status === 'running';
-    if (parentRunAlive && claimed.status === 'running') {
-      // Its loop goes on from the stored transcript; its parent's wait died with the process,
-      // so it reports back by notification.
-      await ledger.update(claimed.id, { mode: 'background', promoted_at: claimed.mode === 'foreground' ? at : claimed.promoted_at, warnings: [...claimed.warnings, { kind: 'recovered', at }] }, { type: 'warning', data: { kind: 'recovered', previous_owner: candidate.lease_owner } });
-      runs.adopt({ ...claimed, mode: 'background' });
-      report.resumed.push(claimed.id);
-      continue;
-    }
-    if (claimed.status === 'queued' && parentRunAlive) {
-      await ledger.update(claimed.id, { mode: 'background' });
-      runs.adopt({ ...claimed, mode: 'background' });
-      report.resumed.push(claimed.id);
-      continue;
+    // A nested run's parent run restarts its step from the stored transcript and delegates again,
+    // so the old nested run has no one to report to: it is abandoned. Top-level runs go on.
+    if (claimed.parent_run_id === null) {
+      const at = now();
+      const adopted = await ledger.update(
+        claimed.id,
+        { mode: 'background', promoted_at: claimed.mode === 'foreground' ? at : claimed.promoted_at, warnings: [...claimed.warnings, { kind: 'recovered', at }] },
+        { type: 'warning', data: { kind: 'recovered', previous_owner: candidate.lease_owner } },
+      );
+      if (adopted) {
+        runs.adopt(adopted);
+        report.resumed.push(adopted.id);
+        continue;
+      }
     }
     const abandoned = await ledger.transition(claimed.id, 'abandoned', { last_activity: 'abandoned: its process died', lease_expires_at: null });
     if (abandoned) {

@@ -1,4 +1,5 @@
 import type { ModelMessage } from 'ai';
+import type { RunBus } from '../runs/run-bus.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
@@ -9,6 +10,8 @@ import type { SessionInbox } from './session-inbox.ts';
 /** Options of {@link createNotifier}. */
 export interface NotifierOptions {
   store: Store;
+  /** Where stored messages are announced to live views. */
+  bus?: RunBus;
   ledger: RunLedger;
   inbox: SessionInbox;
   now: Now;
@@ -59,7 +62,10 @@ export function createNotifier(options: NotifierOptions): Notifier {
       current.runs.push(run);
       const content = renderNotification(current.runs);
       current.message.content = content;
-      if (current.seq !== null) await store.updateMessageContent(sessionId, current.seq, content);
+      if (current.seq !== null) {
+        await store.updateMessageContent(sessionId, current.seq, content);
+        options.bus?.publish({ type: 'message', message: { session_id: sessionId, seq: current.seq, role: 'user', content, created_at: at } });
+      }
     } else {
       const content = renderNotification([run]);
       const message: ModelMessage = { role: 'user', content };
@@ -68,6 +74,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
       const store_ = async () => {
         const [stored] = await store.appendMessages([{ session_id: sessionId, role: 'user', content: String(message.content), created_at: now() }]);
         entry.seq = stored.seq;
+        options.bus?.publish({ type: 'message', message: stored });
       };
       if (inbox.isOpen(sessionId)) {
         // The session's loop is running: the message joins before its next model call and is

@@ -149,7 +149,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   return {
     send(sessionId, text, { signal = new AbortController().signal } = {}) {
       return enqueue(sessionId, async () => {
-        await store.appendMessages([{ session_id: sessionId, role: 'user', content: text, created_at: now() }]);
+        const [stored] = await store.appendMessages([{ session_id: sessionId, role: 'user', content: text, created_at: now() }]);
+        bus.publish({ type: 'message', message: stored });
         // A person spoke: auto-resume is allowed again.
         await store.updateSession(sessionId, { auto_resumes: 0, user_canceled_at: null });
         return turn(sessionId, signal);

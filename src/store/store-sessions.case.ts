@@ -67,6 +67,17 @@ export function sessionCases({ store }: StoreCaseContext): void {
       expect(listed[0]).toEqual({ session_id: 'ses_1', seq: 1, role: 'assistant', content: 'm0', created_at: at });
     });
 
+    it('replaces the content of one stored message and keeps its seq', async () => {
+      await store().appendMessages(
+        ['a', 'b'].map((text) => ({ session_id: 'ses_1', role: 'user' as const, content: text, created_at: at })),
+      );
+      await store().updateMessageContent('ses_1', 1, [{ type: 'text', text: 'a, joined' }]);
+      expect(await store().listMessages('ses_1')).toEqual([
+        { session_id: 'ses_1', seq: 1, role: 'user', content: [{ type: 'text', text: 'a, joined' }], created_at: at },
+        { session_id: 'ses_1', seq: 2, role: 'user', content: 'b', created_at: at },
+      ]);
+    });
+
     it('lists only messages after a seq, and none of an unknown session', async () => {
       await store().appendMessages(
         ['a', 'b', 'c'].map((text) => ({ session_id: 'ses_1', role: 'user' as const, content: text, created_at: at })),

@@ -7,6 +7,14 @@ import { loadScript, startScriptedServer, type ScriptedServer } from '../../src/
 /** The `cadre` executable under test. */
 export const cadreBin = resolve(import.meta.dirname, '..', '..', 'bin', 'cadre.js');
 
+const scoutAgent = `---
+description: Looks around the workspace and reports what is there.
+tools: [list_files, read_file]
+mode: subagent
+---
+You are the scout. List and read files, then report.
+`;
+
 /** What a finished `cadre` process left behind. */
 export interface CadreResult {
   code: number | null;
@@ -46,6 +54,8 @@ export async function createWorkspace(): Promise<Workspace> {
   await writeFile(join(cwd, 'notes.txt'), 'Remember the milk.\n');
   await writeFile(join(cwd, 'src', 'app.ts'), 'export const app = 1;\n');
   await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ limits: { maxActivePerParent: 4 } }));
+  await mkdir(join(cwd, '.cadre', 'agents'), { recursive: true });
+  await writeFile(join(cwd, '.cadre', 'agents', 'scout.md'), scoutAgent);
   const server = await startScriptedServer({ script: await loadScript(resolve(import.meta.dirname, '..', 'fixtures', 'script.yaml')) });
   const database = join(cwd, '.cadre', 'test.db');
   // Only what a child needs: no keys or cadre settings of the person running the tests.

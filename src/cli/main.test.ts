@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import type { CliContext } from './cli-context.ts';
+import { main } from './main.ts';
+
+function context(stdin: CliContext['stdin'] = { isTTY: true, async *[Symbol.asyncIterator]() {} }) {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const value: CliContext = {
+    cwd: process.cwd(),
+    env: { CADRE_DB: ':memory:', HOME: '/nonexistent' },
+    stdin,
+    stdout: { write: (text) => stdout.push(text) > 0 },
+    stderr: { write: (text) => stderr.push(text) > 0 },
+  };
+  return { value, stdout: () => stdout.join(''), stderr: () => stderr.join('') };
+}
+
+describe('main', () => {
+  it('prints help with exit code 0', async () => {
+    const io = context();
+    expect(await main(['--help'], io.value)).toBe(0);
+    expect(io.stdout()).toContain('Usage: cadre');
+    expect(io.stdout()).not.toContain('serve');
+  });
+
+  it('reports a usage error in one line with exit code 2', async () => {
+    const io = context();
+    expect(await main(['run', '--modle', 'x'], io.value)).toBe(2);
+    expect(io.stderr()).toBe("cadre: unknown option '--modle' (Did you mean --model?) (see cadre help)\n");
+  });
+
+  it('asks for a prompt when there is none and stdin is a terminal', async () => {
+    const io = context();
+    expect(await main(['run', '--model', 'ollama:llama3.1:8b'], io.value)).toBe(2);
+    expect(io.stderr()).toMatch(/^cadre: No prompt: pass it as an argument .*\n$/);
+  });
+
+  it('reads the prompt from stdin and checks the model before anything runs', async () => {
+    const io = context({ async *[Symbol.asyncIterator]() { yield 'Do it.\n'; } });
+    expect(await main(['run', '--model', 'openai-compatible:x'], io.value)).toBe(2);
+    expect(io.stderr()).toContain('needs a base URL: pass --base-url, set CADRE_BASE_URL');
+  });
+
+  it('answers an unknown id of cadre stop with exit code 2', async () => {
+    const io = context();
+    expect(await main(['stop', 'run_nope'], io.value)).toBe(2);
+    expect(io.stderr()).toBe("cadre: No run or session 'run_nope'.\n");
+  });
+});

@@ -1,0 +1,55 @@
+/**
+ * cadre: a runtime that lets a primary LLM agent delegate work to subagents and manage each
+ * delegation as a run with its own lifecycle, events and result.
+ * @module
+ */
+
+export { createCadre, type Cadre, type CadreOptions } from './runtime/create-cadre.ts';
+export type { RecoveryReport } from './runtime/recover-runs.ts';
+export type { TurnResult } from './sessions/session-runner.ts';
+export type { StopCause } from './runs/run-stop.ts';
+export type { CadreEvent, CadreListener } from './runs/run-bus.ts';
+
+export {
+  AgentRegistry,
+  defineAgent,
+  loadAgents,
+  type AgentDefinition,
+  type AgentInput,
+  type AgentLoadError,
+  type AgentMode,
+  type LoadAgentsOptions,
+} from './agents/index.ts';
+export { defaultLimits, loadConfig, type CadreConfig, type ConfigFlags, type Limits, type LoadConfigOptions } from './config/index.ts';
+export { describeModel, resolveModel, type LanguageModelInstance, type ResolveModelOptions } from './models/index.ts';
+export { CadreError, ConfigError } from './errors/index.ts';
+
+export { defineTool, ToolInputError, type ToolDefinition } from './tools/define-tool.ts';
+export { createWorkspaceTools, type WorkspaceToolsOptions } from './tools/workspace-tools.ts';
+
+export {
+  createSqliteStore,
+  exportSession,
+  finishedStatuses,
+  isFinished,
+  openStore,
+  renderMarkdownExport,
+  runStatuses,
+  type ExportSessionOptions,
+  type MessageRecord,
+  type MessageRole,
+  type RunErrorKind,
+  type RunEventRecord,
+  type RunEventType,
+  type RunMode,
+  type RunQuery,
+  type RunRecord,
+  type RunResult,
+  type RunStatus,
+  type SessionExport,
+  type SessionRecord,
+  type SessionStatus,
+  type SqliteStoreOptions,
+  type Store,
+  type Usage,
+} from './store/index.ts';
