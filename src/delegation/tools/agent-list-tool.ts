@@ -23,10 +23,12 @@ export function createAgentListTool(services: DelegationServices, scope: Delegat
       });
       if (matching.length === 0) return '(no subagents match)';
       const now = services.now();
-      return matching
+      const lines = matching
         .slice(0, limit)
-        .map((run) => [run.id, `${run.status}${isUnread(run) ? ' (unread)' : ''}`, run.agent, run.description, formatElapsed(run, now), `latest: ${run.last_activity ?? '-'}`].join(' | '))
-        .join('\n');
+        .map((run) => [run.id, `${run.status}${isUnread(run) ? ' (unread)' : ''}`, run.agent, run.description, formatElapsed(run, now), `latest: ${run.last_activity ?? '-'}`].join(' | '));
+      const input = all.reduce((sum, run) => sum + run.usage.input_tokens, 0);
+      const output = all.reduce((sum, run) => sum + run.usage.output_tokens, 0);
+      return `${lines.join('\n')}\n(usage of all ${all.length} runs of this session: ${input} input, ${output} output tokens)`;
     },
   });
 }

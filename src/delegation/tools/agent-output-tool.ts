@@ -44,7 +44,7 @@ async function describeProgress(services: DelegationServices, run: RunRecord): P
     return `- ${event.at} ${event.type}${detail ? ` ${String(detail)}` : ''}`;
   });
   return [
-    `Elapsed: ${formatElapsed(run, services.now())}, turns so far: ${run.turns}`,
+    `Elapsed: ${formatElapsed(run, services.now())}, turns so far: ${run.turns}, tokens: ${run.usage.input_tokens} input, ${run.usage.output_tokens} output`,
     `Latest activity: ${run.last_activity ?? 'none yet'}`,
     'Last events:',
     ...recent,
