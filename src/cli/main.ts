@@ -6,14 +6,12 @@ import { processContext, writeLine, type CliContext, type ExitCode, type Registe
 import { registerExport } from './export.ts';
 import { registerRun } from './run.ts';
 import { registerRuns } from './runs.ts';
+import { registerServe } from './serve.ts';
 import { registerSessions } from './sessions.ts';
 import { registerShow } from './show.ts';
 import { registerStop } from './stop.ts';
 
-/**
- * The commands of `cadre`, in help order. `cadre serve` joins this list when the server lands:
- * add `registerServe` (src/cli/serve.ts, a {@link RegisterCommand}) after `registerExport`.
- */
+/** The commands of `cadre`, in help order. */
 export const commands: RegisterCommand[] = [
   registerRun,
   registerAgents,
@@ -22,6 +20,7 @@ export const commands: RegisterCommand[] = [
   registerShow,
   registerStop,
   registerExport,
+  registerServe,
 ];
 
 /** Builds the `cadre` program; commander's own exits become {@link CommanderError}s. */

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../errors/config-error.ts';
-import { ownerIsGone } from '../runtime/owner-liveness.ts';
+import { ownerIsGone } from '../util/owner-liveness.ts';
 import { isFinished, type RunRecord } from '../store/records.ts';
 import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';

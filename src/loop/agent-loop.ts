@@ -76,6 +76,8 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       stopWhen: stepCountIs(options.maxTurns),
       abortSignal: options.abortSignal,
       maxRetries: options.maxRetries ?? 2,
+      // The error also arrives as a stream part and is returned; the SDK's default logs it whole.
+      onError: () => {},
       prepareStep: async ({ stepNumber }) => {
         // Our copy of the conversation also holds injected messages; the SDK's would drop them.
         const injected = (await options.takeInjectedMessages?.()) ?? [];

@@ -2,6 +2,7 @@ import type { RunErrorKind, RunMode, RunRecord, RunStatus } from '../store/recor
 import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { NewId, Now } from '../util/clock.ts';
+import { ownerIsGone } from '../util/owner-liveness.ts';
 import { finalActivity } from './activity.ts';
 import type { RunBus } from './run-bus.ts';
 import type { RunLedger } from './run-ledger.ts';
@@ -352,7 +353,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
   /** Another process owns the run: ask it to stop, or take over if its lease is gone. */
   async function stopRemote(run: RunRecord, cause: StopCause, reason?: string): Promise<RunRecord | null> {
     const status = stoppedStatus(cause);
-    const leaseAlive = run.lease_expires_at !== null && run.lease_expires_at > now() && run.lease_owner !== null;
+    const leaseAlive = run.lease_expires_at !== null && run.lease_expires_at > now() && run.lease_owner !== null && !ownerIsGone(run.lease_owner);
     if (!leaseAlive) {
       const stopped = await ledger.transition(run.id, status, { last_activity: status, lease_expires_at: null });
       if (stopped) await cascade(stopped);

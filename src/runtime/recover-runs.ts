@@ -3,7 +3,7 @@ import type { RunManager } from '../runs/run-manager.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { Now } from '../util/clock.ts';
-import { ownerIsGone } from './owner-liveness.ts';
+import { ownerIsGone } from '../util/owner-liveness.ts';
 
 /** What a recovery sweep did. */
 export interface RecoveryReport {
