@@ -10,7 +10,10 @@ import { startDashboard, type Dashboard } from '../src/server/create-server.ts';
 import { createTestCadre, waitForRun } from '../src/server/server-fixtures.ts';
 
 const chromiumPath = '/usr/bin/chromium';
-const screenshotPath = fileURLToPath(new URL('../docs/images/dashboard.png', import.meta.url));
+// The README's picture is refreshed with CADRE_UPDATE_SCREENSHOT=1; otherwise the test's own copy goes to a temp dir.
+const screenshotPath = process.env.CADRE_UPDATE_SCREENSHOT === '1'
+  ? fileURLToPath(new URL('../docs/images/dashboard.png', import.meta.url))
+  : join(tmpdir(), `cadre-dashboard-${process.pid}.png`);
 // In CI chromium is installed, so a missing browser must fail there rather than skip.
 const skip = !existsSync(chromiumPath) && process.env.CI !== 'true';
 const title = skip ? `the dashboard in a real browser (skipped: ${chromiumPath} not found; apt-get install chromium)` : 'the dashboard in a real browser';
