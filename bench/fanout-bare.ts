@@ -10,7 +10,7 @@ export type BareCall = 'streamText' | 'generateText';
 const mainSystem = builtInAgents.find((agent) => agent.name === 'main')?.system ?? '';
 
 /** Runs an agent loop to its end: `streamText` with its full stream consumed, or `generateText`. */
-async function loop(call: BareCall, model: LanguageModel, instructions: string, prompt: string, tools: ToolSet, maxSteps: number): Promise<string> {
+export async function bareLoop(call: BareCall, model: LanguageModel, instructions: string, prompt: string, tools: ToolSet, maxSteps: number): Promise<string> {
   const options = { model, instructions, prompt, tools, stopWhen: stepCountIs(maxSteps) };
   if (call === 'generateText') return (await generateText(options)).text;
   const result = streamText(options);
@@ -31,8 +31,8 @@ export async function bareFanOutRound({ call, model, toolCalls }: { call: BareCa
     name: 'agent',
     description: 'Delegates one task to a subagent and returns its answer.',
     inputSchema: z.object({ agent: z.string(), task: z.string().min(1), description: z.string().max(80).optional() }),
-    execute: ({ task }) => loop(call, model, workerSystem, task, { noop: noopTool }, toolCalls + 1),
+    execute: ({ task }) => bareLoop(call, model, workerSystem, task, { noop: noopTool }, toolCalls + 1),
   });
-  const text = await loop(call, model, mainSystem, 'Fan out the work.', { agent }, 20);
+  const text = await bareLoop(call, model, mainSystem, 'Fan out the work.', { agent }, 20);
   if (text === '') throw new Error('The bare parent ended without an answer.');
 }

@@ -1,7 +1,7 @@
 import { createBenchModel, type BenchModel } from './bench-model.ts';
 import { bareFanOutRound, type BareCall } from './fanout-bare.ts';
 import { createCadreFanOut, type StoredRows } from './fanout-cadre.ts';
-import { fixed, markdownTable, median, probeMemory, quantile, temporaryFolder } from './measure.ts';
+import { fixed, markdownTable, median, probeMemory, quantile, startClock, temporaryFolder, type MemoryPeaks } from './measure.ts';
 
 /** Sizes and repetitions of the fan-out benchmark. */
 export interface FanOutOptions {
@@ -17,9 +17,11 @@ interface CaseResult {
   fanOut: number;
   toolCalls: number;
   callsPerRound: number;
+  /** Wall µs per model call, one per measured round. */
   perCall: number[];
-  startMb: number;
-  peakMb: number;
+  /** CPU µs per model call, one per measured round: less sensitive to other load on the machine. */
+  cpuPerCall: number[];
+  memory: MemoryPeaks;
 }
 
 /** Repeats `round`, timing each measured round per model call; samples RSS throughout. */
@@ -27,16 +29,18 @@ async function measureCase(name: string, model: BenchModel, size: FanOutOptions[
   const probe = probeMemory();
   for (let index = 0; index < options.warmUp; index++) await round();
   const perCall: number[] = [];
+  const cpuPerCall: number[] = [];
   let callsPerRound = 0;
   for (let index = 0; index < options.rounds; index++) {
     const callsBefore = model.calls;
-    const started = performance.now();
+    const elapsed = startClock();
     await round();
-    const elapsed = performance.now() - started;
+    const { wallMs, cpuMs } = elapsed();
     callsPerRound = model.calls - callsBefore;
-    perCall.push((elapsed * 1000) / callsPerRound);
+    perCall.push((wallMs * 1000) / callsPerRound);
+    cpuPerCall.push((cpuMs * 1000) / callsPerRound);
   }
-  return { name, ...size, callsPerRound, perCall, startMb: probe.startMb, peakMb: probe.stop() };
+  return { name, ...size, callsPerRound, perCall, cpuPerCall, memory: probe.stop() };
 }
 
 /**
@@ -47,7 +51,7 @@ async function measureCase(name: string, model: BenchModel, size: FanOutOptions[
  */
 export async function runFanOut(options: FanOutOptions): Promise<string> {
   const results: CaseResult[] = [];
-  const stored: Array<{ size: string; rows: StoredRows; limits: string }> = [];
+  const stored: StoredRound[] = [];
   for (const size of options.sizes) {
     const model = createBenchModel({ fanOut: size.fanOut, background: false, toolCalls: size.toolCalls, answerChars: options.answerChars });
     for (const call of ['streamText', 'generateText'] satisfies BareCall[]) {
@@ -59,7 +63,7 @@ export async function runFanOut(options: FanOutOptions): Promise<string> {
     try {
       results.push(await measureCase('cadre (SQLite file)', model, size, options, async () => (lastSession = await cadre.round())));
       const limits = Object.entries(cadre.limits).map(([key, value]) => `${key}=${value}`).join(', ');
-      stored.push({ size: `N=${size.fanOut}, T=${size.toolCalls}`, rows: await cadre.storedRows(lastSession), limits });
+      stored.push({ ...size, rows: await cadre.storedRows(lastSession), limits });
     } finally {
       await cadre.close();
       folder.remove();
@@ -68,24 +72,40 @@ export async function runFanOut(options: FanOutOptions): Promise<string> {
   return report(results, stored);
 }
 
-function report(results: CaseResult[], stored: Array<{ size: string; rows: StoredRows; limits: string }>): string {
+interface StoredRound {
+  fanOut: number;
+  toolCalls: number;
+  rows: StoredRows;
+  limits: string;
+}
+
+function report(results: CaseResult[], stored: StoredRound[]): string {
   const rows = results.map((result) => {
     const baseline = results.find((other) => other.name === 'bare streamText' && other.fanOut === result.fanOut && other.toolCalls === result.toolCalls);
-    const ratio = baseline ? median(result.perCall) / median(baseline.perCall) : Number.NaN;
+    const ratio = (pick: (other: CaseResult) => number[]) => (baseline ? `${fixed(median(pick(result)) / median(pick(baseline)), 2)}×` : 'n/a');
     return [
       result.name,
       `N=${result.fanOut}, T=${result.toolCalls}`,
       result.callsPerRound,
-      fixed(median(result.perCall), 1),
-      `${fixed(quantile(result.perCall, 0.1), 1)}–${fixed(quantile(result.perCall, 0.9), 1)}`,
-      `${fixed(result.peakMb)} (start ${fixed(result.startMb)})`,
-      `${fixed(ratio, 2)}×`,
+      `${fixed(median(result.perCall))} (${fixed(quantile(result.perCall, 0.1))}–${fixed(quantile(result.perCall, 0.9))})`,
+      fixed(median(result.cpuPerCall)),
+      `${fixed(result.memory.rss)} (start ${fixed(result.memory.startRss)})`,
+      fixed(result.memory.heap),
+      ratio((other) => other.perCall),
+      ratio((other) => other.cpuPerCall),
     ];
   });
-  const table = markdownTable(['implementation', 'size', 'model calls/round', 'µs/model call (median)', 'p10–p90', 'peak RSS MB', 'vs bare streamText'], rows);
+  const table = markdownTable(
+    ['implementation', 'size', 'model calls/round', 'wall µs/call median (p10–p90)', 'CPU µs/call', 'peak RSS MB', 'peak heap MB', 'wall vs bare streamText', 'CPU vs bare streamText'],
+    rows,
+  );
   const storedTable = markdownTable(
-    ['size', 'runs', 'messages', 'run events', 'cadre limits'],
-    stored.map((entry) => [entry.size, entry.rows.runs, entry.rows.messages, entry.rows.events, entry.limits]),
+    ['size', 'runs', 'messages (expected)', 'run events', 'cadre limits'],
+    // The parent: user, assistant with the calls, tool results, answer; each child: user, (assistant, tool) × T, answer.
+    stored.map(({ fanOut, toolCalls, rows, limits }) => {
+      const expected = 4 + fanOut * (2 * toolCalls + 2);
+      return [`N=${fanOut}, T=${toolCalls}`, rows.runs, `${rows.messages} (${expected})`, rows.events, limits];
+    }),
   );
   return `### Fan-out\n\n${table}\n\nRows cadre stored in one round (read back through a second connection):\n\n${storedTable}\n`;
 }

@@ -2,12 +2,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** Peak resident memory of the process while a case runs. */
+/** Peak memory of the process while a case runs, in MB. */
+export interface MemoryPeaks {
+  /** RSS when the probe started, after a full GC. */
+  startRss: number;
+  /** The highest RSS seen. */
+  rss: number;
+  /** The highest V8 heap use seen: unlike RSS, it falls again after a GC, so cases run later are not charged for earlier ones. */
+  heap: number;
+}
+
+/** Samples memory until stopped. */
 export interface MemoryProbe {
-  /** RSS when the probe started, after a full GC, in MB. */
-  startMb: number;
-  /** Stops sampling; returns the highest RSS seen, in MB. */
-  stop(): number;
+  stop(): MemoryPeaks;
 }
 
 const megabyte = 1024 * 1024;
@@ -18,22 +25,36 @@ export function collectGarbage(): void {
 }
 
 /**
- * Collects garbage, then samples `process.memoryUsage.rss()` every `intervalMs` until stopped.
+ * Collects garbage, then samples `process.memoryUsage()` every `intervalMs` until stopped.
  * Samples are taken on the event loop, so a long synchronous stretch is seen when it ends.
  */
 export function probeMemory(intervalMs = 10): MemoryProbe {
   collectGarbage();
-  const start = process.memoryUsage.rss();
-  let peak = start;
-  const timer = setInterval(() => {
-    peak = Math.max(peak, process.memoryUsage.rss());
-  }, intervalMs);
+  const startRss = process.memoryUsage.rss();
+  let rss = startRss;
+  let heap = 0;
+  const sample = () => {
+    const usage = process.memoryUsage();
+    rss = Math.max(rss, usage.rss);
+    heap = Math.max(heap, usage.heapUsed);
+  };
+  const timer = setInterval(sample, intervalMs);
   return {
-    startMb: start / megabyte,
     stop() {
       clearInterval(timer);
-      return Math.max(peak, process.memoryUsage.rss()) / megabyte;
+      sample();
+      return { startRss: startRss / megabyte, rss: rss / megabyte, heap: heap / megabyte };
     },
+  };
+}
+
+/** Wall and CPU time (user + system, all threads) since it was started, in ms. */
+export function startClock(): () => { wallMs: number; cpuMs: number } {
+  const wall = performance.now();
+  const cpu = process.cpuUsage();
+  return () => {
+    const used = process.cpuUsage(cpu);
+    return { wallMs: performance.now() - wall, cpuMs: (used.user + used.system) / 1000 };
   };
 }
 

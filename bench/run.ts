@@ -1,6 +1,7 @@
 /**
- * `npm run bench [-- --only fanout|lifecycle] [-- --quick]`: runs cadre's benchmarks and prints
- * Markdown tables. `--quick` uses small sizes, as a smoke test that ends in seconds.
+ * `npm run bench [-- --only fanout|lifecycle] [-- --quick] [-- --max-active-global 64,1000]`:
+ * runs cadre's benchmarks and prints Markdown tables. `--quick` uses small sizes, as a smoke
+ * test that ends in seconds.
  * @module
  */
 import { cpus } from 'node:os';
@@ -8,10 +9,21 @@ import { parseArgs } from 'node:util';
 import { runFanOut } from './fanout.ts';
 import { runLifecycle } from './lifecycle.ts';
 
-const { values } = parseArgs({ options: { only: { type: 'string' }, quick: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    quick: { type: 'boolean', default: false },
+    'max-active-global': { type: 'string' },
+  },
+});
 const benchmarks = ['fanout', 'lifecycle'];
 if (values.only !== undefined && !benchmarks.includes(values.only)) {
   console.error(`--only must be one of ${benchmarks.join(', ')}, not '${values.only}'.`);
+  process.exit(2);
+}
+const caps = values['max-active-global']?.split(',').map(Number);
+if (caps?.some((cap) => !Number.isInteger(cap) || cap < 1)) {
+  console.error('--max-active-global takes positive whole numbers separated by commas, like 64,1000.');
   process.exit(2);
 }
 if (typeof (globalThis as { gc?: unknown }).gc !== 'function') console.warn('Run with --expose-gc (npm run bench does) so each case starts after a full GC.');
@@ -23,20 +35,12 @@ console.log(`# cadre benchmarks${quick ? ' (quick)' : ''}\n`);
 console.log(`Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), ${process.platform}\n`);
 
 if (selected('fanout')) {
-  console.log(
-    await runFanOut(
-      quick
-        ? { sizes: [{ fanOut: 5, toolCalls: 2 }], rounds: 3, warmUp: 1, answerChars: 2000 }
-        : { sizes: [{ fanOut: 20, toolCalls: 5 }, { fanOut: 200, toolCalls: 3 }], rounds: 20, warmUp: 3, answerChars: 2000 },
-    ),
-  );
+  const sizes = quick ? [{ fanOut: 5, toolCalls: 2 }] : [{ fanOut: 20, toolCalls: 5 }, { fanOut: 200, toolCalls: 3 }];
+  console.log(await runFanOut({ sizes, rounds: quick ? 3 : 20, warmUp: quick ? 1 : 3, answerChars: 2000 }));
 }
 if (selected('lifecycle')) {
-  console.log(
-    await runLifecycle(
-      quick
-        ? { parents: 40, runsPerParent: 5, toolCalls: 4, maxActiveGlobal: 1000 }
-        : { parents: 2000, runsPerParent: 5, toolCalls: 4, maxActiveGlobal: 1000 },
-    ),
-  );
+  // 64 is the default cap; 1,000 lets a fifth of all runs work at once.
+  const maxActiveGlobal = caps ?? (quick ? [64] : [64, 1000]);
+  const bareCalls = quick ? (['streamText'] as const) : (['streamText', 'generateText'] as const);
+  console.log(await runLifecycle({ parents: quick ? 40 : 2000, runsPerParent: 5, toolCalls: 4, maxActiveGlobal, bareCalls: [...bareCalls] }));
 }
