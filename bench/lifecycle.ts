@@ -1,5 +1,7 @@
 import { join } from 'node:path';
-import { createCadre, type Cadre } from '../src/runtime/create-cadre.ts';
+import { createCadre } from '../src/runtime/create-cadre.ts';
+import type { RunRecord } from '../src/store/records.ts';
+import type { Store } from '../src/store/store.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { createBenchModel } from './bench-model.ts';
 import { createErrorSink, noopTool, workerAgent } from './bench-tools.ts';
@@ -21,19 +23,19 @@ export interface LifecycleOptions {
   bareCalls: BareCall[];
 }
 
-/** Milliseconds from each background run's `run-end` event to its `notification-deliver` event. */
-function trackNotificationLatency(cadre: Cadre): number[] {
-  const ended = new Map<string, number>();
+/**
+ * Milliseconds from each run's stored `run-end` event to its stored `notification-deliver` event,
+ * read from the file afterwards. (A live `cadre.subscribe` listener would turn on text streaming,
+ * which cadre does only while someone watches.)
+ */
+async function notificationLatencies(store: Store, runs: RunRecord[]): Promise<number[]> {
   const latencies: number[] = [];
-  cadre.subscribe((event) => {
-    if (event.type !== 'run-event' || event.run.mode !== 'background') return;
-    if (event.event.type === 'run-end') ended.set(event.run.id, performance.now());
-    else if (event.event.type === 'notification-deliver') {
-      const at = ended.get(event.run.id);
-      ended.delete(event.run.id);
-      if (at !== undefined) latencies.push(performance.now() - at);
-    }
-  });
+  for (const run of runs) {
+    const events = await store.listRunEvents(run.id);
+    const ended = events.find((event) => event.type === 'run-end');
+    const delivered = events.find((event) => event.type === 'notification-deliver');
+    if (ended && delivered) latencies.push(Date.parse(delivered.at) - Date.parse(ended.at));
+  }
   return latencies;
 }
 
@@ -56,14 +58,12 @@ async function runCase(options: LifecycleOptions, maxActiveGlobal: number): Prom
   const model = createBenchModel({ fanOut: options.runsPerParent, background: true, toolCalls: options.toolCalls, answerChars: 40 });
   const errors = createErrorSink();
   const cadre = createCadre({ store: createSqliteStore({ path }), model, agents: [workerAgent], tools: { noop: noopTool }, limits: { maxActiveGlobal }, onError: errors.report });
-  const latencies = trackNotificationLatency(cadre);
   try {
     const probe = probeMemory();
     const sessions = await Promise.all(Array.from({ length: options.parents }, () => cadre.createSession()));
     const elapsed = startClock();
     const turns = await Promise.all(sessions.map((session) => cadre.send(session.id, 'Start the background work.')));
-    // One waiter at a time: every waiter listens to every event, so thousands at once would measure the waiting.
-    for (const session of sessions) await cadre.waitForIdle(session.id);
+    await Promise.all(sessions.map((session) => cadre.waitForIdle(session.id)));
     const { wallMs, cpuMs } = elapsed();
     const memory = probe.stop();
     errors.check('lifecycle');
@@ -75,6 +75,7 @@ async function runCase(options: LifecycleOptions, maxActiveGlobal: number): Prom
     // Read back through a new connection: only what was committed to the file counts.
     const reader = createSqliteStore({ path });
     const runs = await reader.listRuns({});
+    const latencies = await notificationLatencies(reader, runs);
     await reader.close();
     const expected = options.parents * options.runsPerParent;
     const completed = runs.filter((run) => run.status === 'completed').length;
@@ -125,6 +126,6 @@ export async function runLifecycle(options: LifecycleOptions): Promise<string> {
     ['implementation', 'maxActiveGlobal', 'model calls', 'wall s', 'turns/s', 'turns per CPU s', 'peak RSS MB', 'peak heap MB', 'notification p50 / p99 / max ms', 'runs not completed', 'notifications missing'],
     rows,
   );
-  const setup = `${options.parents} parents × ${options.runsPerParent} background runs of ${options.toolCalls + 1} turns; maxActivePerParent 5 (default); latency from each run's \`run-end\` event to its \`notification-deliver\` event. The AI SDK rows run the same ${runs} subagent loops with that many at a time, without parents or persistence.`;
+  const setup = `${options.parents} parents × ${options.runsPerParent} background runs of ${options.toolCalls + 1} turns; maxActivePerParent 5 (default); latency from each run's stored \`run-end\` event to its stored \`notification-deliver\` event (ms timestamps). The AI SDK rows run the same ${runs} subagent loops with that many at a time, without parents or persistence.`;
   return `### Lifecycle\n\n${setup}\n\n${table}\n`;
 }

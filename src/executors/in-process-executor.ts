@@ -32,6 +32,8 @@ export interface InProcessExecutorOptions {
   activityIntervalMs?: number;
   /** @default 2 */
   maxRetries?: number;
+  /** Whether a run that starts now streams its text (someone watches live). @default always */
+  stream?: () => boolean;
   onError?: (error: unknown) => void;
 }
 
@@ -59,6 +61,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       let writtenActivity = activity;
       let lastWrite = 0;
       let pending: NodeJS.Timeout | undefined;
+      let sentenceAt = 0;
 
       const writeActivity = () => {
         pending = undefined;
@@ -84,6 +87,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         maxTurns: Math.max(1, run.max_turns - run.turns),
         abortSignal: signal,
         maxRetries: options.maxRetries,
+        stream: options.stream?.() ?? true,
         takeInjectedMessages: setup.takeInjectedMessages,
         onStepStart: (stepNumber) => {
           ledger.record(run, [{ type: 'step-start', data: { step: turns + 1 } }]).catch(report);
@@ -91,7 +95,12 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         },
         onTextDelta: (delta, textSoFar) => {
           bus.publish({ type: 'text-delta', session_id: run.child_session_id, text: delta });
-          setActivity(lastSentence(textSoFar));
+          // The line shows at most 80 characters of the text's end: look at its tail, and not
+          // on every delta (a long answer arrives in hundreds of them).
+          const at = Date.now();
+          if (at - sentenceAt < sentenceIntervalMs && delta !== textSoFar) return;
+          sentenceAt = at;
+          setActivity(lastSentence(textSoFar.slice(-sentenceWindow)));
         },
         onToolCall: ({ toolName, input }) => {
           const label = describeToolCall(toolName, input);
@@ -102,6 +111,8 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           ledger.record(run, [{ type: 'tool-call-end', data: { tool: toolName, ok } }]).catch(report);
         },
         onStepFinish: async (step) => {
+          // The throttle may have skipped the answer's last sentence.
+          if (step.finishReason !== 'tool-calls' && step.text.trim() !== '') setActivity(lastSentence(step.text.slice(-sentenceWindow)));
           turns++;
           usage.input_tokens += step.usage.inputTokens;
           usage.output_tokens += step.usage.outputTokens;
@@ -123,6 +134,11 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
     },
   };
 }
+
+/** How often at most the activity line follows streamed text. */
+const sentenceIntervalMs = 100;
+/** Enough of the text's end to find its last sentence as the (≤ 80 characters) line shows it. */
+const sentenceWindow = 240;
 
 /** Whether a loop error came from the model provider (HTTP, retries, bad responses). */
 function isModelError(error: unknown): boolean {

@@ -1,4 +1,13 @@
-import { stepCountIs, streamText, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
+import {
+  experimental_streamTextLowMemory as streamText,
+  generateText,
+  stepCountIs,
+  type LanguageModel,
+  type ModelMessage,
+  type PrepareStepFunction,
+  type StepResult,
+  type ToolSet,
+} from 'ai';
 
 /** Token counts of one step or a whole loop. */
 export interface LoopUsage {
@@ -28,6 +37,12 @@ export interface AgentLoopOptions {
   abortSignal: AbortSignal;
   /** @default 2 */
   maxRetries?: number;
+  /**
+   * Stream the model's text (`streamText`, `onTextDelta` per delta) or not (`generateText`,
+   * `onTextDelta` once per step with the whole text). Streaming costs far more CPU per step, so
+   * callers stream only when someone watches. @default true
+   */
+  stream?: boolean;
   /** Messages that arrived while the loop ran (notifications), added before the next model call. */
   takeInjectedMessages?: () => ModelMessage[] | Promise<ModelMessage[]>;
   onStepStart?: (stepNumber: number) => void;
@@ -53,9 +68,10 @@ export interface AgentLoopResult {
 }
 
 /**
- * One agent's tool loop on the AI SDK: `streamText` with tools, a step-count stop condition and
- * an abort signal. Each step is handed to `onStepFinish` as it ends (so callers store it), and
- * stream parts feed the callbacks for events and activity. Never throws: errors are returned.
+ * One agent's tool loop on the AI SDK: `streamText` (or `generateText` when `stream` is false)
+ * with tools, a step-count stop condition and an abort signal. Each step is handed to
+ * `onStepFinish` as it ends (so callers store it), and stream parts or step callbacks feed the
+ * callbacks for events and activity. Never throws: errors are returned.
  */
 export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoopResult> {
   const conversation = [...options.messages];
@@ -67,59 +83,86 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   let finishReason = 'unknown';
   let error: unknown;
 
-  try {
-    const result = streamText({
-      model: options.model,
-      instructions: options.instructions,
-      messages: conversation,
-      tools: options.tools,
-      stopWhen: stepCountIs(options.maxTurns),
-      abortSignal: options.abortSignal,
-      maxRetries: options.maxRetries ?? 2,
-      // The error also arrives as a stream part and is returned; the SDK's default logs it whole.
-      onError: () => {},
-      prepareStep: async ({ stepNumber }) => {
-        // Our copy of the conversation also holds injected messages; the SDK's would drop them.
-        const injected = (await options.takeInjectedMessages?.()) ?? [];
-        conversation.push(...injected);
-        return stepNumber === 0 && injected.length === 0 ? undefined : { messages: conversation };
-      },
-      onStepEnd: async (step) => {
-        steps++;
-        const stepUsage = { inputTokens: step.usage.inputTokens ?? 0, outputTokens: step.usage.outputTokens ?? 0 };
-        usage.inputTokens += stepUsage.inputTokens;
-        usage.outputTokens += stepUsage.outputTokens;
-        const messages = step.response.messages as ModelMessage[];
-        conversation.push(...messages);
-        text = step.text;
-        if (step.text.trim() !== '') lastText = step.text;
-        finishReason = step.finishReason;
-        await options.onStepFinish?.({ stepNumber: step.stepNumber, messages, text: step.text, finishReason: step.finishReason, usage: stepUsage });
-      },
-    });
+  const prepareStep: PrepareStepFunction<ToolSet> = async ({ stepNumber }) => {
+    // Our copy of the conversation also holds injected messages; the SDK's would drop them.
+    const injected = (await options.takeInjectedMessages?.()) ?? [];
+    conversation.push(...injected);
+    return stepNumber === 0 && injected.length === 0 ? undefined : { messages: conversation };
+  };
+  const onStepEnd = async (step: StepResult<ToolSet>) => {
+    steps++;
+    const stepUsage = { inputTokens: step.usage.inputTokens ?? 0, outputTokens: step.usage.outputTokens ?? 0 };
+    usage.inputTokens += stepUsage.inputTokens;
+    usage.outputTokens += stepUsage.outputTokens;
+    const messages = step.response.messages as ModelMessage[];
+    conversation.push(...messages);
+    text = step.text;
+    if (step.text.trim() !== '') lastText = step.text;
+    finishReason = step.finishReason;
+    await options.onStepFinish?.({ stepNumber: step.stepNumber, messages, text: step.text, finishReason: step.finishReason, usage: stepUsage });
+  };
+  const settings = {
+    model: options.model,
+    instructions: options.instructions,
+    messages: conversation,
+    tools: options.tools,
+    stopWhen: stepCountIs(options.maxTurns),
+    abortSignal: options.abortSignal,
+    maxRetries: options.maxRetries ?? 2,
+    prepareStep,
+  };
 
-    for await (const part of result.fullStream) {
-      switch (part.type) {
-        case 'start-step':
+  try {
+    if (options.stream === false) {
+      await generateText({
+        ...settings,
+        onStepStart: () => {
           stepText = '';
           options.onStepStart?.(steps);
-          break;
-        case 'text-delta':
-          stepText += part.text;
-          options.onTextDelta?.(part.text, stepText);
-          break;
-        case 'tool-call':
-          options.onToolCall?.({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
-          break;
-        case 'tool-result':
-          options.onToolResult?.({ toolCallId: part.toolCallId, toolName: part.toolName, ok: true });
-          break;
-        case 'tool-error':
-          options.onToolResult?.({ toolCallId: part.toolCallId, toolName: part.toolName, ok: false });
-          break;
-        case 'error':
-          error ??= part.error;
-          break;
+        },
+        onLanguageModelCallEnd: ({ content }) => {
+          // The model's whole text at once, before its tool calls run (as a stream would show it).
+          stepText = content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+          if (stepText !== '') options.onTextDelta?.(stepText, stepText);
+        },
+        onToolExecutionStart: ({ toolCall }) => {
+          options.onToolCall?.({ toolCallId: toolCall.toolCallId, toolName: toolCall.toolName, input: toolCall.input });
+        },
+        onToolExecutionEnd: ({ toolCall, toolOutput }) => {
+          options.onToolResult?.({ toolCallId: toolCall.toolCallId, toolName: toolCall.toolName, ok: toolOutput.type === 'tool-result' });
+        },
+        onStepEnd,
+      });
+    } else {
+      const result = streamText({
+        ...settings,
+        // The error also arrives as a stream part and is returned; the SDK's default logs it whole.
+        onError: () => {},
+        onStepEnd,
+      });
+      for await (const part of result.fullStream) {
+        switch (part.type) {
+          case 'start-step':
+            stepText = '';
+            options.onStepStart?.(steps);
+            break;
+          case 'text-delta':
+            stepText += part.text;
+            options.onTextDelta?.(part.text, stepText);
+            break;
+          case 'tool-call':
+            options.onToolCall?.({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
+            break;
+          case 'tool-result':
+            options.onToolResult?.({ toolCallId: part.toolCallId, toolName: part.toolName, ok: true });
+            break;
+          case 'tool-error':
+            options.onToolResult?.({ toolCallId: part.toolCallId, toolName: part.toolName, ok: false });
+            break;
+          case 'error':
+            error ??= part.error;
+            break;
+        }
       }
     }
   } catch (caught) {

@@ -79,4 +79,58 @@ describe('createCadre', () => {
     const messages = await cadre.store.listMessages(session.id);
     expect(JSON.stringify(messages)).toContain("Unknown agent 'nobody'. Available agents: general");
   });
+
+  it('streams model text while someone subscribes, and calls the model whole otherwise', async () => {
+    const calls = async (subscribed: boolean) => {
+      const streamed: boolean[] = [];
+      const cadre = createCadre({
+        store: createSqliteStore({ path: ':memory:' }),
+        onError: (error) => { throw error; },
+        model: scriptedLanguageModel((request) => {
+          streamed.push(request.stream);
+          if (request.system.includes('general-purpose')) return { text: 'One. Two. Three. Four.', chunk_size: 5 };
+          return request.turn === 0 ? { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'count' } }] } : { text: 'done' };
+        }),
+      });
+      open.push(cadre);
+      const deltas: string[] = [];
+      const session = await cadre.createSession();
+      const stop = subscribed
+        ? cadre.subscribe((event) => {
+            if (event.type === 'text-delta' && event.session_id !== session.id) deltas.push(event.text);
+          })
+        : () => {};
+      await cadre.send(session.id, 'go');
+      await cadre.waitForIdle(session.id);
+      stop();
+      const [run] = await cadre.store.listRuns({ parent_session_id: session.id });
+      return { streamed, deltas, run };
+    };
+    const watched = await calls(true);
+    expect(watched.streamed).toEqual([true, true, true]);
+    expect(watched.deltas.length).toBeGreaterThan(1);
+    expect(watched.deltas.join('')).toBe('One. Two. Three. Four.');
+    const unwatched = await calls(false);
+    expect(unwatched.streamed).toEqual([false, false, false]);
+    expect(unwatched.run.result?.text).toBe('One. Two. Three. Four.');
+  });
+
+  it('runs at most maxConcurrentTurns primary turns at once; the others wait their turn', async () => {
+    let running = 0;
+    let most = 0;
+    const model = scriptedLanguageModel(async () => {
+      running++;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      running--;
+      return { text: 'hi' };
+    });
+    const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model, maxConcurrentTurns: 2, onError: (error) => { throw error; } });
+    open.push(cadre);
+    const sessions = await Promise.all(Array.from({ length: 6 }, () => cadre.createSession()));
+    const turns = await Promise.all(sessions.map((session) => cadre.send(session.id, 'hello')));
+    expect(turns.map((turn) => turn.status)).toEqual(Array(6).fill('completed'));
+    expect(most).toBe(2);
+  });
 });
+

@@ -22,7 +22,7 @@ import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { systemNow, timeSortedId, type NewId, type Now } from '../util/clock.ts';
 import { recoverRuns, type RecoveryReport } from './recover-runs.ts';
-import { waitForIdle } from './wait-for-idle.ts';
+import { createSessionWakeups, waitForIdle } from './wait-for-idle.ts';
 
 /** Options of {@link createCadre}. */
 export interface CadreOptions {
@@ -47,6 +47,15 @@ export interface CadreOptions {
   leaseMs?: number;
   /** Retries of a failed model call. @default 2 */
   maxRetries?: number;
+  /**
+   * Whether model text is streamed. `auto` streams while someone watches (a {@link Cadre.subscribe}
+   * listener: the terminal view, the dashboard) and otherwise calls the model without streaming,
+   * which costs far less CPU per step; activity lines then follow steps instead of sentences.
+   * @default 'auto'
+   */
+  streaming?: 'auto' | 'always' | 'never';
+  /** Primary-agent turns of all sessions running at once in this process; more wait. @default 64 */
+  maxConcurrentTurns?: number;
   /** Where internal errors go. @default console.error */
   onError?: (error: unknown) => void;
 }
@@ -70,7 +79,7 @@ export interface Cadre {
   stopSession(sessionId: string): Promise<RunRecord[]>;
   /** Finds runs of dead processes and resumes or abandons them. */
   recover(options?: { sessionId?: string }): Promise<RecoveryReport>;
-  /** Live events of this process. */
+  /** Live events of this process. While anyone listens, model text is streamed (see `streaming`). */
   subscribe(listener: CadreListener): () => void;
   close(): Promise<void>;
 }
@@ -96,8 +105,12 @@ export function createCadre(options: CadreOptions): Cadre {
   const bus = createRunBus({ onListenerError: report });
   const ledger = createRunLedger({ store, bus, now });
   const inbox = createSessionInbox();
+  const wakeups = createSessionWakeups(bus);
   const models = new Map<string, LanguageModel>();
   const defaultLabel = describeModel(options.model);
+  const streaming = options.streaming ?? 'auto';
+  let watchers = 0;
+  const shouldStream = () => streaming === 'always' || (streaming === 'auto' && watchers > 0);
 
   function modelFor(spec: string | undefined): LanguageModel {
     if (spec === undefined || spec === defaultLabel) {
@@ -167,6 +180,7 @@ export function createCadre(options: CadreOptions): Cadre {
     bus,
     now,
     maxRetries: options.maxRetries,
+    stream: shouldStream,
     onError: report,
     setup: async (run) => {
       const agent = agents.get(run.agent);
@@ -217,6 +231,8 @@ export function createCadre(options: CadreOptions): Cadre {
     newId,
     delegation,
     maxRetries: options.maxRetries,
+    stream: shouldStream,
+    maxConcurrentTurns: options.maxConcurrentTurns,
     onError: report,
     modelFor: (agent, session) => modelFor(agent.model ?? session.model),
     toolsFor,
@@ -257,7 +273,7 @@ export function createCadre(options: CadreOptions): Cadre {
     },
 
     waitForIdle(sessionId, { signal } = {}) {
-      return waitForIdle({ sessionId, store, bus, signal, isBusy: (id) => sessions.isBusy(id) || resumeTimers.has(id) || runs.localRunsOf(id) > 0 || notifier.pending() > 0 });
+      return waitForIdle({ sessionId, store, wakeups, signal, isBusy: (id) => sessions.isBusy(id) || resumeTimers.has(id) || runs.localRunsOf(id) > 0 || notifier.pending(id) > 0 });
     },
 
     async stopRun(runId, { cause = 'user', reason } = {}) {
@@ -278,7 +294,15 @@ export function createCadre(options: CadreOptions): Cadre {
     },
 
     subscribe(listener) {
-      return bus.subscribe(listener);
+      const unsubscribe = bus.subscribe(listener);
+      watchers++;
+      let subscribed = true;
+      return () => {
+        if (!subscribed) return;
+        subscribed = false;
+        watchers--;
+        unsubscribe();
+      };
     },
 
     async close() {

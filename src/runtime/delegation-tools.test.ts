@@ -91,6 +91,8 @@ describe('delegation tools', () => {
     let runId = '';
     const cadre = createCadre({
       store: createSqliteStore({ path: ':memory:' }),
+      // The partial result is the text streamed so far.
+      streaming: 'always',
       maxRetries: 0,
       onError: (error) => { throw error; },
       model: scriptedLanguageModel((request) => {
@@ -114,6 +116,39 @@ describe('delegation tools', () => {
     const [output] = toolOutputs(await cadre.store.listMessages(session.id), 'agent_stop');
     expect(output).toContain('status: canceled_by_parent');
     expect(output).toContain('Partial result');
+  });
+
+  it('stops a run whose model call is not streamed: the call is aborted and the body is never empty', async () => {
+    let runId = '';
+    const cadre = createCadre({
+      store: createSqliteStore({ path: ':memory:' }),
+      streaming: 'never',
+      maxRetries: 0,
+      onError: (error) => { throw error; },
+      model: scriptedLanguageModel((request) => {
+        if (request.system.includes('general-purpose')) {
+          return { text: 'never seen', delay_ms: 5_000 };
+        }
+        if (request.turn === 0) return { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'long job', run_in_background: true } }] };
+        if (request.turn === 1) {
+          runId = /run_id: (run_\w+)/.exec(String(request.messages.at(-1)?.content))?.[1] ?? '';
+          return { tool_calls: [{ name: 'agent_stop', arguments: { run_id: runId } }], delay_ms: 100 };
+        }
+        return { text: 'stopped it' };
+      }),
+    });
+    open.push(cadre);
+    const session = await cadre.createSession();
+    const started = Date.now();
+    await cadre.send(session.id, 'go');
+    await cadre.waitForIdle(session.id);
+    // The 5 s model call was aborted: cadre waits for its local runs' loops to settle.
+    expect(Date.now() - started).toBeLessThan(3_000);
+    const run = await cadre.store.getRun(runId);
+    expect(run?.status).toBe('canceled_by_parent');
+    const [output] = toolOutputs(await cadre.store.listMessages(session.id), 'agent_stop');
+    expect(output).toContain('status: canceled_by_parent');
+    expect(output.trim().split('\n').length).toBeGreaterThan(2);
   });
 
   it('promotes a slow foreground run to the background and notifies on completion', async () => {

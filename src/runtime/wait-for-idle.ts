@@ -1,11 +1,48 @@
 import type { RunBus } from '../runs/run-bus.ts';
 import type { Store } from '../store/store.ts';
 
+/** Wakes the waiters of one session when its turn status changes or one of its runs ends. */
+export interface SessionWakeups {
+  on(sessionId: string, wake: () => void): () => void;
+}
+
+/**
+ * One bus listener for all waiters, dispatching by session: thousands of sessions waiting at
+ * once cost one lookup per event, not one callback per waiter.
+ */
+export function createSessionWakeups(bus: RunBus): SessionWakeups {
+  const waiters = new Map<string, Set<() => void>>();
+  let unsubscribe: (() => void) | undefined;
+  const wake = (sessionId: string) => {
+    const set = waiters.get(sessionId);
+    if (set) for (const waiter of [...set]) waiter();
+  };
+  return {
+    on(sessionId, callback) {
+      unsubscribe ??= bus.subscribe((event) => {
+        if (event.type === 'session-status') wake(event.session_id);
+        else if (event.type === 'run-event' && event.event.type === 'run-end') wake(event.run.parent_session_id);
+      });
+      let set = waiters.get(sessionId);
+      if (!set) waiters.set(sessionId, (set = new Set()));
+      set.add(callback);
+      return () => {
+        set.delete(callback);
+        if (set.size === 0 && waiters.get(sessionId) === set) waiters.delete(sessionId);
+        if (waiters.size === 0 && unsubscribe) {
+          unsubscribe();
+          unsubscribe = undefined;
+        }
+      };
+    },
+  };
+}
+
 /** Options of {@link waitForIdle}. */
 export interface WaitForIdleOptions {
   sessionId: string;
   store: Store;
-  bus: RunBus;
+  wakeups: SessionWakeups;
   /** Whether the session has a turn running or about to start. */
   isBusy: (sessionId: string) => boolean;
   signal?: AbortSignal;
@@ -17,7 +54,7 @@ export interface WaitForIdleOptions {
  * Resolves when the session has no turn running or pending and none of its runs is queued or
  * running: what `cadre run` waits for before it returns.
  */
-export async function waitForIdle({ sessionId, store, bus, isBusy, signal, pollMs = 200 }: WaitForIdleOptions): Promise<void> {
+export async function waitForIdle({ sessionId, store, wakeups, isBusy, signal, pollMs = 200 }: WaitForIdleOptions): Promise<void> {
   for (;;) {
     if (signal?.aborted) return;
     if (!isBusy(sessionId)) {
@@ -26,13 +63,11 @@ export async function waitForIdle({ sessionId, store, bus, isBusy, signal, pollM
     }
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, pollMs);
-      const unsubscribe = bus.subscribe((event) => {
-        if (event.type === 'session-status' || (event.type === 'run-event' && event.event.type === 'run-end')) setTimeout(done, 0);
-      });
+      const off = wakeups.on(sessionId, () => setTimeout(done, 0));
       signal?.addEventListener('abort', done, { once: true });
       function done() {
         clearTimeout(timer);
-        unsubscribe();
+        off();
         signal?.removeEventListener('abort', done);
         resolve();
       }

@@ -26,8 +26,8 @@ export interface NotifierOptions {
 export interface Notifier {
   /** Called once per run when it reaches a finished state. */
   runFinished(run: RunRecord): Promise<void>;
-  /** Deliveries under way. */
-  pending(): number;
+  /** Deliveries under way, to one session or to all. */
+  pending(sessionId?: string): number;
 }
 
 interface OpenMessage {
@@ -52,25 +52,33 @@ export function createNotifier(options: NotifierOptions): Notifier {
   const report = options.onError ?? ((error: unknown) => console.error(error));
   const open = new Map<string, OpenMessage>();
   const queues = new Map<string, Promise<void>>();
-  let inFlight = 0;
+  const inFlight = new Map<string, number>();
+  let allInFlight = 0;
 
   async function deliver(run: RunRecord): Promise<void> {
     const sessionId = run.parent_session_id;
     const current = open.get(sessionId);
     const at = now();
+    let stored: Promise<void> | undefined;
     if (current && Date.now() - current.openedAt <= coalesceMs && (current.seq === null ? inbox.holds(sessionId, current.message) : !current.taken && !inbox.isOpen(sessionId))) {
       current.runs.push(run);
       const content = renderNotification(current.runs);
       current.message.content = content;
       if (current.seq !== null) {
-        await store.updateMessageContent(sessionId, current.seq, content);
-        options.bus?.publish({ type: 'message', message: { session_id: sessionId, seq: current.seq, role: 'user', content, created_at: at } });
+        const seq = current.seq;
+        stored = store.updateMessageContent(sessionId, seq, content).then(() => {
+          options.bus?.publish({ type: 'message', message: { session_id: sessionId, seq, role: 'user', content, created_at: at } });
+        });
       }
     } else {
       const content = renderNotification([run]);
       const message: ModelMessage = { role: 'user', content };
       const entry: OpenMessage = { seq: null, openedAt: Date.now(), runs: [run], message, taken: false };
       open.set(sessionId, entry);
+      // Nothing joins it after the window: forget it then.
+      setTimeout(() => {
+        if (open.get(sessionId) === entry) open.delete(sessionId);
+      }, coalesceMs + 1).unref();
       const store_ = async () => {
         const [stored] = await store.appendMessages([{ session_id: sessionId, role: 'user', content: String(message.content), created_at: now() }]);
         entry.seq = stored.seq;
@@ -81,10 +89,12 @@ export function createNotifier(options: NotifierOptions): Notifier {
         // stored there, so the transcript keeps the order the model saw.
         inbox.put(sessionId, { message, onTaken: async () => { entry.taken = true; await store_(); } });
       } else {
-        await store_();
+        stored = store_();
       }
     }
-    await ledger.update(run.id, { notification: { delivered_at: at, suppressed: false } }, { type: 'notification-deliver', data: { session_id: sessionId } });
+    // Issued together, the message and the run's delivery mark share one commit.
+    const marked = ledger.update(run.id, { notification: { delivered_at: at, suppressed: false } }, { type: 'notification-deliver', data: { session_id: sessionId } });
+    await Promise.all([stored, marked]);
     if (!inbox.isOpen(sessionId)) options.onDelivered?.(sessionId);
   }
 
@@ -96,16 +106,26 @@ export function createNotifier(options: NotifierOptions): Notifier {
         return;
       }
       // One session's deliveries go in order, so merging into the open message is race-free.
-      inFlight++;
-      const previous = queues.get(run.parent_session_id) ?? Promise.resolve();
-      const next = previous.then(() => deliver(run)).catch(report).finally(() => inFlight--);
-      queues.set(run.parent_session_id, next);
+      const sessionId = run.parent_session_id;
+      allInFlight++;
+      inFlight.set(sessionId, (inFlight.get(sessionId) ?? 0) + 1);
+      const previous = queues.get(sessionId) ?? Promise.resolve();
+      const next = previous
+        .then(() => deliver(run))
+        .catch(report)
+        .finally(() => {
+          allInFlight--;
+          const left = (inFlight.get(sessionId) ?? 1) - 1;
+          if (left === 0) inFlight.delete(sessionId);
+          else inFlight.set(sessionId, left);
+        });
+      queues.set(sessionId, next);
       await next;
-      if (queues.get(run.parent_session_id) === next) queues.delete(run.parent_session_id);
+      if (queues.get(sessionId) === next) queues.delete(sessionId);
     },
 
-    pending() {
-      return inFlight;
+    pending(sessionId) {
+      return sessionId === undefined ? allInFlight : (inFlight.get(sessionId) ?? 0);
     },
   };
 }

@@ -38,6 +38,13 @@ export interface SessionRunnerOptions {
   toolsFor: (agent: AgentDefinition) => ToolSet;
   /** @default 2 */
   maxRetries?: number;
+  /** Whether a turn that starts now streams its text (someone watches live). @default always */
+  stream?: () => boolean;
+  /**
+   * Turns of all sessions running at once; more wait their turn. Bounds memory when thousands of
+   * sessions wake together. @default 64
+   */
+  maxConcurrentTurns?: number;
   /** Called when a turn ended with notifications it did not answer. */
   onUnansweredMessages?: (sessionId: string) => void;
   /** How often a running turn looks for a stop requested by another process. @default 500 */
@@ -64,6 +71,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const report = options.onError ?? ((error: unknown) => console.error(error));
   const chains = new Map<string, Promise<unknown>>();
   const controllers = new Map<string, AbortController>();
+  const slots = createSlots(options.maxConcurrentTurns ?? 64);
 
   async function setStatus(sessionId: string, status: SessionStatus, patch: Partial<SessionRecord> = {}): Promise<void> {
     await store.updateSession(sessionId, { status, ...patch });
@@ -71,15 +79,26 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   }
 
   async function turn(sessionId: string, signal: AbortSignal): Promise<TurnResult> {
+    const startedAt = now();
+    await slots.acquire();
+    try {
+      return await runTurn(sessionId, signal, startedAt);
+    } finally {
+      slots.release();
+    }
+  }
+
+  async function runTurn(sessionId: string, signal: AbortSignal, startedAt: string): Promise<TurnResult> {
     const session = await store.getSession(sessionId);
     if (!session) throw new Error(`No session '${sessionId}'`);
     const agent = agents.primary(session.agent);
     const controller = new AbortController();
     const onAbort = () => controller.abort(signal.reason);
     if (signal.aborted) onAbort();
+    // Stopped by a person while it waited for a slot.
+    if (session.user_canceled_at !== null && session.user_canceled_at >= startedAt) controller.abort(new RunStopSignal('user'));
     signal.addEventListener('abort', onAbort, { once: true });
     controllers.set(sessionId, controller);
-    const startedAt = now();
     // A person may stop this session from another process (`cadre stop SESSION_ID`): it marks
     // the session in the store, and the turn notices here.
     const watch = setInterval(() => {
@@ -103,6 +122,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         maxTurns: agent.maxTurns ?? limits.defaultMaxTurns,
         abortSignal: controller.signal,
         maxRetries: options.maxRetries,
+        stream: options.stream?.() ?? true,
         takeInjectedMessages: () => takeAndStore(inbox, sessionId),
         onTextDelta: (text) => bus.publish({ type: 'text-delta', session_id: sessionId, text }),
         onStepFinish: async (step) => {
@@ -182,6 +202,26 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
 
     async idle(sessionId) {
       while (chains.has(sessionId)) await chains.get(sessionId)!.catch(() => {});
+    },
+  };
+}
+
+/** A counting semaphore: at most `size` holders, the others wait in order. */
+function createSlots(size: number) {
+  let used = 0;
+  const waiting: Array<() => void> = [];
+  return {
+    async acquire(): Promise<void> {
+      if (used < size) {
+        used++;
+        return;
+      }
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    },
+    release(): void {
+      const next = waiting.shift();
+      if (next) next();
+      else used--;
     },
   };
 }

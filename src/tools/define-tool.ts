@@ -34,17 +34,30 @@ export interface ToolDefinition<INPUT> {
  * @example defineTool({ name: 'echo', description: 'Echoes', inputSchema: z.object({ text: z.string() }), execute: ({ text }) => text })
  */
 export function defineTool<INPUT>(definition: ToolDefinition<INPUT>): Tool {
-  const schema = z.toJSONSchema(definition.inputSchema, { io: 'input' }) as Record<string, unknown>;
-  delete schema.$schema;
   return tool({
     description: definition.description,
-    inputSchema: jsonSchema<unknown>(schema as Parameters<typeof jsonSchema>[0], { validate: (value) => ({ success: true, value }) }),
+    inputSchema: modelSchemaOf(definition.inputSchema),
     execute: async (raw: unknown, options: ToolExecutionOptions<any>) => {
       const parsed = definition.inputSchema.safeParse(raw);
       if (!parsed.success) throw new ToolInputError(describeInputProblems(definition.name, parsed.error));
       return definition.execute(parsed.data, options);
     },
   });
+}
+
+/** Converting a zod schema costs more than a model step; tools are made per turn, schemas once. */
+const modelSchemas = new WeakMap<z.ZodType, ReturnType<typeof jsonSchema<unknown>>>();
+
+/** The JSON schema the model sees; input is accepted as is and checked in `execute`. */
+function modelSchemaOf(inputSchema: z.ZodType): ReturnType<typeof jsonSchema<unknown>> {
+  let schema = modelSchemas.get(inputSchema);
+  if (!schema) {
+    const converted = z.toJSONSchema(inputSchema, { io: 'input' }) as Record<string, unknown>;
+    delete converted.$schema;
+    schema = jsonSchema<unknown>(converted as Parameters<typeof jsonSchema>[0], { validate: (value) => ({ success: true, value }) });
+    modelSchemas.set(inputSchema, schema);
+  }
+  return schema;
 }
 
 /** `Invalid input for tool 'agent': task: ...; max_turns: .... Fix these and call it again.` */

@@ -5,15 +5,17 @@ import type { DelegationScope, DelegationServices } from '../delegation-services
 import { formatElapsed, isUnread } from '../run-views.ts';
 import { readDescription } from './read-description.ts';
 
+const inputSchema = z.object({
+  status: z.enum(['active', 'all', ...runStatuses], { error: `must be active, all, or one of ${runStatuses.join(', ')}` }).optional(),
+  limit: z.number().int('must be a whole number').min(1, 'must be at least 1').max(100, 'must be at most 100').optional(),
+});
+
 /** The `agent_list` tool: the runs of this session, newest first. */
 export function createAgentListTool(services: DelegationServices, scope: DelegationScope) {
   return defineTool({
     name: 'agent_list',
     description: readDescription('agent-list.txt'),
-    inputSchema: z.object({
-      status: z.enum(['active', 'all', ...runStatuses], { error: `must be active, all, or one of ${runStatuses.join(', ')}` }).optional(),
-      limit: z.number().int('must be a whole number').min(1, 'must be at least 1').max(100, 'must be at most 100').optional(),
-    }),
+    inputSchema,
     execute: async ({ status = 'active', limit = 20 }) => {
       const all = await services.store.listRuns({ parent_session_id: scope.sessionId, order: 'newest' });
       const matching = all.filter((run) => {

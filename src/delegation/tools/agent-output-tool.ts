@@ -7,17 +7,19 @@ import { renderTranscript } from '../render-transcript.ts';
 import { consumeRun, formatElapsed, noSuchRun } from '../run-views.ts';
 import { readDescription } from './read-description.ts';
 
+const inputSchema = z.object({
+  run_id: z.string().min(1, 'is required'),
+  wait: z.boolean().optional(),
+  timeout_seconds: z.number().int('must be a whole number').min(1, 'must be at least 1').max(600, 'must be at most 600').optional(),
+  detail: z.enum(['result', 'transcript'], { error: 'must be result or transcript' }).optional(),
+});
+
 /** The `agent_output` tool: read a run's result, or its progress, optionally waiting. */
 export function createAgentOutputTool(services: DelegationServices, scope: DelegationScope) {
   return defineTool({
     name: 'agent_output',
     description: readDescription('agent-output.txt'),
-    inputSchema: z.object({
-      run_id: z.string().min(1, 'is required'),
-      wait: z.boolean().optional(),
-      timeout_seconds: z.number().int('must be a whole number').min(1, 'must be at least 1').max(600, 'must be at most 600').optional(),
-      detail: z.enum(['result', 'transcript'], { error: 'must be result or transcript' }).optional(),
-    }),
+    inputSchema,
     execute: async ({ run_id: runId, wait = false, timeout_seconds: timeoutSeconds = 30, detail = 'result' }, { abortSignal }) => {
       let run = await services.store.getRun(runId);
       if (!run || run.parent_session_id !== scope.sessionId) throw new ToolInputError(noSuchRun(runId));

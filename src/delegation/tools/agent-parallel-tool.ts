@@ -10,16 +10,25 @@ import { readDescription } from './read-description.ts';
 
 const taskSchema = agentInputSchema.pick({ agent: true, task: true, description: true, context: true, max_turns: true });
 
+/** One schema per `maxParallelTasks` value, so its JSON schema is converted once. */
+const inputSchemas = new Map<number, ReturnType<typeof parallelInputSchema>>();
+
+function parallelInputSchema(max: number) {
+  return z.object({
+    tasks: z.array(taskSchema).min(1, 'must hold at least one task').max(max, `must hold at most ${max} tasks`),
+    run_in_background: z.boolean().optional(),
+  });
+}
+
 /** The `agent_parallel` tool: fan out, wait for all, one section per run. */
 export function createAgentParallelTool(services: DelegationServices, scope: DelegationScope) {
   const max = services.limits.maxParallelTasks;
+  let inputSchema = inputSchemas.get(max);
+  if (!inputSchema) inputSchemas.set(max, (inputSchema = parallelInputSchema(max)));
   return defineTool({
     name: 'agent_parallel',
     description: `${readDescription('agent-parallel.txt')}\nAvailable agents:\n${services.agents.describeDelegable() || '(none)'}`,
-    inputSchema: z.object({
-      tasks: z.array(taskSchema).min(1, 'must hold at least one task').max(max, `must hold at most ${max} tasks`),
-      run_in_background: z.boolean().optional(),
-    }),
+    inputSchema,
     execute: async (input, { toolCallId, abortSignal }) => {
       const background = input.run_in_background ?? false;
       const problems: string[] = [];

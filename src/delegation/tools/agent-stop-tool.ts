@@ -6,12 +6,14 @@ import { formatRunOutput } from '../format-run-output.ts';
 import { consumeRun, noSuchRun } from '../run-views.ts';
 import { readDescription } from './read-description.ts';
 
+const inputSchema = z.object({ run_id: z.string().min(1, 'is required'), reason: z.string().optional() });
+
 /** The `agent_stop` tool: the parent model stops one of its runs (and what that run started). */
 export function createAgentStopTool(services: DelegationServices, scope: DelegationScope) {
   return defineTool({
     name: 'agent_stop',
     description: readDescription('agent-stop.txt'),
-    inputSchema: z.object({ run_id: z.string().min(1, 'is required'), reason: z.string().optional() }),
+    inputSchema,
     execute: async ({ run_id: runId, reason }) => {
       const run = await services.store.getRun(runId);
       if (!run || run.parent_session_id !== scope.sessionId) throw new ToolInputError(noSuchRun(runId));
