@@ -68,7 +68,8 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         if (activity === writtenActivity || signal.aborted) return;
         writtenActivity = activity;
         lastWrite = Date.now();
-        ledger.update(run.id, { last_activity: activity }, { type: 'activity', data: { text: activity } }).catch(report);
+        // Published live in setActivity already.
+        ledger.patch(run.id, { last_activity: activity }, { type: 'activity', data: { text: activity } }).catch(report);
       };
       const setActivity = (text: string) => {
         if (text === '' || text === activity) return;
@@ -119,7 +120,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           const stored = store.appendMessages(toNewMessages(run.child_session_id, step.messages, now())).then((messages) => {
             for (const message of messages) bus.publish({ type: 'message', message });
           });
-          const updated = ledger.update(run.id, { turns, usage: { ...usage } });
+          const updated = ledger.patch(run.id, { turns, usage: { ...usage } });
           await Promise.all([stored, updated]);
         },
       });

@@ -5,7 +5,9 @@ export const maxActivityLength = 80;
 
 /** Collapses white space and cuts a line to `maxActivityLength` characters with an ellipsis. */
 export function clampActivity(text: string, max = maxActivityLength): string {
-  const line = text.replace(/\s+/g, ' ').trim();
+  // Only the start can show; a long result need not be rewritten whole.
+  const head = text.length > max * 8 ? text.trimStart().slice(0, max * 8) : text;
+  const line = head.replace(/\s+/g, ' ').trim();
   if (line.length <= max) return line;
   const cut = [...line].slice(0, max - 1).join('');
   return `${cut.length > max - 1 ? cut.slice(0, max - 1) : cut}…`;

@@ -44,6 +44,11 @@ export interface RunLedger {
   transition(runId: string, to: RunStatus, patch?: RunPatch, data?: Record<string, unknown>): Promise<RunRecord | null>;
   /** Changes non-state fields, with an optional event of the given type. */
   update(runId: string, patch: RunPatch, event?: { type: RunEventType; data: Record<string, unknown> }): Promise<RunRecord | null>;
+  /**
+   * Changes non-state fields without reading the run back or publishing: for frequent writes
+   * whose live event the caller has already published. False if no such run.
+   */
+  patch(runId: string, patch: RunPatch, event?: { type: RunEventType; data: Record<string, unknown> }): Promise<boolean>;
   /** Adds events without changing the record. */
   record(run: RunRecord, events: Array<{ type: RunEventType; data: Record<string, unknown> }>): Promise<void>;
 }
@@ -80,6 +85,11 @@ export function createRunLedger({ store, bus, now }: RunLedgerDeps): RunLedger {
       const run = await store.updateRun(runId, patch, events);
       if (run && events[0]) bus.publish({ type: 'run-event', run, event: { ...events[0], seq: 0 } });
       return run;
+    },
+
+    patch(runId, patch, event) {
+      const events: NewRunEvent[] = event ? [{ run_id: runId, at: now(), type: event.type, data: event.data }] : [];
+      return store.patchRun(runId, patch, events);
     },
 
     async record(run, events) {

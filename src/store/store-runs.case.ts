@@ -89,6 +89,17 @@ export function runCases({ store }: StoreCaseContext): void {
       expect(await store().listRunEvents('run_x')).toEqual([]);
     });
 
+    it('patches non-state fields with events without reading the run back', async () => {
+      await store().insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+      expect(await store().patchRun('run_1', { turns: 3, last_activity: 'noop' }, [eventFixture('run_1', 'activity', { text: 'noop' })])).toBe(true);
+      expect(await store().getRun('run_1')).toEqual(runFixture({ turns: 3, last_activity: 'noop' }));
+      expect(await typesOf('run_1')).toEqual(['run-queued', 'activity']);
+      expect(await store().patchRun('run_1', {}, [eventFixture('run_1', 'step-start')])).toBe(true);
+      expect(await store().patchRun('run_x', { turns: 1 }, [eventFixture('run_x', 'activity')])).toBe(false);
+      expect(await store().listRunEvents('run_x')).toEqual([]);
+      await expect(store().patchRun('run_1', { status: 'completed' } as unknown as RunPatch)).rejects.toThrow(/status/);
+    });
+
     it('never lets updateRun change the status', async () => {
       await store().insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
       const sneaky = { status: 'completed', turns: 5 } as unknown as RunPatch;

@@ -71,6 +71,11 @@ export interface Store {
   transitionRun(transition: RunTransition): Promise<RunRecord | null>;
   /** Changes non-state fields of a run, with optional events, in one transaction. Null if no such run. */
   updateRun(id: string, patch: RunPatch, events?: readonly NewRunEvent[]): Promise<RunRecord | null>;
+  /**
+   * Like `updateRun`, without reading the run back: for frequent writes whose caller already
+   * knows the run (turns, usage, activity). False if no such run.
+   */
+  patchRun(id: string, patch: RunPatch, events?: readonly NewRunEvent[]): Promise<boolean>;
   appendRunEvents(events: readonly NewRunEvent[]): Promise<void>;
   getRun(id: string): Promise<RunRecord | null>;
   listRuns(query: RunQuery): Promise<RunRecord[]>;

@@ -4,10 +4,19 @@ export type Now = () => string;
 /** A new id with the given prefix (`run`, `ses`, `evt`) that sorts by creation time. */
 export type NewId = (prefix: string) => string;
 
-/** The real clock. */
+let lastNowTime = Number.NaN;
+let lastNow = '';
+
+/** The real clock (one string per millisecond: it is asked for on every write). */
 export const systemNow: Now = function systemNow() {
-  return new Date().toISOString();
+  const time = Date.now();
+  if (time !== lastNowTime) {
+    lastNowTime = time;
+    lastNow = new Date(time).toISOString();
+  }
+  return lastNow;
 };
+
 
 const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 let lastTime = 0;

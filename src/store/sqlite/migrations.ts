@@ -36,7 +36,7 @@ export const migrations: readonly Migration[] = [
         content TEXT NOT NULL,
         created_at TEXT NOT NULL,
         PRIMARY KEY (session_id, seq)
-      ) WITHOUT ROWID;
+      );
 
       CREATE TABLE runs (
         id TEXT PRIMARY KEY,

@@ -241,6 +241,24 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
       }, events.length > 0);
     },
 
+    patchRun(id, patch, events = []) {
+      let assignments: { sets: string; values: SQLInputValue[] };
+      try {
+        for (const event of events) if (event.run_id !== id) throw mismatchedEvent(id, event);
+        assignments = runAssignments(patch, []);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return write(() => {
+        const found =
+          assignments.sets === ''
+            ? prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined
+            : Number(prepared(`UPDATE runs SET ${assignments.sets} WHERE id = ?`).run(...assignments.values, id).changes) > 0;
+        if (found) for (const event of events) insertEvent(event);
+        return found;
+      }, events.length > 0);
+    },
+
     appendRunEvents(events) {
       return write(() => {
         for (const event of events) insertEvent(event);
