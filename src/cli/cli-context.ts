@@ -33,9 +33,12 @@ export function colorEnabled(context: CliContext, stream: OutputStream = context
   return stream.isTTY === true && (context.env.NO_COLOR ?? '') === '';
 }
 
-/** Whether `cadre run` should redraw a live view, rather than append plain lines. */
+/**
+ * Whether `cadre run` should redraw a live view, rather than append plain lines: stdout is a
+ * terminal that can move the cursor. `NO_COLOR` only takes the colour away, not the live view.
+ */
 export function liveViewEnabled(context: CliContext): boolean {
-  return colorEnabled(context) && (context.env.CI ?? '') === '' && context.env.TERM !== 'dumb';
+  return context.stdout.isTTY === true && (context.env.CI ?? '') === '' && context.env.TERM !== 'dumb';
 }
 
 /** Writes one line. */
