@@ -2,21 +2,48 @@
  * `npm run demo`: cadre end to end with no API key and no network. A scripted OpenAI-compatible
  * server (src/testing) stands in for the LLM, and the real `cadre run` drives it through the
  * `openai-compatible:` provider, so the runtime, the subagents and their tools all work for real.
+ *
+ * npm run demo -- [--json] [--db PATH] [PROMPT]
  */
 import { mkdir } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
 import { main } from '../../src/cli/main.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { loadScript, startScriptedServer } from '../../src/testing/index.ts';
 
+const usage = 'Usage: npm run demo -- [--json] [--db PATH] [PROMPT]';
 const demo = dirname(fileURLToPath(import.meta.url));
 const root = join(demo, '..', '..');
-const database = join(root, '.cadre', 'demo.db');
-const exportPath = join(root, '.cadre', 'demo-export.md');
-const prompt = process.argv[2] ?? 'Survey the two modules of this project and summarize them.';
 
-console.log(`cadre demo: the model is SCRIPTED (examples/demo/script.yaml), so no API key and no network are needed.
+let parsed;
+try {
+  parsed = parseArgs({
+    allowPositionals: true,
+    options: { json: { type: 'boolean', default: false }, db: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  });
+} catch (error) {
+  process.stderr.write(`demo: ${(error as Error).message}\n${usage}\n`);
+  process.exit(2);
+}
+const { values, positionals } = parsed;
+if (values.help) {
+  console.log(`${usage}\n  --json     JSON Lines on stdout, as cadre run --json\n  --db PATH  the database (default .cadre/demo.db)`);
+  process.exit(0);
+}
+
+const database = resolve(values.db ?? join(root, '.cadre', 'demo.db'));
+const exportPath = join(dirname(database), 'demo-export.md');
+const prompt = positionals.join(' ').trim() || 'Survey the two modules of this project and summarize them.';
+// With --json, stdout carries JSON Lines only: everything meant for a person goes to stderr.
+const say = (text: string) => (values.json ? process.stderr : process.stdout).write(`${text}\n`);
+function shown(path: string): string {
+  const nearby = relative(process.cwd(), path);
+  return nearby === '' || nearby.startsWith('..') ? path : nearby;
+}
+
+say(`cadre demo: the model is SCRIPTED (examples/demo/script.yaml), so no API key and no network are needed.
 Its answers are canned, but everything else is real: the CLI, the runtime, the subagents' runs and
 their tools, which read this repository's files.
 
@@ -26,26 +53,40 @@ To use a real model instead:
   npx cadre run --model ollama:llama3.1:8b "Survey this project."   (a local Ollama)
 `);
 
+/** The newest primary session of the database, to tell the one this demo starts from older ones. */
+async function newestSessionId(): Promise<string | undefined> {
+  const store = await openStore(database);
+  try {
+    return (await store.listSessions({ primaryOnly: true, limit: 1 }))[0]?.id;
+  } finally {
+    await store.close();
+  }
+}
+
 const server = await startScriptedServer({ script: await loadScript(join(demo, 'script.yaml')) });
 let code = 1;
 try {
   await mkdir(dirname(database), { recursive: true });
+  const before = await newestSessionId();
   const common = ['--config', join(demo, 'cadre.config.json'), '--db', database];
-  code = await main(['run', ...common, '--model', 'openai-compatible:scripted', '--base-url', server.baseURL, prompt], {
+  const json = values.json ? ['--json'] : [];
+  code = await main(['run', ...common, ...json, '--model', 'openai-compatible:scripted', '--base-url', server.baseURL, prompt], {
     cwd: root,
     env: process.env,
     stdin: process.stdin,
     stdout: process.stdout,
     stderr: process.stderr,
   });
-  const store = await openStore(database);
-  const [session] = await store.listSessions({ primaryOnly: true, limit: 1 });
-  await store.close();
-  if (session) {
-    const exported = await main(['export', session.id, '--format', 'markdown', '-o', exportPath, ...common]);
+  const sessionId = await newestSessionId();
+  if (sessionId !== undefined && sessionId !== before) {
+    // `cadre export -o` reports the file it wrote; the demo says it in its own words below.
+    const stderr = { write: (text: string) => text.startsWith('Wrote ') || process.stderr.write(text) };
+    const context = { cwd: root, env: process.env, stdin: process.stdin, stdout: process.stdout, stderr };
+    const exported = await main(['export', sessionId, '--format', 'markdown', '-o', exportPath, ...common], context);
     if (exported === 0) {
-      console.log(`\nThe whole session, with every run and its events, is in ${relative(process.cwd(), exportPath) || exportPath}`);
-      console.log(`Look around: npx cadre runs ${session.id} --db ${relative(process.cwd(), database)}`);
+      say(`\nThe whole session, with every run and its events, is in ${shown(exportPath)}`);
+      say(`Look around: npx cadre runs ${sessionId} --db ${shown(database)}`);
+      say(`             npx cadre serve --db ${shown(database)}   (the dashboard)`);
     }
   }
 } finally {
