@@ -173,8 +173,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
   }
 
   async function finish(runId: string, status: RunStatus, patch: Partial<RunRecord> = {}): Promise<RunRecord | null> {
-    const current = await store.getRun(runId);
-    const merged = { ...current, ...patch, status } as RunRecord;
+    // Every caller passes the result, the error or the partial result, which the line shows.
+    const merged = { result: null, error: null, partial_result: null, ...patch, status };
     const run = await ledger.transition(runId, status, { ...patch, last_activity: finalActivity(merged), lease_expires_at: null });
     if (run) settle(run);
     return run;

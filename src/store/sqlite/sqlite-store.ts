@@ -60,6 +60,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
   });
   let closed = false;
 
+  const selectRunSql = `SELECT ${runColumnList} FROM runs WHERE id = ?`;
   const insertRunSql = `INSERT INTO runs (${runColumns.join(', ')}) VALUES (${runColumns.map(() => '?').join(', ')})`;
 
   function ensureOpen(): void {
@@ -101,6 +102,18 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
     const sets = [...leading, ...columns.map((column) => `${column} = ?`)].join(', ');
     const values = columns.map((column) => runValueToSql(column, patch[column as keyof RunPatch]));
     return { sets, values };
+  }
+
+  /** SQL texts by shape, so a hot statement is found by a short key rather than rebuilt and hashed whole. */
+  const sqlTexts = new Map<string, string>();
+  function sqlText(key: string, build: () => string): string {
+    let sql = sqlTexts.get(key);
+    if (sql === undefined) {
+      sql = build();
+      if (sqlTexts.size >= 500) sqlTexts.clear();
+      sqlTexts.set(key, sql);
+    }
+    return sql;
   }
 
   /** The run a statement returns (SELECT or RETURNING the `runColumnList`), or null. */
@@ -214,8 +227,10 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
       }
       // A finished status never changes, whatever the caller allows.
       const allowed = from.filter((status) => !isFinished(status));
-      const fromList = allowed.length > 0 ? allowed.map(() => '?').join(', ') : 'NULL';
-      const sql = `UPDATE runs SET ${assignments.sets} WHERE id = ? AND status IN (${fromList}) RETURNING ${runColumnList}`;
+      const sql = sqlText(`transition ${allowed.length} ${assignments.sets}`, () => {
+        const fromList = allowed.length > 0 ? allowed.map(() => '?').join(', ') : 'NULL';
+        return `UPDATE runs SET ${assignments.sets} WHERE id = ? AND status IN (${fromList}) RETURNING ${runColumnList}`;
+      });
       return write(() => {
         const run = runReturnedBy(sql, to, ...assignments.values, id, ...allowed);
         if (run) insertEvent(event);
@@ -234,8 +249,8 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
       return write(() => {
         const run =
           assignments.sets === ''
-            ? runReturnedBy(`SELECT ${runColumnList} FROM runs WHERE id = ?`, id)
-            : runReturnedBy(`UPDATE runs SET ${assignments.sets} WHERE id = ? RETURNING ${runColumnList}`, ...assignments.values, id);
+            ? runReturnedBy(selectRunSql, id)
+            : runReturnedBy(sqlText(`update ${assignments.sets}`, () => `UPDATE runs SET ${assignments.sets} WHERE id = ? RETURNING ${runColumnList}`), ...assignments.values, id);
         if (run) for (const event of events) insertEvent(event);
         return run;
       }, events.length > 0);
@@ -253,7 +268,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
         const found =
           assignments.sets === ''
             ? prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined
-            : Number(prepared(`UPDATE runs SET ${assignments.sets} WHERE id = ?`).run(...assignments.values, id).changes) > 0;
+            : Number(prepared(sqlText(`patch ${assignments.sets}`, () => `UPDATE runs SET ${assignments.sets} WHERE id = ?`)).run(...assignments.values, id).changes) > 0;
         if (found) for (const event of events) insertEvent(event);
         return found;
       }, events.length > 0);
@@ -267,7 +282,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
 
     async getRun(id) {
       ensureOpen();
-      return runReturnedBy(`SELECT ${runColumnList} FROM runs WHERE id = ?`, id);
+      return runReturnedBy(selectRunSql, id);
     },
 
     async listRuns(query) {

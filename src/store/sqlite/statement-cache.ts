@@ -9,15 +9,19 @@ export function createStatementCache(
   database: DatabaseSync,
   maxSize = 500,
 ): (sql: string, options?: { returnArrays?: boolean }) => StatementSync {
-  const statements = new Map<string, StatementSync>();
-  return function prepared(sql, { returnArrays = false } = {}) {
-    const key = returnArrays ? `arrays:${sql}` : sql;
-    let statement = statements.get(key);
+  // One map per row shape, keyed by the SQL text itself: a derived key would be a new string
+  // to hash on every call.
+  const objects = new Map<string, StatementSync>();
+  const arrays = new Map<string, StatementSync>();
+  return function prepared(sql, options) {
+    const returnArrays = options?.returnArrays === true;
+    const statements = returnArrays ? arrays : objects;
+    let statement = statements.get(sql);
     if (statement === undefined) {
       statement = database.prepare(sql);
       statement.setReturnArrays(returnArrays);
       if (statements.size >= maxSize) statements.delete(statements.keys().next().value as string);
-      statements.set(key, statement);
+      statements.set(sql, statement);
     }
     return statement;
   };
