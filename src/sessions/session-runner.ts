@@ -72,6 +72,14 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const chains = new Map<string, Promise<unknown>>();
   const controllers = new Map<string, AbortController>();
   const slots = createSlots(options.maxConcurrentTurns ?? 64);
+  /** The last message seq a turn of each session read: a resume looks only past it. */
+  const seen = new Map<string, number>();
+
+  async function listMessages(sessionId: string) {
+    const messages = await store.listMessages(sessionId);
+    seen.set(sessionId, messages.at(-1)?.seq ?? 0);
+    return messages;
+  }
 
   async function setStatus(sessionId: string, status: SessionStatus, patch: Partial<SessionRecord> = {}): Promise<void> {
     await store.updateSession(sessionId, { status, ...patch });
@@ -117,7 +125,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       const result = await runAgentLoop({
         model: options.modelFor(agent, session),
         instructions: agent.system,
-        messages: toModelMessages(await store.listMessages(sessionId)),
+        messages: toModelMessages(await listMessages(sessionId)),
         tools,
         maxTurns: agent.maxTurns ?? limits.defaultMaxTurns,
         abortSignal: controller.signal,
@@ -127,6 +135,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         onTextDelta: (text) => bus.publish({ type: 'text-delta', session_id: sessionId, text }),
         onStepFinish: async (step) => {
           const stored = await store.appendMessages(toNewMessages(sessionId, step.messages, now()));
+          const last = stored.at(-1);
+          if (last) seen.set(sessionId, last.seq);
           for (const message of stored) bus.publish({ type: 'message', message });
         },
       });
@@ -182,8 +192,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         const session = await store.getSession(sessionId);
         if (!session || session.user_canceled_at !== null || session.auto_resumes >= limits.maxAutoResumes) return null;
         // Only a message nobody answered yet (a notification that came after the last model call) needs a turn.
-        const messages = await store.listMessages(sessionId);
-        if (messages.at(-1)?.role !== 'user') return null;
+        const newer = await store.listMessages(sessionId, { afterSeq: seen.get(sessionId) ?? 0 });
+        if (newer.length === 0 || newer.at(-1)?.role !== 'user') return null;
         await store.updateSession(sessionId, { auto_resumes: session.auto_resumes + 1 });
         return turn(sessionId, new AbortController().signal);
       });
