@@ -56,6 +56,6 @@ describe('a person stops work', () => {
   it('answers an unknown id with exit 2', async () => {
     const result = await workspace.run(['stop', 'run_unknown', '--db', workspace.database]);
     expect(result.code).toBe(2);
-    expect(result.stderr.trim()).toBe("cadre: No run or session 'run_unknown'.");
+    expect(result.stderr.trim()).toBe("cadre: No run or session 'run_unknown'. List them with: cadre runs, cadre sessions");
   });
 });

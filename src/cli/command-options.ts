@@ -1,4 +1,5 @@
 import type { ConfigFlags } from '../config/load-config.ts';
+import { ConfigError } from '../errors/config-error.ts';
 
 /** Options shared by commands that open the database. */
 export interface StoreFlags {
@@ -24,4 +25,15 @@ export function collect(value: string, previous: string[] = []): string[] {
 /** The flags that take part in configuration, named as `loadConfig` wants them. */
 export function configFlags(flags: RuntimeFlags): ConfigFlags {
   return { db: flags.db, model: flags.model, baseURL: flags.baseUrl, agent: flags.agent, agentsDirs: flags.agents };
+}
+
+/**
+ * The value of a `--limit N` flag: a whole number from 1 to 1000, or `fallback` when absent.
+ * @throws {ConfigError} for anything else, so a typo is not read as the default
+ */
+export function parseLimit(value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const limit = Number(value);
+  if (!/^\d+$/.test(value.trim()) || limit < 1 || limit > 1000) throw new ConfigError(`--limit must be a whole number from 1 to 1000, not '${value}'.`);
+  return limit;
 }

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { CadreError } from '../errors/cadre-error.ts';
 import { ConfigError } from '../errors/config-error.ts';
@@ -10,6 +11,11 @@ import { registerServe } from './serve.ts';
 import { registerSessions } from './sessions.ts';
 import { registerShow } from './show.ts';
 import { registerStop } from './stop.ts';
+
+function cadreVersion(): string {
+  const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return packageJson.version;
+}
 
 /** The commands of `cadre`, in help order. */
 export const commands: RegisterCommand[] = [
@@ -34,6 +40,7 @@ export function createProgram(context: CliContext, exit: ExitCode, registrars: r
   };
   const program = new Command('cadre')
     .description('Delegate work from a primary agent to subagents, and follow each run.')
+    .version(cadreVersion(), '-V, --version', 'print the version of cadre')
     .option('--debug', 'print stack traces of errors')
     .exitOverride()
     .configureOutput(output);

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
 import { loadConfig, type CadreConfig } from '../config/load-config.ts';
 import { ConfigError } from '../errors/config-error.ts';
@@ -29,6 +31,8 @@ export interface OpenRuntimeOptions {
   flags: RuntimeFlags;
   /** Whether the command runs agents, so a model must be configured. Commands that only read or stop don't. */
   requireModel: boolean;
+  /** Whether a missing database file is created; when not, it opens as an empty database. @default true */
+  createDatabase?: boolean;
 }
 
 /** Reads configuration: flags beat the environment, which beats `cadre.config.json`. */
@@ -36,10 +40,18 @@ export function loadCliConfig(context: CliContext, flags: RuntimeFlags): Promise
   return loadConfig({ cwd: context.cwd, env: context.env, configFile: flags.config, flags: configFlags(flags) });
 }
 
-/** Opens the configured database, for commands that only read it. */
+/**
+ * The store spec for a command that only reads or stops: a database file that does not exist
+ * reads as an empty database, so a mistyped `--db` creates no file and no folder.
+ */
+function existingDatabase(db: string): string {
+  return isAbsolute(db) && !existsSync(db) ? ':memory:' : db;
+}
+
+/** Opens the configured database, for commands that only read it (a missing file is not created). */
 export async function openCliStore(context: CliContext, flags: StoreFlags): Promise<OpenedStore> {
   const config = await loadCliConfig(context, flags);
-  const store = await openStore(config.db);
+  const store = await openStore(existingDatabase(config.db));
   return { config, store, close: () => store.close() };
 }
 
@@ -60,7 +72,7 @@ async function sessionModel(config: CadreConfig, env: CliContext['env']): Promis
  * the working directory, and the runtime. Checks the model and the primary agent before anything
  * runs, so a mistake is one clear {@link ConfigError}.
  */
-export async function openRuntime({ context, flags, requireModel }: OpenRuntimeOptions): Promise<OpenedRuntime> {
+export async function openRuntime({ context, flags, requireModel, createDatabase = true }: OpenRuntimeOptions): Promise<OpenedRuntime> {
   // Loaded here, not at the top: commands that only read the database start faster without the AI SDK.
   const [{ loadAgents }, { createCadre }, { createWorkspaceTools }] = await Promise.all([
     import('../agents/load-agents.ts'),
@@ -71,7 +83,7 @@ export async function openRuntime({ context, flags, requireModel }: OpenRuntimeO
   const model = requireModel ? await sessionModel(config, context.env) : undefined;
   const agents = await loadAgents({ cwd: context.cwd, dirs: config.agentsDirs });
   if (requireModel) agents.primary(config.agent);
-  const store = await openStore(config.db);
+  const store = await openStore(createDatabase ? config.db : existingDatabase(config.db));
   const tools = createWorkspaceTools({ root: context.cwd });
   const cadre = createCadre({
     store,

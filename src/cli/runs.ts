@@ -5,7 +5,7 @@ import { clampActivity } from '../runs/activity.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
-import type { StoreFlags } from './command-options.ts';
+import { parseLimit, type StoreFlags } from './command-options.ts';
 import { openCliStore } from './open-runtime.ts';
 import { formatTable } from './run-lines.ts';
 
@@ -48,7 +48,7 @@ export async function runsCommand(context: CliContext, sessionId: string | undef
       if (!(await store.getSession(sessionId))) throw new ConfigError(`No session '${sessionId}'. List sessions with: cadre sessions`);
       runs = await listSessionRuns(store, sessionId);
     } else {
-      runs = await store.listRuns({ order: 'newest', limit: Number(flags.limit ?? 20) || 20 });
+      runs = await store.listRuns({ order: 'newest', limit: parseLimit(flags.limit, 20) });
     }
     if (flags.json) {
       writeLine(context.stdout, JSON.stringify(runs, null, 2));

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
-import type { StoreFlags } from './command-options.ts';
+import { parseLimit, type StoreFlags } from './command-options.ts';
 import { openCliStore } from './open-runtime.ts';
 import { formatTable } from './run-lines.ts';
 
@@ -8,7 +8,7 @@ import { formatTable } from './run-lines.ts';
 export async function sessionsCommand(context: CliContext, flags: StoreFlags & { limit?: string }): Promise<number> {
   const { store, close } = await openCliStore(context, flags);
   try {
-    const sessions = await store.listSessions({ primaryOnly: true, limit: Number(flags.limit ?? 50) || 50 });
+    const sessions = await store.listSessions({ primaryOnly: true, limit: parseLimit(flags.limit, 50) });
     const counted = await Promise.all(
       sessions.map(async (session) => ({ ...session, runs: (await store.listRuns({ parent_session_id: session.id })).length })),
     );

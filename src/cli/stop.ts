@@ -24,11 +24,11 @@ function stillActive(run: RunRecord): string {
  * stops its current turn and every active run. Exit 0 when everything asked for has stopped.
  */
 export async function stopCommand(context: CliContext, id: string, flags: StoreFlags): Promise<number> {
-  const { cadre, store, close } = await openRuntime({ context, flags, requireModel: false });
+  const { cadre, store, close } = await openRuntime({ context, flags, requireModel: false, createDatabase: false });
   try {
     const run = await store.getRun(id);
     const session = run ? null : await store.getSession(id);
-    if (!run && !session) throw new ConfigError(`No run or session '${id}'.`);
+    if (!run && !session) throw new ConfigError(`No run or session '${id}'. List them with: cadre runs, cadre sessions`);
     if (run && isFinished(run.status)) {
       writeLine(context.stdout, `${line(run)} (already finished; nothing to stop)`);
       return 0;
