@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../errors/config-error.ts';
 import { startDashboard } from '../server/create-server.ts';
+import { isWildcardHost } from '../server/dashboard-security.ts';
 import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
 import { collect, type RuntimeFlags } from './command-options.ts';
 import { loadCliConfig, openRuntime } from './open-runtime.ts';
@@ -46,6 +47,9 @@ export async function serveCommand(context: CliContext, flags: ServeFlags, signa
     if (dashboard.token !== null) {
       writeLine(context.stdout, `Access token: ${dashboard.token}`);
       writeLine(context.stdout, 'Every request needs it (Authorization: Bearer <token>, or ?token= in the page address). Keep it secret.');
+    }
+    if (isWildcardHost(flags.host)) {
+      writeLine(context.stdout, `Listening on every address (${flags.host}): from another machine, use this machine's address with the same ?token=.`);
     }
     if (config.model === undefined) writeLine(context.stderr, 'No model is configured (--model or CADRE_MODEL): new sessions and messages will fail.');
     writeLine(context.stderr, 'Press Ctrl-C to stop.');

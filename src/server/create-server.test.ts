@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Cadre } from '../runtime/create-cadre.ts';
-import { createDashboardApp } from './create-server.ts';
+import { createDashboardApp, startDashboard } from './create-server.ts';
 import { createTestCadre, waitForRun } from './server-fixtures.ts';
 
 const open: Cadre[] = [];
@@ -147,5 +147,21 @@ describe('the export download', () => {
     expect(await markdown.text()).toContain(run.id);
     expect((await app.request(`/api/sessions/${session.id}/export?format=pdf`)).status).toBe(400);
     expect((await app.request('/api/sessions/ses_missing/export')).status).toBe(404);
+  });
+});
+
+describe('startDashboard', () => {
+  it('on every interface, gives a loopback address a browser can open, with the token it requires', async () => {
+    const cadre = createTestCadre();
+    open.push(cadre);
+    const dashboard = await startDashboard({ cadre, host: '0.0.0.0', port: 0, onError: () => {} });
+    try {
+      expect(dashboard.token).not.toBeNull();
+      expect(dashboard.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/\\?token=${dashboard.token}$`));
+      expect((await fetch(dashboard.url)).status).toBe(200);
+      expect((await fetch(dashboard.url.replace(/\?token=.*$/, 'api/sessions'))).status).toBe(401);
+    } finally {
+      await dashboard.close();
+    }
   });
 });

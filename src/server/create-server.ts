@@ -3,7 +3,7 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { Cadre } from '../runtime/create-cadre.ts';
-import { createAccessToken, guardPosts, isLoopbackHost, requireAccess, securityHeaders } from './dashboard-security.ts';
+import { createAccessToken, guardPosts, isLoopbackHost, isWildcardHost, requireAccess, securityHeaders } from './dashboard-security.ts';
 import { streamCadreEvents } from './event-stream.ts';
 import { createExportRoute } from './export-route.ts';
 import { createRunRoutes } from './run-routes.ts';
@@ -66,7 +66,7 @@ export interface StartDashboardOptions {
 
 /** A running dashboard. */
 export interface Dashboard {
-  /** The page's address, with `?token=` when a token is active. */
+  /** The page's address, with `?token=` when a token is active; on `0.0.0.0` or `::`, its loopback address. */
   url: string;
   /** The access token, or null on a loopback address. Print it: it is the only way in. */
   token: string | null;
@@ -88,7 +88,9 @@ export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: 
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, hostname: host, port }, (info: AddressInfo) => {
       server.off('error', reject);
-      const shownHost = host.includes(':') ? `[${host}]` : host;
+      // A server on every interface is reachable on loopback too, and browsers refuse 0.0.0.0.
+      const reachable = isWildcardHost(host) ? (host === '0.0.0.0' ? '127.0.0.1' : '::1') : host;
+      const shownHost = reachable.includes(':') ? `[${reachable.replace(/^\[|\]$/g, '')}]` : reachable;
       const url = `http://${shownHost}:${info.port}/${token === null ? '' : `?token=${token}`}`;
       resolve({
         url,

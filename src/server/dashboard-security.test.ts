@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import { createDashboardApp } from './create-server.ts';
-import { createAccessToken, isLoopbackHost } from './dashboard-security.ts';
+import { createAccessToken, isLoopbackHost, isWildcardHost } from './dashboard-security.ts';
 import { createTestCadre } from './server-fixtures.ts';
 
 const open: Cadre[] = [];
@@ -21,6 +21,8 @@ describe('the dashboard security', () => {
   it('knows loopback hosts and makes long random tokens', () => {
     expect(['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]'].every(isLoopbackHost)).toBe(true);
     expect(['0.0.0.0', '::', '192.168.1.5', 'example.com'].some(isLoopbackHost)).toBe(false);
+    expect(['0.0.0.0', '::', '[::]'].every(isWildcardHost)).toBe(true);
+    expect(['127.0.0.1', '192.168.1.5', 'localhost'].some(isWildcardHost)).toBe(false);
     const token = createAccessToken();
     expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(createAccessToken()).not.toBe(token);

@@ -12,6 +12,11 @@ export function isLoopbackHost(host: string): boolean {
   return loopbackNames.has(name) || /^127(\.\d{1,3}){3}$/.test(name) || name === '::ffff:127.0.0.1';
 }
 
+/** Whether a host is the address of every interface (`0.0.0.0`, `::`), which no browser can open. */
+export function isWildcardHost(host: string): boolean {
+  return host === '0.0.0.0' || host === '::' || host === '[::]';
+}
+
 /** A fresh random access token: 24 random bytes, base64url. */
 export function createAccessToken(): string {
   return randomBytes(24).toString('base64url');
