@@ -68,6 +68,11 @@ describe.skipIf(skip)(title, () => {
     const slowRun = await waitForRun(cadre, sessionId, (run) => run.description === 'slow survey');
     expect(slowRun.status).toBe('running');
     expect(await quickCard.locator('[data-action="stop"]').isHidden()).toBe(true);
+    // Frequent live events carry the record as the run started: a late one never takes a finished card back.
+    const quickRunId = await quickCard.getAttribute('data-run-id');
+    await page.evaluate(`applyRunEvent({ ...state.runs.get(${JSON.stringify(quickRunId)}), status: 'running' }, { type: 'activity', data: { text: 'late' } })`);
+    expect(await quickCard.getAttribute('data-status')).toBe('completed');
+    expect(await quickCard.locator('[data-field="activity"]').textContent()).not.toBe('late');
 
     await slowCard.locator('[data-action="stop"]').click();
     await expect.poll(() => slowCard.locator('[data-field="status"]').textContent(), { timeout: 10_000 }).toBe('canceled_by_user');

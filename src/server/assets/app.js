@@ -181,6 +181,18 @@ function upsertRun(run) {
   byId('no-runs').hidden = state.cards.size > 0;
 }
 
+// Events whose run record comes fresh from the store. The frequent ones (step-start, tool-call-start,
+// tool-call-end, activity) carry the record as the run started: from those, take only the activity.
+const freshRecordEvents = new Set(['run-queued', 'run-start', 'run-end', 'warning', 'result-consume', 'notification-deliver']);
+
+function applyRunEvent(run, event) {
+  const known = state.runs.get(run.id);
+  if (!known || freshRecordEvents.has(event.type)) return upsertRun(run);
+  if (!activeStatuses.has(known.status)) return;
+  const text = event.type === 'activity' ? event.data?.text : event.type === 'tool-call-start' ? event.data?.label : undefined;
+  if (typeof text === 'string') upsertRun({ ...known, last_activity: text });
+}
+
 async function stopRun(id) {
   const { run } = await api(`/api/runs/${id}/stop`, { method: 'POST', body: {} });
   upsertRun(run);
@@ -216,7 +228,7 @@ function connectEvents(sessionId) {
   });
   events.addEventListener('run-event', (message) => {
     const { run, event } = JSON.parse(message.data);
-    upsertRun(run);
+    applyRunEvent(run, event);
     const details = field(state.cards.get(run.id), 'details');
     if (!details.hidden && event.type === 'run-end') attempt(() => toggleDetails(run.id, { refresh: true }));
   });
