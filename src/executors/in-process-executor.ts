@@ -62,6 +62,8 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       let lastWrite = 0;
       let pending: NodeJS.Timeout | undefined;
       let sentenceAt = 0;
+      /** The run as it stands now, for live events (the stored record lags by the throttle). */
+      let live: RunRecord = run;
 
       const writeActivity = () => {
         pending = undefined;
@@ -74,7 +76,8 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       const setActivity = (text: string) => {
         if (text === '' || text === activity) return;
         activity = text;
-        bus.publish({ type: 'run-event', run: { ...run, last_activity: text }, event: { type: 'activity', at: now(), data: { text } } });
+        live = { ...live, last_activity: text };
+        bus.publish({ type: 'run-event', run: live, event: { type: 'activity', at: now(), data: { text } } });
         const wait = activityIntervalMs - (Date.now() - lastWrite);
         if (wait <= 0) writeActivity();
         else pending ??= setTimeout(writeActivity, wait);
@@ -91,7 +94,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         stream: options.stream?.() ?? true,
         takeInjectedMessages: setup.takeInjectedMessages,
         onStepStart: (stepNumber) => {
-          ledger.record(run, [{ type: 'step-start', data: { step: turns + 1 } }]).catch(report);
+          ledger.record(live, [{ type: 'step-start', data: { step: turns + 1 } }]).catch(report);
           if (stepNumber > 0 || activity === '' || activity === 'queued' || activity === 'waiting for a slot') setActivity('waiting for model');
         },
         onTextDelta: (delta, textSoFar) => {
@@ -101,15 +104,17 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           const at = Date.now();
           if (at - sentenceAt < sentenceIntervalMs && delta !== textSoFar) return;
           sentenceAt = at;
-          setActivity(lastSentence(textSoFar.slice(-sentenceWindow)));
+          // A word still arriving is left out until it is whole.
+          const whole = delta === textSoFar || /\s$/.test(textSoFar) ? textSoFar : textSoFar.replace(/\S+$/, '');
+          setActivity(lastSentence(whole.slice(-sentenceWindow)));
         },
         onToolCall: ({ toolName, input }) => {
           const label = describeToolCall(toolName, input);
-          ledger.record(run, [{ type: 'tool-call-start', data: { tool: toolName, label } }]).catch(report);
+          ledger.record(live, [{ type: 'tool-call-start', data: { tool: toolName, label } }]).catch(report);
           setActivity(label);
         },
         onToolResult: ({ toolName, ok }) => {
-          ledger.record(run, [{ type: 'tool-call-end', data: { tool: toolName, ok } }]).catch(report);
+          ledger.record(live, [{ type: 'tool-call-end', data: { tool: toolName, ok } }]).catch(report);
         },
         onStepFinish: async (step) => {
           // The throttle may have skipped the answer's last sentence.
@@ -117,6 +122,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           turns++;
           usage.input_tokens += step.usage.inputTokens;
           usage.output_tokens += step.usage.outputTokens;
+          live = { ...live, turns, usage: { ...usage } };
           const stored = store.appendMessages(toNewMessages(run.child_session_id, step.messages, now())).then((messages) => {
             for (const message of messages) bus.publish({ type: 'message', message });
           });

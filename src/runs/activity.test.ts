@@ -14,6 +14,16 @@ describe('activity line', () => {
     expect(clampActivity('a\n b   c')).toBe('a b c');
   });
 
+  it('starts a long sentence\'s tail at a whole word', () => {
+    const sentence = 'The ledger in src/runs/run-ledger.ts is the one writer of run states and it checks every move it makes';
+    const line = lastSentence(sentence);
+    expect(line.startsWith('…')).toBe(true);
+    expect(line.length).toBeLessThanOrEqual(80);
+    expect(line.endsWith('every move it makes')).toBe(true);
+    const firstWord = line.slice(1).split(' ')[0];
+    expect(sentence.split(' ')).toContain(firstWord);
+  });
+
   it('shows the final status with the start of the result', () => {
     const line = finalActivity({ status: 'completed', result: { text: 'All good '.repeat(20), truncated: false, original_length: 180 }, error: null, partial_result: null });
     expect(line.startsWith('completed: All good')).toBe(true);

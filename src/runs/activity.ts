@@ -37,7 +37,13 @@ export function lastSentence(text: string): string {
   let candidate = sentences[sentences.length - 1];
   // A sentence still being streamed may be a fragment: keep the previous one with it when short.
   if (candidate.length < 12 && sentences.length > 1) candidate = `${sentences[sentences.length - 2]} ${candidate}`;
-  if (candidate.length > maxActivityLength) candidate = `…${candidate.slice(candidate.length - (maxActivityLength - 1))}`;
+  if (candidate.length > maxActivityLength) {
+    // Keep the end, starting at a whole word when one begins close enough.
+    const start = candidate.length - (maxActivityLength - 1);
+    const tail = candidate.slice(start);
+    const space = candidate[start - 1] === ' ' ? -1 : tail.indexOf(' ');
+    candidate = `…${space >= 0 && space < 20 ? tail.slice(space + 1) : tail}`;
+  }
   return clampActivity(candidate);
 }
 

@@ -60,7 +60,7 @@ export function createRunLedger({ store, bus, now }: RunLedgerDeps): RunLedger {
       if (run.status !== 'queued') throw new Error(`A new run starts queued, not ${run.status}`);
       const event: NewRunEvent = { run_id: run.id, at: run.created_at, type: 'run-queued', data: { mode: run.mode } };
       await store.insertRun(run, event);
-      bus.publish({ type: 'run-event', run, event: { ...event, seq: 1 } });
+      bus.publish({ type: 'run-event', run, event: { ...event, seq: event.seq ?? 1 } });
       return run;
     },
 
@@ -75,7 +75,7 @@ export function createRunLedger({ store, bus, now }: RunLedgerDeps): RunLedger {
       if (finished) fullPatch.ended_at ??= at;
       const event: NewRunEvent = { run_id: runId, at, type, data: finished ? { status: to, ...data } : data };
       const run = await store.transitionRun({ id: runId, from, to, patch: fullPatch, event });
-      if (run) bus.publish({ type: 'run-event', run, event: { ...event, seq: 0 } });
+      if (run) bus.publish({ type: 'run-event', run, event: { ...event, seq: event.seq ?? 0 } });
       return run;
     },
 
@@ -83,7 +83,7 @@ export function createRunLedger({ store, bus, now }: RunLedgerDeps): RunLedger {
       const at = now();
       const events: NewRunEvent[] = event ? [{ run_id: runId, at, type: event.type, data: event.data }] : [];
       const run = await store.updateRun(runId, patch, events);
-      if (run && events[0]) bus.publish({ type: 'run-event', run, event: { ...events[0], seq: 0 } });
+      if (run && events[0]) bus.publish({ type: 'run-event', run, event: { ...events[0], seq: events[0].seq ?? 0 } });
       return run;
     },
 
@@ -95,9 +95,9 @@ export function createRunLedger({ store, bus, now }: RunLedgerDeps): RunLedger {
     async record(run, events) {
       const at = now();
       const rows: NewRunEvent[] = events.map((event) => ({ run_id: run.id, at, type: event.type, data: event.data }));
-      const written = store.appendRunEvents(rows);
-      for (const row of rows) bus.publish({ type: 'run-event', run, event: { ...row, seq: 0 } });
-      await written;
+      // Announced once written, with the seq the store gave them.
+      await store.appendRunEvents(rows);
+      for (const row of rows) bus.publish({ type: 'run-event', run, event: { ...row, seq: row.seq ?? 0 } });
     },
   };
 }

@@ -1,5 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineAgent } from '../agents/agent-definition.ts';
+import type { RunEventRecord, RunRecord } from '../store/records.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { defineTool } from '../tools/define-tool.ts';
 import { scriptedLanguageModel, type Script } from '../testing/index.ts';
 import { createCadre, type Cadre } from './create-cadre.ts';
 
@@ -132,5 +136,37 @@ describe('createCadre', () => {
     expect(turns.map((turn) => turn.status)).toEqual(Array(6).fill('completed'));
     expect(most).toBe(2);
   });
-});
 
+  it('announces live events with their stored seq and the run as it stands (turns, usage)', async () => {
+    const noop = defineTool({ name: 'noop', description: 'Does nothing.', inputSchema: z.object({}), execute: () => 'ok' });
+    const worker = defineAgent({ name: 'worker', description: 'Works.', system: 'WORKER', tools: ['noop'], mode: 'subagent' });
+    const cadre = createCadre({
+      store: createSqliteStore({ path: ':memory:' }),
+      agents: [worker],
+      tools: { noop },
+      onError: (error) => { throw error; },
+      model: scriptedLanguageModel((request) => {
+        if (request.system.includes('WORKER')) {
+          return request.turn < 2 ? { tool_calls: [{ name: 'noop', arguments: {} }], usage: { input_tokens: 10, output_tokens: 5 } } : { text: 'Done.', usage: { input_tokens: 10, output_tokens: 5 } };
+        }
+        return request.turn === 0 ? { tool_calls: [{ name: 'agent', arguments: { agent: 'worker', task: 'work' } }] } : { text: 'ok' };
+      }),
+    });
+    open.push(cadre);
+    const seen: Array<{ run: RunRecord; event: RunEventRecord }> = [];
+    cadre.subscribe((event) => {
+      if (event.type === 'run-event' && event.event.type !== 'activity') seen.push({ run: event.run, event: event.event as RunEventRecord });
+    });
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'go');
+    await cadre.waitForIdle(session.id);
+    const [run] = await cadre.store.listRuns({ parent_session_id: session.id });
+    // Activity is announced as it happens and stored throttled, so it is compared apart.
+    const stored = (await cadre.store.listRunEvents(run.id)).filter((event) => event.type !== 'activity');
+    const live = seen.filter((entry) => entry.event.run_id === run.id);
+    expect(live.map((entry) => [entry.event.seq, entry.event.type])).toEqual(stored.map((event) => [event.seq, event.type]));
+    const thirdStep = live.filter((entry) => entry.event.type === 'step-start')[2];
+    expect(thirdStep.run.turns).toBe(2);
+    expect(thirdStep.run.usage).toEqual({ input_tokens: 20, output_tokens: 10 });
+  });
+});

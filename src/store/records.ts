@@ -113,8 +113,11 @@ export interface RunEventRecord {
   data: Record<string, unknown>;
 }
 
-/** A run event before the store gives it its `seq`. */
-export type NewRunEvent = Omit<RunEventRecord, 'seq'>;
+/**
+ * A run event before the store gives it its `seq`. The store sets `seq` on the object once it
+ * has written it, so the caller can announce the event with its place in the run's list.
+ */
+export type NewRunEvent = Omit<RunEventRecord, 'seq'> & { seq?: number };
 
 /** Where a session's conversation stands. */
 export type SessionStatus = 'idle' | 'running' | 'failed' | 'canceled';

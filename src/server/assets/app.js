@@ -182,7 +182,8 @@ function upsertRun(run) {
 }
 
 // Events whose run record comes fresh from the store. The frequent ones (step-start, tool-call-start,
-// tool-call-end, activity) carry the record as the run started: from those, take only the activity.
+// tool-call-end, activity) carry the run as its process sees it while it works (turns, tokens,
+// activity so far): they may update a working card, never take a finished one back.
 const freshRecordEvents = new Set(['run-queued', 'run-start', 'run-end', 'warning', 'result-consume', 'notification-deliver']);
 
 function applyRunEvent(run, event) {
@@ -190,7 +191,7 @@ function applyRunEvent(run, event) {
   if (!known || freshRecordEvents.has(event.type)) return upsertRun(run);
   if (!activeStatuses.has(known.status)) return;
   const text = event.type === 'activity' ? event.data?.text : event.type === 'tool-call-start' ? event.data?.label : undefined;
-  if (typeof text === 'string') upsertRun({ ...known, last_activity: text });
+  upsertRun({ ...known, turns: run.turns, usage: run.usage, last_activity: typeof text === 'string' ? text : known.last_activity });
 }
 
 async function stopRun(id) {

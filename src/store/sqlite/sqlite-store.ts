@@ -88,7 +88,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
 
   function insertEvent(event: NewRunEvent): void {
     const data = JSON.stringify(event.data ?? {});
-    insertWithNextSeq(lastEventSeq, event.run_id, 'SELECT COALESCE(MAX(seq), 0) AS last FROM run_events WHERE run_id = ?', (seq) =>
+    event.seq = insertWithNextSeq(lastEventSeq, event.run_id, 'SELECT COALESCE(MAX(seq), 0) AS last FROM run_events WHERE run_id = ?', (seq) =>
       prepared('INSERT INTO run_events (run_id, seq, at, type, data) VALUES (?, ?, ?, ?, ?)').run(event.run_id, seq, event.at, event.type, data),
     );
   }
