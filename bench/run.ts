@@ -4,7 +4,9 @@
  * test that ends in seconds.
  * @module
  */
+import { spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { runFanOut } from './fanout.ts';
 import { runLifecycle } from './lifecycle.ts';
@@ -14,6 +16,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     quick: { type: 'boolean', default: false },
     'max-active-global': { type: 'string' },
+    child: { type: 'boolean', default: false },
   },
 });
 const benchmarks = ['fanout', 'lifecycle'];
@@ -29,18 +32,27 @@ if (caps?.some((cap) => !Number.isInteger(cap) || cap < 1)) {
 if (typeof (globalThis as { gc?: unknown }).gc !== 'function') console.warn('Run with --expose-gc (npm run bench does) so each case starts after a full GC.');
 
 const quick = values.quick;
-const selected = (name: string) => values.only === undefined || values.only === name;
 
-console.log(`# cadre benchmarks${quick ? ' (quick)' : ''}\n`);
-console.log(`Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), ${process.platform}\n`);
-
-if (selected('fanout')) {
+if (!values.child) {
+  console.log(`# cadre benchmarks${quick ? ' (quick)' : ''}\n`);
+  console.log(`Node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), ${process.platform}\n`);
+  // Each benchmark (and each lifecycle cap) runs in a process of its own, so a peak RSS is its
+  // own and not what an earlier case left behind. Inside one process, cadre and the AI SDK
+  // baselines share the model and run one after the other.
+  const cases: string[][] = [];
+  if (values.only === undefined || values.only === 'fanout') cases.push(['--only', 'fanout']);
+  if (values.only === undefined || values.only === 'lifecycle') {
+    for (const cap of caps ?? (quick ? [64] : [64, 1000])) cases.push(['--only', 'lifecycle', '--max-active-global', String(cap)]);
+  }
+  for (const args of cases) {
+    const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', ...(quick ? ['--quick'] : []), ...args], { stdio: 'inherit' });
+    if (child.status !== 0) process.exit(child.status ?? 1);
+  }
+} else if (values.only === 'fanout') {
   const sizes = quick ? [{ fanOut: 5, toolCalls: 2 }] : [{ fanOut: 20, toolCalls: 5 }, { fanOut: 200, toolCalls: 3 }];
   console.log(await runFanOut({ sizes, rounds: quick ? 3 : 20, warmUp: quick ? 1 : 3, answerChars: 2000 }));
-}
-if (selected('lifecycle')) {
+} else {
   // 64 is the default cap; 1,000 lets a fifth of all runs work at once.
-  const maxActiveGlobal = caps ?? (quick ? [64] : [64, 1000]);
   const bareCalls = quick ? (['streamText'] as const) : (['streamText', 'generateText'] as const);
-  console.log(await runLifecycle({ parents: quick ? 40 : 2000, runsPerParent: 5, toolCalls: 4, maxActiveGlobal, bareCalls: [...bareCalls] }));
+  console.log(await runLifecycle({ parents: quick ? 40 : 2000, runsPerParent: 5, toolCalls: 4, maxActiveGlobal: caps ?? [64], bareCalls: [...bareCalls] }));
 }
