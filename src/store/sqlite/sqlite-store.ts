@@ -144,6 +144,8 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
           session.auto_resumes,
           session.user_canceled_at,
         );
+        // A new session has no messages yet: its first one needs no MAX(seq) query.
+        lastMessageSeq.set(session.id, 0);
       });
     },
 
@@ -213,6 +215,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
       if (event.run_id !== run.id) return Promise.reject(mismatchedEvent(run.id, event));
       return write(() => {
         prepared(insertRunSql).run(...runToSql(run));
+        lastEventSeq.set(run.id, 0);
         insertEvent(event);
       }, true);
     },
