@@ -1,7 +1,7 @@
 import {
-  experimental_streamTextLowMemory as streamText,
   generateText,
   stepCountIs,
+  streamText,
   type LanguageModel,
   type ModelMessage,
   type PrepareStepFunction,
