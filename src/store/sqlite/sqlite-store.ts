@@ -93,15 +93,30 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
     );
   }
 
-  /** The SET list of a run update: `leading` assignments, then the patch. */
-  function runAssignments(patch: RunPatch, leading: string[]): { sets: string; values: SQLInputValue[] } {
-    if ((patch as { status?: unknown }).status !== undefined) {
-      throw new TypeError("A run patch cannot change 'status': use transitionRun, which checks the move and writes its event.");
+  /**
+   * The SET list of a change to run `id`: `leading` assignments, then the patch. Checks that the
+   * patch leaves the status alone and that every event belongs to the run; a bad call is
+   * rejected before anything is written.
+   */
+  function changeRun<T>(
+    id: string,
+    patch: RunPatch,
+    events: readonly NewRunEvent[],
+    leading: string[],
+    change: (assignments: { sets: string; values: SQLInputValue[] }) => Promise<T>,
+  ): Promise<T> {
+    try {
+      for (const event of events) if (event.run_id !== id) throw mismatchedEvent(id, event);
+      if ((patch as { status?: unknown }).status !== undefined) {
+        throw new TypeError("A run patch cannot change 'status': use transitionRun, which checks the move and writes its event.");
+      }
+      const columns = patchColumns(patch, patchableRunColumns, 'A run patch');
+      const sets = [...leading, ...columns.map((column) => `${column} = ?`)].join(', ');
+      const values = columns.map((column) => runValueToSql(column, patch[column as keyof RunPatch]));
+      return change({ sets, values });
+    } catch (error) {
+      return Promise.reject(error);
     }
-    const columns = patchColumns(patch, patchableRunColumns, 'A run patch');
-    const sets = [...leading, ...columns.map((column) => `${column} = ?`)].join(', ');
-    const values = columns.map((column) => runValueToSql(column, patch[column as keyof RunPatch]));
-    return { sets, values };
   }
 
   /** SQL texts by shape, so a hot statement is found by a short key rather than rebuilt and hashed whole. */
@@ -221,60 +236,45 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
     },
 
     transitionRun({ id, from, to, patch = {}, event }) {
-      let assignments: { sets: string; values: SQLInputValue[] };
-      try {
-        if (event.run_id !== id) throw mismatchedEvent(id, event);
-        assignments = runAssignments(patch, ['status = ?']);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      // A finished status never changes, whatever the caller allows.
-      const allowed = from.filter((status) => !isFinished(status));
-      const sql = sqlText(`transition ${allowed.length} ${assignments.sets}`, () => {
-        const fromList = allowed.length > 0 ? allowed.map(() => '?').join(', ') : 'NULL';
-        return `UPDATE runs SET ${assignments.sets} WHERE id = ? AND status IN (${fromList}) RETURNING ${runColumnList}`;
+      return changeRun(id, patch, [event], ['status = ?'], ({ sets, values }) => {
+        // A finished status never changes, whatever the caller allows.
+        const allowed = from.filter((status) => !isFinished(status));
+        const sql = sqlText(`transition ${allowed.length} ${sets}`, () => {
+          const fromList = allowed.length > 0 ? allowed.map(() => '?').join(', ') : 'NULL';
+          return `UPDATE runs SET ${sets} WHERE id = ? AND status IN (${fromList}) RETURNING ${runColumnList}`;
+        });
+        return write(() => {
+          const run = runReturnedBy(sql, to, ...values, id, ...allowed);
+          if (run) insertEvent(event);
+          return run;
+        }, true);
       });
-      return write(() => {
-        const run = runReturnedBy(sql, to, ...assignments.values, id, ...allowed);
-        if (run) insertEvent(event);
-        return run;
-      }, true);
     },
 
     updateRun(id, patch, events = []) {
-      let assignments: { sets: string; values: SQLInputValue[] };
-      try {
-        for (const event of events) if (event.run_id !== id) throw mismatchedEvent(id, event);
-        assignments = runAssignments(patch, []);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return write(() => {
-        const run =
-          assignments.sets === ''
-            ? runReturnedBy(selectRunSql, id)
-            : runReturnedBy(sqlText(`update ${assignments.sets}`, () => `UPDATE runs SET ${assignments.sets} WHERE id = ? RETURNING ${runColumnList}`), ...assignments.values, id);
-        if (run) for (const event of events) insertEvent(event);
-        return run;
-      }, events.length > 0);
+      return changeRun(id, patch, events, [], ({ sets, values }) =>
+        write(() => {
+          const run =
+            sets === ''
+              ? runReturnedBy(selectRunSql, id)
+              : runReturnedBy(sqlText(`update ${sets}`, () => `UPDATE runs SET ${sets} WHERE id = ? RETURNING ${runColumnList}`), ...values, id);
+          if (run) for (const event of events) insertEvent(event);
+          return run;
+        }, events.length > 0),
+      );
     },
 
     patchRun(id, patch, events = []) {
-      let assignments: { sets: string; values: SQLInputValue[] };
-      try {
-        for (const event of events) if (event.run_id !== id) throw mismatchedEvent(id, event);
-        assignments = runAssignments(patch, []);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return write(() => {
-        const found =
-          assignments.sets === ''
-            ? prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined
-            : Number(prepared(sqlText(`patch ${assignments.sets}`, () => `UPDATE runs SET ${assignments.sets} WHERE id = ?`)).run(...assignments.values, id).changes) > 0;
-        if (found) for (const event of events) insertEvent(event);
-        return found;
-      }, events.length > 0);
+      return changeRun(id, patch, events, [], ({ sets, values }) =>
+        write(() => {
+          const found =
+            sets === ''
+              ? prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined
+              : Number(prepared(sqlText(`patch ${sets}`, () => `UPDATE runs SET ${sets} WHERE id = ?`)).run(...values, id).changes) > 0;
+          if (found) for (const event of events) insertEvent(event);
+          return found;
+        }, events.length > 0),
+      );
     },
 
     appendRunEvents(events) {
