@@ -62,6 +62,8 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       let lastWrite = 0;
       let pending: NodeJS.Timeout | undefined;
       let sentenceAt = 0;
+      /** The text the activity line last took its sentence from. */
+      let summarized = '';
       /** The run as it stands now, for live events (the stored record lags by the throttle). */
       let live: RunRecord = run;
 
@@ -106,6 +108,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           sentenceAt = at;
           // A word still arriving is left out until it is whole.
           const whole = delta === textSoFar || /\s$/.test(textSoFar) ? textSoFar : textSoFar.replace(/\S+$/, '');
+          summarized = whole;
           setActivity(lastSentence(whole.slice(-sentenceWindow)));
         },
         onToolCall: ({ toolName, input }) => {
@@ -117,8 +120,8 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           ledger.record(live, [{ type: 'tool-call-end', data: { tool: toolName, ok } }]).catch(report);
         },
         onStepFinish: async (step) => {
-          // The throttle may have skipped the answer's last sentence.
-          if (step.finishReason !== 'tool-calls' && step.text.trim() !== '') setActivity(lastSentence(step.text.slice(-sentenceWindow)));
+          // The throttle may have skipped the answer's end (or cut its last word).
+          if (step.finishReason !== 'tool-calls' && step.text !== summarized && step.text.trim() !== '') setActivity(lastSentence(step.text.slice(-sentenceWindow)));
           turns++;
           usage.input_tokens += step.usage.inputTokens;
           usage.output_tokens += step.usage.outputTokens;

@@ -26,8 +26,8 @@ export interface NotifierOptions {
 export interface Notifier {
   /** Called once per run when it reaches a finished state. */
   runFinished(run: RunRecord): Promise<void>;
-  /** Deliveries under way, to one session or to all. */
-  pending(sessionId?: string): number;
+  /** Deliveries to this session under way. */
+  pending(sessionId: string): number;
 }
 
 interface OpenMessage {
@@ -56,7 +56,6 @@ export function createNotifier(options: NotifierOptions): Notifier {
   const report = options.onError ?? ((error: unknown) => console.error(error));
   const open = new Map<string, OpenMessage>();
   const inFlight = new Map<string, number>();
-  let allInFlight = 0;
 
   /** Whether a new notification may still join the session's open message. */
   function canJoin(sessionId: string, current: OpenMessage): boolean {
@@ -125,14 +124,12 @@ export function createNotifier(options: NotifierOptions): Notifier {
         return;
       }
       const sessionId = run.parent_session_id;
-      allInFlight++;
       inFlight.set(sessionId, (inFlight.get(sessionId) ?? 0) + 1);
       try {
         await deliver(run);
       } catch (error) {
         report(error);
       } finally {
-        allInFlight--;
         const left = (inFlight.get(sessionId) ?? 1) - 1;
         if (left === 0) inFlight.delete(sessionId);
         else inFlight.set(sessionId, left);
@@ -140,7 +137,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
     },
 
     pending(sessionId) {
-      return sessionId === undefined ? allInFlight : (inFlight.get(sessionId) ?? 0);
+      return inFlight.get(sessionId) ?? 0;
     },
   };
 }
