@@ -85,6 +85,20 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         else pending ??= setTimeout(writeActivity, wait);
       };
 
+      /** Step writes not yet known to be committed; the first failure among them, if any. */
+      const unsettled = new Set<Promise<unknown>>();
+      let writeError: unknown;
+      const track = (write: Promise<unknown>) => {
+        unsettled.add(write);
+        write.then(
+          () => unsettled.delete(write),
+          (error: unknown) => {
+            unsettled.delete(write);
+            writeError ??= error;
+          },
+        );
+      };
+
       const result = await runAgentLoop({
         model: setup.model,
         instructions: setup.instructions,
@@ -126,19 +140,24 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           usage.input_tokens += step.usage.inputTokens;
           usage.output_tokens += step.usage.outputTokens;
           live = { ...live, turns, usage: { ...usage } };
+          // The step's rows are written now, in order, on the store's connection; the loop goes
+          // on without waiting for their commit (the run's end waits for all of them below).
           const stored = store.appendMessages(toNewMessages(run.child_session_id, step.messages, now())).then((messages) => {
             for (const message of messages) bus.publish({ type: 'message', message });
           });
-          const updated = ledger.patch(run.id, { turns, usage: { ...usage } });
-          await Promise.all([stored, updated]);
+          track(stored);
+          track(ledger.patch(run.id, { turns, usage: { ...usage } }));
         },
       });
       clearTimeout(pending);
+      await Promise.allSettled(unsettled);
       await setup.finish?.().catch(report);
 
       const outcome: ExecutionOutcome = { text: result.text, lastText: result.lastText, finishReason: result.finishReason, steps: run.turns + result.steps };
       if (result.error !== undefined) {
         outcome.error = { kind: isModelError(result.error) ? 'model_error' : 'execution_error', message: shortMessage(result.error) };
+      } else if (writeError !== undefined) {
+        outcome.error = { kind: 'execution_error', message: `A step could not be stored: ${shortMessage(writeError)}` };
       }
       return outcome;
     },

@@ -169,4 +169,34 @@ describe('createCadre', () => {
     expect(thirdStep.run.turns).toBe(2);
     expect(thirdStep.run.usage).toEqual({ input_tokens: 20, output_tokens: 10 });
   });
+
+  it('fails a run whose step could not be stored, though the loop did not wait for the commit', async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    let childSession = '';
+    const appendMessages = store.appendMessages.bind(store);
+    // The subagent's first step (its tool call) cannot be stored; its task message can.
+    store.appendMessages = async (messages) => {
+      if (messages[0]?.role === 'user' && messages[0].content === 'Work') childSession = messages[0].session_id;
+      if (childSession !== '' && messages[0]?.session_id === childSession && messages[0].role === 'assistant') throw new Error('disk full');
+      return appendMessages(messages);
+    };
+    const echo = defineTool({ name: 'echo', description: 'Echoes.', inputSchema: z.object({}), execute: () => 'echoed' });
+    const cadre = createCadre({
+      store,
+      model: scriptedLanguageModel([
+        { when: { system_includes: 'general-purpose' }, turns: [{ tool_calls: [{ name: 'echo', arguments: {} }] }, { text: 'Finished.' }] },
+        { turns: [{ tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'Work' } }] }, { text: 'ok' }] },
+      ]),
+      tools: { echo },
+      agents: [defineAgent({ name: 'general', description: 'General-purpose.', system: 'You are general-purpose.', tools: ['echo'] })],
+      onError: () => {},
+    });
+    open.push(cadre);
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'Go');
+    await cadre.waitForIdle(session.id);
+    const [run] = await cadre.store.listRuns({ parent_session_id: session.id });
+    expect(run).toMatchObject({ status: 'failed', error: { kind: 'execution_error' } });
+    expect(run.error?.message).toContain('could not be stored: disk full');
+  });
 });
