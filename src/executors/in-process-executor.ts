@@ -110,7 +110,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         stream: options.stream?.() ?? true,
         takeInjectedMessages: setup.takeInjectedMessages,
         onStepStart: (stepNumber) => {
-          ledger.record(live, [{ type: 'step-start', data: { step: turns + 1 } }]).catch(report);
+          track(ledger.record(live, [{ type: 'step-start', data: { step: turns + 1 } }]));
           if (stepNumber > 0 || activity === '' || activity === 'queued' || activity === 'waiting for a slot') setActivity('waiting for model');
         },
         onTextDelta: (delta, textSoFar) => {
@@ -127,11 +127,11 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         },
         onToolCall: ({ toolName, input }) => {
           const label = describeToolCall(toolName, input);
-          ledger.record(live, [{ type: 'tool-call-start', data: { tool: toolName, label } }]).catch(report);
+          track(ledger.record(live, [{ type: 'tool-call-start', data: { tool: toolName, label } }]));
           setActivity(label);
         },
         onToolResult: ({ toolName, ok }) => {
-          ledger.record(live, [{ type: 'tool-call-end', data: { tool: toolName, ok } }]).catch(report);
+          track(ledger.record(live, [{ type: 'tool-call-end', data: { tool: toolName, ok } }]));
         },
         onStepFinish: async (step) => {
           // The throttle may have skipped the answer's end (or cut its last word).

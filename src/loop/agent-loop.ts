@@ -6,6 +6,7 @@ import {
   type ModelMessage,
   type PrepareStepFunction,
   type StepResult,
+  type ToolExecutionOptions,
   type ToolSet,
 } from 'ai';
 
@@ -114,22 +115,20 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
 
   try {
     if (options.stream === false) {
+      // The SDK's step and tool callbacks cost about a fifth of a step (it builds, clones and
+      // redacts an event for each), so this path watches the model and the tools directly.
       await generateText({
         ...settings,
-        onStepStart: () => {
+        model: watchModelText(options.model, (content) => {
+          // The model's whole text at once, before its tool calls run (as a stream would show it).
+          stepText = content;
+          if (stepText !== '') options.onTextDelta?.(stepText, stepText);
+        }),
+        tools: watchTools(options.tools, options.onToolCall, options.onToolResult),
+        prepareStep: (step) => {
           stepText = '';
           options.onStepStart?.(steps);
-        },
-        onLanguageModelCallEnd: ({ content }) => {
-          // The model's whole text at once, before its tool calls run (as a stream would show it).
-          stepText = content.map((part) => (part.type === 'text' ? part.text : '')).join('');
-          if (stepText !== '') options.onTextDelta?.(stepText, stepText);
-        },
-        onToolExecutionStart: ({ toolCall }) => {
-          options.onToolCall?.({ toolCallId: toolCall.toolCallId, toolName: toolCall.toolName, input: toolCall.input });
-        },
-        onToolExecutionEnd: ({ toolCall, toolOutput }) => {
-          options.onToolResult?.({ toolCallId: toolCall.toolCallId, toolName: toolCall.toolName, ok: toolOutput.type === 'tool-result' });
+          return prepareStep(step);
         },
         onStepEnd,
       });
@@ -173,3 +172,99 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   if (stepText.trim() !== '' && (aborted || error)) lastText = stepText;
   return { text, lastText, finishReason, steps, usage, error: aborted ? undefined : error, aborted };
 }
+
+type ToolCallListener = AgentLoopOptions['onToolCall'];
+type ToolResultListener = AgentLoopOptions['onToolResult'];
+
+/**
+ * The model, calling `onText` with the text of each whole (not streamed) response. A model
+ * given by id is left alone: its text then arrives with the step's end.
+ */
+function watchModelText(model: LanguageModel, onText: (text: string) => void): LanguageModel {
+  if (typeof model === 'string') return model;
+  // Every model version the SDK accepts (v2 to v4) answers doGenerate with a content array.
+  const inner = model as unknown as ModelObject;
+  const watched: ModelObject = {
+    specificationVersion: inner.specificationVersion,
+    provider: inner.provider,
+    modelId: inner.modelId,
+    get supportedUrls() {
+      return inner.supportedUrls;
+    },
+    async doGenerate(callOptions) {
+      const result = await inner.doGenerate(callOptions);
+      let text = '';
+      for (const part of result.content) if (part.type === 'text') text += part.text ?? '';
+      onText(text);
+      return result;
+    },
+    doStream: (callOptions) => inner.doStream(callOptions),
+  };
+  return watched as unknown as LanguageModel;
+}
+
+/** What {@link watchModelText} relies on in a model object of any specification version. */
+interface ModelObject {
+  specificationVersion: string;
+  provider: string;
+  modelId: string;
+  supportedUrls: unknown;
+  doGenerate(options: unknown): PromiseLike<{ content: Array<{ type: string; text?: string }> }>;
+  doStream(options: unknown): unknown;
+}
+
+/** The tools, each telling the listeners when it starts and how it ended. */
+function watchTools(tools: ToolSet, onCall: ToolCallListener, onResult: ToolResultListener): ToolSet {
+  if (!onCall && !onResult) return tools;
+  const watched: ToolSet = {};
+  for (const [toolName, tool] of Object.entries(tools)) {
+    const execute = tool.execute;
+    if (!execute) {
+      watched[toolName] = tool;
+      continue;
+    }
+    watched[toolName] = {
+      ...tool,
+      execute(input: unknown, executionOptions: ToolExecutionOptions<any>) {
+        const { toolCallId } = executionOptions;
+        onCall?.({ toolCallId, toolName, input });
+        const ended = (ok: boolean) => onResult?.({ toolCallId, toolName, ok });
+        let output: unknown;
+        try {
+          output = execute(input, executionOptions);
+        } catch (error) {
+          ended(false);
+          throw error;
+        }
+        if (isAsyncIterable(output)) return watchIterable(output, ended);
+        return Promise.resolve(output).then(
+          (value) => {
+            ended(true);
+            return value;
+          },
+          (error: unknown) => {
+            ended(false);
+            throw error;
+          },
+        );
+      },
+    } as ToolSet[string];
+  }
+  return watched;
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return value != null && typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function';
+}
+
+/** A tool's streamed output, passed through; `ended` is told once it finishes. */
+async function* watchIterable(output: AsyncIterable<unknown>, ended: (ok: boolean) => void): AsyncGenerator<unknown> {
+  try {
+    yield* output;
+  } catch (error) {
+    ended(false);
+    throw error;
+  }
+  ended(true);
+}
+
