@@ -4,6 +4,7 @@ import { createCadre } from '../src/runtime/create-cadre.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
 import { createErrorSink, noopTool, workerAgent } from './bench-tools.ts';
+import { createMemoryStore } from './memory-store.ts';
 
 /** Rows one round left in the database. */
 export interface StoredRows {
@@ -24,14 +25,15 @@ export interface CadreFanOut {
 }
 
 /**
- * cadre on a file-backed SQLite store (WAL) in `folder`, with the `worker` agent and the `noop`
- * tool, and limits high enough that all `fanOut` runs of a round run at once.
+ * cadre on a file-backed SQLite store (WAL) in `folder` (or, with `storage: 'memory'`, on maps that
+ * keep nothing), with the `worker` agent and the `noop` tool, and limits high enough that all
+ * `fanOut` runs of a round run at once.
  */
-export function createCadreFanOut({ model, folder, fanOut }: { model: LanguageModel; folder: string; fanOut: number }): CadreFanOut {
+export function createCadreFanOut({ model, folder, fanOut, storage = 'sqlite' }: { model: LanguageModel; folder: string; fanOut: number; storage?: 'sqlite' | 'memory' }): CadreFanOut {
   const path = join(folder, 'cadre.db');
   const errors = createErrorSink();
   const limits = { maxActivePerParent: Math.max(5, fanOut), maxQueuedPerParent: Math.max(50, fanOut), maxActiveGlobal: Math.max(64, fanOut) };
-  const cadre = createCadre({ store: createSqliteStore({ path }), model, agents: [workerAgent], tools: { noop: noopTool }, limits, onError: errors.report });
+  const cadre = createCadre({ store: storage === 'memory' ? createMemoryStore() : createSqliteStore({ path }), model, agents: [workerAgent], tools: { noop: noopTool }, limits, onError: errors.report });
   let reader: Store | undefined;
 
   return {

@@ -57,6 +57,13 @@ export async function runFanOut(options: FanOutOptions): Promise<string> {
     for (const call of ['streamText', 'generateText'] satisfies BareCall[]) {
       results.push(await measureCase(`bare ${call}`, model, size, options, () => bareFanOutRound({ call, model, toolCalls: size.toolCalls })));
     }
+    // What cadre costs with no storage at all: the part of its overhead that is not the store's.
+    const unstored = createCadreFanOut({ model, folder: '', fanOut: size.fanOut, storage: 'memory' });
+    try {
+      results.push(await measureCase('cadre, nothing stored (floor)', model, size, options, () => unstored.round()));
+    } finally {
+      await unstored.close();
+    }
     const folder = temporaryFolder('cadre-bench-fanout');
     const cadre = createCadreFanOut({ model, folder: folder.path, fanOut: size.fanOut });
     let lastSession = '';

@@ -1,0 +1,110 @@
+import type { MessageRecord, NewRunEvent, RunEventRecord, RunRecord, SessionRecord } from '../src/store/records.ts';
+import type { RunQuery, Store } from '../src/store/store.ts';
+
+/**
+ * A store that keeps everything in plain maps and nothing durable: not a product store (no
+ * leases, no ordering of `listSessions`, no persistence). The fan-out benchmark runs cadre on it
+ * once, to show what cadre costs without any storage, next to what the SQLite store adds.
+ */
+export function createMemoryStore(): Store {
+  const sessions = new Map<string, SessionRecord>();
+  const messages = new Map<string, MessageRecord[]>();
+  const runs = new Map<string, RunRecord>();
+  const events = new Map<string, RunEventRecord[]>();
+
+  const addEvents = (list: readonly NewRunEvent[]) => {
+    for (const event of list) {
+      let stored = events.get(event.run_id);
+      if (!stored) events.set(event.run_id, (stored = []));
+      event.seq = stored.length + 1;
+      stored.push({ ...event, seq: event.seq });
+    }
+  };
+  const matches = (run: RunRecord, query: RunQuery) =>
+    (query.parent_session_id === undefined || run.parent_session_id === query.parent_session_id) &&
+    (query.parent_run_id === undefined || run.parent_run_id === query.parent_run_id) &&
+    (query.statuses === undefined || query.statuses.includes(run.status)) &&
+    (query.lease_owner === undefined || run.lease_owner === query.lease_owner) &&
+    (query.stop_requested === undefined || (run.stop_requested_at != null && !isDone(run)) === query.stop_requested);
+  const isDone = (run: RunRecord) => !['queued', 'running'].includes(run.status);
+
+  return {
+    description: 'memory (benchmark only)',
+    async createSession(session) {
+      sessions.set(session.id, { ...session });
+    },
+    async getSession(id) {
+      const session = sessions.get(id);
+      return session ? { ...session } : null;
+    },
+    async listSessions() {
+      return [...sessions.values()];
+    },
+    async updateSession(id, patch) {
+      const session = sessions.get(id);
+      if (session) Object.assign(session, patch);
+    },
+    async appendMessages(list) {
+      return list.map((message) => {
+        let stored = messages.get(message.session_id);
+        if (!stored) messages.set(message.session_id, (stored = []));
+        const record: MessageRecord = { ...message, seq: stored.length + 1 };
+        stored.push(record);
+        return record;
+      });
+    },
+    async listMessages(sessionId, { afterSeq = 0 } = {}) {
+      return (messages.get(sessionId) ?? []).filter((message) => message.seq > afterSeq);
+    },
+    async updateMessageContent(sessionId, seq, content) {
+      const message = messages.get(sessionId)?.[seq - 1];
+      if (message) message.content = content;
+    },
+    async insertRun(run, event) {
+      runs.set(run.id, { ...run });
+      addEvents([event]);
+    },
+    async transitionRun({ id, from, to, patch, event }) {
+      const run = runs.get(id);
+      if (!run || !from.includes(run.status)) return null;
+      Object.assign(run, patch, { status: to });
+      addEvents([event]);
+      return { ...run };
+    },
+    async updateRun(id, patch, list = []) {
+      const run = runs.get(id);
+      if (!run) return null;
+      Object.assign(run, patch);
+      addEvents(list);
+      return { ...run };
+    },
+    async patchRun(id, patch, list = []) {
+      const run = runs.get(id);
+      if (!run) return false;
+      Object.assign(run, patch);
+      addEvents(list);
+      return true;
+    },
+    async appendRunEvents(list) {
+      addEvents(list);
+    },
+    async getRun(id) {
+      const run = runs.get(id);
+      return run ? { ...run } : null;
+    },
+    async listRuns(query) {
+      return [...runs.values()].filter((run) => matches(run, query)).map((run) => ({ ...run }));
+    },
+    async listRunEvents(runId, { afterSeq = 0 } = {}) {
+      return (events.get(runId) ?? []).filter((event) => event.seq > afterSeq);
+    },
+    async renewLeases() {
+      return 0;
+    },
+    async claimRun() {
+      return null;
+    },
+    async flush() {},
+    async close() {},
+  };
+}
