@@ -1,4 +1,4 @@
-import { APICallError, type LanguageModel, type ModelMessage, type ToolSet } from 'ai';
+import { APICallError, type LanguageModel, type ModelMessage, type TelemetryOptions, type ToolSet } from 'ai';
 import { runAgentLoop } from '../loop/agent-loop.ts';
 import { describeToolCall, lastSentence } from '../runs/activity.ts';
 import type { RunBus } from '../runs/run-bus.ts';
@@ -32,6 +32,8 @@ export interface InProcessExecutorOptions {
   activityIntervalMs?: number;
   /** @default 2 */
   maxRetries?: number;
+  /** The AI SDK's telemetry settings of every loop. @default on only while someone receives it */
+  telemetry?: TelemetryOptions;
   /** Whether a run that starts now streams its text (someone watches live). @default always */
   stream?: () => boolean;
   onError?: (error: unknown) => void;
@@ -107,6 +109,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         maxTurns: Math.max(1, run.max_turns - run.turns),
         abortSignal: signal,
         maxRetries: options.maxRetries,
+        telemetry: options.telemetry,
         stream: options.stream?.() ?? true,
         takeInjectedMessages: setup.takeInjectedMessages,
         onStepStart: (stepNumber) => {

@@ -1,8 +1,10 @@
+import { tracingChannel } from 'node:diagnostics_channel';
+import { AI_SDK_TELEMETRY_TRACING_CHANNEL } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { scriptedLanguageModel } from '../testing/index.ts';
 import { defineTool } from '../tools/define-tool.ts';
-import { runAgentLoop } from './agent-loop.ts';
+import { runAgentLoop, telemetryIsHeard } from './agent-loop.ts';
 
 const tools = {
   echo: defineTool({ name: 'echo', description: 'Echoes.', inputSchema: z.object({ text: z.string() }), execute: ({ text }) => text }),
@@ -96,5 +98,39 @@ describe('runAgentLoop', () => {
       expect(result.aborted).toBe(true);
       expect(result.lastText).toBe('Half of the answer.');
     }
+  });
+
+  it("leaves the AI SDK's telemetry on while someone receives it, and passes given settings through", async () => {
+    const loop = (telemetry?: Parameters<typeof runAgentLoop>[0]['telemetry']) =>
+      runAgentLoop({
+        model: scriptedLanguageModel([{ turns: [{ text: 'Hi.' }] }]),
+        instructions: 'Be brief.',
+        messages: [{ role: 'user', content: 'go' }],
+        tools: {},
+        maxTurns: 1,
+        abortSignal: new AbortController().signal,
+        stream: false,
+        telemetry,
+      });
+    expect(telemetryIsHeard()).toBe(false);
+    const traced: string[] = [];
+    const channel = tracingChannel<object, { type: string }>(AI_SDK_TELEMETRY_TRACING_CHANNEL);
+    const handlers = { start: (message: { type: string }) => void traced.push(message.type) };
+    channel.subscribe(handlers);
+    try {
+      expect(telemetryIsHeard()).toBe(true);
+      await loop();
+      expect(traced.length).toBeGreaterThan(0);
+    } finally {
+      channel.unsubscribe(handlers);
+    }
+    expect(telemetryIsHeard()).toBe(false);
+    traced.length = 0;
+    await loop();
+    expect(traced).toEqual([]);
+
+    const starts: string[] = [];
+    await loop({ integrations: [{ onStart: () => void starts.push('start') }] });
+    expect(starts).toEqual(['start']);
   });
 });

@@ -1,4 +1,6 @@
+import { tracingChannel } from 'node:diagnostics_channel';
 import {
+  AI_SDK_TELEMETRY_TRACING_CHANNEL,
   generateText,
   stepCountIs,
   streamText,
@@ -6,6 +8,7 @@ import {
   type ModelMessage,
   type PrepareStepFunction,
   type StepResult,
+  type TelemetryOptions,
   type ToolExecutionOptions,
   type ToolSet,
 } from 'ai';
@@ -38,6 +41,13 @@ export interface AgentLoopOptions {
   abortSignal: AbortSignal;
   /** @default 2 */
   maxRetries?: number;
+  /**
+   * The AI SDK's telemetry settings for this loop. By default it is left on while anyone could
+   * receive it (an integration registered with `registerTelemetry`, or a subscriber to the SDK's
+   * `ai:telemetry` tracing channel) and turned off otherwise: building its events costs about a
+   * fifth of a step.
+   */
+  telemetry?: TelemetryOptions;
   /**
    * Stream the model's text (`streamText`, `onTextDelta` per delta) or not (`generateText`,
    * `onTextDelta` once per step with the whole text). Streaming costs far more CPU per step, so
@@ -111,6 +121,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
     abortSignal: options.abortSignal,
     maxRetries: options.maxRetries ?? 2,
     prepareStep,
+    telemetry: options.telemetry ?? (telemetryIsHeard() ? undefined : { isEnabled: false }),
   };
 
   try {
@@ -268,3 +279,12 @@ async function* watchIterable(output: AsyncIterable<unknown>, ended: (ok: boolea
   ended(true);
 }
 
+/** The SDK's tracing channel: its `hasSubscribers` follows subscriptions made at any time. */
+const sdkTracing = tracingChannel(AI_SDK_TELEMETRY_TRACING_CHANNEL);
+
+/** Whether anyone could receive the AI SDK's telemetry events now. */
+export function telemetryIsHeard(): boolean {
+  // Where `registerTelemetry` keeps its integrations.
+  const integrations = (globalThis as { AI_SDK_TELEMETRY_INTEGRATIONS?: unknown[] }).AI_SDK_TELEMETRY_INTEGRATIONS;
+  return (integrations?.length ?? 0) > 0 || sdkTracing.hasSubscribers;
+}

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { LanguageModel, ToolSet } from 'ai';
+import type { LanguageModel, TelemetryOptions, ToolSet } from 'ai';
 import type { AgentDefinition } from '../agents/agent-definition.ts';
 import { AgentRegistry } from '../agents/agent-registry.ts';
 import { builtInAgents } from '../agents/built-in-agents.ts';
@@ -47,6 +47,13 @@ export interface CadreOptions {
   leaseMs?: number;
   /** Retries of a failed model call. @default 2 */
   maxRetries?: number;
+  /**
+   * The AI SDK's telemetry settings for every agent loop. By default telemetry stays on while
+   * anyone could receive it (an integration registered with the SDK's `registerTelemetry`, or a
+   * subscriber to its `ai:telemetry` tracing channel, as OpenTelemetry instrumentation does) and
+   * is turned off otherwise, since building its events costs about a fifth of a model step.
+   */
+  telemetry?: TelemetryOptions;
   /**
    * Whether model text is streamed. `auto` streams while someone watches (a {@link Cadre.subscribe}
    * listener: the terminal view, the dashboard) and otherwise calls the model without streaming,
@@ -180,6 +187,7 @@ export function createCadre(options: CadreOptions): Cadre {
     bus,
     now,
     maxRetries: options.maxRetries,
+    telemetry: options.telemetry,
     stream: shouldStream,
     onError: report,
     setup: async (run) => {
@@ -231,6 +239,7 @@ export function createCadre(options: CadreOptions): Cadre {
     newId,
     delegation,
     maxRetries: options.maxRetries,
+    telemetry: options.telemetry,
     stream: shouldStream,
     maxConcurrentTurns: options.maxConcurrentTurns,
     onError: report,

@@ -1,4 +1,4 @@
-import type { LanguageModel, ToolSet } from 'ai';
+import type { LanguageModel, TelemetryOptions, ToolSet } from 'ai';
 import type { AgentDefinition } from '../agents/agent-definition.ts';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
 import type { Limits } from '../config/limits.ts';
@@ -38,6 +38,8 @@ export interface SessionRunnerOptions {
   toolsFor: (agent: AgentDefinition) => ToolSet;
   /** @default 2 */
   maxRetries?: number;
+  /** The AI SDK's telemetry settings of every loop. @default on only while someone receives it */
+  telemetry?: TelemetryOptions;
   /** Whether a turn that starts now streams its text (someone watches live). @default always */
   stream?: () => boolean;
   /**
@@ -130,6 +132,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         maxTurns: agent.maxTurns ?? limits.defaultMaxTurns,
         abortSignal: controller.signal,
         maxRetries: options.maxRetries,
+        telemetry: options.telemetry,
         stream: options.stream?.() ?? true,
         takeInjectedMessages: () => takeAndStore(inbox, sessionId),
         onTextDelta: (text) => bus.publish({ type: 'text-delta', session_id: sessionId, text }),
