@@ -115,7 +115,8 @@ describe('runAgentLoop', () => {
     expect(telemetryIsHeard()).toBe(false);
     const traced: string[] = [];
     const channel = tracingChannel<object, { type: string }>(AI_SDK_TELEMETRY_TRACING_CHANNEL);
-    const handlers = { start: (message: { type: string }) => void traced.push(message.type) };
+    const ignore = () => {};
+    const handlers = { start: (message: { type: string }) => void traced.push(message.type), end: ignore, asyncStart: ignore, asyncEnd: ignore, error: ignore };
     channel.subscribe(handlers);
     try {
       expect(telemetryIsHeard()).toBe(true);
