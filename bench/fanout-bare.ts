@@ -4,8 +4,12 @@ import { builtInAgents } from '../src/agents/built-in-agents.ts';
 import { defineTool } from '../src/tools/define-tool.ts';
 import { noopTool, workerSystem } from './bench-tools.ts';
 
-/** Which AI SDK call the baseline uses for the parent and for each subagent. */
-export type BareCall = 'streamText' | 'generateText';
+/**
+ * Which AI SDK call the baseline uses for the parent and for each subagent. The SDK's defaults
+ * throughout, except `generateText, telemetry off`, which turns off the SDK's telemetry as cadre
+ * does when nobody receives it.
+ */
+export type BareCall = 'streamText' | 'generateText' | 'generateText, telemetry off';
 
 const mainSystem = builtInAgents.find((agent) => agent.name === 'main')?.system ?? '';
 
@@ -13,6 +17,7 @@ const mainSystem = builtInAgents.find((agent) => agent.name === 'main')?.system 
 export async function bareLoop(call: BareCall, model: LanguageModel, instructions: string, prompt: string, tools: ToolSet, maxSteps: number): Promise<string> {
   const options = { model, instructions, prompt, tools, stopWhen: stepCountIs(maxSteps) };
   if (call === 'generateText') return (await generateText(options)).text;
+  if (call === 'generateText, telemetry off') return (await generateText({ ...options, telemetry: { isEnabled: false } })).text;
   const result = streamText(options);
   for await (const part of result.fullStream) {
     if (part.type === 'error') throw part.error;

@@ -54,7 +54,7 @@ export async function runFanOut(options: FanOutOptions): Promise<string> {
   const stored: StoredRound[] = [];
   for (const size of options.sizes) {
     const model = createBenchModel({ fanOut: size.fanOut, background: false, toolCalls: size.toolCalls, answerChars: options.answerChars });
-    for (const call of ['streamText', 'generateText'] satisfies BareCall[]) {
+    for (const call of ['streamText', 'generateText', 'generateText, telemetry off'] satisfies BareCall[]) {
       results.push(await measureCase(`bare ${call}`, model, size, options, () => bareFanOutRound({ call, model, toolCalls: size.toolCalls })));
     }
     // What cadre costs with no storage at all: the part of its overhead that is not the store's.
@@ -102,12 +102,13 @@ function report(results: CaseResult[], stored: StoredRound[]): string {
       `${fixed(result.memory.rss)} (start ${fixed(result.memory.startRss)})`,
       fixed(result.memory.heap),
       ratio('bare generateText', (other) => other.perCall),
+      ratio('bare generateText, telemetry off', (other) => other.perCall),
       ratio('bare generateText', (other) => other.cpuPerCall),
       ratio('bare streamText', (other) => other.perCall),
     ];
   });
   const table = markdownTable(
-    ['implementation', 'size', 'model calls/round', 'wall µs/call median (p10–p90)', 'CPU µs/call', 'peak RSS MB', 'peak heap MB', 'wall vs bare generateText (target ≤ 1.5×)', 'CPU vs bare generateText', 'wall vs bare streamText'],
+    ['implementation', 'size', 'model calls/round', 'wall µs/call median (p10–p90)', 'CPU µs/call', 'peak RSS MB', 'peak heap MB', 'wall vs bare generateText (target ≤ 1.5×)', 'wall vs bare generateText, telemetry off', 'CPU vs bare generateText', 'wall vs bare streamText'],
     rows,
   );
   const storedTable = markdownTable(
