@@ -74,12 +74,21 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const chains = new Map<string, Promise<unknown>>();
   const controllers = new Map<string, AbortController>();
   const slots = createSlots(options.maxConcurrentTurns ?? 64);
-  /** The last message seq a turn of each session read: a resume looks only past it. */
+  /**
+   * The last message seq a turn of each session read: a resume looks only past it. Bounded, so
+   * a long-lived process does not keep one per session it ever ran; a forgotten session's resume
+   * looks at all its messages, with the same answer.
+   */
   const seen = new Map<string, number>();
+  const markSeen = (sessionId: string, seq: number) => {
+    seen.delete(sessionId);
+    if (seen.size >= seenSessions) seen.delete(seen.keys().next().value!);
+    seen.set(sessionId, seq);
+  };
 
   async function listMessages(sessionId: string) {
     const messages = await store.listMessages(sessionId);
-    seen.set(sessionId, messages.at(-1)?.seq ?? 0);
+    markSeen(sessionId, messages.at(-1)?.seq ?? 0);
     return messages;
   }
 
@@ -139,7 +148,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         onStepFinish: async (step) => {
           const stored = await store.appendMessages(toNewMessages(sessionId, step.messages, now()));
           const last = stored.at(-1);
-          if (last) seen.set(sessionId, last.seq);
+          if (last) markSeen(sessionId, last.seq);
           for (const message of stored) bus.publish({ type: 'message', message });
         },
       });
@@ -218,6 +227,9 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     },
   };
 }
+
+/** Sessions whose last read message seq is kept. */
+const seenSessions = 10_000;
 
 /** A counting semaphore: at most `size` holders, the others wait in order. */
 function createSlots(size: number) {

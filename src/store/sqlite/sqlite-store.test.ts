@@ -10,7 +10,7 @@ import type { Store } from '../store.ts';
 import { runStoreCases } from '../store.case.ts';
 import { eventFixture, runFixture, sessionFixture } from '../store-fixtures.ts';
 import { migrations } from './migrations.ts';
-import { createSqliteStore } from './sqlite-store.ts';
+import { createSqliteStore, seqCacheSize } from './sqlite-store.ts';
 
 const folder = mkdtempSync(join(tmpdir(), 'cadre-sqlite-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -157,3 +157,27 @@ describe('sqlite store across connections', () => {
     await expect(store.createSession(sessionFixture())).rejects.toThrow(/closed/);
   });
 });
+
+describe('sqlite store seq counters', () => {
+  it('forgets the counters of the oldest sessions and runs past its bound, and reads them again', async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    const message = (session_id: string) => ({ session_id, role: 'user' as const, content: 'hi', created_at: '2025-01-01T00:00:00.000Z' });
+    await store.insertRun(runFixture({ id: 'run_first' }), eventFixture('run_first', 'run-queued'));
+    await store.createSession(sessionFixture({ id: 'ses_first' }));
+    await store.appendMessages([message('ses_first')]);
+    // Enough newer sessions and runs to push the first ones out of memory.
+    for (let index = 0; index < seqCacheSize; index++) {
+      void store.createSession(sessionFixture({ id: `ses_${index}` }));
+      void store.insertRun(runFixture({ id: `run_${index}` }), eventFixture(`run_${index}`, 'run-queued'));
+    }
+    await store.flush();
+    const [second] = await store.appendMessages([message('ses_first')]);
+    expect(second.seq).toBe(2);
+    const event = eventFixture('run_first', 'activity');
+    await store.appendRunEvents([event]);
+    expect(event.seq).toBe(2);
+    expect((await store.listRunEvents('run_first')).map((stored) => stored.seq)).toEqual([1, 2]);
+    await store.close();
+  });
+});
+

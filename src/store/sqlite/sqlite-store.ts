@@ -34,6 +34,15 @@ type Row = Record<string, unknown>;
 
 const activeStatuses = ['queued', 'running'] as const;
 
+/** Sessions and runs whose last seq is kept in memory, each. */
+export const seqCacheSize = 20_000;
+
+/** Sets a bounded cache's entry; past its size, the entry set longest ago is dropped. */
+function remember(cache: Map<string, number>, key: string, value: number): void {
+  if (cache.size >= seqCacheSize && !cache.has(key)) cache.delete(cache.keys().next().value!);
+  cache.set(key, value);
+}
+
 /** SQLITE_CONSTRAINT_PRIMARYKEY: the (run_id, seq) or (session_id, seq) is taken. */
 const primaryKeyViolation = 1555;
 
@@ -50,6 +59,8 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
   const prepared = createStatementCache(database);
   // The last seq used per session and per run, read from the table on first use. Normally only
   // this process appends to its runs and sessions; a collision makes it read the table again.
+  // Both are bounded (the oldest entries go first), so a long-lived process does not grow with
+  // every session and run it ever saw; a forgotten counter is read from the table again.
   const lastMessageSeq = new Map<string, number>();
   const lastEventSeq = new Map<string, number>();
   const commits = createGroupCommit(database, {
@@ -75,7 +86,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
     for (let attempt = 0; ; attempt++) {
       let last = cache.get(key);
       if (last === undefined) last = (prepared(maxSql).get(key) as { last: number }).last;
-      cache.set(key, last + 1);
+      remember(cache, key, last + 1);
       try {
         insert(last + 1);
         return last + 1;
@@ -160,7 +171,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
           session.user_canceled_at,
         );
         // A new session has no messages yet: its first one needs no MAX(seq) query.
-        lastMessageSeq.set(session.id, 0);
+        remember(lastMessageSeq, session.id, 0);
       });
     },
 
@@ -230,7 +241,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
       if (event.run_id !== run.id) return Promise.reject(mismatchedEvent(run.id, event));
       return write(() => {
         prepared(insertRunSql).run(...runToSql(run));
-        lastEventSeq.set(run.id, 0);
+        remember(lastEventSeq, run.id, 0);
         insertEvent(event);
       }, true);
     },
