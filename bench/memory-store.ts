@@ -26,6 +26,14 @@ export function createMemoryStore(): Store {
     (query.statuses === undefined || query.statuses.includes(run.status)) &&
     (query.lease_owner === undefined || run.lease_owner === query.lease_owner) &&
     (query.stop_requested === undefined || (run.stop_requested_at != null && !isDone(run)) === query.stop_requested);
+  const change = (id: string, patch: Partial<RunRecord>, list: readonly NewRunEvent[]) => {
+    const run = runs.get(id);
+    if (run) {
+      Object.assign(run, patch);
+      addEvents(list);
+    }
+    return run;
+  };
   const isDone = (run: RunRecord) => !['queued', 'running'].includes(run.status);
 
   return {
@@ -72,18 +80,11 @@ export function createMemoryStore(): Store {
       return { ...run };
     },
     async updateRun(id, patch, list = []) {
-      const run = runs.get(id);
-      if (!run) return null;
-      Object.assign(run, patch);
-      addEvents(list);
-      return { ...run };
+      const run = change(id, patch, list);
+      return run ? { ...run } : null;
     },
     async patchRun(id, patch, list = []) {
-      const run = runs.get(id);
-      if (!run) return false;
-      Object.assign(run, patch);
-      addEvents(list);
-      return true;
+      return change(id, patch, list) !== undefined;
     },
     async appendRunEvents(list) {
       addEvents(list);

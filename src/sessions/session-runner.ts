@@ -12,6 +12,7 @@ import { RunStopSignal, type StopCause } from '../runs/run-stop.ts';
 import { shortMessage } from '../runs/run-manager.ts';
 import type { SessionRecord, SessionStatus } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
+import { setBounded } from '../util/bounded-map.ts';
 import type { NewId, Now } from '../util/clock.ts';
 import { takeAndStore, type SessionInbox } from './session-inbox.ts';
 
@@ -80,11 +81,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
    * looks at all its messages, with the same answer.
    */
   const seen = new Map<string, number>();
-  const markSeen = (sessionId: string, seq: number) => {
-    seen.delete(sessionId);
-    if (seen.size >= seenSessions) seen.delete(seen.keys().next().value!);
-    seen.set(sessionId, seq);
-  };
+  const markSeen = (sessionId: string, seq: number) => setBounded(seen, sessionId, seq, seenSessions);
 
   async function listMessages(sessionId: string) {
     const messages = await store.listMessages(sessionId);

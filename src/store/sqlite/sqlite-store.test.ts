@@ -180,4 +180,3 @@ describe('sqlite store seq counters', () => {
     await store.close();
   });
 });
-

@@ -17,6 +17,7 @@ import {
   runValueToSql,
   sessionFromRow,
 } from './rows.ts';
+import { setBounded } from '../../util/bounded-map.ts';
 import { createStatementCache } from './statement-cache.ts';
 
 /** Options of `createSqliteStore`. */
@@ -37,12 +38,6 @@ const activeStatuses = ['queued', 'running'] as const;
 /** Sessions and runs whose last seq is kept in memory, each. */
 export const seqCacheSize = 20_000;
 
-/** Sets a bounded cache's entry; past its size, the entry set longest ago is dropped. */
-function remember(cache: Map<string, number>, key: string, value: number): void {
-  if (cache.size >= seqCacheSize && !cache.has(key)) cache.delete(cache.keys().next().value!);
-  cache.set(key, value);
-}
-
 /** SQLITE_CONSTRAINT_PRIMARYKEY: the (run_id, seq) or (session_id, seq) is taken. */
 const primaryKeyViolation = 1555;
 
@@ -57,10 +52,9 @@ const primaryKeyViolation = 1555;
 export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOptions): Store {
   const database = openDatabase(path, busyTimeoutMs);
   const prepared = createStatementCache(database);
-  // The last seq used per session and per run, read from the table on first use. Normally only
-  // this process appends to its runs and sessions; a collision makes it read the table again.
-  // Both are bounded (the oldest entries go first), so a long-lived process does not grow with
-  // every session and run it ever saw; a forgotten counter is read from the table again.
+  // The last seq used per session and per run, read from the table on first use or once
+  // forgotten (both are bounded). Normally only this process appends to its runs and sessions;
+  // a collision makes it read the table again.
   const lastMessageSeq = new Map<string, number>();
   const lastEventSeq = new Map<string, number>();
   const commits = createGroupCommit(database, {
@@ -86,7 +80,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
     for (let attempt = 0; ; attempt++) {
       let last = cache.get(key);
       if (last === undefined) last = (prepared(maxSql).get(key) as { last: number }).last;
-      remember(cache, key, last + 1);
+      setBounded(cache, key, last + 1, seqCacheSize);
       try {
         insert(last + 1);
         return last + 1;
@@ -171,7 +165,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
           session.user_canceled_at,
         );
         // A new session has no messages yet: its first one needs no MAX(seq) query.
-        remember(lastMessageSeq, session.id, 0);
+        setBounded(lastMessageSeq, session.id, 0, seqCacheSize);
       });
     },
 
@@ -241,7 +235,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
       if (event.run_id !== run.id) return Promise.reject(mismatchedEvent(run.id, event));
       return write(() => {
         prepared(insertRunSql).run(...runToSql(run));
-        remember(lastEventSeq, run.id, 0);
+        setBounded(lastEventSeq, run.id, 0, seqCacheSize);
         insertEvent(event);
       }, true);
     },
