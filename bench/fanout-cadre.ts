@@ -44,6 +44,8 @@ export function createCadreFanOut({ model, folder, fanOut, storage = 'sqlite' }:
       const turn = await cadre.send(session.id, 'Fan out the work.');
       if (turn.status !== 'completed') throw new Error(`The parent turn ended ${turn.status}: ${turn.error ?? ''}`);
       await cadre.waitForIdle(session.id);
+      // Part of the round: everything it wrote is committed before the clock stops.
+      await cadre.store.flush();
       errors.check('fan-out');
       return session.id;
     },

@@ -64,6 +64,8 @@ async function runCase(options: LifecycleOptions, maxActiveGlobal: number): Prom
     const elapsed = startClock();
     const turns = await Promise.all(sessions.map((session) => cadre.send(session.id, 'Start the background work.')));
     await Promise.all(sessions.map((session) => cadre.waitForIdle(session.id)));
+    // Part of the measured time: everything is committed before the clock stops.
+    await cadre.store.flush();
     const { wallMs, cpuMs } = elapsed();
     const memory = probe.stop();
     errors.check('lifecycle');

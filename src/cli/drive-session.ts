@@ -60,6 +60,8 @@ export async function driveSession(options: DriveSessionOptions): Promise<RunOut
     // process acting on it (its run-end event, its notification, an auto-resume): look again.
     await new Promise((resolve) => setTimeout(resolve, settleMs));
     await cadre.waitForIdle(sessionId);
+    // What is shown as the outcome is committed first (the store acknowledges writes before that).
+    await store.flush();
     const session = await store.getSession(sessionId);
     const messages = await store.listMessages(sessionId, { afterSeq: before });
     const answer = messages.filter((message) => message.role === 'assistant').map((message) => messageText(message.content)).findLast((text) => text.trim() !== '') ?? '';

@@ -87,7 +87,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         else pending ??= setTimeout(writeActivity, wait);
       };
 
-      /** Step writes not yet known to be committed; the first failure among them, if any. */
+      /** Step writes not yet settled; the first failure among them, if any. */
       const unsettled = new Set<Promise<unknown>>();
       let writeError: unknown;
       const track = (write: Promise<unknown>) => {
@@ -143,8 +143,8 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           usage.input_tokens += step.usage.inputTokens;
           usage.output_tokens += step.usage.outputTokens;
           live = { ...live, turns, usage: { ...usage } };
-          // The step's rows are written now, in order, on the store's connection; the loop goes
-          // on without waiting for their commit (the run's end waits for all of them below).
+          // The step's rows go to the store now, in order; the loop goes on without waiting for
+          // them (the run's end waits for all of them below, and fails if one was refused).
           const stored = store.appendMessages(toNewMessages(run.child_session_id, step.messages, now())).then((messages) => {
             for (const message of messages) bus.publish({ type: 'message', message });
           });

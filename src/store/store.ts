@@ -42,9 +42,10 @@ export interface RunTransition {
  * Where cadre keeps sessions, messages, runs and run events. Engines (SQLite, Postgres) hide
  * behind it: no SQL, connection or transaction type leaks out.
  *
- * Writes resolve once they are durably committed. Engines may group the writes of concurrent
- * runs into shared transactions (group commit), but keep their order, and reads made by this
- * process see its own writes at once.
+ * Reads made by this process see its own writes at once. Engines may group the writes of
+ * concurrent runs into shared transactions (group commit) and may resolve a write before its
+ * commit (asynchronous commit), but keep the order of writes, never commit part of one, and
+ * commit within a short bound; `flush()` resolves once everything written before it is durable.
  */
 export interface Store {
   /** A label of the engine, for logs (`sqlite:./.cadre/cadre.db`). Never holds a secret. */
@@ -88,7 +89,7 @@ export interface Store {
    */
   claimRun(id: string, owner: string, expiresAt: string, expiredBefore: string): Promise<RunRecord | null>;
 
-  /** Commits everything written so far. */
+  /** Commits everything written so far; rejects if that cannot be done (the writes are then lost). */
   flush(): Promise<void>;
   close(): Promise<void>;
 }

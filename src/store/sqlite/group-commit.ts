@@ -1,34 +1,51 @@
 import type { DatabaseSync } from 'node:sqlite';
 
-/** Writes that share one transaction and resolve together when it commits. */
+/** Writes that share one transaction, committed together a little later. */
 export interface GroupCommit {
   /**
    * Runs `work` at once inside the shared transaction, so reads on this connection see it
-   * immediately; resolves with its value after the COMMIT that contains it. With `atomic`,
-   * the statements of `work` apply all together or not at all.
+   * immediately, and resolves with its value without waiting for the COMMIT (asynchronous
+   * commit: see `createGroupCommit`). With `atomic`, the statements of `work` apply all
+   * together or not at all. Rejects when `work` throws, or once a commit has failed.
    */
   write<T>(work: () => T, options?: { atomic?: boolean }): Promise<T>;
-  /** Commits the open transaction now. */
+  /** Commits the open transaction now; resolves once everything written so far is committed. */
   flush(): Promise<void>;
 }
 
-interface Batch {
-  promise: Promise<void>;
-  resolve: () => void;
-  reject: (error: unknown) => void;
+/** Options of `createGroupCommit`. */
+export interface GroupCommitOptions {
+  /**
+   * The longest a transaction stays open while writes keep coming in one event-loop turn
+   * (a chain of promises that never yields). Also bounds what a crash can lose.
+   */
+  maxBatchMs: number;
+  /** Called right before each COMMIT, inside the transaction: rows kept back get written here. */
+  beforeCommit?: () => void;
+  /** Called whenever written but uncommitted work is undone, so derived caches can be dropped. */
+  onUndo: () => void;
+  /** Called when the whole open transaction is lost (a failed commit): rows kept back go with it. */
+  onRollback?: () => void;
 }
 
 /**
- * Group commit over one SQLite connection. A COMMIT costs far more than a statement, so
- * the first write opens a transaction (`BEGIN IMMEDIATE`), every write of the same
- * event-loop turn joins it, and one COMMIT scheduled with `setImmediate` ends it. The write
- * lock is therefore never held past one turn, and other processes (a `cadre stop`) get it
- * within their busy timeout.
+ * Group commit with asynchronous acknowledgement over one SQLite connection. A COMMIT costs
+ * far more than a statement (every page the transaction touched goes to the WAL), so the first
+ * write opens a transaction (`BEGIN IMMEDIATE`), the writes that follow join it, and one COMMIT
+ * ends it: at the end of the event-loop turn (`setImmediate`), or as soon as the transaction is
+ * `maxBatchMs` old, whichever comes first.
  *
- * `onUndo` is called whenever written but uncommitted work is undone, so caches derived
- * from it (the next `seq` of a run) can be dropped.
+ * Writes resolve once applied, not once committed (PostgreSQL's `synchronous_commit = off`
+ * makes the same trade): reads on this connection see them at once, the commits keep their
+ * order, and the file is always a consistent prefix of what was written. A crash of the process
+ * loses at most the last open transaction; `flush()` waits for the commit where that matters.
+ * The write lock is released at the end of every event-loop turn, so another process (a
+ * `cadre stop`) gets it within its busy timeout.
+ *
+ * A failed COMMIT rolls the transaction back and the store stops: writes acknowledged since the
+ * previous commit are lost, so every later write and flush rejects with that error.
  */
-export function createGroupCommit(database: DatabaseSync, options: { onUndo: () => void }): GroupCommit {
+export function createGroupCommit(database: DatabaseSync, options: GroupCommitOptions): GroupCommit {
   const begin = database.prepare('BEGIN IMMEDIATE');
   const commitStatement = database.prepare('COMMIT');
   const rollback = database.prepare('ROLLBACK');
@@ -36,61 +53,61 @@ export function createGroupCommit(database: DatabaseSync, options: { onUndo: () 
   const release = database.prepare('RELEASE store_write');
   const rollbackToSavepoint = database.prepare('ROLLBACK TO store_write');
 
-  let batch: Batch | null = null;
+  let open = false;
+  let openedAt = 0;
   let scheduled: NodeJS.Immediate | null = null;
+  let failure: Error | null = null;
 
-  function openBatch(): Batch {
-    if (batch) return batch;
+  function openTransaction(): void {
+    if (open) {
+      if (performance.now() - openedAt < options.maxBatchMs) return;
+      commit();
+      if (failure) throw failure;
+    }
     begin.run();
-    let resolve!: () => void;
-    let reject!: (error: unknown) => void;
-    const promise = new Promise<void>((resolvePromise, rejectPromise) => {
-      resolve = resolvePromise;
-      reject = rejectPromise;
-    });
-    // Callers hold derived promises; a batch nobody waits on must not crash the process.
-    promise.catch(() => {});
-    batch = { promise, resolve, reject };
-    scheduled = setImmediate(commit);
-    return batch;
+    open = true;
+    openedAt = performance.now();
+    scheduled ??= setImmediate(commit);
   }
 
   function commit(): void {
     if (scheduled) clearImmediate(scheduled);
     scheduled = null;
-    const current = batch;
-    if (!current) return;
-    batch = null;
+    if (!open) return;
+    open = false;
     try {
+      options.beforeCommit?.();
       commitStatement.run();
-      current.resolve();
     } catch (error) {
-      options.onUndo();
-      if (database.isTransaction) {
-        try {
-          rollback.run();
-        } catch {
-          // The original commit error is the one worth reporting.
-        }
-      }
-      current.reject(error);
+      undo();
+      fail(error);
     }
   }
 
-  function abandonBatch(cause: unknown): void {
-    const current = batch;
-    batch = null;
-    if (scheduled) clearImmediate(scheduled);
-    scheduled = null;
-    current?.reject(new Error('The store transaction was rolled back by SQLite; this write was lost.', { cause }));
+  function undo(): void {
+    options.onUndo();
+    options.onRollback?.();
+    if (database.isTransaction) {
+      try {
+        rollback.run();
+      } catch {
+        // The error that made us roll back is the one worth reporting.
+      }
+    }
+  }
+
+  function fail(cause: unknown): void {
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    failure ??= new Error(`The store could not commit (${reason}); the writes since the previous commit were lost, and it takes no more writes.`, {
+      cause,
+    });
   }
 
   return {
     write<T>(work: () => T, writeOptions: { atomic?: boolean } = {}): Promise<T> {
-      let current: Batch;
-      let value: T;
+      if (failure) return Promise.reject(failure);
       try {
-        current = openBatch();
+        openTransaction();
       } catch (error) {
         return Promise.reject(error);
       }
@@ -101,29 +118,28 @@ export function createGroupCommit(database: DatabaseSync, options: { onUndo: () 
           savepoint.run();
           savepointOpen = true;
         }
-        value = work();
-        if (atomic) {
-          release.run();
-          savepointOpen = false;
-        }
+        const value = work();
+        if (atomic) release.run();
+        return Promise.resolve(value);
       } catch (error) {
         options.onUndo();
         if (!database.isTransaction) {
-          // Some errors (I/O, full disk) make SQLite roll back the whole transaction.
-          abandonBatch(error);
+          // Some errors (I/O, full disk) make SQLite roll back the whole transaction, and with
+          // it writes that were already acknowledged.
+          open = false;
+          options.onRollback?.();
+          fail(error);
         } else if (savepointOpen) {
           rollbackToSavepoint.run();
           release.run();
         }
         return Promise.reject(error);
       }
-      return current.promise.then(() => value);
     },
 
     flush(): Promise<void> {
-      const current = batch;
       commit();
-      return current ? current.promise : Promise.resolve();
+      return failure ? Promise.reject(failure) : Promise.resolve();
     },
   };
 }

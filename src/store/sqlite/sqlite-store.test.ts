@@ -55,6 +55,9 @@ describe('sqlite store across connections', () => {
     expect(await reader.getSession('ses_1')).toEqual(sessionFixture());
     expect((await reader.listRunEvents('run_1')).map((event) => event.type)).toEqual(['run-queued']);
     await reader.updateRun('run_1', { stop_requested_at: '2025-01-01T00:00:09.000Z', stop_requested_by: 'user' });
+    // The write is applied, not yet committed: the other connection sees it after the flush.
+    expect(await writer.listRuns({ stop_requested: true })).toEqual([]);
+    await reader.flush();
     expect((await writer.listRuns({ stop_requested: true })).map((run) => run.id)).toEqual(['run_1']);
     await Promise.all([writer.close(), reader.close()]);
   });
@@ -96,6 +99,8 @@ describe('sqlite store across connections', () => {
     while (!childDone) {
       turn++;
       await Promise.all(runs.map((run) => store.updateRun(run.id, { turns: turn }, [eventFixture(run.id, 'activity')])));
+      // Writes resolve without waiting for their commit, so the loop lets the event loop turn.
+      await new Promise((resolve) => setImmediate(resolve));
     }
     expect({ code: await exited, errors: errors.replace(/.*ExperimentalWarning.*\n?/g, '') }).toEqual({ code: 0, errors: '' });
     expect(await store.listRuns({ stop_requested: true })).toHaveLength(25);
@@ -107,6 +112,7 @@ describe('sqlite store across connections', () => {
     const path = newFile();
     const store = createSqliteStore({ path });
     await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    await store.flush();
     const other = new DatabaseSync(path);
     other.exec(`INSERT INTO run_events (run_id, seq, at, type, data) VALUES ('run_1', 2, 'x', 'warning', '{}')`);
     other.close();
@@ -124,6 +130,7 @@ describe('sqlite store across connections', () => {
     const path = newFile();
     const store = createSqliteStore({ path });
     await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    await store.flush();
     const other = new DatabaseSync(path);
     other.exec(`CREATE TRIGGER refuse_start BEFORE INSERT ON run_events WHEN NEW.type = 'run-start' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
     const start = () => store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
@@ -178,5 +185,84 @@ describe('sqlite store seq counters', () => {
     expect(event.seq).toBe(2);
     expect((await store.listRunEvents('run_first')).map((stored) => stored.seq)).toEqual([1, 2]);
     await store.close();
+  });
+});
+
+describe('sqlite store asynchronous commit', () => {
+  const message = (content: string) => ({ session_id: 'ses_child_run_1', role: 'assistant' as const, content, created_at: '2025-01-01T00:00:01.000Z' });
+
+  it('shows held messages, events and step fields to its own reads, and to other connections only once committed', async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    await store.flush();
+    const other = createSqliteStore({ path });
+
+    const [stored] = await store.appendMessages([message('step one')]);
+    await store.appendRunEvents([eventFixture('run_1', 'step-start')]);
+    expect(await store.patchRun('run_1', { turns: 1, usage: { input_tokens: 3, output_tokens: 4 } }, [eventFixture('run_1', 'activity', { text: 'reading' })])).toBe(true);
+    // A lifecycle event is written at once, between held step events.
+    await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
+    await store.appendRunEvents([eventFixture('run_1', 'step-start')]);
+
+    expect(stored.seq).toBe(1);
+    expect((await store.listMessages('ses_child_run_1')).map((each) => each.content)).toEqual(['step one']);
+    expect((await store.getRun('run_1'))?.turns).toBe(1);
+    expect((await store.listRuns({ statuses: ['running'] }))[0].usage).toEqual({ input_tokens: 3, output_tokens: 4 });
+    const types = ['run-queued', 'step-start', 'activity', 'run-start', 'step-start'];
+    expect((await store.listRunEvents('run_1')).map((event) => [event.seq, event.type])).toEqual(types.map((type, index) => [index + 1, type]));
+    expect((await store.listRunEvents('run_1', { afterSeq: 1, limit: 2 })).map((event) => event.type)).toEqual(['step-start', 'activity']);
+
+    expect(await other.listMessages('ses_child_run_1')).toEqual([]);
+    expect((await other.getRun('run_1'))?.turns).toBe(0);
+    await store.flush();
+    expect((await other.listMessages('ses_child_run_1')).map((each) => each.content)).toEqual(['step one']);
+    expect(await other.getRun('run_1')).toMatchObject({ status: 'running', turns: 1, usage: { input_tokens: 3, output_tokens: 4 } });
+    expect((await other.listRunEvents('run_1')).map((event) => event.type)).toEqual(types);
+    await Promise.all([store.close(), other.close()]);
+  });
+
+  it('updates the content of a held message before it is written', async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    const [stored] = await store.appendMessages([message('first')]);
+    await store.updateMessageContent(stored.session_id, stored.seq, 'first, and a second');
+    await store.flush();
+    expect((await store.listMessages(stored.session_id)).map((each) => each.content)).toEqual(['first, and a second']);
+    await store.close();
+  });
+
+  it('commits a transaction that grew older than maxBatchMs without waiting for the event loop', async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path, maxBatchMs: 5 });
+    const other = new DatabaseSync(path);
+    void store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    const until = performance.now() + 10;
+    while (performance.now() < until) {
+      // A chain of work that never yields to the event loop.
+    }
+    void store.appendRunEvents([eventFixture('run_1', 'step-start')]);
+    expect(other.prepare('SELECT id FROM runs').all()).toEqual([{ id: 'run_1' }]);
+    other.close();
+    await store.close();
+  });
+
+  it('stops taking writes once a commit failed, and says the uncommitted writes were lost', async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    await store.flush();
+    const other = new DatabaseSync(path);
+    other.exec(`CREATE TRIGGER refuse_message BEFORE INSERT ON messages BEGIN SELECT RAISE(ABORT, 'disk trouble'); END`);
+    other.close();
+    // Held until the commit, so the write itself succeeds.
+    await store.appendMessages([message('lost')]);
+    await store.patchRun('run_1', { turns: 1 });
+    await expect(store.flush()).rejects.toThrow(/could not commit \(disk trouble\); the writes since the previous commit were lost/);
+    await expect(store.appendRunEvents([eventFixture('run_1', 'step-start')])).rejects.toThrow(/could not commit/);
+    await expect(store.flush()).rejects.toThrow(/could not commit/);
+    // What was committed before is intact, and nothing held survives in memory.
+    expect(await store.listMessages('ses_child_run_1')).toEqual([]);
+    expect(await store.getRun('run_1')).toMatchObject({ status: 'queued', turns: 0 });
+    await store.close().catch(() => {});
   });
 });

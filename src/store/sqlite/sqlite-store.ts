@@ -1,5 +1,5 @@
 import type { SQLInputValue } from 'node:sqlite';
-import { isFinished, type MessageRecord, type NewRunEvent, type RunRecord } from '../records.ts';
+import { isFinished, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
 import type { RunPatch, Store } from '../store.ts';
 import { createGroupCommit } from './group-commit.ts';
 import { openDatabase } from './open-database.ts';
@@ -29,6 +29,12 @@ export interface SqliteStoreOptions {
    * @default 5000
    */
   busyTimeoutMs?: number;
+  /**
+   * The longest a transaction stays open while writes keep coming without the event loop
+   * turning; a crash loses at most this much work. Writes do not wait for their commit.
+   * @default 20
+   */
+  maxBatchMs?: number;
 }
 
 type Row = Record<string, unknown>;
@@ -41,15 +47,28 @@ export const seqCacheSize = 20_000;
 /** SQLITE_CONSTRAINT_PRIMARYKEY: the (run_id, seq) or (session_id, seq) is taken. */
 const primaryKeyViolation = 1555;
 
+/** Run columns that change on every step and are written with the commit (see `patchRun`). */
+const heldRunColumns: ReadonlySet<string> = new Set(['turns', 'usage', 'last_activity']);
+
+/** A message or event row kept back until the commit, as bound: key, seq, then the other columns. */
+type HeldRow = [key: string, seq: number, second: string, third: string, fourth: string];
+
+const insertMessageSql = 'INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)';
+const insertEventSql = 'INSERT INTO run_events (run_id, seq, at, type, data) VALUES (?, ?, ?, ?, ?)';
+const lastMessageSeqSql = 'SELECT COALESCE(MAX(seq), 0) AS last FROM messages WHERE session_id = ?';
+const lastEventSeqSql = 'SELECT COALESCE(MAX(seq), 0) AS last FROM run_events WHERE run_id = ?';
+
 /**
- * The embedded store: one SQLite file in WAL mode, written with group commit (see
- * `createGroupCommit`). Reads see this process's writes at once; writes resolve once
- * committed, which survives a crash of the process (`synchronous = NORMAL`).
+ * The embedded store: one SQLite file in WAL mode, written with group commit and asynchronous
+ * acknowledgement (see `createGroupCommit`): reads see this process's writes at once, writes
+ * resolve without waiting for their commit, and `flush()` waits for it. Appended messages and
+ * events, and the per-step run fields (`turns`, `usage`, `last_activity`), are kept in memory
+ * and written right before the COMMIT, many at a time; reads merge them in.
  *
  * @example
  * const store = createSqliteStore({ path: './.cadre/cadre.db' });
  */
-export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOptions): Store {
+export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 }: SqliteStoreOptions): Store {
   const database = openDatabase(path, busyTimeoutMs);
   const prepared = createStatementCache(database);
   // The last seq used per session and per run, read from the table on first use or once
@@ -57,10 +76,22 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
   // a collision makes it read the table again.
   const lastMessageSeq = new Map<string, number>();
   const lastEventSeq = new Map<string, number>();
+  // Written with the next commit, in order: messages by session, events by run, and the
+  // per-step fields of runs (merged, so a run gets one UPDATE per commit).
+  const heldMessages = new Map<string, HeldRow[]>();
+  const heldEvents = new Map<string, HeldRow[]>();
+  const heldPatches = new Map<string, RunPatch>();
   const commits = createGroupCommit(database, {
+    maxBatchMs,
+    beforeCommit: writeHeld,
     onUndo() {
       lastMessageSeq.clear();
       lastEventSeq.clear();
+    },
+    onRollback() {
+      heldMessages.clear();
+      heldEvents.clear();
+      heldPatches.clear();
     },
   });
   let closed = false;
@@ -73,17 +104,32 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
   }
 
   /**
-   * Inserts a row under the next seq of `key` and returns the seq. Should another process have
-   * appended meanwhile, the seq collides: the counter is read again and the insert retried.
+   * The next seq of `key` (a session's messages, a run's events): from the counter, else from
+   * the table and the rows still held, whichever is further.
    */
-  function insertWithNextSeq(cache: Map<string, number>, key: string, maxSql: string, insert: (seq: number) => void): number {
+  function nextSeq(cache: Map<string, number>, held: Map<string, HeldRow[]>, key: string, maxSql: string): number {
+    let last = cache.get(key);
+    if (last === undefined) last = Math.max((prepared(maxSql).get(key) as { last: number }).last, held.get(key)?.at(-1)?.[1] ?? 0);
+    setBounded(cache, key, last + 1, seqCacheSize);
+    return last + 1;
+  }
+
+  function hold(held: Map<string, HeldRow[]>, row: HeldRow): void {
+    const rows = held.get(row[0]);
+    if (rows) rows.push(row);
+    else held.set(row[0], [row]);
+  }
+
+  /**
+   * Inserts a row under the next seq of `key` at once and returns the seq. Should another process
+   * have appended meanwhile, the seq collides: the counter is read again and the insert retried.
+   */
+  function insertWithNextSeq(cache: Map<string, number>, held: Map<string, HeldRow[]>, key: string, maxSql: string, insert: (seq: number) => void): number {
     for (let attempt = 0; ; attempt++) {
-      let last = cache.get(key);
-      if (last === undefined) last = (prepared(maxSql).get(key) as { last: number }).last;
-      setBounded(cache, key, last + 1, seqCacheSize);
+      const seq = nextSeq(cache, held, key, maxSql);
       try {
-        insert(last + 1);
-        return last + 1;
+        insert(seq);
+        return seq;
       } catch (error) {
         cache.delete(key);
         if (attempt > 0 || (error as { errcode?: number }).errcode !== primaryKeyViolation) throw error;
@@ -91,11 +137,77 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
     }
   }
 
+  /** Writes a lifecycle event now, in the transaction of the change it belongs to. */
   function insertEvent(event: NewRunEvent): void {
     const data = JSON.stringify(event.data ?? {});
-    event.seq = insertWithNextSeq(lastEventSeq, event.run_id, 'SELECT COALESCE(MAX(seq), 0) AS last FROM run_events WHERE run_id = ?', (seq) =>
-      prepared('INSERT INTO run_events (run_id, seq, at, type, data) VALUES (?, ?, ?, ?, ?)').run(event.run_id, seq, event.at, event.type, data),
+    event.seq = insertWithNextSeq(lastEventSeq, heldEvents, event.run_id, lastEventSeqSql, (seq) =>
+      prepared(insertEventSql).run(event.run_id, seq, event.at, event.type, data),
     );
+  }
+
+  /** Keeps an event for the next commit; it gets its seq now. */
+  function holdEvent(event: NewRunEvent): void {
+    const data = JSON.stringify(event.data ?? {});
+    event.seq = nextSeq(lastEventSeq, heldEvents, event.run_id, lastEventSeqSql);
+    hold(heldEvents, [event.run_id, event.seq, event.at, event.type, data]);
+  }
+
+  /** Writes the held per-step fields of run `id` now, before a statement that reads or changes the run. */
+  function writeHeldPatch(id: string): void {
+    const patch = heldPatches.get(id);
+    if (patch === undefined) return;
+    heldPatches.delete(id);
+    const columns = patchColumns(patch, heldRunColumns, 'A held run patch');
+    const sql = sqlText(`patch ${columns.join(' ')}`, () => `UPDATE runs SET ${columns.map((column) => `${column} = ?`).join(', ')} WHERE id = ?`);
+    prepared(sql).run(...columns.map((column) => runValueToSql(column, patch[column as keyof RunPatch])), id);
+  }
+
+  /**
+   * Inserts held rows, in seq order per key. A seq another process took meanwhile (it appended
+   * to the same session or run) moves this row and the later ones of its key past the stored ones.
+   */
+  function insertHeld(held: Map<string, HeldRow[]>, cache: Map<string, number>, insertSql: string, maxSql: string): void {
+    const insert = prepared(insertSql);
+    for (const rows of held.values()) {
+      for (let index = 0; index < rows.length; index++) {
+        const row = rows[index];
+        try {
+          insert.run(row[0], row[1], row[2], row[3], row[4]);
+        } catch (error) {
+          if ((error as { errcode?: number }).errcode !== primaryKeyViolation) throw error;
+          let last = (prepared(maxSql).get(row[0]) as { last: number }).last;
+          for (let later = index; later < rows.length; later++) rows[later][1] = ++last;
+          setBounded(cache, row[0], last, seqCacheSize);
+          insert.run(row[0], row[1], row[2], row[3], row[4]);
+        }
+      }
+    }
+    held.clear();
+  }
+
+  /** Writes everything held; runs inside the transaction, right before its COMMIT. */
+  function writeHeld(): void {
+    for (const id of [...heldPatches.keys()]) writeHeldPatch(id);
+    insertHeld(heldMessages, lastMessageSeq, insertMessageSql, lastMessageSeqSql);
+    insertHeld(heldEvents, lastEventSeq, insertEventSql, lastEventSeqSql);
+  }
+
+  /** A run as read, with its held per-step fields laid over. */
+  function withHeld(run: RunRecord): RunRecord {
+    const patch = heldPatches.get(run.id);
+    if (patch !== undefined) {
+      for (const [column, value] of Object.entries(patch)) (run as unknown as Record<string, unknown>)[column] = typeof value === 'object' && value !== null ? structuredClone(value) : value;
+    }
+    return run;
+  }
+
+  /** Held rows of `key` after `afterSeq`, as records. */
+  function heldAfter<T>(held: Map<string, HeldRow[]>, key: string, afterSeq: number, toRecord: (row: HeldRow) => T): T[] {
+    const rows = held.get(key);
+    if (rows === undefined) return [];
+    const records: T[] = [];
+    for (const row of rows) if (row[1] > afterSeq) records.push(toRecord(row));
+    return records;
   }
 
   /**
@@ -201,41 +313,38 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
 
     appendMessages(messages) {
       return write(() => {
-        const stored: MessageRecord[] = [];
-        for (const message of messages) {
-          const content = JSON.stringify(message.content ?? null);
-          const seq = insertWithNextSeq(lastMessageSeq, message.session_id, 'SELECT COALESCE(MAX(seq), 0) AS last FROM messages WHERE session_id = ?', (next) =>
-            prepared('INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)').run(
-              message.session_id,
-              next,
-              message.role,
-              content,
-              message.created_at,
-            ),
-          );
-          stored.push({ session_id: message.session_id, seq, role: message.role, content: message.content, created_at: message.created_at });
-        }
-        return stored;
-      }, messages.length > 1);
+        // Checked and encoded before any is held, so a bad message holds none of them.
+        const contents = messages.map((message) => JSON.stringify(message.content ?? null));
+        return messages.map((message, index) => {
+          const seq = nextSeq(lastMessageSeq, heldMessages, message.session_id, lastMessageSeqSql);
+          hold(heldMessages, [message.session_id, seq, message.role, contents[index], message.created_at]);
+          return { session_id: message.session_id, seq, role: message.role, content: message.content, created_at: message.created_at };
+        });
+      });
     },
 
     updateMessageContent(sessionId, seq, content) {
       return write(() => {
-        prepared('UPDATE messages SET content = ? WHERE session_id = ? AND seq = ?').run(JSON.stringify(content ?? null), sessionId, seq);
+        const encoded = JSON.stringify(content ?? null);
+        const held = heldMessages.get(sessionId)?.find((row) => row[1] === seq);
+        if (held) held[3] = encoded;
+        else prepared('UPDATE messages SET content = ? WHERE session_id = ? AND seq = ?').run(encoded, sessionId, seq);
       });
     },
 
     async listMessages(sessionId, { afterSeq = 0 } = {}) {
       ensureOpen();
       const rows = prepared('SELECT * FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq').all(sessionId, afterSeq);
-      return rows.map((row) => messageFromRow(row as Row));
+      const stored = rows.map((row) => messageFromRow(row as Row));
+      // Held messages always come after the stored ones: every message of this process is held first.
+      return stored.concat(heldAfter(heldMessages, sessionId, afterSeq, heldMessageRecord));
     },
 
     insertRun(run, event) {
       if (event.run_id !== run.id) return Promise.reject(mismatchedEvent(run.id, event));
       return write(() => {
         prepared(insertRunSql).run(...runToSql(run));
-        setBounded(lastEventSeq, run.id, 0, seqCacheSize);
+        if (!heldEvents.has(run.id)) setBounded(lastEventSeq, run.id, 0, seqCacheSize);
         insertEvent(event);
       }, true);
     },
@@ -249,6 +358,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
           return `UPDATE runs SET ${sets} WHERE id = ? AND status IN (${fromList}) RETURNING ${runColumnList}`;
         });
         return write(() => {
+          writeHeldPatch(id);
           const run = runReturnedBy(sql, to, ...values, id, ...allowed);
           if (run) insertEvent(event);
           return run;
@@ -259,6 +369,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
     updateRun(id, patch, events = []) {
       return changeRun(id, patch, events, [], ({ sets, values }) =>
         write(() => {
+          writeHeldPatch(id);
           const run =
             sets === ''
               ? runReturnedBy(selectRunSql, id)
@@ -272,6 +383,18 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
     patchRun(id, patch, events = []) {
       return changeRun(id, patch, events, [], ({ sets, values }) =>
         write(() => {
+          if (Object.keys(patch).every((column) => heldRunColumns.has(column))) {
+            // The per-step fields and their events (turns, usage, activity) wait for the commit.
+            const known = heldPatches.has(id) || lastEventSeq.has(id) || prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined;
+            if (!known) return false;
+            const held = heldPatches.get(id);
+            const defined = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as RunPatch;
+            if (held) Object.assign(held, defined);
+            else heldPatches.set(id, defined);
+            for (const event of events) holdEvent(event);
+            return true;
+          }
+          writeHeldPatch(id);
           const found =
             sets === ''
               ? prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined
@@ -284,30 +407,38 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
 
     appendRunEvents(events) {
       return write(() => {
-        for (const event of events) insertEvent(event);
-      }, events.length > 1);
+        const data = events.map((event) => JSON.stringify(event.data ?? {}));
+        events.forEach((event, index) => {
+          event.seq = nextSeq(lastEventSeq, heldEvents, event.run_id, lastEventSeqSql);
+          hold(heldEvents, [event.run_id, event.seq, event.at, event.type, data[index]]);
+        });
+      });
     },
 
     async getRun(id) {
       ensureOpen();
-      return runReturnedBy(selectRunSql, id);
+      const run = runReturnedBy(selectRunSql, id);
+      return run && withHeld(run);
     },
 
     async listRuns(query) {
       ensureOpen();
       const { sql, parameters } = runQuerySql(query);
       const rows = prepared(sql, { returnArrays: true }).all(...parameters) as unknown as unknown[][];
-      return rows.map(runFromRow);
+      // Held fields never decide a filter or the order (see heldRunColumns), so laying them over is enough.
+      return rows.map((row) => withHeld(runFromRow(row)));
     },
 
     async listRunEvents(runId, { afterSeq = 0, limit } = {}) {
       ensureOpen();
-      const rows = prepared('SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(
-        runId,
-        afterSeq,
-        limit === undefined ? -1 : Math.max(0, Math.floor(limit)),
-      );
-      return rows.map((row) => runEventFromRow(row as Row));
+      const max = limit === undefined ? -1 : Math.max(0, Math.floor(limit));
+      const rows = prepared('SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(runId, afterSeq, max);
+      const stored = rows.map((row) => runEventFromRow(row as Row));
+      const held = heldAfter(heldEvents, runId, afterSeq, heldEventRecord);
+      if (held.length === 0) return stored;
+      // Lifecycle events are written at once and step events with the commit, so the two interleave.
+      const merged = stored.concat(held).sort((a, b) => a.seq - b.seq);
+      return max === -1 ? merged : merged.slice(0, max);
     },
 
     renewLeases(owner, expiresAt) {
@@ -323,6 +454,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
 
     claimRun(id, owner, expiresAt, expiredBefore) {
       return write(() => {
+        writeHeldPatch(id);
         const run = runReturnedBy(
           `UPDATE runs SET lease_owner = ?, lease_expires_at = ? WHERE id = ? AND status IN (?, ?) AND (lease_expires_at IS NULL OR lease_expires_at < ?) RETURNING ${runColumnList}`,
           owner,
@@ -332,7 +464,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
           expiredBefore,
         );
         // The previous owner was another process that may have appended events.
-        if (run) lastEventSeq.delete(id);
+        if (run && !heldEvents.has(id)) lastEventSeq.delete(id);
         return run;
       });
     },
@@ -351,6 +483,14 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000 }: SqliteStoreOpt
       await flushed;
     },
   };
+}
+
+function heldMessageRecord(row: HeldRow): MessageRecord {
+  return { session_id: row[0], seq: row[1], role: row[2] as MessageRecord['role'], content: JSON.parse(row[3]), created_at: row[4] };
+}
+
+function heldEventRecord(row: HeldRow): RunEventRecord {
+  return { run_id: row[0], seq: row[1], at: row[2], type: row[3] as RunEventRecord['type'], data: JSON.parse(row[4]) as RunEventRecord['data'] };
 }
 
 function mismatchedEvent(runId: string, event: NewRunEvent): TypeError {
