@@ -381,19 +381,21 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
     },
 
     patchRun(id, patch, events = []) {
+      if (isHeldPatch(patch) && events.every((event) => event.run_id === id)) {
+        // The per-step fields and their events (turns, usage, activity) wait for the commit.
+        return write(() => {
+          let held = heldPatches.get(id);
+          if (held === undefined) {
+            if (!lastEventSeq.has(id) && prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) === undefined) return false;
+            heldPatches.set(id, (held = {}));
+          }
+          for (const [column, value] of Object.entries(patch)) if (value !== undefined) (held as Record<string, unknown>)[column] = value;
+          for (const event of events) holdEvent(event);
+          return true;
+        });
+      }
       return changeRun(id, patch, events, [], ({ sets, values }) =>
         write(() => {
-          if (Object.keys(patch).every((column) => heldRunColumns.has(column))) {
-            // The per-step fields and their events (turns, usage, activity) wait for the commit.
-            const known = heldPatches.has(id) || lastEventSeq.has(id) || prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined;
-            if (!known) return false;
-            const held = heldPatches.get(id);
-            const defined = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)) as RunPatch;
-            if (held) Object.assign(held, defined);
-            else heldPatches.set(id, defined);
-            for (const event of events) holdEvent(event);
-            return true;
-          }
           writeHeldPatch(id);
           const found =
             sets === ''
@@ -483,6 +485,12 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
       await flushed;
     },
   };
+}
+
+/** Whether a run patch sets only fields that wait for the commit. */
+function isHeldPatch(patch: RunPatch): boolean {
+  for (const [column, value] of Object.entries(patch)) if (value !== undefined && !heldRunColumns.has(column)) return false;
+  return true;
 }
 
 function heldMessageRecord(row: HeldRow): MessageRecord {
