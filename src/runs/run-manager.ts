@@ -271,11 +271,15 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     },
 
     async wait(runId, { signal, timeoutMs } = {}) {
-      const current = await store.getRun(runId);
-      if (!current) throw new Error(`No run ${runId}`);
-      if (isFinished(current.status) || signal?.aborted) return current;
-      if (!local.has(runId)) return waitRemote(runId, { signal, timeoutMs });
-      return new Promise<RunRecord>((resolve) => {
+      // A run this process has not settled yet is waited for at once: settling it resolves the
+      // waiters before it stops counting as local, so its end cannot be missed.
+      if (!local.has(runId) || signal?.aborted) {
+        const current = await store.getRun(runId);
+        if (!current) throw new Error(`No run ${runId}`);
+        if (isFinished(current.status) || signal?.aborted) return current;
+        if (!local.has(runId)) return waitRemote(runId, { signal, timeoutMs });
+      }
+      return new Promise<RunRecord>((resolve, reject) => {
         let timer: NodeJS.Timeout | undefined;
         const done = (run: RunRecord) => {
           clearTimeout(timer);
@@ -284,7 +288,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         };
         const onAbort = () => {
           remove();
-          store.getRun(runId).then((run) => done(run ?? current), () => done(current));
+          store.getRun(runId).then((run) => (run ? done(run) : reject(new Error(`No run ${runId}`))), reject);
         };
         const remove = () => {
           const list = waiters.get(runId);
