@@ -12,6 +12,7 @@ import {
   type ToolExecutionOptions,
   type ToolSet,
 } from 'ai';
+import { letEventLoopTurn } from '../util/event-loop-turn.ts';
 
 /** Token counts of one step or a whole loop. */
 export interface LoopUsage {
@@ -95,6 +96,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   let error: unknown;
 
   const prepareStep: PrepareStepFunction<ToolSet> = async ({ stepNumber }) => {
+    await letEventLoopTurn();
     // Our copy of the conversation also holds injected messages; the SDK's would drop them.
     const injected = (await options.takeInjectedMessages?.()) ?? [];
     conversation.push(...injected);
