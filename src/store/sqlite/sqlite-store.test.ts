@@ -201,6 +201,9 @@ describe('sqlite store asynchronous commit', () => {
     const [stored] = await store.appendMessages([message('step one')]);
     await store.appendRunEvents([eventFixture('run_1', 'step-start')]);
     expect(await store.patchRun('run_1', { turns: 1, usage: { input_tokens: 3, output_tokens: 4 } }, [eventFixture('run_1', 'activity', { text: 'reading' })])).toBe(true);
+    // The step fields are held in memory, laid over what reads return.
+    expect((await store.getRun('run_1'))?.turns).toBe(1);
+    expect((await store.listRuns({ statuses: ['queued'] }))[0].usage).toEqual({ input_tokens: 3, output_tokens: 4 });
     // A lifecycle event is written at once, between held step events.
     await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
     await store.appendRunEvents([eventFixture('run_1', 'step-start')]);
@@ -228,6 +231,17 @@ describe('sqlite store asynchronous commit', () => {
     await store.updateMessageContent(stored.session_id, stored.seq, 'first, and a second');
     await store.flush();
     expect((await store.listMessages(stored.session_id)).map((each) => each.content)).toEqual(['first, and a second']);
+    await store.close();
+  });
+
+  it('writes held step fields before a change of the same run, so the later change wins', async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    await store.insertRun(runFixture({ status: 'running' }), eventFixture('run_1', 'run-start'));
+    await store.patchRun('run_1', { turns: 2, last_activity: 'reading' });
+    const ended = await store.transitionRun({ id: 'run_1', from: ['running'], to: 'completed', patch: { last_activity: 'done' }, event: eventFixture('run_1', 'run-end') });
+    expect(ended).toMatchObject({ status: 'completed', turns: 2, last_activity: 'done' });
+    await store.flush();
+    expect(await store.getRun('run_1')).toMatchObject({ turns: 2, last_activity: 'done' });
     await store.close();
   });
 
