@@ -245,6 +245,27 @@ describe('sqlite store asynchronous commit', () => {
     await store.close();
   });
 
+  it('keeps held step fields when the change that was to write them first is refused', async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    await store.flush();
+    const other = new DatabaseSync(path);
+    other.exec(`CREATE TRIGGER refuse_turns BEFORE UPDATE OF turns ON runs WHEN NOT EXISTS (SELECT 1 FROM runs WHERE id = 'run_gate') BEGIN SELECT RAISE(ABORT, 'not yet'); END`);
+    other.close();
+    await store.patchRun('run_1', { turns: 3 });
+    const start = () => store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
+    await expect(start()).rejects.toThrow(/not yet/);
+    expect(await store.getRun('run_1')).toMatchObject({ status: 'queued', turns: 3 });
+    await store.insertRun(runFixture({ id: 'run_gate' }), eventFixture('run_gate', 'run-queued'));
+    await store.flush();
+    expect(await store.getRun('run_1')).toMatchObject({ status: 'queued', turns: 3 });
+    await store.close();
+    const reopened = createSqliteStore({ path });
+    expect((await reopened.getRun('run_1'))?.turns).toBe(3);
+    await reopened.close();
+  });
+
   it('commits a transaction that grew older than maxBatchMs without waiting for the event loop', async () => {
     const path = newFile();
     const store = createSqliteStore({ path, maxBatchMs: 5 });

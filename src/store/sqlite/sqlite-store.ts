@@ -156,10 +156,11 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
   function writeHeldPatch(id: string): void {
     const patch = heldPatches.get(id);
     if (patch === undefined) return;
-    heldPatches.delete(id);
     const columns = patchColumns(patch, heldRunColumns, 'A held run patch');
     const sql = sqlText(`patch ${columns.join(' ')}`, () => `UPDATE runs SET ${columns.map((column) => `${column} = ?`).join(', ')} WHERE id = ?`);
     prepared(sql).run(...columns.map((column) => runValueToSql(column, patch[column as keyof RunPatch])), id);
+    // Only once written: a refused UPDATE keeps the fields held for the next try (the commit).
+    heldPatches.delete(id);
   }
 
   /**
