@@ -79,12 +79,13 @@ export function createGroupCommit(database: DatabaseSync, options: GroupCommitOp
       options.beforeCommit?.();
       commitStatement.run();
     } catch (error) {
-      undo();
-      fail(error);
+      loseTransaction(error);
     }
   }
 
-  function undo(): void {
+  /** The open transaction is gone (a failed COMMIT, or SQLite rolled it back): the store stops. */
+  function loseTransaction(cause: unknown): void {
+    open = false;
     options.onUndo();
     options.onRollback?.();
     if (database.isTransaction) {
@@ -94,6 +95,7 @@ export function createGroupCommit(database: DatabaseSync, options: GroupCommitOp
         // The error that made us roll back is the one worth reporting.
       }
     }
+    fail(cause);
   }
 
   function fail(cause: unknown): void {
@@ -122,16 +124,16 @@ export function createGroupCommit(database: DatabaseSync, options: GroupCommitOp
         if (atomic) release.run();
         return Promise.resolve(value);
       } catch (error) {
-        options.onUndo();
         if (!database.isTransaction) {
           // Some errors (I/O, full disk) make SQLite roll back the whole transaction, and with
           // it writes that were already acknowledged.
-          open = false;
-          options.onRollback?.();
-          fail(error);
-        } else if (savepointOpen) {
-          rollbackToSavepoint.run();
-          release.run();
+          loseTransaction(error);
+        } else {
+          options.onUndo();
+          if (savepointOpen) {
+            rollbackToSavepoint.run();
+            release.run();
+          }
         }
         return Promise.reject(error);
       }

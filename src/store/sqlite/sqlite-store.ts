@@ -145,11 +145,16 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
     );
   }
 
-  /** Keeps an event for the next commit; it gets its seq now. */
-  function holdEvent(event: NewRunEvent): void {
-    const data = JSON.stringify(event.data ?? {});
-    event.seq = nextSeq(lastEventSeq, heldEvents, event.run_id, lastEventSeqSql);
-    hold(heldEvents, [event.run_id, event.seq, event.at, event.type, data]);
+  /**
+   * Keeps events for the next commit; each gets its seq now. All are encoded before any is held,
+   * so an event that cannot be holds none of them.
+   */
+  function holdEvents(events: readonly NewRunEvent[]): void {
+    const data = events.map((event) => JSON.stringify(event.data ?? {}));
+    events.forEach((event, index) => {
+      event.seq = nextSeq(lastEventSeq, heldEvents, event.run_id, lastEventSeqSql);
+      hold(heldEvents, [event.run_id, event.seq, event.at, event.type, data[index]]);
+    });
   }
 
   /** Writes the held per-step fields of run `id` now, before a statement that reads or changes the run. */
@@ -390,8 +395,8 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
             if (!lastEventSeq.has(id) && prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) === undefined) return false;
             heldPatches.set(id, (held = {}));
           }
+          holdEvents(events);
           for (const [column, value] of Object.entries(patch)) if (value !== undefined) (held as Record<string, unknown>)[column] = value;
-          for (const event of events) holdEvent(event);
           return true;
         });
       }
@@ -409,13 +414,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
     },
 
     appendRunEvents(events) {
-      return write(() => {
-        const data = events.map((event) => JSON.stringify(event.data ?? {}));
-        events.forEach((event, index) => {
-          event.seq = nextSeq(lastEventSeq, heldEvents, event.run_id, lastEventSeqSql);
-          hold(heldEvents, [event.run_id, event.seq, event.at, event.type, data[index]]);
-        });
-      });
+      return write(() => holdEvents(events));
     },
 
     async getRun(id) {
