@@ -245,6 +245,17 @@ describe('sqlite store asynchronous commit', () => {
     await store.close();
   });
 
+  it('holds the events of a patch that sets no field, and commits them', async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    expect(await store.patchRun('run_1', { turns: undefined }, [eventFixture('run_1', 'activity', { text: 'reading' })])).toBe(true);
+    expect(await store.patchRun('run_unknown', {})).toBe(false);
+    await store.flush();
+    expect((await store.listRunEvents('run_1')).map((event) => event.type)).toEqual(['run-queued', 'activity']);
+    expect((await store.getRun('run_1'))?.turns).toBe(0);
+    await store.close();
+  });
+
   it('keeps held step fields when the change that was to write them first is refused', async () => {
     const path = newFile();
     const store = createSqliteStore({ path });

@@ -390,13 +390,11 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
       if (isHeldPatch(patch) && events.every((event) => event.run_id === id)) {
         // The per-step fields and their events (turns, usage, activity) wait for the commit.
         return write(() => {
-          let held = heldPatches.get(id);
-          if (held === undefined) {
-            if (!lastEventSeq.has(id) && prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) === undefined) return false;
-            heldPatches.set(id, (held = {}));
-          }
+          if (!heldPatches.has(id) && !lastEventSeq.has(id) && prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) === undefined) return false;
           holdEvents(events);
-          for (const [column, value] of Object.entries(patch)) if (value !== undefined) (held as Record<string, unknown>)[column] = value;
+          // Only fields that are set are held: an empty patch (events alone) holds no UPDATE.
+          const fields = Object.entries(patch).filter(([, value]) => value !== undefined);
+          if (fields.length > 0) heldPatches.set(id, Object.assign(heldPatches.get(id) ?? {}, Object.fromEntries(fields)));
           return true;
         });
       }
