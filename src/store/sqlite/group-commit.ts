@@ -5,10 +5,11 @@ export interface GroupCommit {
   /**
    * Runs `work` at once inside the shared transaction, so reads on this connection see it
    * immediately, and resolves with its value without waiting for the COMMIT (asynchronous
-   * commit: see `createGroupCommit`). With `atomic`, the statements of `work` apply all
-   * together or not at all. Rejects when `work` throws, or once a commit has failed.
+   * commit: see `createGroupCommit`). `work` should check everything before it changes
+   * anything: what it did before throwing stays in the transaction. Rejects when `work`
+   * throws, or once a commit has failed.
    */
-  write<T>(work: () => T, options?: { atomic?: boolean }): Promise<T>;
+  write<T>(work: () => T): Promise<T>;
   /** Commits the open transaction now; resolves once everything written so far is committed. */
   flush(): Promise<void>;
 }
@@ -22,7 +23,7 @@ export interface GroupCommitOptions {
   maxBatchMs: number;
   /** Called right before each COMMIT, inside the transaction: rows kept back get written here. */
   beforeCommit?: () => void;
-  /** Called whenever written but uncommitted work is undone, so derived caches can be dropped. */
+  /** Called whenever a write fails or uncommitted work is lost, so derived caches can be dropped. */
   onUndo: () => void;
   /** Called when the whole open transaction is lost (a failed commit): rows kept back go with it. */
   onRollback?: () => void;
@@ -49,9 +50,6 @@ export function createGroupCommit(database: DatabaseSync, options: GroupCommitOp
   const begin = database.prepare('BEGIN IMMEDIATE');
   const commitStatement = database.prepare('COMMIT');
   const rollback = database.prepare('ROLLBACK');
-  const savepoint = database.prepare('SAVEPOINT store_write');
-  const release = database.prepare('RELEASE store_write');
-  const rollbackToSavepoint = database.prepare('ROLLBACK TO store_write');
 
   let open = false;
   let openedAt = 0;
@@ -106,23 +104,15 @@ export function createGroupCommit(database: DatabaseSync, options: GroupCommitOp
   }
 
   return {
-    write<T>(work: () => T, writeOptions: { atomic?: boolean } = {}): Promise<T> {
+    write<T>(work: () => T): Promise<T> {
       if (failure) return Promise.reject(failure);
       try {
         openTransaction();
       } catch (error) {
         return Promise.reject(error);
       }
-      const atomic = writeOptions.atomic === true;
-      let savepointOpen = false;
       try {
-        if (atomic) {
-          savepoint.run();
-          savepointOpen = true;
-        }
-        const value = work();
-        if (atomic) release.run();
-        return Promise.resolve(value);
+        return Promise.resolve(work());
       } catch (error) {
         if (!database.isTransaction) {
           // Some errors (I/O, full disk) make SQLite roll back the whole transaction, and with
@@ -130,10 +120,6 @@ export function createGroupCommit(database: DatabaseSync, options: GroupCommitOp
           loseTransaction(error);
         } else {
           options.onUndo();
-          if (savepointOpen) {
-            rollbackToSavepoint.run();
-            release.run();
-          }
         }
         return Promise.reject(error);
       }

@@ -77,6 +77,27 @@ export function runValueToSql(column: string, value: unknown): SQLInputValue {
   return (value ?? null) as SQLInputValue;
 }
 
+/**
+ * A copy of a run field's value that shares nothing the caller could change: the JSON fields are
+ * flat objects (or an array of them), so one level of copying per object is enough.
+ */
+export function copyRunValue(column: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || !jsonRunColumns.has(column)) return value;
+  return Array.isArray(value) ? value.map((item: unknown) => (typeof item === 'object' && item !== null ? { ...item } : item)) : { ...value };
+}
+
+/** A copy of a run that shares nothing the caller could change. */
+export function copyRun(run: RunRecord): RunRecord {
+  return {
+    ...run,
+    result: run.result && { ...run.result },
+    error: run.error && { ...run.error },
+    usage: { ...run.usage },
+    warnings: run.warnings.map((warning) => ({ ...warning })),
+    notification: run.notification && { ...run.notification },
+  };
+}
+
 /** The values of a run for an insert, in `runColumns` order. */
 export function runToSql(run: RunRecord): SQLInputValue[] {
   return runColumns.map((column) => runValueToSql(column, run[column]));

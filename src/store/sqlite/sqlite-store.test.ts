@@ -118,6 +118,8 @@ describe('sqlite store across connections', () => {
     other.close();
     const moved = await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
     expect(moved?.status).toBe('running');
+    // The held event took the next seq this store knew of; its commit moves it past the stored one.
+    await store.flush();
     expect((await store.listRunEvents('run_1')).map((event) => [event.seq, event.type])).toEqual([
       [1, 'run-queued'],
       [2, 'warning'],
@@ -126,25 +128,25 @@ describe('sqlite store across connections', () => {
     await store.close();
   });
 
-  it('undoes a whole transition when its event cannot be written', async () => {
+  it('refuses a whole transition whose event cannot be stored, holding nothing of it', async () => {
     const path = newFile();
     const store = createSqliteStore({ path });
     await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    const start = (data: Record<string, unknown>) =>
+      store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', patch: { last_activity: 'starting' }, event: eventFixture('run_1', 'run-start', data) });
+    await expect(start({ size: 10n })).rejects.toThrow(/BigInt/);
+    expect(await store.getRun('run_1')).toMatchObject({ status: 'queued', last_activity: null });
     await store.flush();
-    const other = new DatabaseSync(path);
-    other.exec(`CREATE TRIGGER refuse_start BEFORE INSERT ON run_events WHEN NEW.type = 'run-start' BEGIN SELECT RAISE(ABORT, 'refused'); END`);
-    const start = () => store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
-    await expect(start()).rejects.toThrow(/refused/);
-    expect((await store.getRun('run_1'))?.status).toBe('queued');
-    await store.flush();
-    other.exec('DROP TRIGGER refuse_start');
-    other.close();
-    expect((await start())?.status).toBe('running');
-    expect((await store.listRunEvents('run_1')).map((event) => [event.seq, event.type])).toEqual([
+    expect(await store.getRun('run_1')).toMatchObject({ status: 'queued', last_activity: null });
+    expect((await start({}))?.status).toBe('running');
+    await store.close();
+    const reopened = createSqliteStore({ path });
+    expect(await reopened.getRun('run_1')).toMatchObject({ status: 'running', last_activity: 'starting' });
+    expect((await reopened.listRunEvents('run_1')).map((event) => [event.seq, event.type])).toEqual([
       [1, 'run-queued'],
       [2, 'run-start'],
     ]);
-    await store.close();
+    await reopened.close();
   });
 
   it('records the schema version and refuses a file from a newer cadre', async () => {
@@ -204,7 +206,7 @@ describe('sqlite store asynchronous commit', () => {
     // The step fields are held in memory, laid over what reads return.
     expect((await store.getRun('run_1'))?.turns).toBe(1);
     expect((await store.listRuns({ statuses: ['queued'] }))[0].usage).toEqual({ input_tokens: 3, output_tokens: 4 });
-    // A lifecycle event is written at once, between held step events.
+    // Lifecycle events are held with the step events, in the order they came.
     await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
     await store.appendRunEvents([eventFixture('run_1', 'step-start')]);
 
@@ -256,25 +258,44 @@ describe('sqlite store asynchronous commit', () => {
     await store.close();
   });
 
-  it('keeps held step fields when the change that was to write them first is refused', async () => {
+  it('writes a run once per commit however often it changed, and reads it again in the next transaction', async () => {
     const path = newFile();
     const store = createSqliteStore({ path });
-    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
     await store.flush();
     const other = new DatabaseSync(path);
-    other.exec(`CREATE TRIGGER refuse_turns BEFORE UPDATE OF turns ON runs WHEN NOT EXISTS (SELECT 1 FROM runs WHERE id = 'run_gate') BEGIN SELECT RAISE(ABORT, 'not yet'); END`);
-    other.close();
-    await store.patchRun('run_1', { turns: 3 });
-    const start = () => store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
-    await expect(start()).rejects.toThrow(/not yet/);
-    expect(await store.getRun('run_1')).toMatchObject({ status: 'queued', turns: 3 });
-    await store.insertRun(runFixture({ id: 'run_gate' }), eventFixture('run_gate', 'run-queued'));
+    other.exec(`
+      CREATE TABLE writes (op TEXT, turns INTEGER);
+      CREATE TRIGGER log_insert AFTER INSERT ON runs BEGIN INSERT INTO writes VALUES ('insert', NEW.turns); END;
+      CREATE TRIGGER log_update AFTER UPDATE ON runs BEGIN INSERT INTO writes VALUES ('update', NEW.turns); END;
+    `);
+    const writes = () => other.prepare('SELECT op, turns FROM writes').all().map((row) => `${row.op} ${row.turns}`);
+
+    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
+    await store.patchRun('run_1', { turns: 1 });
+    await store.patchRun('run_1', { turns: 2, last_activity: 'reading' });
+    // A refused move changes nothing.
+    expect(await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') })).toBeNull();
     await store.flush();
-    expect(await store.getRun('run_1')).toMatchObject({ status: 'queued', turns: 3 });
+    expect(writes()).toEqual(['insert 2']);
+
+    // Another process asks for a stop between two transactions: the next one sees it.
+    other.exec(`UPDATE runs SET stop_requested_at = '2025-01-01T00:00:09.000Z', stop_requested_by = 'user' WHERE id = 'run_1'`);
+    await store.patchRun('run_1', { turns: 3 });
+    const ended = await store.transitionRun({ id: 'run_1', from: ['running'], to: 'canceled_by_user', patch: { last_activity: 'stopped' }, event: eventFixture('run_1', 'run-end') });
+    expect(ended).toMatchObject({ status: 'canceled_by_user', turns: 3, stop_requested_by: 'user' });
+    const read = await store.updateRun('run_1', { consumed_at: '2025-01-01T00:00:10.000Z' });
+    await store.flush();
+    expect(writes()).toEqual(['insert 2', 'update 2', 'update 3']);
+    expect(other.prepare('SELECT status, turns, last_activity, stop_requested_by, consumed_at FROM runs').get()).toEqual({
+      status: 'canceled_by_user',
+      turns: 3,
+      last_activity: 'stopped',
+      stop_requested_by: 'user',
+      consumed_at: read?.consumed_at,
+    });
+    other.close();
     await store.close();
-    const reopened = createSqliteStore({ path });
-    expect((await reopened.getRun('run_1'))?.turns).toBe(3);
-    await reopened.close();
   });
 
   it('commits a transaction that grew older than maxBatchMs without waiting for the event loop', async () => {

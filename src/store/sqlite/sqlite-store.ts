@@ -4,19 +4,8 @@ import type { RunPatch, Store } from '../store.ts';
 import { createGroupCommit } from './group-commit.ts';
 import { openDatabase } from './open-database.ts';
 import { runQuerySql } from './run-query-sql.ts';
-import {
-  messageFromRow,
-  patchColumns,
-  patchableRunColumns,
-  patchableSessionColumns,
-  runColumns,
-  runEventFromRow,
-  runColumnList,
-  runFromRow,
-  runToSql,
-  runValueToSql,
-  sessionFromRow,
-} from './rows.ts';
+import { createHeldRuns } from './held-runs.ts';
+import { copyRun, messageFromRow, patchColumns, patchableRunColumns, patchableSessionColumns, runColumnList, runEventFromRow, runFromRow, runToSql, runValueToSql, sessionFromRow } from './rows.ts';
 import { setBounded } from '../../util/bounded-map.ts';
 import { createStatementCache } from './statement-cache.ts';
 
@@ -47,9 +36,6 @@ export const seqCacheSize = 20_000;
 /** SQLITE_CONSTRAINT_PRIMARYKEY: the (run_id, seq) or (session_id, seq) is taken. */
 const primaryKeyViolation = 1555;
 
-/** Run columns that change on every step and are written with the commit (see `patchRun`). */
-const heldRunColumns: ReadonlySet<string> = new Set(['turns', 'usage', 'last_activity']);
-
 /** A message or event row kept back until the commit, as bound: key, seq, then the other columns. */
 type HeldRow = [key: string, seq: number, second: string, third: string, fourth: string];
 
@@ -62,8 +48,8 @@ const lastEventSeqSql = 'SELECT COALESCE(MAX(seq), 0) AS last FROM run_events WH
  * The embedded store: one SQLite file in WAL mode, written with group commit and asynchronous
  * acknowledgement (see `createGroupCommit`): reads see this process's writes at once, writes
  * resolve without waiting for their commit, and `flush()` waits for it. Appended messages and
- * events, and the per-step run fields (`turns`, `usage`, `last_activity`), are kept in memory
- * and written right before the COMMIT, many at a time; reads merge them in.
+ * events, and changed runs (see `createHeldRuns`), are kept in memory and written right before
+ * the COMMIT, many at a time; reads merge them in.
  *
  * @example
  * const store = createSqliteStore({ path: './.cadre/cadre.db' });
@@ -76,11 +62,11 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
   // a collision makes it read the table again.
   const lastMessageSeq = new Map<string, number>();
   const lastEventSeq = new Map<string, number>();
-  // Written with the next commit, in order: messages by session, events by run, and the
-  // per-step fields of runs (merged, so a run gets one UPDATE per commit).
+  // Written with the next commit, in order: messages by session, events by run. Changed runs
+  // are held too (see createHeldRuns), so a run gets one INSERT or UPDATE per commit.
   const heldMessages = new Map<string, HeldRow[]>();
   const heldEvents = new Map<string, HeldRow[]>();
-  const heldPatches = new Map<string, RunPatch>();
+  const heldRuns = createHeldRuns({ prepared, sqlText });
   const commits = createGroupCommit(database, {
     maxBatchMs,
     beforeCommit: writeHeld,
@@ -91,13 +77,10 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
     onRollback() {
       heldMessages.clear();
       heldEvents.clear();
-      heldPatches.clear();
+      heldRuns.clear();
     },
   });
   let closed = false;
-
-  const selectRunSql = `SELECT ${runColumnList} FROM runs WHERE id = ?`;
-  const insertRunSql = `INSERT INTO runs (${runColumns.join(', ')}) VALUES (${runColumns.map(() => '?').join(', ')})`;
 
   function ensureOpen(): void {
     if (closed) throw new Error(`The store ${path} is closed.`);
@@ -121,31 +104,6 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
   }
 
   /**
-   * Inserts a row under the next seq of `key` at once and returns the seq. Should another process
-   * have appended meanwhile, the seq collides: the counter is read again and the insert retried.
-   */
-  function insertWithNextSeq(cache: Map<string, number>, held: Map<string, HeldRow[]>, key: string, maxSql: string, insert: (seq: number) => void): number {
-    for (let attempt = 0; ; attempt++) {
-      const seq = nextSeq(cache, held, key, maxSql);
-      try {
-        insert(seq);
-        return seq;
-      } catch (error) {
-        cache.delete(key);
-        if (attempt > 0 || (error as { errcode?: number }).errcode !== primaryKeyViolation) throw error;
-      }
-    }
-  }
-
-  /** Writes a lifecycle event now, in the transaction of the change it belongs to. */
-  function insertEvent(event: NewRunEvent): void {
-    const data = JSON.stringify(event.data ?? {});
-    event.seq = insertWithNextSeq(lastEventSeq, heldEvents, event.run_id, lastEventSeqSql, (seq) =>
-      prepared(insertEventSql).run(event.run_id, seq, event.at, event.type, data),
-    );
-  }
-
-  /**
    * Keeps events for the next commit; each gets its seq now. All are encoded before any is held,
    * so an event that cannot be holds none of them.
    */
@@ -155,17 +113,6 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
       event.seq = nextSeq(lastEventSeq, heldEvents, event.run_id, lastEventSeqSql);
       hold(heldEvents, [event.run_id, event.seq, event.at, event.type, data[index]]);
     });
-  }
-
-  /** Writes the held per-step fields of run `id` now, before a statement that reads or changes the run. */
-  function writeHeldPatch(id: string): void {
-    const patch = heldPatches.get(id);
-    if (patch === undefined) return;
-    const columns = patchColumns(patch, heldRunColumns, 'A held run patch');
-    const sql = sqlText(`patch ${columns.join(' ')}`, () => `UPDATE runs SET ${columns.map((column) => `${column} = ?`).join(', ')} WHERE id = ?`);
-    prepared(sql).run(...columns.map((column) => runValueToSql(column, patch[column as keyof RunPatch])), id);
-    // Only once written: a refused UPDATE keeps the fields held for the next try (the commit).
-    heldPatches.delete(id);
   }
 
   /**
@@ -193,18 +140,9 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
 
   /** Writes everything held; runs inside the transaction, right before its COMMIT. */
   function writeHeld(): void {
-    for (const id of [...heldPatches.keys()]) writeHeldPatch(id);
+    heldRuns.writeAll();
     insertHeld(heldMessages, lastMessageSeq, insertMessageSql, lastMessageSeqSql);
     insertHeld(heldEvents, lastEventSeq, insertEventSql, lastEventSeqSql);
-  }
-
-  /** A run as read, with its held per-step fields laid over. */
-  function withHeld(run: RunRecord): RunRecord {
-    const patch = heldPatches.get(run.id);
-    if (patch !== undefined) {
-      for (const [column, value] of Object.entries(patch)) (run as unknown as Record<string, unknown>)[column] = typeof value === 'object' && value !== null ? structuredClone(value) : value;
-    }
-    return run;
   }
 
   /** Held rows of `key` after `afterSeq`, as records. */
@@ -217,29 +155,24 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
   }
 
   /**
-   * The SET list of a change to run `id`: `leading` assignments, then the patch. Checks that the
-   * patch leaves the status alone and that every event belongs to the run; a bad call is
-   * rejected before anything is written.
+   * The fields a change to run `id` sets, encoded as SQLite stores them. Checks that the patch
+   * leaves the status alone, that every field can be stored, and that every event belongs to the
+   * run; a bad call is rejected before anything is held.
    */
-  function changeRun<T>(
-    id: string,
-    patch: RunPatch,
-    events: readonly NewRunEvent[],
-    leading: string[],
-    change: (assignments: { sets: string; values: SQLInputValue[] }) => Promise<T>,
-  ): Promise<T> {
-    try {
-      for (const event of events) if (event.run_id !== id) throw mismatchedEvent(id, event);
-      if ((patch as { status?: unknown }).status !== undefined) {
-        throw new TypeError("A run patch cannot change 'status': use transitionRun, which checks the move and writes its event.");
-      }
-      const columns = patchColumns(patch, patchableRunColumns, 'A run patch');
-      const sets = [...leading, ...columns.map((column) => `${column} = ?`)].join(', ');
-      const values = columns.map((column) => runValueToSql(column, patch[column as keyof RunPatch]));
-      return change({ sets, values });
-    } catch (error) {
-      return Promise.reject(error);
+  function runFields(id: string, patch: RunPatch, events: readonly NewRunEvent[]): Array<{ column: string; value: unknown; sql: SQLInputValue }> {
+    for (const event of events) if (event.run_id !== id) throw mismatchedEvent(id, event);
+    if ((patch as { status?: unknown }).status !== undefined) {
+      throw new TypeError("A run patch cannot change 'status': use transitionRun, which checks the move and writes its event.");
     }
+    return patchColumns(patch, patchableRunColumns, 'A run patch').map((column) => {
+      const value = patch[column as keyof RunPatch];
+      return { column, value, sql: runValueToSql(column, value) };
+    });
+  }
+
+  /** Whether run `id` exists, cheaply for a run this process already wrote to. */
+  function runExists(id: string): boolean {
+    return heldRuns.has(id) || lastEventSeq.has(id) || prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined;
   }
 
   /** SQL texts by shape, so a hot statement is found by a short key rather than rebuilt and hashed whole. */
@@ -254,15 +187,15 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
     return sql;
   }
 
-  /** The run a statement returns (SELECT or RETURNING the `runColumnList`), or null. */
+  /** The run a statement returns (RETURNING the `runColumnList`), or null. */
   function runReturnedBy(sql: string, ...parameters: SQLInputValue[]): RunRecord | null {
     const row = prepared(sql, { returnArrays: true }).get(...parameters) as unknown[] | undefined;
     return row ? runFromRow(row) : null;
   }
 
-  function write<T>(work: () => T, atomic = false): Promise<T> {
+  function write<T>(work: () => T): Promise<T> {
     if (closed) return Promise.reject(new Error(`The store ${path} is closed.`));
-    return commits.write(work, { atomic });
+    return commits.write(work);
   }
 
   return {
@@ -348,67 +281,70 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
 
     insertRun(run, event) {
       if (event.run_id !== run.id) return Promise.reject(mismatchedEvent(run.id, event));
+      try {
+        // Encoded once now, so a run that cannot be stored is refused here rather than at the commit.
+        runToSql(run);
+      } catch (error) {
+        return Promise.reject(error);
+      }
       return write(() => {
-        prepared(insertRunSql).run(...runToSql(run));
+        if (runExists(run.id)) throw new Error(`A run with id '${run.id}' is already stored.`);
+        // A new run has no events yet: its first needs no MAX(seq) query.
         if (!heldEvents.has(run.id)) setBounded(lastEventSeq, run.id, 0, seqCacheSize);
-        insertEvent(event);
-      }, true);
+        holdEvents([event]);
+        heldRuns.insert(run);
+      });
     },
 
     transitionRun({ id, from, to, patch = {}, event }) {
-      return changeRun(id, patch, [event], ['status = ?'], ({ sets, values }) => {
-        // A finished status never changes, whatever the caller allows.
-        const allowed = from.filter((status) => !isFinished(status));
-        const sql = sqlText(`transition ${allowed.length} ${sets}`, () => {
-          const fromList = allowed.length > 0 ? allowed.map(() => '?').join(', ') : 'NULL';
-          return `UPDATE runs SET ${sets} WHERE id = ? AND status IN (${fromList}) RETURNING ${runColumnList}`;
-        });
-        return write(() => {
-          writeHeldPatch(id);
-          const run = runReturnedBy(sql, to, ...values, id, ...allowed);
-          if (run) insertEvent(event);
-          return run;
-        }, true);
+      // A finished status never changes, whatever the caller allows.
+      const allowed = from.filter((status) => !isFinished(status));
+      let fields: ReturnType<typeof runFields>;
+      try {
+        fields = runFields(id, patch, [event]);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return write(() => {
+        const current = heldRuns.load(id);
+        if (current === null || !allowed.includes(current.status)) return null;
+        holdEvents([event]);
+        heldRuns.change(id, [{ column: 'status', value: to, sql: to }, ...fields]);
+        // `current` is the held record, which the change updated.
+        return copyRun(current);
       });
     },
 
     updateRun(id, patch, events = []) {
-      return changeRun(id, patch, events, [], ({ sets, values }) =>
-        write(() => {
-          writeHeldPatch(id);
-          const run =
-            sets === ''
-              ? runReturnedBy(selectRunSql, id)
-              : runReturnedBy(sqlText(`update ${sets}`, () => `UPDATE runs SET ${sets} WHERE id = ? RETURNING ${runColumnList}`), ...values, id);
-          if (run) for (const event of events) insertEvent(event);
-          return run;
-        }, events.length > 0),
-      );
+      let fields: ReturnType<typeof runFields>;
+      try {
+        fields = runFields(id, patch, events);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return write(() => {
+        const current = heldRuns.load(id);
+        if (current === null) return null;
+        holdEvents(events);
+        if (fields.length > 0) heldRuns.change(id, fields);
+        return copyRun(current);
+      });
     },
 
     patchRun(id, patch, events = []) {
-      if (isHeldPatch(patch) && events.every((event) => event.run_id === id)) {
-        // The per-step fields and their events (turns, usage, activity) wait for the commit.
-        return write(() => {
-          if (!heldPatches.has(id) && !lastEventSeq.has(id) && prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) === undefined) return false;
-          holdEvents(events);
-          // Only fields that are set are held: an empty patch (events alone) holds no UPDATE.
-          const fields = Object.entries(patch).filter(([, value]) => value !== undefined);
-          if (fields.length > 0) heldPatches.set(id, Object.assign(heldPatches.get(id) ?? {}, Object.fromEntries(fields)));
-          return true;
-        });
+      let fields: ReturnType<typeof runFields>;
+      try {
+        fields = runFields(id, patch, events);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      return changeRun(id, patch, events, [], ({ sets, values }) =>
-        write(() => {
-          writeHeldPatch(id);
-          const found =
-            sets === ''
-              ? prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined
-              : Number(prepared(sqlText(`patch ${sets}`, () => `UPDATE runs SET ${sets} WHERE id = ?`)).run(...values, id).changes) > 0;
-          if (found) for (const event of events) insertEvent(event);
-          return found;
-        }, events.length > 0),
-      );
+      // Written with the commit and never read back here: the fields wait blind if the run was not read.
+      return write(() => {
+        if (!runExists(id)) return false;
+        holdEvents(events);
+        if (fields.length > 0) heldRuns.change(id, fields);
+        return true;
+      });
     },
 
     appendRunEvents(events) {
@@ -417,16 +353,16 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
 
     async getRun(id) {
       ensureOpen();
-      const run = runReturnedBy(selectRunSql, id);
-      return run && withHeld(run);
+      return heldRuns.read(id);
     },
 
     async listRuns(query) {
       ensureOpen();
+      // The filters and the order may depend on held fields, so held runs are written first.
+      heldRuns.writeAll();
       const { sql, parameters } = runQuerySql(query);
       const rows = prepared(sql, { returnArrays: true }).all(...parameters) as unknown as unknown[][];
-      // Held fields never decide a filter or the order (see heldRunColumns), so laying them over is enough.
-      return rows.map((row) => withHeld(runFromRow(row)));
+      return rows.map((row) => runFromRow(row));
     },
 
     async listRunEvents(runId, { afterSeq = 0, limit } = {}) {
@@ -436,13 +372,15 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
       const stored = rows.map((row) => runEventFromRow(row as Row));
       const held = heldAfter(heldEvents, runId, afterSeq, heldEventRecord);
       if (held.length === 0) return stored;
-      // Lifecycle events are written at once and step events with the commit, so the two interleave.
+      // Held events follow the stored ones, unless another process appended to this run since
+      // its seq was taken: then they share a seq until the commit moves the held ones past.
       const merged = stored.concat(held).sort((a, b) => a.seq - b.seq);
       return max === -1 ? merged : merged.slice(0, max);
     },
 
     renewLeases(owner, expiresAt) {
       return write(() => {
+        heldRuns.writeAll();
         const result = prepared('UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status IN (?, ?)').run(
           expiresAt,
           owner,
@@ -454,7 +392,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
 
     claimRun(id, owner, expiresAt, expiredBefore) {
       return write(() => {
-        writeHeldPatch(id);
+        heldRuns.write(id);
         const run = runReturnedBy(
           `UPDATE runs SET lease_owner = ?, lease_expires_at = ? WHERE id = ? AND status IN (?, ?) AND (lease_expires_at IS NULL OR lease_expires_at < ?) RETURNING ${runColumnList}`,
           owner,
@@ -483,12 +421,6 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
       await flushed;
     },
   };
-}
-
-/** Whether a run patch sets only fields that wait for the commit. */
-function isHeldPatch(patch: RunPatch): boolean {
-  for (const [column, value] of Object.entries(patch)) if (value !== undefined && !heldRunColumns.has(column)) return false;
-  return true;
 }
 
 function heldMessageRecord(row: HeldRow): MessageRecord {
