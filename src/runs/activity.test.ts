@@ -24,6 +24,17 @@ describe('activity line', () => {
     expect(sentence.split(' ')).toContain(firstWord);
   });
 
+  it('cuts a long line to 80 characters without splitting a surrogate pair', () => {
+    for (const text of ['x'.repeat(200), 'x' + '😀'.repeat(100), '😀'.repeat(100)]) {
+      const line = clampActivity(text);
+      expect(line.length).toBeLessThanOrEqual(80);
+      expect(line.endsWith('…')).toBe(true);
+      expect(line.isWellFormed()).toBe(true);
+      expect(text.startsWith(line.slice(0, -1))).toBe(true);
+    }
+    expect(clampActivity('x'.repeat(200))).toHaveLength(80);
+  });
+
   it('shows the final status with the start of the result', () => {
     const line = finalActivity({ status: 'completed', result: { text: 'All good '.repeat(20), truncated: false, original_length: 180 }, error: null, partial_result: null });
     expect(line.startsWith('completed: All good')).toBe(true);

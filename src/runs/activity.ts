@@ -9,9 +9,9 @@ export function clampActivity(text: string, max = maxActivityLength): string {
   const head = text.length > max * 8 ? text.trimStart().slice(0, max * 8) : text;
   const line = head.replace(/\s+/g, ' ').trim();
   if (line.length <= max) return line;
-  // A code point is at most two UTF-16 units, so the first `max - 1` lie in twice as many units.
-  const cut = [...line.slice(0, 2 * max)].slice(0, max - 1).join('');
-  return `${cut.length > max - 1 ? cut.slice(0, max - 1) : cut}…`;
+  const cut = line.slice(0, max - 1);
+  // Never half a surrogate pair: a high surrogate cut off from its partner goes too.
+  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
 }
 
 const mainArgumentKeys = ['path', 'file', 'file_path', 'pattern', 'query', 'command', 'url', 'agent', 'run_id', 'description', 'task'];

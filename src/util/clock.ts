@@ -45,8 +45,19 @@ export const timeSortedId: NewId = function timeSortedId(prefix) {
     middle = alphabet[value % 32] + middle;
     value = Math.floor(value / 32);
   }
-  const random = crypto.getRandomValues(new Uint8Array(8));
   let tail = '';
-  for (const byte of random) tail += alphabet[byte % 32];
+  for (let index = 0; index < 8; index++) tail += alphabet[randomByte() % 32];
   return `${prefix}_${head}${middle}${tail}`;
 };
+
+/** Random bytes drawn a block at a time: one call into the system's generator per 512 ids. */
+const randomPool = new Uint8Array(4096);
+let randomAt = randomPool.length;
+
+function randomByte(): number {
+  if (randomAt === randomPool.length) {
+    crypto.getRandomValues(randomPool);
+    randomAt = 0;
+  }
+  return randomPool[randomAt++];
+}
