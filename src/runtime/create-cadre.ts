@@ -21,6 +21,7 @@ import type { RunRecord, SessionRecord } from '../store/records.ts';
 import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { systemNow, timeSortedId, type NewId, type Now } from '../util/clock.ts';
+import { addPruning } from '../util/pruned-set.ts';
 import { recoverRuns, type RecoveryReport } from './recover-runs.ts';
 import { createSessionWakeups, waitForIdle } from './wait-for-idle.ts';
 
@@ -155,8 +156,16 @@ export function createCadre(options: CadreOptions): Cadre {
   };
 
   let sessions: ReturnType<typeof createSessionRunner>;
-  /** Primary sessions this process serves: only they auto-resume here. */
+  /**
+   * Primary sessions this process serves: only they auto-resume here. Sessions with nothing
+   * going on (no turn, no run here, no notification, no resume pending) are pruned as the set
+   * grows, so a long-lived `cadre serve` does not keep every session it ever served; sending to
+   * one, or recovering its runs, adds it again.
+   */
   const hosted = new Set<string>();
+  const hostedPruning = { threshold: 1024, minimum: 1024 };
+  const isQuiet = (sessionId: string) => !(sessions.isBusy(sessionId) || resumeTimers.has(sessionId) || runs.localRunsOf(sessionId) > 0 || notifier.pending(sessionId) > 0);
+  const host = (sessionId: string) => addPruning(hosted, sessionId, isQuiet, hostedPruning);
   const resumeTimers = new Map<string, NodeJS.Timeout>();
   const notifier = createNotifier({
     store,
@@ -270,7 +279,7 @@ export function createCadre(options: CadreOptions): Cadre {
       };
       if (model !== undefined) modelFor(model);
       await store.createSession(session);
-      hosted.add(session.id);
+      host(session.id);
       return session;
     },
 
@@ -278,12 +287,12 @@ export function createCadre(options: CadreOptions): Cadre {
       const session = await store.getSession(sessionId);
       if (!session) throw new ConfigError(`No session '${sessionId}'.`);
       if (session.parent_run_id !== null) throw new ConfigError(`Session '${sessionId}' belongs to run ${session.parent_run_id}; continue it with the agent tool's resume parameter.`);
-      hosted.add(sessionId);
+      host(sessionId);
       return sessions.send(sessionId, text, { signal });
     },
 
     waitForIdle(sessionId, { signal } = {}) {
-      return waitForIdle({ sessionId, store, wakeups, signal, isBusy: (id) => sessions.isBusy(id) || resumeTimers.has(id) || runs.localRunsOf(id) > 0 || notifier.pending(id) > 0 });
+      return waitForIdle({ sessionId, store, wakeups, signal, isBusy: (id) => !isQuiet(id) });
     },
 
     async stopRun(runId, { cause = 'user', reason } = {}) {
@@ -299,7 +308,7 @@ export function createCadre(options: CadreOptions): Cadre {
     },
 
     recover({ sessionId } = {}) {
-      if (sessionId) hosted.add(sessionId);
+      if (sessionId) host(sessionId);
       return recoverRuns({ store, ledger, runs, ownerId, now, sessionId, leaseMs: options.leaseMs ?? 15_000, notify: (run) => notifier.runFinished(run) });
     },
 
