@@ -88,14 +88,9 @@ export function copyRunValue(column: string, value: unknown): unknown {
 
 /** A copy of a run that shares nothing the caller could change. */
 export function copyRun(run: RunRecord): RunRecord {
-  return {
-    ...run,
-    result: run.result && { ...run.result },
-    error: run.error && { ...run.error },
-    usage: { ...run.usage },
-    warnings: run.warnings.map((warning) => ({ ...warning })),
-    notification: run.notification && { ...run.notification },
-  };
+  const copy: Record<string, unknown> = { ...run };
+  for (const column of jsonRunColumns) copy[column] = copyRunValue(column, copy[column]);
+  return copy as unknown as RunRecord;
 }
 
 /** The values of a run for an insert, in `runColumns` order. */

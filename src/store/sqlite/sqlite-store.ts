@@ -170,6 +170,25 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
     });
   }
 
+  /**
+   * A write that changes run `id`: the patch and events are checked and encoded first (a bad
+   * call is rejected without anything held), then `work` runs with the encoded fields.
+   */
+  function writeRunChange<T>(
+    id: string,
+    patch: RunPatch,
+    events: readonly NewRunEvent[],
+    work: (fields: ReturnType<typeof runFields>) => T,
+  ): Promise<T> {
+    let fields: ReturnType<typeof runFields>;
+    try {
+      fields = runFields(id, patch, events);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return write(() => work(fields));
+  }
+
   /** Whether run `id` exists, cheaply for a run this process already wrote to. */
   function runExists(id: string): boolean {
     return heldRuns.has(id) || lastEventSeq.has(id) || prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined;
@@ -282,7 +301,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
     insertRun(run, event) {
       if (event.run_id !== run.id) return Promise.reject(mismatchedEvent(run.id, event));
       try {
-        // Encoded once now, so a run that cannot be stored is refused here rather than at the commit.
+        // Encoded here only to refuse a run that cannot be stored; the commit encodes the record as it is then.
         runToSql(run);
       } catch (error) {
         return Promise.reject(error);
@@ -299,13 +318,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
     transitionRun({ id, from, to, patch = {}, event }) {
       // A finished status never changes, whatever the caller allows.
       const allowed = from.filter((status) => !isFinished(status));
-      let fields: ReturnType<typeof runFields>;
-      try {
-        fields = runFields(id, patch, [event]);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return write(() => {
+      return writeRunChange(id, patch, [event], (fields) => {
         const current = heldRuns.load(id);
         if (current === null || !allowed.includes(current.status)) return null;
         holdEvents([event]);
@@ -316,13 +329,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
     },
 
     updateRun(id, patch, events = []) {
-      let fields: ReturnType<typeof runFields>;
-      try {
-        fields = runFields(id, patch, events);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return write(() => {
+      return writeRunChange(id, patch, events, (fields) => {
         const current = heldRuns.load(id);
         if (current === null) return null;
         holdEvents(events);
@@ -332,14 +339,8 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
     },
 
     patchRun(id, patch, events = []) {
-      let fields: ReturnType<typeof runFields>;
-      try {
-        fields = runFields(id, patch, events);
-      } catch (error) {
-        return Promise.reject(error);
-      }
       // Written with the commit and never read back here: the fields wait blind if the run was not read.
-      return write(() => {
+      return writeRunChange(id, patch, events, (fields) => {
         if (!runExists(id)) return false;
         holdEvents(events);
         if (fields.length > 0) heldRuns.change(id, fields);
