@@ -15,6 +15,8 @@ export interface StoredRows {
 
 /** cadre set up for the fan-out benchmark. */
 export interface CadreFanOut {
+  /** The database file. */
+  path: string;
   /** The limits raised so every run of a round is active at once. */
   limits: { maxActivePerParent: number; maxQueuedPerParent: number; maxActiveGlobal: number };
   /** One round: a new session, the user's message, and the wait until it and its runs are idle. */
@@ -37,6 +39,7 @@ export function createCadreFanOut({ model, folder, fanOut, storage = 'sqlite' }:
   let reader: Store | undefined;
 
   return {
+    path,
     limits,
 
     async round() {

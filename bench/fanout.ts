@@ -1,6 +1,7 @@
 import { createBenchModel, type BenchModel } from './bench-model.ts';
 import { bareFanOutRound, type BareCall } from './fanout-bare.ts';
 import { createCadreFanOut, type StoredRows } from './fanout-cadre.ts';
+import { createSqlReplay } from './fanout-sql.ts';
 import { fixed, markdownTable, median, probeMemory, quantile, startClock, temporaryFolder, type MemoryPeaks } from './measure.ts';
 
 /** Sizes and repetitions of the fan-out benchmark. */
@@ -24,8 +25,11 @@ interface CaseResult {
   memory: MemoryPeaks;
 }
 
-/** Repeats `round`, timing each measured round per model call; samples RSS throughout. */
-async function measureCase(name: string, model: BenchModel, size: FanOutOptions['sizes'][number], options: FanOutOptions, round: () => Promise<unknown>): Promise<CaseResult> {
+/**
+ * Repeats `round`, timing each measured round per model call (or per `modelCalls`, for a round
+ * that calls no model); samples RSS throughout.
+ */
+async function measureCase(name: string, model: BenchModel, size: FanOutOptions['sizes'][number], options: FanOutOptions, round: () => unknown, modelCalls?: number): Promise<CaseResult> {
   const probe = probeMemory();
   for (let index = 0; index < options.warmUp; index++) await round();
   const perCall: number[] = [];
@@ -36,7 +40,7 @@ async function measureCase(name: string, model: BenchModel, size: FanOutOptions[
     const elapsed = startClock();
     await round();
     const { wallMs, cpuMs } = elapsed();
-    callsPerRound = model.calls - callsBefore;
+    callsPerRound = modelCalls ?? model.calls - callsBefore;
     perCall.push((wallMs * 1000) / callsPerRound);
     cpuPerCall.push((cpuMs * 1000) / callsPerRound);
   }
@@ -71,6 +75,15 @@ export async function runFanOut(options: FanOutOptions): Promise<string> {
       results.push(await measureCase('cadre (SQLite file)', model, size, options, async () => (lastSession = await cadre.round())));
       const limits = Object.entries(cadre.limits).map(([key, value]) => `${key}=${value}`).join(', ');
       stored.push({ ...size, rows: await cadre.storedRows(lastSession), limits });
+      // The same rows written by plain statements, per model call of cadre's round.
+      const replay = createSqlReplay({ sourcePath: cadre.path, sessionId: lastSession, folder: folder.path, transactions: 5 });
+      try {
+        const calls = results[results.length - 1].callsPerRound;
+        results.push(await measureCase('SQL alone (the round\'s rows, replayed)', model, size, options, () => replay.round(), calls));
+        replay.check();
+      } finally {
+        replay.close();
+      }
     } finally {
       await cadre.close();
       folder.remove();
