@@ -2,10 +2,10 @@ import { APICallError, type LanguageModel, type ModelMessage, type TelemetryOpti
 import { runAgentLoop } from '../loop/agent-loop.ts';
 import { describeToolCall, lastSentence } from '../runs/activity.ts';
 import type { RunBus } from '../runs/run-bus.ts';
-import type { RunLedger } from '../runs/run-ledger.ts';
+import type { RecordedEvent, RunLedger } from '../runs/run-ledger.ts';
 import { shortMessage, type ExecutionOutcome, type RunExecutor } from '../runs/run-manager.ts';
-import type { RunRecord } from '../store/records.ts';
-import type { Store } from '../store/store.ts';
+import type { NewMessage, RunEventType, RunRecord } from '../store/records.ts';
+import type { RunPatch, Store } from '../store/store.ts';
 import type { Now } from '../util/clock.ts';
 import { toModelMessages, toNewMessages } from './message-codec.ts';
 
@@ -69,24 +69,6 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       /** The run as it stands now, for live events (the stored record lags by the throttle). */
       let live: RunRecord = run;
 
-      const writeActivity = () => {
-        pending = undefined;
-        if (activity === writtenActivity || signal.aborted) return;
-        writtenActivity = activity;
-        lastWrite = Date.now();
-        // Published live in setActivity already.
-        ledger.patch(run.id, { last_activity: activity }, { type: 'activity', data: { text: activity } }).catch(report);
-      };
-      const setActivity = (text: string) => {
-        if (text === '' || text === activity) return;
-        activity = text;
-        live = { ...live, last_activity: text };
-        bus.publish({ type: 'run-event', run: live, event: { type: 'activity', at: now(), data: { text } } });
-        const wait = activityIntervalMs - (Date.now() - lastWrite);
-        if (wait <= 0) writeActivity();
-        else pending ??= setTimeout(writeActivity, wait);
-      };
-
       /** Step writes not yet settled; the first failure among them, if any. */
       const unsettled = new Set<Promise<unknown>>();
       let writeError: unknown;
@@ -101,6 +83,54 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         );
       };
 
+      // A step's rows (its events, messages and counters) go to the store together at the end of
+      // the event-loop turn rather than one call each: the store commits no sooner than that anyway.
+      let stepEvents: RecordedEvent[] = [];
+      let stepMessages: NewMessage[] = [];
+      let stepPatch: RunPatch | undefined;
+      let stepFlush: NodeJS.Immediate | undefined;
+      const flushStep = () => {
+        clearImmediate(stepFlush);
+        stepFlush = undefined;
+        const [events, messages, patch] = [stepEvents, stepMessages, stepPatch];
+        [stepEvents, stepMessages, stepPatch] = [[], [], undefined];
+        if (messages.length > 0) {
+          track(
+            store.appendMessages(messages).then((stored) => {
+              for (const message of stored) bus.publish({ type: 'message', message });
+            }),
+          );
+        }
+        if (events.length > 0 || patch !== undefined) track(ledger.record(live, events, patch));
+      };
+      const queueStepWrite = () => {
+        stepFlush ??= setImmediate(flushStep);
+      };
+      const addEvent = (type: RunEventType, data: Record<string, unknown>, announced = false) => {
+        stepEvents.push({ type, data, at: now(), run: live, announced });
+        queueStepWrite();
+      };
+
+      const writeActivity = () => {
+        pending = undefined;
+        if (activity === writtenActivity || signal.aborted) return;
+        writtenActivity = activity;
+        lastWrite = Date.now();
+        // With the step's rows, so the stored events keep the order they happened in; published
+        // live in setActivity already.
+        stepPatch = { ...stepPatch, last_activity: activity };
+        addEvent('activity', { text: activity }, true);
+      };
+      const setActivity = (text: string) => {
+        if (text === '' || text === activity) return;
+        activity = text;
+        live = { ...live, last_activity: text };
+        bus.publish({ type: 'run-event', run: live, event: { type: 'activity', at: now(), data: { text } } });
+        const wait = activityIntervalMs - (Date.now() - lastWrite);
+        if (wait <= 0) writeActivity();
+        else pending ??= setTimeout(writeActivity, wait);
+      };
+
       const result = await runAgentLoop({
         model: setup.model,
         instructions: setup.instructions,
@@ -113,7 +143,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         stream: options.stream?.() ?? true,
         takeInjectedMessages: setup.takeInjectedMessages,
         onStepStart: (stepNumber) => {
-          track(ledger.record(live, [{ type: 'step-start', data: { step: turns + 1 } }]));
+          addEvent('step-start', { step: turns + 1 });
           if (stepNumber > 0 || activity === '' || activity === 'queued' || activity === 'waiting for a slot') setActivity('waiting for model');
         },
         onTextDelta: (delta, textSoFar) => {
@@ -130,11 +160,11 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         },
         onToolCall: ({ toolName, input }) => {
           const label = describeToolCall(toolName, input);
-          track(ledger.record(live, [{ type: 'tool-call-start', data: { tool: toolName, label } }]));
+          addEvent('tool-call-start', { tool: toolName, label });
           setActivity(label);
         },
         onToolResult: ({ toolName, ok }) => {
-          track(ledger.record(live, [{ type: 'tool-call-end', data: { tool: toolName, ok } }]));
+          addEvent('tool-call-end', { tool: toolName, ok });
         },
         onStepFinish: async (step) => {
           // The throttle may have skipped the answer's end (or cut its last word).
@@ -143,15 +173,14 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           usage.input_tokens += step.usage.inputTokens;
           usage.output_tokens += step.usage.outputTokens;
           live = { ...live, turns, usage: { ...usage } };
-          // The step's rows go to the store now, in order; the loop goes on without waiting for
-          // them (the run's end waits for all of them below, and fails if one was refused).
-          const stored = store.appendMessages(toNewMessages(run.child_session_id, step.messages, now())).then((messages) => {
-            for (const message of messages) bus.publish({ type: 'message', message });
-          });
-          track(stored);
-          track(ledger.patch(run.id, { turns, usage: { ...usage } }));
+          // The loop goes on without waiting for the step's rows (the run's end waits for all of
+          // them below, and fails if one was refused).
+          stepMessages.push(...toNewMessages(run.child_session_id, step.messages, now()));
+          stepPatch = { ...stepPatch, turns, usage: { ...usage } };
+          queueStepWrite();
         },
       });
+      if (stepFlush !== undefined) flushStep();
       clearTimeout(pending);
       await Promise.allSettled(unsettled);
       await setup.finish?.().catch(report);

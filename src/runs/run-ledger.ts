@@ -45,12 +45,22 @@ export interface RunLedger {
   /** Changes non-state fields, with an optional event of the given type. */
   update(runId: string, patch: RunPatch, event?: { type: RunEventType; data: Record<string, unknown> }): Promise<RunRecord | null>;
   /**
-   * Changes non-state fields without reading the run back or publishing: for frequent writes
-   * whose live event the caller has already published. False if no such run.
+   * Adds events, with an optional change of non-state fields written in the same call, then
+   * publishes each event with the run as it stood then (its `run`, else `run`), except those the
+   * caller has `announced` already. An event's `at` defaults to now.
    */
-  patch(runId: string, patch: RunPatch, event?: { type: RunEventType; data: Record<string, unknown> }): Promise<boolean>;
-  /** Adds events without changing the record. */
-  record(run: RunRecord, events: Array<{ type: RunEventType; data: Record<string, unknown> }>): Promise<void>;
+  record(run: RunRecord, events: RecordedEvent[], patch?: RunPatch): Promise<void>;
+}
+
+/** An event for {@link RunLedger.record}. */
+export interface RecordedEvent {
+  type: RunEventType;
+  data: Record<string, unknown>;
+  at?: string;
+  /** The run as it stood when the event happened, for its announcement. */
+  run?: RunRecord;
+  /** Already published live by the caller: stored only. */
+  announced?: boolean;
 }
 
 /** Creates the {@link RunLedger}. */
@@ -87,17 +97,15 @@ export function createRunLedger({ store, bus, now }: RunLedgerDeps): RunLedger {
       return run;
     },
 
-    patch(runId, patch, event) {
-      const events: NewRunEvent[] = event ? [{ run_id: runId, at: now(), type: event.type, data: event.data }] : [];
-      return store.patchRun(runId, patch, events);
-    },
-
-    async record(run, events) {
+    async record(run, events, patch) {
       const at = now();
-      const rows: NewRunEvent[] = events.map((event) => ({ run_id: run.id, at, type: event.type, data: event.data }));
+      const rows: NewRunEvent[] = events.map((event) => ({ run_id: run.id, at: event.at ?? at, type: event.type, data: event.data }));
       // Announced once written, with the seq the store gave them.
-      await store.appendRunEvents(rows);
-      for (const row of rows) bus.publish({ type: 'run-event', run, event: { ...row, seq: row.seq ?? 0 } });
+      if (patch === undefined) await store.appendRunEvents(rows);
+      else if (!(await store.patchRun(run.id, patch, rows))) return;
+      rows.forEach((row, index) => {
+        if (!events[index].announced) bus.publish({ type: 'run-event', run: events[index].run ?? run, event: { ...row, seq: row.seq ?? 0 } });
+      });
     },
   };
 }

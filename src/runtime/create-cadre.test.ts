@@ -170,6 +170,48 @@ describe('createCadre', () => {
     expect(thirdStep.run.usage).toEqual({ input_tokens: 20, output_tokens: 10 });
   });
 
+  it("stores a step's rows in one call per kind, its events and activity in the order they happened", async () => {
+    const noop = defineTool({ name: 'noop', description: 'Does nothing.', inputSchema: z.object({ path: z.string() }), execute: () => 'ok' });
+    const worker = defineAgent({ name: 'worker', description: 'Works.', system: 'WORKER', tools: ['noop'], mode: 'subagent' });
+    const store = createSqliteStore({ path: ':memory:' });
+    const calls: string[] = [];
+    for (const method of ['appendMessages', 'appendRunEvents', 'patchRun', 'updateRun'] as const) {
+      const original = (store[method] as (...args: unknown[]) => Promise<unknown>).bind(store);
+      (store as unknown as Record<string, unknown>)[method] = (...args: unknown[]) => {
+        calls.push(method);
+        return original(...args);
+      };
+    }
+    const cadre = createCadre({
+      store,
+      agents: [worker],
+      tools: { noop },
+      onError: (error) => { throw error; },
+      model: scriptedLanguageModel((request) => {
+        if (request.system.includes('WORKER')) return request.turn < 3 ? { tool_calls: [{ name: 'noop', arguments: { path: `file-${request.turn}` } }] } : { text: 'Done.' };
+        return request.turn === 0 ? { tool_calls: [{ name: 'agent', arguments: { agent: 'worker', task: 'work' } }] } : { text: 'ok' };
+      }),
+    });
+    open.push(cadre);
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'go');
+    await cadre.waitForIdle(session.id);
+    const [run] = await cadre.store.listRuns({ parent_session_id: session.id });
+    const events = await cadre.store.listRunEvents(run.id);
+    // Each step's rows (step-start, the tool call's start and end, its activity, its messages and
+    // counters) went to the store together: one call for its messages and one for the rest.
+    expect(calls.filter((call) => call === 'appendRunEvents' || call === 'patchRun').length).toBeLessThanOrEqual(run.turns + 1);
+    expect(events.filter((event) => event.type === 'step-start')).toHaveLength(4);
+    const types = events.map((event) => event.type);
+    // The first activity the loop set ("waiting for model") follows the step it belongs to.
+    expect(types.indexOf('activity')).toBeGreaterThan(types.indexOf('step-start'));
+    expect(types.indexOf('tool-call-start')).toBeGreaterThan(types.indexOf('step-start'));
+    expect(types.at(-1)).toBe('result-consume');
+    const times = events.map((event) => event.at);
+    expect(times).toEqual([...times].sort());
+    expect(run.turns).toBe(4);
+  });
+
   it('fails a run whose step could not be stored, though the loop did not wait for the commit', async () => {
     const store = createSqliteStore({ path: ':memory:' });
     let childSession = '';
