@@ -1,8 +1,8 @@
 import { createBenchModel, type BenchModel } from './bench-model.ts';
 import { bareFanOutRound, type BareCall } from './fanout-bare.ts';
 import { createCadreFanOut, type StoredRows } from './fanout-cadre.ts';
-import { createSqlReplay } from './fanout-sql.ts';
-import { fixed, markdownTable, median, probeMemory, quantile, startClock, temporaryFolder, type MemoryPeaks } from './measure.ts';
+import { createSqlReplay, type SqlReplay } from './fanout-sql.ts';
+import { collectGarbage, fixed, markdownTable, median, quantile, startClock, temporaryFolder, type MemoryPeaks } from './measure.ts';
 
 /** Sizes and repetitions of the fan-out benchmark. */
 export interface FanOutOptions {
@@ -25,66 +25,115 @@ interface CaseResult {
   memory: MemoryPeaks;
 }
 
+/** A case of one size: its round and what was measured of it. */
+interface FanOutCase extends CaseResult {
+  round: () => unknown;
+  /** The model calls a round counts for, when it makes none itself (the SQL replay). */
+  modelCalls?: () => number;
+}
+
+/** Measured rounds a case runs in a row before the next case takes its turn. */
+const blockRounds = 5;
+
 /**
- * Repeats `round`, timing each measured round per model call (or per `modelCalls`, for a round
- * that calls no model); samples RSS throughout.
+ * Runs the cases taking turns, in blocks of `blockRounds` measured rounds (after `warmUp` rounds of
+ * each at first), so that the machine's drift (its CPU speed varies on a shared VM) reaches every
+ * case alike and the ratios between them hold. Each block starts with a full GC and one round that
+ * is not measured, so a case does not pay for the garbage of the one before it. Samples memory
+ * while each case runs: RSS is a high-water mark of the process, so a case's `startRss` (before
+ * its first round, after a full GC) says what the cases before it left.
  */
-async function measureCase(name: string, model: BenchModel, size: FanOutOptions['sizes'][number], options: FanOutOptions, round: () => unknown, modelCalls?: number): Promise<CaseResult> {
-  const probe = probeMemory();
-  for (let index = 0; index < options.warmUp; index++) await round();
-  const perCall: number[] = [];
-  const cpuPerCall: number[] = [];
-  let callsPerRound = 0;
-  for (let index = 0; index < options.rounds; index++) {
+async function measureInTurns(cases: FanOutCase[], model: BenchModel, options: FanOutOptions): Promise<void> {
+  const megabyte = 1024 * 1024;
+  let current: FanOutCase | undefined;
+  const sample = () => {
+    if (!current) return;
+    const usage = process.memoryUsage();
+    current.memory.rss = Math.max(current.memory.rss, usage.rss / megabyte);
+    current.memory.heap = Math.max(current.memory.heap, usage.heapUsed / megabyte);
+  };
+  const sampler = setInterval(sample, 10);
+  const round = async (entry: FanOutCase, measured: boolean) => {
+    current = entry;
     const callsBefore = model.calls;
     const elapsed = startClock();
-    await round();
+    await entry.round();
     const { wallMs, cpuMs } = elapsed();
-    callsPerRound = modelCalls ?? model.calls - callsBefore;
-    perCall.push((wallMs * 1000) / callsPerRound);
-    cpuPerCall.push((cpuMs * 1000) / callsPerRound);
+    sample();
+    current = undefined;
+    entry.callsPerRound = entry.modelCalls?.() ?? model.calls - callsBefore;
+    if (!measured) return;
+    entry.perCall.push((wallMs * 1000) / entry.callsPerRound);
+    entry.cpuPerCall.push((cpuMs * 1000) / entry.callsPerRound);
+  };
+  try {
+    for (const entry of cases) {
+      collectGarbage();
+      entry.memory.startRss = entry.memory.rss = process.memoryUsage.rss() / megabyte;
+      for (let index = 0; index < options.warmUp; index++) await round(entry, false);
+    }
+    for (let done = 0; done < options.rounds; done += blockRounds) {
+      for (const entry of cases) {
+        collectGarbage();
+        await round(entry, false);
+        for (let index = done; index < Math.min(options.rounds, done + blockRounds); index++) await round(entry, true);
+      }
+    }
+  } finally {
+    clearInterval(sampler);
   }
-  return { name, ...size, callsPerRound, perCall, cpuPerCall, memory: probe.stop() };
 }
 
 /**
  * Fan-out: the parent's first model call makes `fanOut` parallel `agent` calls, each subagent
  * calls `noop` `toolCalls` times then answers, and the parent answers. Baselines (AI SDK alone,
- * no persistence) and cadre (file-backed SQLite) run against the same model in this process.
- * Returns the Markdown report.
+ * no persistence), cadre without storage, cadre on a SQLite file, and the SQL of cadre's rows
+ * alone run against the same model in this process, taking turns in blocks of rounds. Returns
+ * the Markdown report.
  */
 export async function runFanOut(options: FanOutOptions): Promise<string> {
   const results: CaseResult[] = [];
   const stored: StoredRound[] = [];
   for (const size of options.sizes) {
     const model = createBenchModel({ fanOut: size.fanOut, background: false, toolCalls: size.toolCalls, answerChars: options.answerChars });
-    for (const call of ['streamText', 'generateText', 'generateText, telemetry off'] satisfies BareCall[]) {
-      results.push(await measureCase(`bare ${call}`, model, size, options, () => bareFanOutRound({ call, model, toolCalls: size.toolCalls })));
-    }
+    const folder = temporaryFolder('cadre-bench-fanout');
     // What cadre costs with no storage at all: the part of its overhead that is not the store's.
     const unstored = createCadreFanOut({ model, folder: '', fanOut: size.fanOut, storage: 'memory' });
-    try {
-      results.push(await measureCase('cadre, nothing stored (floor)', model, size, options, () => unstored.round()));
-    } finally {
-      await unstored.close();
-    }
-    const folder = temporaryFolder('cadre-bench-fanout');
     const cadre = createCadreFanOut({ model, folder: folder.path, fanOut: size.fanOut });
     let lastSession = '';
+    let replay: SqlReplay | undefined;
+    const entry = (name: string, round: () => unknown, modelCalls?: () => number): FanOutCase => ({
+      name,
+      ...size,
+      round,
+      modelCalls,
+      callsPerRound: 0,
+      perCall: [],
+      cpuPerCall: [],
+      memory: { startRss: 0, rss: 0, heap: 0 },
+    });
+    const cases: FanOutCase[] = [
+      ...(['streamText', 'generateText', 'generateText, telemetry off'] satisfies BareCall[]).map((call) =>
+        entry(`bare ${call}`, () => bareFanOutRound({ call, model, toolCalls: size.toolCalls })),
+      ),
+      entry('cadre, nothing stored (floor)', () => unstored.round()),
+      entry('cadre (SQLite file)', async () => (lastSession = await cadre.round())),
+      // The rows of cadre's first round written again by plain statements, per model call of cadre's round.
+      entry(
+        "SQL alone (the round's rows, replayed)",
+        () => (replay ??= createSqlReplay({ sourcePath: cadre.path, sessionId: lastSession, folder: folder.path, transactions: 5 })).round(),
+        () => cases[4].callsPerRound,
+      ),
+    ];
     try {
-      results.push(await measureCase('cadre (SQLite file)', model, size, options, async () => (lastSession = await cadre.round())));
+      await measureInTurns(cases, model, options);
+      replay?.check();
+      results.push(...cases.map(({ name, fanOut, toolCalls, callsPerRound, perCall, cpuPerCall, memory }) => ({ name, fanOut, toolCalls, callsPerRound, perCall, cpuPerCall, memory })));
       const limits = Object.entries(cadre.limits).map(([key, value]) => `${key}=${value}`).join(', ');
       stored.push({ ...size, rows: await cadre.storedRows(lastSession), limits });
-      // The same rows written by plain statements, per model call of cadre's round.
-      const replay = createSqlReplay({ sourcePath: cadre.path, sessionId: lastSession, folder: folder.path, transactions: 5 });
-      try {
-        const calls = results[results.length - 1].callsPerRound;
-        results.push(await measureCase('SQL alone (the round\'s rows, replayed)', model, size, options, () => replay.round(), calls));
-        replay.check();
-      } finally {
-        replay.close();
-      }
     } finally {
+      replay?.close();
+      await unstored.close();
       await cadre.close();
       folder.remove();
     }
