@@ -40,7 +40,10 @@ export interface RunLedgerDeps {
  */
 export interface RunLedger {
   insert(run: RunRecord): Promise<RunRecord>;
-  /** Moves a run; null when the run was not in a state that may move to `to` (nothing written). */
+  /**
+   * Moves a run; null when the run was not in a state that may move to `to` (nothing written).
+   * A finished run gets its `ended_at` and gives up its lease.
+   */
   transition(runId: string, to: RunStatus, patch?: RunPatch, data?: Record<string, unknown>): Promise<RunRecord | null>;
   /** Changes non-state fields, with an optional event of the given type. */
   update(runId: string, patch: RunPatch, event?: { type: RunEventType; data: Record<string, unknown> }): Promise<RunRecord | null>;
@@ -82,7 +85,13 @@ export function createRunLedger({ store, bus, now }: RunLedgerDeps): RunLedger {
       const type: RunEventType = to === 'running' ? 'run-start' : 'run-end';
       const fullPatch: RunPatch = { ...patch };
       if (to === 'running') fullPatch.started_at ??= at;
-      if (finished) fullPatch.ended_at ??= at;
+      if (finished) {
+        fullPatch.ended_at ??= at;
+        // A finished run holds no lease: the lease queries (renewal, stop requests) of a
+        // long-lived process then visit its active runs only, not every run it ever ran.
+        fullPatch.lease_owner = null;
+        fullPatch.lease_expires_at = null;
+      }
       const event: NewRunEvent = { run_id: runId, at, type, data: finished ? { status: to, ...data } : data };
       const run = await store.transitionRun({ id: runId, from, to, patch: fullPatch, event });
       if (run) bus.publish({ type: 'run-event', run, event: { ...event, seq: event.seq ?? 0 } });

@@ -175,7 +175,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
   async function finish(runId: string, status: RunStatus, patch: Partial<RunRecord> = {}): Promise<RunRecord | null> {
     // Every caller passes the result, the error or the partial result, which the line shows.
     const merged = { result: null, error: null, partial_result: null, ...patch, status };
-    const run = await ledger.transition(runId, status, { ...patch, last_activity: finalActivity(merged), lease_expires_at: null });
+    const run = await ledger.transition(runId, status, { ...patch, last_activity: finalActivity(merged) });
     if (run) settle(run);
     return run;
   }
@@ -359,7 +359,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     const status = stoppedStatus(cause);
     const leaseAlive = run.lease_expires_at !== null && run.lease_expires_at > now() && run.lease_owner !== null && !ownerIsGone(run.lease_owner);
     if (!leaseAlive) {
-      const stopped = await ledger.transition(run.id, status, { last_activity: status, lease_expires_at: null });
+      const stopped = await ledger.transition(run.id, status, { last_activity: status });
       if (stopped) await cascade(stopped);
       return stopped ?? store.getRun(run.id);
     }

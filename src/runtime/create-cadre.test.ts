@@ -47,6 +47,10 @@ describe('createCadre', () => {
     expect(JSON.stringify(toolMessage?.content)).toContain('status: completed');
     const child = await cadre.store.listMessages(run.child_session_id);
     expect(child[0]).toMatchObject({ role: 'user', content: 'Find the answer' });
+    // A finished run holds no lease, so the lease queries of a long-lived process (renewals,
+    // stop requests) do not visit every run it ever ran.
+    expect(run).toMatchObject({ lease_owner: null, lease_expires_at: null });
+    expect(await cadre.store.listRuns({ lease_owner: cadre.ownerId })).toEqual([]);
   });
 
   it('runs a background task, notifies the parent, and auto-resumes it', async () => {

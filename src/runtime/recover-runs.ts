@@ -58,7 +58,7 @@ export async function recoverRuns(options: RecoverRunsOptions): Promise<Recovery
         continue;
       }
     }
-    const abandoned = await ledger.transition(claimed.id, 'abandoned', { last_activity: 'abandoned: its process died', lease_expires_at: null });
+    const abandoned = await ledger.transition(claimed.id, 'abandoned', { last_activity: 'abandoned: its process died' });
     if (abandoned) {
       report.abandoned.push(abandoned.id);
       await options.notify({ ...abandoned, mode: 'background' });
