@@ -3,11 +3,23 @@ import type { RunRecord } from '../store/records.ts';
 /** The longest an activity line may be. */
 export const maxActivityLength = 80;
 
+/**
+ * Matches exactly where collapsing white space (`replace(/\s+/g, ' ').trim()`) would change a
+ * string: white space other than a space, two spaces in a row, or a space at either end. Most
+ * lines have none, and then they are used as they are: the replace builds a new string from
+ * every run of white space, which for a long answer is most of the garbage an activity makes.
+ */
+const untidySpace = /[^\S ]| {2}|^ | $/;
+
+/** `text` with runs of white space as one space, and none at either end. */
+function tidy(text: string): string {
+  return untidySpace.test(text) ? text.replace(/\s+/g, ' ').trim() : text;
+}
+
 /** Collapses white space and cuts a line to `maxActivityLength` characters with an ellipsis. */
 export function clampActivity(text: string, max = maxActivityLength): string {
   // Only the start can show; a long result need not be rewritten whole.
-  const head = text.length > max * 8 ? text.trimStart().slice(0, max * 8) : text;
-  const line = head.replace(/\s+/g, ' ').trim();
+  const line = tidy(text.length > max * 8 ? text.trimStart().slice(0, max * 8) : text);
   if (line.length <= max) return line;
   const cut = line.slice(0, max - 1);
   // Never half a surrogate pair: a high surrogate cut off from its partner goes too.
@@ -32,12 +44,13 @@ export function describeToolCall(tool: string, input: unknown): string {
 
 /** The last sentence of streamed text: what a person wants to glance at. */
 export function lastSentence(text: string): string {
-  const trimmed = text.replace(/\s+/g, ' ').trim();
+  const trimmed = tidy(text);
   if (trimmed === '') return '';
-  const sentences = trimmed.split(/(?<=[.!?])\s+/).filter((sentence) => sentence !== '');
-  let candidate = sentences[sentences.length - 1];
+  // Sentences end at '.', '!' or '?' followed by white space (one space, once tidied).
+  const end = sentenceBoundaryBefore(trimmed, trimmed.length);
+  let candidate = trimmed.slice(end + 1);
   // A sentence still being streamed may be a fragment: keep the previous one with it when short.
-  if (candidate.length < 12 && sentences.length > 1) candidate = `${sentences[sentences.length - 2]} ${candidate}`;
+  if (candidate.length < 12 && end >= 0) candidate = trimmed.slice(sentenceBoundaryBefore(trimmed, end) + 1);
   if (candidate.length > maxActivityLength) {
     // Keep the end, starting at a whole word when one begins close enough.
     const start = candidate.length - (maxActivityLength - 1);
@@ -46,6 +59,16 @@ export function lastSentence(text: string): string {
     candidate = `…${space >= 0 && space < 20 ? tail.slice(space + 1) : tail}`;
   }
   return clampActivity(candidate);
+}
+
+/** The index of the last space before `before` that follows a sentence's end mark, or -1. */
+function sentenceBoundaryBefore(text: string, before: number): number {
+  for (let index = before - 1; index > 0; index--) {
+    if (text.charCodeAt(index) !== 32) continue;
+    const mark = text.charCodeAt(index - 1);
+    if (mark === 46 || mark === 33 || mark === 63) return index;
+  }
+  return -1;
 }
 
 /** The activity of a finished run: its status and the start of its result or error. */

@@ -61,12 +61,18 @@ export const patchableSessionColumns: ReadonlySet<string> = new Set([
  */
 export function patchColumns(patch: object, allowed: ReadonlySet<string>, what: string): string[] {
   const columns: string[] = [];
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === undefined) continue;
+  // Called for every stored step: no entry pairs, and a small sort done in place.
+  for (const key of Object.keys(patch)) {
+    if ((patch as Record<string, unknown>)[key] === undefined) continue;
     if (!allowed.has(key)) throw new TypeError(`${what} cannot set '${key}'.`);
-    columns.push(key);
+    let index = columns.length;
+    while (index > 0 && columns[index - 1] > key) {
+      columns[index] = columns[index - 1];
+      index--;
+    }
+    columns[index] = key;
   }
-  return columns.sort();
+  return columns;
 }
 
 const jsonRunColumns: ReadonlySet<string> = new Set(['result', 'error', 'usage', 'warnings', 'notification']);
