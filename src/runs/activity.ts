@@ -1,25 +1,13 @@
+import { oneLine } from '../store/markdown-text.ts';
 import type { RunRecord } from '../store/records.ts';
 
 /** The longest an activity line may be. */
 export const maxActivityLength = 80;
 
-/**
- * Matches exactly where collapsing white space (`replace(/\s+/g, ' ').trim()`) would change a
- * string: white space other than a space, two spaces in a row, or a space at either end. Most
- * lines have none, and then they are used as they are: the replace builds a new string from
- * every run of white space, which for a long answer is most of the garbage an activity makes.
- */
-const untidySpace = /[^\S ]| {2}|^ | $/;
-
-/** `text` with runs of white space as one space, and none at either end. */
-function tidy(text: string): string {
-  return untidySpace.test(text) ? text.replace(/\s+/g, ' ').trim() : text;
-}
-
 /** Collapses white space and cuts a line to `maxActivityLength` characters with an ellipsis. */
 export function clampActivity(text: string, max = maxActivityLength): string {
   // Only the start can show; a long result need not be rewritten whole.
-  const line = tidy(text.length > max * 8 ? text.trimStart().slice(0, max * 8) : text);
+  const line = oneLine(text.length > max * 8 ? text.trimStart().slice(0, max * 8) : text);
   if (line.length <= max) return line;
   const cut = line.slice(0, max - 1);
   // Never half a surrogate pair: a high surrogate cut off from its partner goes too.
@@ -44,9 +32,9 @@ export function describeToolCall(tool: string, input: unknown): string {
 
 /** The last sentence of streamed text: what a person wants to glance at. */
 export function lastSentence(text: string): string {
-  const trimmed = tidy(text);
+  const trimmed = oneLine(text);
   if (trimmed === '') return '';
-  // Sentences end at '.', '!' or '?' followed by white space (one space, once tidied).
+  // Sentences end at '.', '!' or '?' followed by white space (one space, once on one line).
   const end = sentenceBoundaryBefore(trimmed, trimmed.length);
   let candidate = trimmed.slice(end + 1);
   // A sentence still being streamed may be a fragment: keep the previous one with it when short.

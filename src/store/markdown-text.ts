@@ -27,9 +27,17 @@ export function inlineText(text: string): string {
     .replace(/(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])/g, '\\_');
 }
 
+/**
+ * Matches exactly where `oneLine` would change a string: white space other than a space, two
+ * spaces in a row, or a space at either end. Most lines have none, and are then returned as they
+ * are: the replace builds a new string from every run of white space, which for the activity of
+ * a long answer is most of the garbage it makes.
+ */
+const untidySpace = /[^\S ]| {2}|^ | $/;
+
 /** Text on one line: runs of white space, newlines included, become one space. */
 export function oneLine(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+  return untidySpace.test(text) ? text.replace(/\s+/g, ' ').trim() : text;
 }
 
 /** The first `max` characters, then a note of how many were dropped. */
