@@ -24,7 +24,7 @@ export { defaultLimits, loadConfig, type CadreConfig, type ConfigFlags, type Lim
 export { describeModel, resolveModel, type LanguageModelInstance, type ResolveModelOptions } from './models/index.ts';
 export { CadreError, ConfigError } from './errors/index.ts';
 
-export { defineTool, ToolInputError, type ToolDefinition } from './tools/define-tool.ts';
+export { defineTool, toolInfo, toolRisks, ToolInputError, type ToolDefinition, type ToolInfo, type ToolRisk } from './tools/define-tool.ts';
 export { createWorkspaceTools, type WorkspaceToolsOptions } from './tools/workspace-tools.ts';
 
 export {

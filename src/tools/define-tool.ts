@@ -18,12 +18,40 @@ export class ToolInputError extends CadreError {
   }
 }
 
+/** What a tool can do to the world, for permission rules (CONTRACT section 10). */
+export type ToolRisk = 'read' | 'write' | 'exec' | 'network';
+
+/** The tool risks, least dangerous first. */
+export const toolRisks: readonly ToolRisk[] = ['read', 'write', 'exec', 'network'];
+
 /** A cadre tool: data first, so tools can be listed, documented and tested. */
 export interface ToolDefinition<INPUT> {
   name: string;
   description: string;
   inputSchema: z.ZodType<INPUT>;
+  /** What the tool can do, for permission rules. @default 'read' */
+  risk?: ToolRisk;
+  /**
+   * The call's main argument (`bash`'s command, `write_file`'s path): what rules with an argument
+   * prefix (`bash(npm test*)`) match and what an approval shows. @default none
+   */
+  argument?: (input: INPUT) => string | undefined;
   execute: (input: INPUT, options: ToolExecutionOptions<any>) => Promise<string> | string;
+}
+
+/** What cadre knows of a tool made by {@link defineTool}. */
+export interface ToolInfo {
+  name: string;
+  risk: ToolRisk;
+  /** The main argument of a raw (unchecked) input, when it has one. */
+  argument(input: unknown): string | undefined;
+}
+
+const toolInfos = new WeakMap<object, ToolInfo>();
+
+/** The name, risk and main argument of a tool made by {@link defineTool}; undefined for other tools. */
+export function toolInfo(tool: object): ToolInfo | undefined {
+  return toolInfos.get(tool);
 }
 
 /**
@@ -34,7 +62,7 @@ export interface ToolDefinition<INPUT> {
  * @example defineTool({ name: 'echo', description: 'Echoes', inputSchema: z.object({ text: z.string() }), execute: ({ text }) => text })
  */
 export function defineTool<INPUT>(definition: ToolDefinition<INPUT>): Tool {
-  return tool({
+  const made = tool({
     description: definition.description,
     inputSchema: modelSchemaOf(definition.inputSchema),
     execute: async (raw: unknown, options: ToolExecutionOptions<any>) => {
@@ -43,6 +71,17 @@ export function defineTool<INPUT>(definition: ToolDefinition<INPUT>): Tool {
       return definition.execute(parsed.data, options);
     },
   });
+  const argumentOf = definition.argument;
+  toolInfos.set(made, {
+    name: definition.name,
+    risk: definition.risk ?? 'read',
+    argument(input) {
+      if (!argumentOf) return undefined;
+      const parsed = definition.inputSchema.safeParse(input);
+      return parsed.success ? argumentOf(parsed.data) : undefined;
+    },
+  });
+  return made;
 }
 
 /** Converting a zod schema costs more than a model step; tools are made per turn, schemas once. */
