@@ -15,6 +15,8 @@ describe('limits', () => {
       foregroundWarningMs: 600_000,
       maxAutoResumes: 10,
       runTimeoutMs: undefined,
+      modelTimeoutMs: 600_000,
+      maxRetries: 2,
     });
     expect(Object.isFrozen(defaultLimits)).toBe(true);
   });
@@ -29,5 +31,11 @@ describe('limits', () => {
     expect(() => resolveLimits({ maxDepht: 3 } as never)).toThrow(/^limits\.maxDepht: unknown limit \(known limits: maxActivePerParent/);
     expect(() => resolveLimits({ maxDepth: -1 })).toThrow('limits.maxDepth: must be a positive whole number');
     expect(() => resolveLimits({ runTimeoutMs: 1.5 })).toThrow('limits.runTimeoutMs: must be a positive whole number');
+  });
+
+  it('allows no retries at all but no negative count, and only a positive model timeout', () => {
+    expect(resolveLimits({ maxRetries: 0 }).maxRetries).toBe(0);
+    expect(() => resolveLimits({ maxRetries: -1 })).toThrow('limits.maxRetries: must be a whole number, 0 or more');
+    expect(() => resolveLimits({ modelTimeoutMs: 0 })).toThrow('limits.modelTimeoutMs: must be a positive whole number');
   });
 });

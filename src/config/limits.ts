@@ -25,6 +25,16 @@ export interface Limits {
   maxAutoResumes: number;
   /** When set, a run past it fails with `timeout`. @default undefined (no timeout) */
   runTimeoutMs: number | undefined;
+  /**
+   * A model request with no response (unstreamed) or no new chunk (streamed) for this long is
+   * aborted and counts as a failed attempt. @default 600000
+   */
+  modelTimeoutMs: number;
+  /**
+   * Retries of a model request that failed before any output, streamed or not; `retry-after` is
+   * honoured up to 60 s. @default 2
+   */
+  maxRetries: number;
 }
 
 /** The limits that apply when nothing overrides them. */
@@ -40,6 +50,8 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   foregroundWarningMs: 600_000,
   maxAutoResumes: 10,
   runTimeoutMs: undefined,
+  modelTimeoutMs: 600_000,
+  maxRetries: 2,
 });
 
 const positiveInteger = z
@@ -59,6 +71,8 @@ export const limitsSchema = z.strictObject({
   foregroundWarningMs: positiveInteger.optional(),
   maxAutoResumes: positiveInteger.optional(),
   runTimeoutMs: positiveInteger.optional(),
+  modelTimeoutMs: positiveInteger.optional(),
+  maxRetries: z.int({ error: 'must be a whole number, 0 or more' }).nonnegative({ error: 'must be a whole number, 0 or more' }).optional(),
 }) satisfies z.ZodType<Partial<Limits>>;
 
 /** What an unknown key under `limits` is told. */
