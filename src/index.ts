@@ -22,6 +22,15 @@ export {
 } from './agents/index.ts';
 export { defaultLimits, loadConfig, type CadreConfig, type ConfigFlags, type Limits, type LoadConfigOptions } from './config/index.ts';
 export { describeModel, resolveModel, type LanguageModelInstance, type ResolveModelOptions } from './models/index.ts';
+export {
+  createSecretRedactor,
+  ModelCallError,
+  reliableModel,
+  type ModelCallFailure,
+  type ReliableModelOptions,
+  type SecretRedactor,
+  type SecretRedactorOptions,
+} from './models/index.ts';
 export { CadreError, ConfigError } from './errors/index.ts';
 
 export { defineTool, toolInfo, toolRisks, ToolInputError, type ToolDefinition, type ToolInfo, type ToolRisk } from './tools/define-tool.ts';

@@ -1,5 +1,7 @@
 import { APICallError, type LanguageModel, type ModelMessage, type TelemetryOptions, type ToolSet } from 'ai';
 import { runAgentLoop } from '../loop/agent-loop.ts';
+import { ModelCallError } from '../models/model-call-error.ts';
+import type { SecretRedactor } from '../models/secret-redactor.ts';
 import { describeToolCall, lastSentence } from '../runs/activity.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RecordedEvent, RunLedger } from '../runs/run-ledger.ts';
@@ -30,8 +32,8 @@ export interface InProcessExecutorOptions {
   setup: (run: RunRecord, signal: AbortSignal) => RunSetup | Promise<RunSetup>;
   /** How often at most a run's activity is written to the store. @default 250 */
   activityIntervalMs?: number;
-  /** @default 2 */
-  maxRetries?: number;
+  /** Redacts tool results before the model sees them. @default nothing is redacted */
+  redactor?: SecretRedactor;
   /** The AI SDK's telemetry settings of every loop. @default on only while someone receives it */
   telemetry?: TelemetryOptions;
   /** Whether a run that starts now streams its text (someone watches live). @default always */
@@ -138,7 +140,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         tools: setup.tools,
         maxTurns: Math.max(1, run.max_turns - run.turns),
         abortSignal: signal,
-        maxRetries: options.maxRetries,
+        redactor: options.redactor,
         telemetry: options.telemetry,
         stream: options.stream?.() ?? true,
         takeInjectedMessages: setup.takeInjectedMessages,
@@ -203,7 +205,7 @@ const sentenceWindow = 240;
 
 /** Whether a loop error came from the model provider (HTTP, retries, bad responses). */
 function isModelError(error: unknown): boolean {
-  if (APICallError.isInstance(error)) return true;
+  if (APICallError.isInstance(error) || ModelCallError.isInstance(error)) return true;
   const name = (error as { name?: string } | null)?.name ?? '';
   return name.startsWith('AI_') && name !== 'AI_ToolExecutionError';
 }

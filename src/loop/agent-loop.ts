@@ -12,6 +12,7 @@ import {
   type ToolExecutionOptions,
   type ToolSet,
 } from 'ai';
+import type { SecretRedactor } from '../models/secret-redactor.ts';
 import { letEventLoopTurn } from '../util/event-loop-turn.ts';
 
 /** Token counts of one step or a whole loop. */
@@ -40,8 +41,16 @@ export interface AgentLoopOptions {
   /** The turn cap: the loop makes at most this many model calls. */
   maxTurns: number;
   abortSignal: AbortSignal;
-  /** @default 2 */
+  /**
+   * The AI SDK's own retries. cadre's models retry by themselves (`reliableModel`, one policy for
+   * streamed and unstreamed calls), so the SDK's are off. @default 0
+   */
   maxRetries?: number;
+  /**
+   * Redacts what tools return (and the errors they throw) before the model or the store sees it:
+   * a tool may print an environment variable. @default nothing is redacted
+   */
+  redactor?: Pick<SecretRedactor, 'redactDeep' | 'redactError'>;
   /**
    * The AI SDK's telemetry settings for this loop. By default it is left on while anyone could
    * receive it (an integration registered with `registerTelemetry`, or a subscriber to the SDK's
@@ -114,14 +123,15 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
     finishReason = step.finishReason;
     await options.onStepFinish?.({ stepNumber: step.stepNumber, messages, text: step.text, finishReason: step.finishReason, usage: stepUsage });
   };
+  const tools = options.redactor ? redactToolResults(options.tools, options.redactor) : options.tools;
   const settings = {
     model: options.model,
     instructions: options.instructions,
     messages: conversation,
-    tools: options.tools,
+    tools,
     stopWhen: stepCountIs(options.maxTurns),
     abortSignal: options.abortSignal,
-    maxRetries: options.maxRetries ?? 2,
+    maxRetries: options.maxRetries ?? 0,
     prepareStep,
     telemetry: options.telemetry ?? (telemetryIsHeard() ? undefined : { isEnabled: false }),
   };
@@ -137,7 +147,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
           stepText = content;
           if (stepText !== '') options.onTextDelta?.(stepText, stepText);
         }),
-        tools: watchTools(options.tools, options.onToolCall, options.onToolResult),
+        tools: watchTools(tools, options.onToolCall, options.onToolResult),
         prepareStep: (step) => {
           stepText = '';
           options.onStepStart?.(steps);
@@ -183,7 +193,47 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
 
   const aborted = options.abortSignal.aborted;
   if (stepText.trim() !== '' && (aborted || error)) lastText = stepText;
+  if (error !== undefined && options.redactor) error = options.redactor.redactError(error);
   return { text, lastText, finishReason, steps, usage, error: aborted ? undefined : error, aborted };
+}
+
+/** The tools, each one's output (and error) redacted before the SDK hands it to the model. */
+function redactToolResults(tools: ToolSet, redactor: NonNullable<AgentLoopOptions['redactor']>): ToolSet {
+  const redacted: ToolSet = {};
+  for (const [toolName, tool] of Object.entries(tools)) {
+    const execute = tool.execute;
+    if (!execute) {
+      redacted[toolName] = tool;
+      continue;
+    }
+    redacted[toolName] = {
+      ...tool,
+      execute(input: unknown, executionOptions: ToolExecutionOptions<any>) {
+        let output: unknown;
+        try {
+          output = execute(input, executionOptions);
+        } catch (error) {
+          throw redactor.redactError(error);
+        }
+        if (isAsyncIterable(output)) return redactIterable(output, redactor);
+        return Promise.resolve(output).then(
+          (value) => redactor.redactDeep(value),
+          (error: unknown) => {
+            throw redactor.redactError(error);
+          },
+        );
+      },
+    } as ToolSet[string];
+  }
+  return redacted;
+}
+
+async function* redactIterable(output: AsyncIterable<unknown>, redactor: NonNullable<AgentLoopOptions['redactor']>): AsyncGenerator<unknown> {
+  try {
+    for await (const value of output) yield redactor.redactDeep(value);
+  } catch (error) {
+    throw redactor.redactError(error);
+  }
 }
 
 type ToolCallListener = AgentLoopOptions['onToolCall'];

@@ -7,3 +7,7 @@ export {
   type LanguageModelInstance,
   type ResolveModelOptions,
 } from './resolve-model.ts';
+export { ModelCallError, type ModelCallFailure } from './model-call-error.ts';
+export { createProviderGates, type ProviderGates, type ProviderGatesOptions, type Sleep } from './provider-gates.ts';
+export { reliableModel, type ReliableModelOptions } from './reliable-model.ts';
+export { createSecretRedactor, redactedMarker, type SecretRedactor, type SecretRedactorOptions } from './secret-redactor.ts';

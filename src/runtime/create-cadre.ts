@@ -9,6 +9,9 @@ import type { DelegationServices } from '../delegation/delegation-services.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { createInProcessExecutor } from '../executors/in-process-executor.ts';
 import { describeModel } from '../models/describe-model.ts';
+import { createProviderGates } from '../models/provider-gates.ts';
+import { reliableModel } from '../models/reliable-model.ts';
+import { createSecretRedactor, type SecretRedactor } from '../models/secret-redactor.ts';
 import { resolveModel, type LanguageModelInstance } from '../models/resolve-model.ts';
 import { createRunBus, type CadreListener } from '../runs/run-bus.ts';
 import { createRunLedger } from '../runs/run-ledger.ts';
@@ -46,8 +49,16 @@ export interface CadreOptions {
   newId?: NewId;
   /** Lease length for crash survival. @default 15000 */
   leaseMs?: number;
-  /** Retries of a failed model call. @default 2 */
+  /** Retries of a failed model call; `limits.maxRetries` wins when both are given. @default 2 */
   maxRetries?: number;
+  /** The first retry's delay when the provider announces none; it doubles for each further retry. @default 2000 */
+  retryDelayMs?: number;
+  /**
+   * Values to redact besides the environment's keys (`*_API_KEY`, `*_TOKEN`, `*_SECRET`): API
+   * keys and header values your code gave a model object. Redacted wherever provider text enters
+   * cadre, in tool results and in logs.
+   */
+  secrets?: Iterable<string>;
   /**
    * The AI SDK's telemetry settings for every agent loop. By default telemetry stays on while
    * anyone could receive it (an integration registered with the SDK's `registerTelemetry`, or a
@@ -74,6 +85,8 @@ export interface Cadre {
   readonly store: Store;
   readonly agents: AgentRegistry;
   readonly limits: Limits;
+  /** Hides the configured keys and header values (and known credential shapes) in any text. */
+  readonly redactor: SecretRedactor;
   /** This process's identity in run leases. */
   readonly ownerId: string;
   /** Starts a conversation with a primary agent. */
@@ -106,8 +119,15 @@ export function createCadre(options: CadreOptions): Cadre {
   const { store } = options;
   const now = options.now ?? systemNow;
   const newId = options.newId ?? timeSortedId;
-  const limits = resolveLimits(options.limits);
-  const report = options.onError ?? ((error: unknown) => console.error(error));
+  const limits = resolveLimits(options.maxRetries === undefined ? options.limits : { maxRetries: options.maxRetries, ...options.limits });
+  const redactor = createSecretRedactor({ env: options.env, values: options.secrets });
+  const onError = options.onError ?? ((error: unknown) => console.error(error));
+  const report = (error: unknown) => onError(redactor.redactError(error));
+  // Every model of this runtime goes through one retry policy, with one 429 gate per provider.
+  const gates = createProviderGates();
+  const reliable = (model: LanguageModelInstance) =>
+    reliableModel(model, { timeoutMs: limits.modelTimeoutMs, maxRetries: limits.maxRetries, retryDelayMs: options.retryDelayMs, redactor, gates });
+  let defaultModel: LanguageModel | undefined;
   const agents = options.agents instanceof AgentRegistry ? options.agents : new AgentRegistry([...builtInAgents, ...(options.agents ?? [])]);
   const workspaceTools = options.tools ?? {};
   const ownerId = `${hostname()}:${process.pid}:${newId('own').slice(-8)}`;
@@ -123,12 +143,12 @@ export function createCadre(options: CadreOptions): Cadre {
 
   function modelFor(spec: string | undefined): LanguageModel {
     if (spec === undefined || spec === defaultLabel) {
-      if (typeof options.model !== 'string') return options.model;
+      if (typeof options.model !== 'string') return (defaultModel ??= reliable(options.model));
       spec = options.model;
     }
     let model = models.get(spec);
     if (!model) {
-      model = resolveModel(spec, { baseURL: options.baseURL, env: options.env });
+      model = reliable(resolveModel(spec, { baseURL: options.baseURL, env: options.env }));
       models.set(spec, model);
     }
     return model;
@@ -196,7 +216,7 @@ export function createCadre(options: CadreOptions): Cadre {
     ledger,
     bus,
     now,
-    maxRetries: options.maxRetries,
+    redactor,
     telemetry: options.telemetry,
     stream: shouldStream,
     onError: report,
@@ -248,7 +268,7 @@ export function createCadre(options: CadreOptions): Cadre {
     now,
     newId,
     delegation,
-    maxRetries: options.maxRetries,
+    redactor,
     telemetry: options.telemetry,
     stream: shouldStream,
     maxConcurrentTurns: options.maxConcurrentTurns,
@@ -263,6 +283,7 @@ export function createCadre(options: CadreOptions): Cadre {
     store,
     agents,
     limits,
+    redactor,
     ownerId,
 
     async createSession({ agent = 'main', model } = {}) {

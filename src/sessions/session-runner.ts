@@ -6,6 +6,7 @@ import { createDelegationTools } from '../delegation/create-delegation-tools.ts'
 import type { DelegationServices } from '../delegation/delegation-services.ts';
 import { toModelMessages, toNewMessages } from '../executors/message-codec.ts';
 import { runAgentLoop } from '../loop/agent-loop.ts';
+import type { SecretRedactor } from '../models/secret-redactor.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RunManager } from '../runs/run-manager.ts';
 import { RunStopSignal, type StopCause } from '../runs/run-stop.ts';
@@ -37,8 +38,8 @@ export interface SessionRunnerOptions {
   delegation: DelegationServices;
   modelFor: (agent: AgentDefinition, session: SessionRecord) => LanguageModel;
   toolsFor: (agent: AgentDefinition) => ToolSet;
-  /** @default 2 */
-  maxRetries?: number;
+  /** Redacts tool results before the model sees them. @default nothing is redacted */
+  redactor?: SecretRedactor;
   /** The AI SDK's telemetry settings of every loop. @default on only while someone receives it */
   telemetry?: TelemetryOptions;
   /** Whether a turn that starts now streams its text (someone watches live). @default always */
@@ -137,7 +138,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         tools,
         maxTurns: agent.maxTurns ?? limits.defaultMaxTurns,
         abortSignal: controller.signal,
-        maxRetries: options.maxRetries,
+        redactor: options.redactor,
         telemetry: options.telemetry,
         stream: options.stream?.() ?? true,
         takeInjectedMessages: () => takeAndStore(inbox, sessionId),
