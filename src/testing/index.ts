@@ -13,6 +13,7 @@ export {
   type ScriptMatch,
   type ScriptRule,
   type ScriptedError,
+  type ScriptedFault,
   type ScriptedMessage,
   type ScriptedRequest,
   type ScriptedToolCall,

@@ -18,6 +18,22 @@ export interface ScriptedError {
   message: string;
   /** OpenAI's `error.type`. @default by status: `rate_limit_error`, `server_error` or `invalid_request_error` */
   type?: string;
+  /** Sent as the `retry-after` header: seconds, or an HTTP date. */
+  retry_after?: number | string;
+  /** Sent as the `retry-after-ms` header. */
+  retry_after_ms?: number;
+}
+
+/**
+ * A broken provider, for testing timeouts and retries. `hang` accepts the request and never
+ * answers; `reset` drops the connection. With `after_chars`, a streamed reply first sends that
+ * many characters of text (0: the stream starts, with no text yet), then hangs (a stall) or drops
+ * the connection mid-stream; an unstreamed reply ignores it.
+ */
+export interface ScriptedFault {
+  type: 'hang' | 'reset';
+  /** Characters of streamed text to send before the fault. @default the fault comes before any response */
+  after_chars?: number;
 }
 
 /** Token counts reported for a turn. */
@@ -40,8 +56,10 @@ export interface ScriptedTurn {
   chunk_size?: number;
   /** Milliseconds to wait between streamed deltas. @default 0 */
   chunk_delay_ms?: number;
-  /** Answer with this HTTP error instead (after `delay_ms`). */
+  /** Answer with this HTTP error instead (after `delay_ms`). The server replaces `{{authorization}}` in its message with the request's `Authorization` header, like a provider echoing it. */
   error?: ScriptedError;
+  /** Misbehave instead of answering (after `delay_ms`). */
+  fault?: ScriptedFault;
   /** Token counts. @default estimated as characters / 4 of the request and of the reply */
   usage?: ScriptedUsage;
   /** OpenAI's `finish_reason`. @default `tool_calls` when the turn calls tools, else `stop` */
@@ -125,8 +143,11 @@ const turnSchema = z.strictObject({
       status: z.number().int().min(400).max(599),
       message: z.string(),
       type: z.string().optional(),
+      retry_after: z.union([nonNegativeInteger, z.string().min(1)]).optional(),
+      retry_after_ms: nonNegativeInteger.optional(),
     })
     .optional(),
+  fault: z.strictObject({ type: z.enum(['hang', 'reset']), after_chars: nonNegativeInteger.optional() }).optional(),
   usage: z.strictObject({ input_tokens: nonNegativeInteger, output_tokens: nonNegativeInteger }).optional(),
   finish_reason: z.string().min(1).optional(),
 });

@@ -10,7 +10,7 @@ import { APICallError } from 'ai';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { conversationFromPrompt } from './conversation-from-prompt.ts';
 import { errorBody } from './openai-chat-format.ts';
-import type { RespondFunction, Script } from './script.ts';
+import type { RespondFunction, Script, ScriptedFault } from './script.ts';
 import { createScriptedResponder, type ScriptedReply } from './scripted-responder.ts';
 import { splitIntoChunks } from './split-into-chunks.ts';
 
@@ -41,13 +41,23 @@ export function scriptedLanguageModel(
     abortSignal?.throwIfAborted();
     const result = await respond(conversationFromPrompt(callOptions, modelId, stream));
     if (result.delayMs > 0) await sleep(result.delayMs, undefined, { signal: abortSignal });
+    if (result.fault !== undefined && (!stream || result.fault.after_chars === undefined)) {
+      if (result.fault.type === 'reset') throw connectionReset();
+      await hang(abortSignal);
+    }
     if (result.error !== undefined) {
-      const body = errorBody(result.error.message, result.error.type);
+      const { status, retry_after, retry_after_ms } = result.error;
+      const message = result.error.message.replaceAll('{{authorization}}', callOptions.headers?.authorization ?? '');
+      const body = errorBody(message, result.error.type);
+      const responseHeaders: Record<string, string> = { 'content-type': 'application/json' };
+      if (retry_after !== undefined) responseHeaders['retry-after'] = String(retry_after);
+      if (retry_after_ms !== undefined) responseHeaders['retry-after-ms'] = String(retry_after_ms);
       throw new APICallError({
-        message: result.error.message,
+        message,
         url: 'scripted:/chat/completions',
         requestBodyValues: {},
-        statusCode: result.error.status,
+        statusCode: status,
+        responseHeaders,
         responseBody: JSON.stringify(body),
         data: body,
       });
@@ -95,6 +105,7 @@ export function scriptedLanguageModel(
         parts.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.arguments });
       }
       parts.push({ type: 'finish', usage: usageOf(result), finishReason: finishReasonOf(result.finishReason) });
+      if (result.fault !== undefined) return { stream: faultyStreamOf(parts, result.fault, callOptions.abortSignal) };
       return { stream: streamOf(parts, result.chunkDelayMs, callOptions.abortSignal) };
     },
   };
@@ -128,6 +139,38 @@ function streamOf(
     },
     cancel() {
       canceled.abort();
+    },
+  });
+}
+
+/** What a dropped connection looks like to the AI SDK: fetch's `TypeError: terminated`, caused by a reset. */
+function connectionReset(): TypeError {
+  return new TypeError('terminated', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) });
+}
+
+/** Never settles, unless the signal aborts (then rejects with its reason). */
+function hang(signal: AbortSignal | undefined): Promise<never> {
+  return new Promise<never>((_, reject) => {
+    if (signal?.aborted) reject(signal.reason);
+    signal?.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
+/** The parts up to `after_chars` characters of text, then a stall or a reset, as the server does. */
+function faultyStreamOf(parts: LanguageModelV4StreamPart[], fault: ScriptedFault, abortSignal: AbortSignal | undefined): ReadableStream<LanguageModelV4StreamPart> {
+  let index = 0;
+  let characters = 0;
+  const limit = fault.after_chars ?? 0;
+  return new ReadableStream({
+    async pull(controller) {
+      const part = parts[index++];
+      // The first two parts stand for the response's start (its headers and role chunk).
+      if (part === undefined || (index > 2 && characters >= limit)) {
+        if (fault.type === 'reset') return controller.error(connectionReset());
+        return hang(abortSignal).catch((error: unknown) => controller.error(error));
+      }
+      if (part.type === 'text-delta') characters += part.delta.length;
+      controller.enqueue(part);
     },
   });
 }

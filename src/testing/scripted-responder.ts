@@ -1,5 +1,5 @@
 import type { Conversation } from './conversation.ts';
-import { parseScript, type RespondFunction, type Script, type ScriptedError, type ScriptRule, type ScriptedTurn } from './script.ts';
+import { parseScript, type RespondFunction, type Script, type ScriptedError, type ScriptedFault, type ScriptRule, type ScriptedTurn } from './script.ts';
 
 /** A turn made concrete: every default filled in, text templated, tool arguments encoded. */
 export interface ScriptedReply {
@@ -10,7 +10,8 @@ export interface ScriptedReply {
   delayMs: number;
   chunkSize: number;
   chunkDelayMs: number;
-  error: Required<ScriptedError> | undefined;
+  error: (ScriptedError & { type: string }) | undefined;
+  fault: ScriptedFault | undefined;
   inputTokens: number;
   outputTokens: number;
   finishReason: string;
@@ -83,6 +84,7 @@ function toReply(turn: ScriptedTurn, conversation: Conversation, rule: number | 
     chunkSize: Math.max(1, Math.floor(turn.chunk_size ?? 20)),
     chunkDelayMs: turn.chunk_delay_ms ?? 0,
     error: turn.error === undefined ? undefined : { ...turn.error, type: turn.error.type ?? errorType(turn.error.status) },
+    fault: turn.fault,
     inputTokens: turn.usage?.input_tokens ?? Math.ceil(conversation.inputCharacters() / 4),
     outputTokens: turn.usage?.output_tokens ?? Math.ceil(outputCharacters / 4),
     finishReason: turn.finish_reason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { conversationFromRequest } from './conversation.ts';
 import { completionBody, errorBody, parseChatRequest, streamChunks } from './openai-chat-format.ts';
-import type { RespondFunction, Script, ScriptedRequest } from './script.ts';
+import type { RespondFunction, Script, ScriptedFault, ScriptedRequest } from './script.ts';
 import { createScriptedResponder, type ScriptedReply } from './scripted-responder.ts';
 
 /** Options of {@link startScriptedServer}. */
@@ -65,8 +65,19 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
     }
     onRequest?.(parsed.request, { rule: reply.rule });
     if (reply.delayMs > 0) await sleep(reply.delayMs, undefined, { signal });
+    const { fault } = reply;
+    if (fault !== undefined && (!parsed.request.stream || fault.after_chars === undefined)) {
+      await misbehave(fault, response, signal);
+      return;
+    }
     if (reply.error !== undefined) {
-      sendJson(response, reply.error.status, errorBody(reply.error.message, reply.error.type));
+      const { status, type, retry_after, retry_after_ms } = reply.error;
+      // A provider that echoes the credential it was sent, as some do in their error messages.
+      const message = reply.error.message.replaceAll('{{authorization}}', request.headers.authorization ?? '');
+      const headers: Record<string, string> = {};
+      if (retry_after !== undefined) headers['retry-after'] = String(retry_after);
+      if (retry_after_ms !== undefined) headers['retry-after-ms'] = String(retry_after_ms);
+      sendJson(response, status, errorBody(message, type), headers);
       return;
     }
     responseCount++;
@@ -78,8 +89,14 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
     }
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     let deltas = 0;
-    for (const chunk of streamChunks(reply, id, model, parsed.includeUsage)) {
+    let sentCharacters = 0;
+    for (const [index, chunk] of streamChunks(reply, id, model, parsed.includeUsage).entries()) {
+      if (fault !== undefined && index > 0 && sentCharacters >= (fault.after_chars ?? 0)) {
+        await misbehave(fault, response, signal);
+        return;
+      }
       if (chunk.isDelta && deltas++ > 0 && reply.chunkDelayMs > 0) await sleep(reply.chunkDelayMs, undefined, { signal });
+      sentCharacters += textLength(chunk.body);
       response.write(`data: ${JSON.stringify(chunk.body)}\n\n`);
     }
     response.end('data: [DONE]\n\n');
@@ -139,8 +156,25 @@ async function readBody(request: IncomingMessage): Promise<string> {
   return body;
 }
 
-function sendJson(response: ServerResponse, status: number, body: object): void {
+function sendJson(response: ServerResponse, status: number, body: object, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  response.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   response.end(text);
+}
+
+/** A fault: drop the connection at once, or keep it open and silent until the client gives up. */
+async function misbehave(fault: ScriptedFault, response: ServerResponse, signal: AbortSignal): Promise<void> {
+  if (fault.type === 'reset') {
+    response.socket?.resetAndDestroy();
+    return;
+  }
+  if (signal.aborted) return;
+  await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+/** Characters of text content in a stream chunk. */
+function textLength(body: object): number {
+  const choices = (body as { choices?: Array<{ delta?: { content?: unknown } }> }).choices ?? [];
+  const content = choices[0]?.delta?.content;
+  return typeof content === 'string' ? content.length : 0;
 }
