@@ -269,6 +269,8 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
     const { result, reader, control, prelude } = opened;
     const redaction = createStreamRedaction(redactor);
     let ended = false;
+    /** Parts passed on so far. */
+    let emitted = 0;
     const stream = new ReadableStream<StreamPart>({
       start(controller) {
         for (const part of prelude) for (const out of redaction.push(part)) controller.enqueue(out);
@@ -280,42 +282,9 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
         }
       },
       async pull(controller) {
-        if (ended) return;
-        const fail = (error: unknown) => {
-          for (const out of redaction.flush()) controller.enqueue(out);
-          controller.enqueue({ type: 'error', error: brokenStream(error, control.timedOut, redaction.outputCharacters(), timeoutMs, redactor) });
-          finish(true);
-        };
-        const finish = (abort: boolean) => {
-          ended = true;
-          control.end(abort);
-          if (abort) reader.cancel().catch(() => {});
-          controller.close();
-        };
-        let next: ReadableStreamReadResult<StreamPart>;
-        try {
-          next = await raceAbort(reader.read(), control.signal);
-        } catch (error) {
-          if (callerSignal?.aborted) {
-            ended = true;
-            control.end(true);
-            controller.error(error);
-            return;
-          }
-          fail(error);
-          return;
-        }
-        if (next.done) {
-          for (const out of redaction.flush()) controller.enqueue(out);
-          finish(false);
-          return;
-        }
-        control.touch();
-        if (next.value.type === 'error') {
-          fail(next.value.error);
-          return;
-        }
-        for (const out of redaction.push(next.value)) controller.enqueue(out);
+        // A pull that enqueues nothing (a word held back) would never be called again: read on.
+        const before = emitted;
+        while (!ended && emitted === before) await pullOnce(controller);
       },
       cancel(reason) {
         ended = true;
@@ -323,6 +292,48 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
         return reader.cancel(reason);
       },
     });
+    function emit(controller: ReadableStreamDefaultController<StreamPart>, part: StreamPart) {
+      emitted++;
+      controller.enqueue(part);
+    }
+    async function pullOnce(controller: ReadableStreamDefaultController<StreamPart>): Promise<void> {
+      if (ended) return;
+      const fail = (error: unknown) => {
+        for (const out of redaction.flush()) emit(controller, out);
+        emit(controller, { type: 'error', error: brokenStream(error, control.timedOut, redaction.outputCharacters(), timeoutMs, redactor) });
+        finish(true);
+      };
+      const finish = (abort: boolean) => {
+        ended = true;
+        control.end(abort);
+        if (abort) reader.cancel().catch(() => {});
+        controller.close();
+      };
+      let next: ReadableStreamReadResult<StreamPart>;
+      try {
+        next = await raceAbort(reader.read(), control.signal);
+      } catch (error) {
+        if (callerSignal?.aborted) {
+          ended = true;
+          control.end(true);
+          controller.error(error);
+          return;
+        }
+        fail(error);
+        return;
+      }
+      if (next.done) {
+        for (const out of redaction.flush()) emit(controller, out);
+        finish(false);
+        return;
+      }
+      control.touch();
+      if (next.value.type === 'error') {
+        fail(next.value.error);
+        return;
+      }
+      for (const out of redaction.push(next.value)) emit(controller, out);
+    }
     return { ...result, stream };
   }
 
