@@ -76,6 +76,39 @@ describe('model timeouts and retries in the runtime', () => {
     expect(server.requests).toHaveLength(3);
   });
 
+  it('makes runs that meet a 429 from one provider wait together, counted at the server', async () => {
+    // A provider that refuses every request for 500 ms after it first refused one.
+    let blockedUntil: number | undefined;
+    let subagentRequests = 0;
+    const server = await startScriptedServer({
+      script: (request): ScriptedTurn => {
+        const lastUser = request.messages.findLast((message) => message.role === 'user')?.content ?? '';
+        if (request.system.includes('general-purpose')) {
+          subagentRequests++;
+          const now = Date.now();
+          blockedUntil ??= now + 500;
+          if (now < blockedUntil) return { error: { status: 429, message: 'Rate limited.', retry_after_ms: blockedUntil - now } };
+          return { text: `Done: ${request.messages[0].content}` };
+        }
+        if (lastUser.includes('<subagent-notification>')) return { text: 'Noted.' };
+        const start = (task: string) => ({ name: 'agent', arguments: { agent: 'general', task, run_in_background: true } });
+        if (request.turn === 0) return { tool_calls: [start('first')] };
+        // Later, once the first run met the 429: three more runs to the same provider.
+        if (request.turn === 1) return { delay_ms: 150, tool_calls: [start('second'), start('third'), start('fourth')] };
+        return { text: 'Four runs started.' };
+      },
+    });
+    servers.push(server);
+    const cadre = makeCadre({ model: 'openai-compatible:scripted', baseURL: server.baseURL, env: {}, streaming: 'never' });
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'Start four runs.');
+    await cadre.waitForIdle(session.id);
+    const runs = await cadre.store.listRuns({ parent_session_id: session.id });
+    expect(runs.map((run) => run.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
+    // One refused request, then one each: the three later runs waited for the gate instead of knocking.
+    expect(subagentRequests).toBe(5);
+  });
+
   it('takes the retry count from limits.maxRetries, and from the maxRetries option when the limit is not set', async () => {
     const hang = () => scriptedLanguageModel([{ turns: [{ fault: { type: 'reset' } }] }]);
     const fromLimit = makeCadre({ model: hang(), maxRetries: 5, limits: { maxRetries: 0 } });
