@@ -224,8 +224,7 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
         if (failure.timeout) {
           throw new ModelCallError(`The model provider did not answer within ${seconds(timeoutMs)} (${attemptsText(attempts)}).`, { failure: 'timeout', attempts, cause });
         }
-        const message = (cause as Error).message ?? String(cause);
-        throw new ModelCallError(`${message.split('\n')[0]} (${attemptsText(attempts)})`, { failure: 'retries_exhausted', attempts, cause });
+        throw new ModelCallError(describeFailure(cause, attempts), { failure: 'retries_exhausted', attempts, cause });
       }
       const delay = failure.retryAfterMs ?? retryDelayMs * 2 ** (attempts - 1);
       // A 429 closes the provider's gate: every request to it waits together, this retry included.
@@ -349,6 +348,14 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
     doStream,
   };
   return reliable as unknown as LanguageModelInstance;
+}
+
+/** What the last of several failed attempts says, with the count. */
+function describeFailure(cause: unknown, attempts: number): string {
+  const message = ((cause as Error | undefined)?.message ?? String(cause)).split('\n')[0];
+  if (APICallError.isInstance(cause)) return `The model provider failed (${attemptsText(attempts)}): ${message}`;
+  const code = networkCode(cause);
+  return `The connection to the model provider failed (${attemptsText(attempts)}): ${message}${code === undefined || message.includes(code) ? '' : ` (${code})`}`;
 }
 
 /** The error a stream ends with when it breaks after output: the output is kept, and the message says so. */

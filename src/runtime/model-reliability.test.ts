@@ -76,6 +76,19 @@ describe('model timeouts and retries in the runtime', () => {
     expect(server.requests).toHaveLength(3);
   });
 
+  it('keeps what a stream produced before the connection dropped as the partial result, without a blind retry', async () => {
+    const server = await startScriptedServer({ script: delegating({ text: 'Partial answer, then the line drops.', chunk_size: 4, fault: { type: 'reset', after_chars: 8 } }) });
+    servers.push(server);
+    const cadre = makeCadre({ model: 'openai-compatible:scripted', baseURL: server.baseURL, env: {}, streaming: 'always' });
+    const session = await cadre.createSession();
+    const turn = await cadre.send(session.id, 'Please look it up.');
+    expect(turn.status).toBe('completed');
+    const [run] = await cadre.store.listRuns({ parent_session_id: session.id });
+    expect(run).toMatchObject({ status: 'failed', partial_result: 'Partial ', error: { kind: 'model_error' } });
+    expect(run.error?.message).toMatch(/^The model provider's answer broke off \(.+\); the 8 characters it sent are kept as the partial result\.$/);
+    expect(server.requests.filter((request) => request.system.includes('general-purpose'))).toHaveLength(1);
+  });
+
   it('makes runs that meet a 429 from one provider wait together, counted at the server', async () => {
     // A provider that refuses every request for 500 ms after it first refused one.
     let blockedUntil: number | undefined;
@@ -116,7 +129,7 @@ describe('model timeouts and retries in the runtime', () => {
     expect(fromLimit.limits.maxRetries).toBe(0);
     expect(fromOption.limits.maxRetries).toBe(1);
     const session = await fromOption.createSession();
-    expect(await fromOption.send(session.id, 'x')).toMatchObject({ status: 'failed', error: 'terminated (2 attempts)' });
+    expect(await fromOption.send(session.id, 'x')).toMatchObject({ status: 'failed', error: 'The connection to the model provider failed (2 attempts): terminated (ECONNRESET)' });
   });
 });
 

@@ -189,3 +189,51 @@ describe('startScriptedServer', () => {
     expect(error).toMatchObject({ statusCode: 500, message: 'The respond function failed: broken script' });
   });
 });
+
+describe('startScriptedServer faults', () => {
+  it('sends retry-after headers with an error and echoes the Authorization header where the message asks for it', async () => {
+    await serve([{ turns: [{ error: { status: 429, message: 'Slow down, {{authorization}}.', retry_after: 2, retry_after_ms: 2000 } }] }]);
+    const response = await fetch(`${server!.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer secret-key-123' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toBe('2');
+    expect(response.headers.get('retry-after-ms')).toBe('2000');
+    expect(((await response.json()) as { error: { message: string } }).error.message).toBe('Slow down, Bearer secret-key-123.');
+  });
+
+  it('drops the connection for reset, before a response or after some streamed text', async () => {
+    await serve([
+      { when: { user_includes: 'before' }, turns: [{ fault: { type: 'reset' } }] },
+      { turns: [{ text: 'abcdefghij', chunk_size: 2, fault: { type: 'reset', after_chars: 4 } }] },
+    ]);
+    await expect(postChat({ model: 'm', messages: [{ role: 'user', content: 'before' }] })).rejects.toThrow();
+    const response = await postChat({ model: 'm', stream: true, messages: [{ role: 'user', content: 'during' }] });
+    expect(response.status).toBe(200);
+    let body = '';
+    await expect(
+      (async () => {
+        for await (const chunk of response.body!) body += Buffer.from(chunk).toString('utf8');
+      })(),
+    ).rejects.toThrow();
+    expect(body).toContain('"content":"ab"');
+    expect(body).toContain('"content":"cd"');
+    expect(body).not.toContain('"content":"ef"');
+  });
+
+  it('keeps a hanging request open and silent until the client gives up', async () => {
+    await serve([{ turns: [{ fault: { type: 'hang' } }] }]);
+    const started = Date.now();
+    const request = fetch(`${server!.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'hi' }] }),
+      signal: AbortSignal.timeout(300),
+    });
+    await expect(request).rejects.toThrow(/aborted|timeout/i);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(server!.requests).toHaveLength(1);
+  });
+});

@@ -165,7 +165,14 @@ function sendJson(response: ServerResponse, status: number, body: object, header
 /** A fault: drop the connection at once, or keep it open and silent until the client gives up. */
 async function misbehave(fault: ScriptedFault, response: ServerResponse, signal: AbortSignal): Promise<void> {
   if (fault.type === 'reset') {
-    response.socket?.resetAndDestroy();
+    if (!response.headersSent) {
+      response.socket?.resetAndDestroy();
+      return;
+    }
+    // Mid-stream: let the client read what was sent, then close without ending the response.
+    await new Promise<void>((resolve) => response.write('', () => resolve()));
+    await sleep(20);
+    response.socket?.destroy();
     return;
   }
   if (signal.aborted) return;
