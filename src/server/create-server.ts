@@ -30,7 +30,9 @@ export interface DashboardAppOptions {
  * const app = createDashboardApp({ cadre });
  * const response = await app.request('/api/sessions');
  */
-export function createDashboardApp({ cadre, token = null, heartbeatMs, onError = (error) => console.error(error) }: DashboardAppOptions): Hono {
+export function createDashboardApp({ cadre, token = null, heartbeatMs, onError: log = (error) => console.error(error) }: DashboardAppOptions): Hono {
+  // What the server logs passes the runtime's redactor, like everything else cadre logs.
+  const onError = (error: unknown) => log(cadre.redactor.redactError(error));
   const app = new Hono();
   app.use(securityHeaders());
   app.use(requireAccess({ token }));
