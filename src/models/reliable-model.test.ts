@@ -176,6 +176,16 @@ describe('reliableModel: one retry policy', () => {
     expect(requests).toBe(6);
   });
 
+  it('leaves no unhandled rejection behind when called with a signal that already aborted', async () => {
+    const { model, calls } = counted([{ text: 'never' }]);
+    const reason = new Error('stopped before the call');
+    const direct = wrap(model) as unknown as { doGenerate(options: object): Promise<unknown>; doStream(options: object): Promise<unknown> };
+    await expect(direct.doGenerate({ prompt: [], abortSignal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    await expect(direct.doStream({ prompt: [], abortSignal: AbortSignal.abort(reason) })).rejects.toBe(reason);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(calls.length).toBeLessThanOrEqual(2);
+  });
+
   it('passes a caller abort through at once, without retrying', async () => {
     const { model, calls } = counted([{ fault: { type: 'hang' } }]);
     const controller = new AbortController();

@@ -122,7 +122,11 @@ function classify(error: unknown, timedOut: boolean, nowMs: number): Failure {
 
 /** Resolves or rejects like `promise`, or rejects with the signal's reason as soon as it aborts. */
 function raceAbort<T>(promise: PromiseLike<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) {
+    // The call was made and will fail on its own: nobody may be left to hear it.
+    Promise.resolve(promise).catch(() => {});
+    return Promise.reject(signal.reason);
+  }
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
