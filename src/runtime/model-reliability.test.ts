@@ -122,6 +122,22 @@ describe('model timeouts and retries in the runtime', () => {
     expect(subagentRequests).toBe(5);
   });
 
+  it('fails a run at once, saying when to retry, when the provider asks for more than 60 s', async () => {
+    let subagentRequests = 0;
+    const model = scriptedLanguageModel((request) => {
+      if (!request.system.includes('general-purpose')) return request.turn === 0 ? { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'x' } }] } : { text: 'Told.' };
+      subagentRequests++;
+      return { error: { status: 429, message: 'Quota exhausted.', retry_after: 120 } };
+    });
+    const cadre = makeCadre({ model });
+    const session = await cadre.createSession();
+    expect(await cadre.send(session.id, 'Go.')).toMatchObject({ status: 'completed', text: 'Told.' });
+    const [run] = await cadre.store.listRuns({ parent_session_id: session.id });
+    expect(run.error?.kind).toBe('model_error');
+    expect(run.error?.message).toMatch(/^The model provider asks to retry after 120 s \(at \S+\), longer than cadre waits \(60 s\): retry after \d{4}-\d\d-\d\dT[\d:.]+Z\.$/);
+    expect(subagentRequests).toBe(1);
+  });
+
   it('takes the retry count from limits.maxRetries, and from the maxRetries option when the limit is not set', async () => {
     const hang = () => scriptedLanguageModel([{ turns: [{ fault: { type: 'reset' } }] }]);
     const fromLimit = makeCadre({ model: hang(), maxRetries: 5, limits: { maxRetries: 0 } });
