@@ -70,6 +70,19 @@ describe('reliableModel: timeouts', () => {
     expect(calls).toHaveLength(3);
   });
 
+  it('does not count the time the consumer spends away (a long tool call) against the provider', async () => {
+    const { model } = counted([{ text: 'Some words, then more words.', chunk_size: 5 }]);
+    const direct = wrap(model, { timeoutMs: 60 }) as unknown as { doStream(options: object): Promise<{ stream: ReadableStream<{ type: string }> }> };
+    const { stream } = await direct.doStream({ prompt: [] });
+    const types: string[] = [];
+    for await (const part of stream) {
+      types.push(part.type);
+      if (types.length === 4) await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    expect(types).not.toContain('error');
+    expect(types.at(-1)).toBe('finish');
+  });
+
   it('ends a stream that stalls after output with an error that keeps the text, without a blind retry', async () => {
     const { model, calls } = counted([{ text: 'The first part arrived, then', chunk_size: 5, fault: { type: 'hang', after_chars: 10 } }]);
     const result = await call(wrap(model, { timeoutMs: 60 }), 'streamed');

@@ -164,6 +164,10 @@ function attemptControl(callerSignal: AbortSignal | undefined, timeoutMs: number
         controller.abort(new AttemptTimeout());
       }, timeoutMs);
     },
+    /** Stops the timer while nobody waits on the provider (the consumer has not asked for more). */
+    pause() {
+      clearTimeout(timer);
+    },
     /** Ends the attempt's timer and link; `abort` also aborts the request. */
     end(abort = false) {
       clearTimeout(timer);
@@ -262,7 +266,10 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
           control.touch();
           if (next.value.type === 'error') throw next.value.error;
           prelude.push(next.value);
-          if (!preludeParts.has(next.value.type)) return { result, reader, control, prelude, done: false };
+          if (!preludeParts.has(next.value.type)) {
+            control.pause();
+            return { result, reader, control, prelude, done: false };
+          }
         }
       } catch (error) {
         reader.cancel().catch(() => {});
@@ -313,6 +320,9 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
         controller.close();
       };
       let next: ReadableStreamReadResult<StreamPart>;
+      // The clock runs only while we wait on the provider: a consumer busy elsewhere (a long tool
+      // call between parts) is not a silent provider.
+      control.touch();
       try {
         next = await raceAbort(reader.read(), control.signal);
       } catch (error) {
@@ -330,7 +340,7 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
         finish(false);
         return;
       }
-      control.touch();
+      control.pause();
       if (next.value.type === 'error') {
         fail(next.value.error);
         return;
