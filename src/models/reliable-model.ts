@@ -143,34 +143,68 @@ function raceAbort<T>(promise: PromiseLike<T>, signal: AbortSignal): Promise<T> 
   });
 }
 
-/** One attempt's abort controller, following the caller's signal, with a restartable inactivity timer. */
-function attemptControl(callerSignal: AbortSignal | undefined, timeoutMs: number) {
+/**
+ * Watches the deadlines of a model's attempts with one timer, running only while an attempt is
+ * watched, instead of a timer per request and chunk (setting timers cost more than the requests'
+ * other bookkeeping). An attempt expires between its deadline and a tenth of the timeout later.
+ */
+function createWatchdog(timeoutMs: number) {
+  const deadlines = new Map<() => void, number>();
+  let interval: NodeJS.Timeout | undefined;
+  const periodMs = Math.min(1000, Math.max(5, Math.floor(timeoutMs / 10)));
+  function check() {
+    const now = Date.now();
+    for (const [expire, deadline] of deadlines) {
+      if (deadline > now) continue;
+      deadlines.delete(expire);
+      expire();
+    }
+    if (deadlines.size === 0) {
+      clearInterval(interval);
+      interval = undefined;
+    }
+  }
+  return {
+    /** (Re)starts the clock of `expire`'s attempt. */
+    arm(expire: () => void) {
+      deadlines.set(expire, Date.now() + timeoutMs);
+      interval ??= setInterval(check, periodMs);
+    },
+    disarm(expire: () => void) {
+      deadlines.delete(expire);
+    },
+  };
+}
+
+type Watchdog = ReturnType<typeof createWatchdog>;
+
+/** One attempt's abort controller, following the caller's signal, with a restartable inactivity clock. */
+function attemptControl(callerSignal: AbortSignal | undefined, watchdog: Watchdog) {
   const controller = new AbortController();
   let timedOut = false;
-  let timer: NodeJS.Timeout | undefined;
   const onCallerAbort = () => controller.abort(callerSignal!.reason);
   if (callerSignal?.aborted) onCallerAbort();
   else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+  const expire = () => {
+    timedOut = true;
+    controller.abort(new AttemptTimeout());
+  };
   const control = {
     signal: controller.signal,
     get timedOut() {
       return timedOut;
     },
-    /** (Re)starts the inactivity timer: a chunk arrived. */
+    /** (Re)starts the inactivity clock: the request was sent, or a chunk arrived. */
     touch() {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        timedOut = true;
-        controller.abort(new AttemptTimeout());
-      }, timeoutMs);
+      watchdog.arm(expire);
     },
-    /** Stops the timer while nobody waits on the provider (the consumer has not asked for more). */
+    /** Stops the clock while nobody waits on the provider (the consumer has not asked for more). */
     pause() {
-      clearTimeout(timer);
+      watchdog.disarm(expire);
     },
-    /** Ends the attempt's timer and link; `abort` also aborts the request. */
+    /** Ends the attempt's clock and link; `abort` also aborts the request. */
     end(abort = false) {
-      clearTimeout(timer);
+      watchdog.disarm(expire);
       callerSignal?.removeEventListener('abort', onCallerAbort);
       if (abort && !controller.signal.aborted) controller.abort(new Error('The attempt was abandoned.'));
     },
@@ -203,12 +237,13 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
   const sleep = options.sleep ?? realSleep;
   const gates = options.gates ?? createProviderGates({ nowMs, sleep });
   const gateKey = options.gateKey ?? inner.provider.split('.')[0];
+  const watchdog = createWatchdog(timeoutMs);
 
   /** Runs `attempt` under the retry policy; it gets a fresh control per attempt. */
   async function withRetries<T>(callerSignal: AbortSignal | undefined, attempt: (control: AttemptControl) => Promise<T>): Promise<T> {
     for (let attempts = 1; ; attempts++) {
-      await gates.wait(gateKey, callerSignal);
-      const control = attemptControl(callerSignal, timeoutMs);
+      if (gates.openAt(gateKey) !== undefined) await gates.wait(gateKey, callerSignal);
+      const control = attemptControl(callerSignal, watchdog);
       let failure: Failure;
       let caught: unknown;
       try {
@@ -249,7 +284,8 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
         control.end();
       }
     });
-    return { ...result, content: result.content.map((part) => redactPart(part, redactor)) };
+    const content = result.content.map((part) => redactPart(part, redactor));
+    return content.every((part, index) => part === result.content[index]) ? result : { ...result, content };
   }
 
   async function doStream(callOptions: CallOptions): Promise<StreamResult> {

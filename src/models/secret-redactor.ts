@@ -25,7 +25,7 @@ export interface SecretRedactor {
   readonly size: number;
   /** `text` with every configured value replaced by `[redacted]` and the known credential shapes by `[REDACTED]`. */
   redact(text: string): string;
-  /** A copy of a JSON-like value with every string redacted; other values are kept as they are. */
+  /** A JSON-like value with every string redacted: a copy where something changed, else the value itself. */
   redactDeep<T>(value: T): T;
   /** An error safe to keep: the same class for provider errors (`APICallError`), every text field redacted. */
   redactError(error: unknown): unknown;
@@ -75,11 +75,22 @@ export function createSecretRedactor(options: SecretRedactorOptions = {}): Secre
   function redactDeep<T>(value: T): T {
     if (typeof value === 'string') return redact(value) as T;
     if (value instanceof Error) return redactError(value) as T;
-    if (Array.isArray(value)) return value.map((item) => redactDeep(item)) as T;
+    // Copied only where something changed: most tool results hold no secret.
+    if (Array.isArray(value)) {
+      let copy: unknown[] | undefined;
+      value.forEach((item, index) => {
+        const redacted = redactDeep(item);
+        if (redacted !== item) (copy ??= [...value])[index] = redacted;
+      });
+      return (copy ?? value) as T;
+    }
     if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
-      const copy: Record<string, unknown> = {};
-      for (const [key, item] of Object.entries(value)) copy[key] = redactDeep(item);
-      return copy as T;
+      let copy: Record<string, unknown> | undefined;
+      for (const [key, item] of Object.entries(value)) {
+        const redacted = redactDeep(item);
+        if (redacted !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = redacted;
+      }
+      return (copy ?? value) as T;
     }
     return value;
   }

@@ -81,6 +81,9 @@ function lastWhiteSpace(text: string): number {
 
 /** Tool-call arguments (JSON) redacted value by value, so the JSON stays valid. */
 export function redactToolInput(input: string, redactor: SecretRedactor): string {
+  // Without escapes, the values read as they are written: nothing found in the raw text means
+  // nothing in the values either.
+  if (!input.includes('\\') && redactor.redact(input) === input) return input;
   let parsed: unknown;
   try {
     parsed = JSON.parse(input);
