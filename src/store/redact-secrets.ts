@@ -1,30 +1,32 @@
 const marker = '[REDACTED]';
 
-/** A cheap test that a text may hold a pattern's match: `lower` is the text in lower case. */
-type Guard = (text: string, lower: string) => boolean;
+/** A cheap test that a text may hold a pattern's match. */
+type Guard = (text: string) => boolean;
 
-/** A guard true when the text holds any of `parts` (literal regexes: V8 searches them faster than `includes`). */
-function anyOf(...parts: string[]): (text: string) => boolean {
-  const searches = parts.map((part) => new RegExp(part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')));
+/**
+ * A guard true when the text holds any of `parts`, searched one by one as literal regexes (V8
+ * searches a lone literal far faster than `includes` or an alternation, and allocates nothing).
+ */
+function anyOf(parts: string[], flags = ''): Guard {
+  const searches = parts.map((part) => new RegExp(part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), flags));
   return (text) => searches.some((search) => search.test(text));
 }
-const inLowerCase = (guard: (text: string) => boolean): Guard => (_, lower) => guard(lower);
 
 // Shapes of well-known credentials, narrow enough not to eat ordinary text or code. Each has a
 // guard made of plain substring searches, so text without a hint of a credential (most model
 // output and tool results) costs a few searches instead of every pattern's scan.
 const patterns: ReadonlyArray<[Guard, RegExp, string]> = [
-  [anyOf('PRIVATE KEY'), /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g, `[REDACTED PRIVATE KEY]`],
-  [anyOf('sk-'), /\bsk-[A-Za-z0-9_-]{20,}/g, marker],
-  [anyOf('ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_'), /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})/g, marker],
-  [anyOf('AKIA'), /\bAKIA[0-9A-Z]{16}\b/g, marker],
-  [anyOf('xox'), /\bxox[abprs]-[A-Za-z0-9-]{10,}/g, marker],
-  [anyOf('AIza'), /\bAIza[0-9A-Za-z_-]{35}/g, marker],
-  [inLowerCase(anyOf('authorization')), /(\bauthorization["']?\s*[:=]\s*["']?)[^"'\r\n]+/gi, `$1${marker}`],
-  [anyOf('Bearer', 'Basic'), /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{12,}/g, `$1 ${marker}`],
-  [anyOf('KEY', 'SECRET', 'TOKEN', 'PASSWORD'), /\b([A-Z][A-Z0-9_]*(?:API_KEY|SECRET|TOKEN|PASSWORD|ACCESS_KEY)[A-Z0-9_]*)(\s*[=:]\s*["']?)[^\s"']{6,}/g, `$1$2${marker}`],
-  [inLowerCase(anyOf('key', 'secret', 'passw', 'token')), /(["']?\b(?:api[_-]?key|apikey|secret|password|passwd|access[_-]?token|auth[_-]?token|client[_-]?secret)["']?\s*[:=]\s*["'])[^"'\r\n]{6,}/gi, `$1${marker}`],
-  [anyOf('://'), /\b([a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:)[^/\s@]+@/gi, `$1${marker}@`],
+  [anyOf(['PRIVATE KEY']), /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g, `[REDACTED PRIVATE KEY]`],
+  [anyOf(['sk-']), /\bsk-[A-Za-z0-9_-]{20,}/g, marker],
+  [anyOf(['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_']), /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,})/g, marker],
+  [anyOf(['AKIA']), /\bAKIA[0-9A-Z]{16}\b/g, marker],
+  [anyOf(['xox']), /\bxox[abprs]-[A-Za-z0-9-]{10,}/g, marker],
+  [anyOf(['AIza']), /\bAIza[0-9A-Za-z_-]{35}/g, marker],
+  [anyOf(['authorization'], 'i'), /(\bauthorization["']?\s*[:=]\s*["']?)[^"'\r\n]+/gi, `$1${marker}`],
+  [anyOf(['Bearer', 'Basic']), /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{12,}/g, `$1 ${marker}`],
+  [anyOf(['KEY', 'SECRET', 'TOKEN', 'PASSWORD']), /\b([A-Z][A-Z0-9_]*(?:API_KEY|SECRET|TOKEN|PASSWORD|ACCESS_KEY)[A-Z0-9_]*)(\s*[=:]\s*["']?)[^\s"']{6,}/g, `$1$2${marker}`],
+  [anyOf(['key', 'secret', 'passw', 'token'], 'i'), /(["']?\b(?:api[_-]?key|apikey|secret|password|passwd|access[_-]?token|auth[_-]?token|client[_-]?secret)["']?\s*[:=]\s*["'])[^"'\r\n]{6,}/gi, `$1${marker}`],
+  [anyOf(['://']), /\b([a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:)[^/\s@]+@/gi, `$1${marker}@`],
 ];
 
 /**
@@ -37,15 +39,7 @@ const patterns: ReadonlyArray<[Guard, RegExp, string]> = [
  */
 export function redactSecrets(text: string): string {
   let result = text;
-  let lower = text.toLowerCase();
-  for (const [guard, pattern, replacement] of patterns) {
-    if (!guard(result, lower)) continue;
-    const replaced = result.replace(pattern, replacement);
-    if (replaced !== result) {
-      result = replaced;
-      lower = result.toLowerCase();
-    }
-  }
+  for (const [guard, pattern, replacement] of patterns) if (guard(result)) result = result.replace(pattern, replacement);
   return result;
 }
 
