@@ -120,29 +120,6 @@ function classify(error: unknown, timedOut: boolean, nowMs: number): Failure {
   return { retryable: network, timeout: false, rateLimited: false, retryAfterMs: undefined };
 }
 
-/** Resolves or rejects like `promise`, or rejects with the signal's reason as soon as it aborts. */
-function raceAbort<T>(promise: PromiseLike<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    // The call was made and will fail on its own: nobody may be left to hear it.
-    Promise.resolve(promise).catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
-    Promise.resolve(promise).then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
-}
-
 /**
  * Watches the deadlines of a model's attempts with one timer, running only while an attempt is
  * watched, instead of a timer per request and chunk (setting timers cost more than the requests'
@@ -182,17 +159,49 @@ type Watchdog = ReturnType<typeof createWatchdog>;
 function attemptControl(callerSignal: AbortSignal | undefined, watchdog: Watchdog) {
   const controller = new AbortController();
   let timedOut = false;
-  const onCallerAbort = () => controller.abort(callerSignal!.reason);
+  /** Rejects what the attempt waits for now, when it is aborted. */
+  let rejectPending: ((reason: unknown) => void) | undefined;
+  const abort = (reason: unknown) => {
+    if (controller.signal.aborted) return;
+    controller.abort(reason);
+    rejectPending?.(reason);
+    rejectPending = undefined;
+  };
+  const onCallerAbort = () => abort(callerSignal!.reason);
   if (callerSignal?.aborted) onCallerAbort();
   else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
   const expire = () => {
     timedOut = true;
-    controller.abort(new AttemptTimeout());
+    abort(new AttemptTimeout());
   };
   const control = {
     signal: controller.signal,
     get timedOut() {
       return timedOut;
+    },
+    /**
+     * Settles like `promise`, or rejects as soon as the attempt is aborted: a model that ignores
+     * its abort signal cannot hold the attempt past its timeout.
+     */
+    race<T>(promise: PromiseLike<T>): Promise<T> {
+      if (controller.signal.aborted) {
+        // The call was made and will fail on its own: nobody may be left to hear it.
+        Promise.resolve(promise).then(undefined, () => {});
+        return Promise.reject(controller.signal.reason);
+      }
+      return new Promise<T>((resolve, reject) => {
+        rejectPending = reject;
+        promise.then(
+          (value) => {
+            rejectPending = undefined;
+            resolve(value);
+          },
+          (error: unknown) => {
+            rejectPending = undefined;
+            reject(error);
+          },
+        );
+      });
     },
     /** (Re)starts the inactivity clock: the request was sent, or a chunk arrived. */
     touch() {
@@ -202,11 +211,11 @@ function attemptControl(callerSignal: AbortSignal | undefined, watchdog: Watchdo
     pause() {
       watchdog.disarm(expire);
     },
-    /** Ends the attempt's clock and link; `abort` also aborts the request. */
-    end(abort = false) {
+    /** Ends the attempt's clock and link; `abandon` also aborts the request. */
+    end(abandon = false) {
       watchdog.disarm(expire);
       callerSignal?.removeEventListener('abort', onCallerAbort);
-      if (abort && !controller.signal.aborted) controller.abort(new Error('The attempt was abandoned.'));
+      if (abandon) abort(new Error('The attempt was abandoned.'));
     },
   };
   control.touch();
@@ -279,7 +288,7 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
   async function doGenerate(callOptions: CallOptions): Promise<GenerateResult> {
     const result = await withRetries(callOptions.abortSignal, async (control) => {
       try {
-        return await raceAbort(inner.doGenerate({ ...callOptions, abortSignal: control.signal }), control.signal);
+        return await control.race(inner.doGenerate({ ...callOptions, abortSignal: control.signal }));
       } finally {
         control.end();
       }
@@ -291,13 +300,13 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
   async function doStream(callOptions: CallOptions): Promise<StreamResult> {
     const callerSignal = callOptions.abortSignal;
     const opened = await withRetries(callerSignal, async (control) => {
-      const result = await raceAbort(inner.doStream({ ...callOptions, abortSignal: control.signal }), control.signal);
+      const result = await control.race(inner.doStream({ ...callOptions, abortSignal: control.signal }));
       const reader = result.stream.getReader();
       const prelude: StreamPart[] = [];
       try {
         // Read up to the first output: a failure before it is retried like an unstreamed one.
         for (;;) {
-          const next = await raceAbort(reader.read(), control.signal);
+          const next = await control.race(reader.read());
           if (next.done) return { result, reader, control, prelude, done: true };
           control.touch();
           if (next.value.type === 'error') throw next.value.error;
@@ -360,7 +369,7 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
       // call between parts) is not a silent provider.
       control.touch();
       try {
-        next = await raceAbort(reader.read(), control.signal);
+        next = await control.race(reader.read());
       } catch (error) {
         if (callerSignal?.aborted) {
           ended = true;
