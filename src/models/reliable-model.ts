@@ -3,6 +3,7 @@ import { ModelCallError } from './model-call-error.ts';
 import { createProviderGates, realSleep, type ProviderGates, type Sleep } from './provider-gates.ts';
 import type { LanguageModelInstance } from './resolve-model.ts';
 import type { SecretRedactor } from './secret-redactor.ts';
+import { attemptControl, createWatchdog, type AttemptControl } from './attempt-control.ts';
 import { createStreamRedaction, redactToolInput, type StreamPart } from './stream-redaction.ts';
 
 /** Options of {@link reliableModel}. */
@@ -63,14 +64,6 @@ const preludeParts = new Set(['stream-start', 'response-metadata', 'text-start',
 /** Network failures that the SDK does not wrap in a retryable `APICallError` (a reset mid-body, say). */
 const networkCodes = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CLOSED']);
 
-/** Marks an attempt aborted because the provider did not answer in time. */
-class AttemptTimeout extends Error {
-  constructor() {
-    super('The model provider did not answer in time.');
-    this.name = 'AttemptTimeout';
-  }
-}
-
 function seconds(ms: number): string {
   const value = ms / 1000;
   return `${Number.isInteger(value) ? value : Number(value.toFixed(value < 1 ? 3 : 1))} s`;
@@ -119,110 +112,6 @@ function classify(error: unknown, timedOut: boolean, nowMs: number): Failure {
   const network = networkCode(error) !== undefined || (error instanceof TypeError && (message === 'terminated' || message === 'fetch failed'));
   return { retryable: network, timeout: false, rateLimited: false, retryAfterMs: undefined };
 }
-
-/**
- * Watches the deadlines of a model's attempts with one timer, running only while an attempt is
- * watched, instead of a timer per request and chunk (setting timers cost more than the requests'
- * other bookkeeping). An attempt expires between its deadline and a tenth of the timeout later.
- */
-function createWatchdog(timeoutMs: number) {
-  const deadlines = new Map<() => void, number>();
-  let interval: NodeJS.Timeout | undefined;
-  const periodMs = Math.min(1000, Math.max(5, Math.floor(timeoutMs / 10)));
-  function check() {
-    const now = Date.now();
-    for (const [expire, deadline] of deadlines) {
-      if (deadline > now) continue;
-      deadlines.delete(expire);
-      expire();
-    }
-    if (deadlines.size === 0) {
-      clearInterval(interval);
-      interval = undefined;
-    }
-  }
-  return {
-    /** (Re)starts the clock of `expire`'s attempt. */
-    arm(expire: () => void) {
-      deadlines.set(expire, Date.now() + timeoutMs);
-      interval ??= setInterval(check, periodMs);
-    },
-    disarm(expire: () => void) {
-      deadlines.delete(expire);
-    },
-  };
-}
-
-type Watchdog = ReturnType<typeof createWatchdog>;
-
-/** One attempt's abort controller, following the caller's signal, with a restartable inactivity clock. */
-function attemptControl(callerSignal: AbortSignal | undefined, watchdog: Watchdog) {
-  const controller = new AbortController();
-  let timedOut = false;
-  /** Rejects what the attempt waits for now, when it is aborted. */
-  let rejectPending: ((reason: unknown) => void) | undefined;
-  const abort = (reason: unknown) => {
-    if (controller.signal.aborted) return;
-    controller.abort(reason);
-    rejectPending?.(reason);
-    rejectPending = undefined;
-  };
-  const onCallerAbort = () => abort(callerSignal!.reason);
-  if (callerSignal?.aborted) onCallerAbort();
-  else callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
-  const expire = () => {
-    timedOut = true;
-    abort(new AttemptTimeout());
-  };
-  const control = {
-    signal: controller.signal,
-    get timedOut() {
-      return timedOut;
-    },
-    /**
-     * Settles like `promise`, or rejects as soon as the attempt is aborted: a model that ignores
-     * its abort signal cannot hold the attempt past its timeout.
-     */
-    race<T>(promise: PromiseLike<T>): Promise<T> {
-      if (controller.signal.aborted) {
-        // The call was made and will fail on its own: nobody may be left to hear it.
-        Promise.resolve(promise).then(undefined, () => {});
-        return Promise.reject(controller.signal.reason);
-      }
-      return new Promise<T>((resolve, reject) => {
-        rejectPending = reject;
-        promise.then(
-          (value) => {
-            rejectPending = undefined;
-            resolve(value);
-          },
-          (error: unknown) => {
-            rejectPending = undefined;
-            reject(error);
-          },
-        );
-      });
-    },
-    /** (Re)starts the inactivity clock: the request was sent, or a chunk arrived. */
-    touch() {
-      watchdog.arm(expire);
-    },
-    /** Stops the clock while nobody waits on the provider (the consumer has not asked for more). */
-    pause() {
-      watchdog.disarm(expire);
-    },
-    /** Ends the attempt's clock and link; `abandon` also aborts the request. */
-    end(abandon = false) {
-      watchdog.disarm(expire);
-      callerSignal?.removeEventListener('abort', onCallerAbort);
-      if (abandon) abort(new Error('The attempt was abandoned.'));
-    },
-  };
-  control.touch();
-  return control;
-}
-
-type AttemptControl = ReturnType<typeof attemptControl>;
 
 /**
  * The model with cadre's one retry policy, timeouts and redaction at the provider boundary.
