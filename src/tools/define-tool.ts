@@ -1,22 +1,8 @@
 import { jsonSchema, tool, type Tool, type ToolExecutionOptions } from 'ai';
 import { z } from 'zod';
-import { CadreError } from '../errors/cadre-error.ts';
+import { ToolInputError } from './tool-input-error.ts';
 
-/** A tool input the model must fix; its message tells the model how. */
-export class ToolInputError extends CadreError {
-  constructor(message: string) {
-    super('CadreToolInputError', message);
-  }
-
-  static override isInstance(error: unknown): error is ToolInputError {
-    return CadreError.isInstance(error) && error.name === 'CadreToolInputError';
-  }
-
-  /** The AI SDK shows a tool error to the model as `toString()`: only the actionable message. */
-  override toString(): string {
-    return this.message;
-  }
-}
+export { ToolInputError } from './tool-input-error.ts';
 
 /** What a tool can do to the world, for permission rules (CONTRACT section 10). */
 export type ToolRisk = 'read' | 'write' | 'exec' | 'network';

@@ -1,8 +1,9 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, ToolInputError } from './define-tool.ts';
-import { walkFiles } from './walk-files.ts';
-import { fileProblem, resolveWorkspacePath, workspaceRelative } from './workspace-path.ts';
+import { runSearch } from './run-search.ts';
+import { toolDescription } from './tool-description.ts';
+import { fileProblem, resolveWorkspacePath } from './workspace-path.ts';
 
 /** Caps of `grep`. */
 export interface GrepLimits {
@@ -12,61 +13,62 @@ export interface GrepLimits {
   maxLineLength: number;
   /** Files larger than this are skipped. @default 1 MB */
   maxFileBytes: number;
+  /** A search still going after this long ends with what it found so far. @default 30000 */
+  timeoutMs: number;
 }
 
-const defaults: GrepLimits = { maxMatches: 200, maxLineLength: 200, maxFileBytes: 1024 * 1024 };
+const defaults: GrepLimits = { maxMatches: 200, maxLineLength: 200, maxFileBytes: 1024 * 1024, timeoutMs: 30_000 };
 
-function compile(pattern: string): RegExp {
-  try {
-    return new RegExp(pattern);
-  } catch (error) {
-    throw new ToolInputError(`pattern is not a valid regular expression: ${(error as Error).message}`);
-  }
-}
+const inputSchema = z.object({
+  pattern: z.string({ error: 'required: a regular expression' }).min(1, 'must not be empty').max(2000, 'must be at most 2000 characters'),
+  path: z.string('must be a path relative to the workspace root').optional(),
+  glob: z.string('must be a glob such as *.ts').optional(),
+  ignore_case: z.boolean('must be true or false').optional(),
+});
 
 /**
- * `grep {pattern, path?}`: lines of text files under a file or directory of the workspace that
- * match a regular expression, as `file:line: text`, skipping binary and very large files.
+ * `grep {pattern, path?, glob?, ignore_case?}`: lines of text files under a file or directory of
+ * the workspace that match a regular expression, as `file:line: text`. The pattern is RE2 syntax,
+ * matched in linear time by re2js, and the whole search runs in a worker thread with a deadline,
+ * so no pattern can block the process and a stop ends it at once.
  */
 export function createGrepTool({ root, limits = {} }: { root: string; limits?: Partial<GrepLimits> }) {
   const caps = { ...defaults, ...limits };
   return defineTool({
     name: 'grep',
-    description:
-      'Search the text files of the workspace for a JavaScript regular expression. Returns `file:line: text` per ' +
-      `matching line, at most ${caps.maxMatches}. \`path\` is a file or directory to search (default: the workspace root).`,
-    inputSchema: z.object({
-      pattern: z.string({ error: 'required: a regular expression' }).min(1, 'must not be empty'),
-      path: z.string('must be a path relative to the workspace root').optional(),
-    }),
-    execute: async ({ pattern, path }, { abortSignal }) => {
-      const expression = compile(pattern);
+    description: toolDescription('grep.txt', { ...caps, timeoutSeconds: caps.timeoutMs / 1000 }),
+    inputSchema,
+    risk: 'read',
+    argument: (input) => input.pattern,
+    execute: async ({ pattern, path, glob, ignore_case: ignoreCase = false }, { abortSignal }) => {
       const target = await resolveWorkspacePath(root, path);
       const info = await stat(target.absolute).catch((error: unknown) => {
         throw fileProblem(target.relative, error);
       });
-      const files = info.isDirectory() ? walkFiles(target.absolute, abortSignal) : single(target.absolute);
-      const matches: string[] = [];
-      for await (const file of files) {
-        const buffer = await readFile(file).catch(() => null);
-        if (buffer === null || buffer.length > caps.maxFileBytes || buffer.subarray(0, 8000).includes(0)) continue;
-        const lines = buffer.toString('utf8').split(/\r?\n/);
-        for (let index = 0; index < lines.length; index++) {
-          if (!expression.test(lines[index])) continue;
-          if (matches.length === caps.maxMatches) {
-            matches.push(`(stopped at ${caps.maxMatches} matches; narrow it with path or a more specific pattern)`);
-            return matches.join('\n');
-          }
-          const line = lines[index].trim();
-          const text = line.length > caps.maxLineLength ? `${line.slice(0, caps.maxLineLength)}…` : line;
-          matches.push(`${workspaceRelative(root, file)}:${index + 1}: ${text}`);
-        }
+      if (!info.isDirectory() && !info.isFile()) {
+        throw new ToolInputError(`'${target.relative}' is not a regular file (a FIFO, socket or device); grep reads regular files only.`);
       }
-      return matches.length > 0 ? matches.join('\n') : `(no matches for /${pattern}/ under ${target.relative})`;
+      const trimmedGlob = glob?.trim() ? glob.trim() : undefined;
+      const { lines, note } = await runSearch(
+        {
+          kind: 'grep',
+          root,
+          start: target.absolute,
+          startIsFile: info.isFile(),
+          pattern,
+          ignoreCase,
+          glob: trimmedGlob,
+          maxMatches: caps.maxMatches,
+          maxLineLength: caps.maxLineLength,
+          maxFileBytes: caps.maxFileBytes,
+        },
+        { signal: abortSignal, timeoutMs: caps.timeoutMs, toolName: 'grep' },
+      );
+      if (lines.length === 0) {
+        const where = trimmedGlob ? `${target.relative} (files matching '${trimmedGlob}')` : target.relative;
+        return note ?? `(no matches for /${pattern}/${ignoreCase ? 'i' : ''} under ${where})`;
+      }
+      return [...lines, ...(note ? [note] : [])].join('\n');
     },
   });
-}
-
-async function* single(file: string): AsyncGenerator<string> {
-  yield file;
 }

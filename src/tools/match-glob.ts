@@ -1,35 +1,16 @@
-function escape(character: string): string {
-  return /[.+^${}()|[\]\\]/.test(character) ? `\\${character}` : character;
-}
+import picomatch from 'picomatch';
 
 /**
- * A matcher for a glob on `/`-separated relative paths: `*` and `?` stay within one path segment,
- * `**` spans segments, `{a,b}` picks one. A pattern without `/` is matched against the file name
- * alone, so `*.ts` finds TypeScript files at any depth.
+ * A matcher for a glob on `/`-separated paths relative to the workspace root, by picomatch:
+ * `*` and `?` stay within one path segment, `**` spans segments, `[ab]` classes, `{a,b}` and
+ * extglobs like `*.@(ts|md)`. A pattern without `/` is matched against the file name alone, so
+ * `*.ts` finds TypeScript files at any depth; `*` also matches names starting with a dot.
+ *
+ * picomatch compiles to a backtracking regular expression, and some globs (`*a*a*a*a*a*b`) take
+ * exponential time: match only where a deadline can end it (the search worker).
+ * @throws {Error} for a glob picomatch cannot parse.
  * @example matchGlob('src/**\/*.ts')('src/tools/grep-tool.ts') // true
  */
 export function matchGlob(pattern: string): (path: string) => boolean {
-  const byName = !pattern.includes('/');
-  let source = '';
-  let braces = 0;
-  for (let index = 0; index < pattern.length; index++) {
-    const character = pattern[index];
-    if (character === '*' && pattern[index + 1] === '*') {
-      const slashAfter = pattern[index + 2] === '/';
-      source += slashAfter ? '(?:.*/)?' : '.*';
-      index += slashAfter ? 2 : 1;
-    } else if (character === '*') source += '[^/]*';
-    else if (character === '?') source += '[^/]';
-    else if (character === '{') {
-      braces++;
-      source += '(?:';
-    } else if (character === '}' && braces > 0) {
-      braces--;
-      source += ')';
-    } else if (character === ',' && braces > 0) source += '|';
-    else source += escape(character);
-  }
-  if (braces > 0) throw new Error(`Unclosed '{' in the pattern '${pattern}'.`);
-  const expression = new RegExp(`^${source}$`);
-  return (path) => expression.test(byName ? path.slice(path.lastIndexOf('/') + 1) : path);
+  return picomatch(pattern, { dot: true, basename: !pattern.includes('/'), strictBrackets: true });
 }

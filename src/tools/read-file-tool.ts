@@ -1,7 +1,8 @@
-import { readFile, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, ToolInputError } from './define-tool.ts';
-import { fileProblem, resolveWorkspacePath } from './workspace-path.ts';
+import { looksBinary, readRegularFile } from './read-regular-file.ts';
+import { toolDescription } from './tool-description.ts';
+import { resolveWorkspacePath } from './workspace-path.ts';
 
 /** Caps of `read_file`. */
 export interface ReadFileLimits {
@@ -25,27 +26,18 @@ export function createReadFileTool({ root, limits = {} }: { root: string; limits
   const caps = { ...defaults, ...limits };
   return defineTool({
     name: 'read_file',
-    description:
-      'Read a text file of the workspace. Returns numbered lines (`  12\\tcode`). ' +
-      `At most ${caps.defaultLines} lines per call unless \`limit\` says otherwise; use \`offset\` (the first line, 1-based) to read on.`,
+    description: toolDescription('read-file.txt', caps),
+    risk: 'read',
+    argument: (input) => input.path,
     inputSchema: z.object({
       path: z.string({ error: 'required: a file path relative to the workspace root' }).min(1, 'must not be empty'),
-      offset: z.number().int('must be a whole number').min(1, 'must be at least 1 (lines start at 1)').optional(),
-      limit: z.number().int('must be a whole number').min(1, 'must be at least 1').optional(),
+      offset: z.number('must be a line number').int('must be a whole number').min(1, 'must be at least 1 (lines start at 1)').max(Number.MAX_SAFE_INTEGER, 'is too large').optional(),
+      limit: z.number('must be a number of lines').int('must be a whole number').min(1, 'must be at least 1').max(Number.MAX_SAFE_INTEGER, 'is too large').optional(),
     }),
     execute: async ({ path, offset = 1, limit = caps.defaultLines }) => {
       const target = await resolveWorkspacePath(root, path);
-      const info = await stat(target.absolute).catch((error: unknown) => {
-        throw fileProblem(target.relative, error);
-      });
-      if (info.isDirectory()) throw fileProblem(target.relative, { code: 'EISDIR' });
-      if (info.size > caps.maxFileBytes) {
-        throw new ToolInputError(`'${target.relative}' is ${info.size} bytes, more than read_file reads (${caps.maxFileBytes}); use grep to find the part you need.`);
-      }
-      const buffer = await readFile(target.absolute).catch((error: unknown) => {
-        throw fileProblem(target.relative, error);
-      });
-      if (buffer.subarray(0, 8000).includes(0)) throw new ToolInputError(`'${target.relative}' is a binary file; read_file reads text only.`);
+      const buffer = await readRegularFile(target.absolute, target.relative, caps.maxFileBytes);
+      if (looksBinary(buffer)) throw new ToolInputError(`'${target.relative}' is a binary file; read_file reads text only.`);
       const lines = buffer.toString('utf8').split(/\r?\n/);
       if (lines.length > 1 && lines.at(-1) === '') lines.pop();
       if (buffer.length === 0) return `(${target.relative} is empty)`;

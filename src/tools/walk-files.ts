@@ -1,23 +1,120 @@
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-
-/** Directories never descended into: dependencies and version control. */
-export const skippedDirectories: ReadonlySet<string> = new Set(['node_modules', '.git']);
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import ignore, { type Ignore } from 'ignore';
 
 /**
- * Every file under `directory`, depth first in name order, skipping {@link skippedDirectories}
- * and not following symbolic links (so a walk cannot leave the workspace or loop).
- * Directories that cannot be read are skipped.
+ * Directories never descended into, whatever `.gitignore` says: version control, and
+ * dependencies (`node_modules` is huge, rarely what a task is about, and not always ignored).
+ * A walk that starts inside one of them still lists it: the caller asked for it by name.
  */
-export async function* walkFiles(directory: string, signal?: AbortSignal): AsyncGenerator<string> {
+export const skippedDirectories: ReadonlySet<string> = new Set(['node_modules', '.git']);
+
+/** The rules of one `.gitignore` (or `.git/info/exclude`), relative to its directory. */
+interface IgnoreLevel {
+  directory: string;
+  rules: Ignore;
+}
+
+/** Options of {@link walkFiles}. */
+export interface WalkFilesOptions {
+  /** The workspace root; `.gitignore` files between it (or its git repository's root) and the start apply. */
+  root: string;
+  /** Stops the walk at the next directory. */
+  signal?: AbortSignal;
+}
+
+function toPosix(path: string): string {
+  return sep === '/' ? path : path.split(sep).join('/');
+}
+
+async function readRules(file: string): Promise<Ignore | null> {
+  const text = await readFile(file, 'utf8').catch(() => null);
+  if (text === null) return null;
+  try {
+    return ignore({ allowRelativePaths: true }).add(text);
+  } catch {
+    return null;
+  }
+}
+
+/** Deepest rules first: the first level with a verdict decides, as git lets a deeper `!rule` re-include. */
+function isIgnored(levels: readonly IgnoreLevel[], path: string, isDirectory: boolean): boolean {
+  for (let index = levels.length - 1; index >= 0; index--) {
+    const level = levels[index];
+    const name = toPosix(relative(level.directory, path)) + (isDirectory ? '/' : '');
+    try {
+      const verdict = level.rules.test(name);
+      if (verdict.ignored) return true;
+      if (verdict.unignored) return false;
+    } catch {
+      // A name `ignore` cannot judge is simply not ignored.
+    }
+  }
+  return false;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(() => true, () => false);
+}
+
+/**
+ * The ignore rules that apply above `start`: `.git/info/exclude` and the `.gitignore` of every
+ * directory from the git repository's root (or the workspace root when it is not in one) down to
+ * the parent of `start`.
+ */
+async function levelsAbove(root: string, start: string): Promise<IgnoreLevel[]> {
+  let top = root;
+  for (let directory = root; ; directory = dirname(directory)) {
+    if (await exists(join(directory, '.git'))) {
+      top = directory;
+      break;
+    }
+    if (dirname(directory) === directory) break;
+  }
+  const chain: string[] = [];
+  for (let directory = dirname(start); ; directory = dirname(directory)) {
+    if (relative(top, directory).startsWith('..') || start === top) break;
+    chain.unshift(directory);
+    if (directory === top || dirname(directory) === directory) break;
+  }
+  const levels: IgnoreLevel[] = [];
+  const exclude = await readRules(join(top, '.git', 'info', 'exclude'));
+  if (exclude) levels.push({ directory: top, rules: exclude });
+  for (const directory of chain) {
+    const rules = await readRules(join(directory, '.gitignore'));
+    if (rules) levels.push({ directory, rules });
+  }
+  return levels;
+}
+
+/**
+ * Every regular file under `start`, depth first in name order. Honours `.gitignore` files the
+ * way git does (nested files, `!` re-includes, rules of the directories above `start`), skips
+ * {@link skippedDirectories}, and does not follow symbolic links (so a walk cannot leave the
+ * workspace or loop). FIFOs, sockets and devices are not files here. A `start` that the rules
+ * above it ignore is still walked (it was asked for by name) under its own `.gitignore` files.
+ */
+export async function* walkFiles(start: string, { root, signal }: WalkFilesOptions): AsyncGenerator<string> {
+  let levels = await levelsAbove(root, start);
+  if (isIgnored(levels, start, true)) levels = [];
+  yield* walkDirectory(start, levels, signal);
+}
+
+async function* walkDirectory(directory: string, above: readonly IgnoreLevel[], signal: AbortSignal | undefined): AsyncGenerator<string> {
   if (signal?.aborted) return;
   const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
+  let levels = above;
+  if (entries.some((entry) => entry.name === '.gitignore' && entry.isFile())) {
+    const rules = await readRules(join(directory, '.gitignore'));
+    if (rules) levels = [...above, { directory, rules }];
+  }
   entries.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
   for (const entry of entries) {
     const path = join(directory, entry.name);
     if (entry.isDirectory()) {
-      if (!skippedDirectories.has(entry.name)) yield* walkFiles(path, signal);
-    } else if (entry.isFile()) {
+      if (skippedDirectories.has(entry.name) || isIgnored(levels, path, true)) continue;
+      yield* walkDirectory(path, levels, signal);
+    } else if (entry.isFile() && !isIgnored(levels, path, false)) {
       yield path;
     }
   }
