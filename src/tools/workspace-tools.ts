@@ -1,25 +1,35 @@
 import { resolve } from 'node:path';
 import type { ToolSet } from 'ai';
+import { createBashTool } from './bash-tool.ts';
+import { createEditFileTool } from './edit-file-tool.ts';
 import { createGrepTool } from './grep-tool.ts';
 import { createListFilesTool } from './list-files-tool.ts';
 import { createReadFileTool } from './read-file-tool.ts';
+import { createWriteFileTool } from './write-file-tool.ts';
 
 /** Options of {@link createWorkspaceTools}. */
 export interface WorkspaceToolsOptions {
-  /** The directory the tools may read; a path outside it is a tool error. Usually the working directory. */
-  root: string;
+  /**
+   * The directory the tools work in; a path outside it is a tool error, and `bash` starts there.
+   * @default process.cwd()
+   */
+  root?: string;
 }
 
 /**
- * The read-only workspace tools agents may name in their `tools` allow-list:
- * `read_file`, `list_files` and `grep`, all confined to `root`.
- * @example createCadre({ store, model, tools: createWorkspaceTools({ root: process.cwd() }) })
+ * The workspace tools agents may name in their `tools` allow-list (CONTRACT section 10), all
+ * confined to `root`: `read_file`, `list_files`, `grep` (risk `read`), `write_file`, `edit_file`
+ * (`write`) and `bash` (`exec`). Permission rules and approvals decide which calls run.
+ * @example createCadre({ store, model, tools: createWorkspaceTools() })
  */
-export function createWorkspaceTools({ root }: WorkspaceToolsOptions): ToolSet {
+export function createWorkspaceTools({ root = process.cwd() }: WorkspaceToolsOptions = {}): ToolSet {
   const absolute = resolve(root);
   return {
     read_file: createReadFileTool({ root: absolute }),
     list_files: createListFilesTool({ root: absolute }),
     grep: createGrepTool({ root: absolute }),
+    write_file: createWriteFileTool({ root: absolute }),
+    edit_file: createEditFileTool({ root: absolute }),
+    bash: createBashTool({ root: absolute }),
   };
 }

@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { defineTool, ToolInputError } from './define-tool.ts';
+import { toolDescription } from './tool-description.ts';
+import { resolveWritablePath } from './workspace-path.ts';
+import { writeRegularFile } from './write-regular-file.ts';
+
+const inputSchema = z.object({
+  path: z.string({ error: 'required: a file path relative to the workspace root' }).min(1, 'must not be empty'),
+  content: z.string({ error: 'required: the whole new content of the file, as a string' }),
+});
+
+/**
+ * `write_file {path, content}`: creates a file of the workspace (with its missing parent folders)
+ * or replaces its whole content. The write is confined to the workspace like the read tools: no
+ * path, `..` or symbolic link (of the file or of a parent folder) carries it outside.
+ */
+export function createWriteFileTool({ root, maxBytes = 10 * 1024 * 1024 }: { root: string; maxBytes?: number }) {
+  return defineTool({
+    name: 'write_file',
+    description: toolDescription('write-file.txt', { maxBytes }),
+    inputSchema,
+    risk: 'write',
+    argument: (input) => input.path,
+    execute: async ({ path, content }) => {
+      const bytes = Buffer.byteLength(content, 'utf8');
+      if (bytes > maxBytes) throw new ToolInputError(`content is ${bytes} bytes, more than write_file writes (${maxBytes}).`);
+      const target = await resolveWritablePath(root, path);
+      const { created } = await writeRegularFile(target, content);
+      const lines = content === '' ? 0 : content.split('\n').length - (content.endsWith('\n') ? 1 : 0);
+      return `${created ? 'Created' : 'Replaced'} ${target.relative} (${bytes} bytes, ${lines} line${lines === 1 ? '' : 's'}).`;
+    },
+  });
+}
