@@ -64,7 +64,10 @@ export async function resolveWritablePath(root: string, path: string | undefined
   const missing: string[] = [];
   let existing = target.absolute;
   for (;;) {
-    const info = await lstat(existing).catch((error: NodeJS.ErrnoException) => (error.code === 'ENOENT' ? null : Promise.reject(error)));
+    const info = await lstat(existing).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return null;
+      throw fileProblem(target.relative, error);
+    });
     if (info !== null) break;
     missing.unshift(basename(existing));
     existing = dirname(existing);
