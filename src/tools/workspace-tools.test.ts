@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ToolSet } from 'ai';
@@ -100,5 +100,36 @@ describe('grep', () => {
   it('explains an invalid regular expression and a path outside the root', async () => {
     expect(await failure('grep', { pattern: '(' })).toContain('pattern is not a valid regular expression');
     expect(await failure('grep', { pattern: 'x', path: '../' })).toContain('is outside the workspace');
+  });
+});
+
+describe('createWorkspaceTools', () => {
+  it('offers the six workspace tools with their risks and main arguments', async () => {
+    const { toolInfo } = await import('./define-tool.ts');
+    const infos = Object.entries(tools).map(([name, tool]) => [name, toolInfo(tool)?.risk]);
+    expect(infos).toEqual([
+      ['read_file', 'read'],
+      ['list_files', 'read'],
+      ['grep', 'read'],
+      ['write_file', 'write'],
+      ['edit_file', 'write'],
+      ['bash', 'exec'],
+    ]);
+    expect(toolInfo(tools.read_file)?.argument({ path: 'src/a.ts' })).toBe('src/a.ts');
+    expect(toolInfo(tools.grep)?.argument({ pattern: 'TODO' })).toBe('TODO');
+    expect(toolInfo(tools.edit_file)?.argument({ path: 'a.ts', old_string: 'a', new_string: 'b' })).toBe('a.ts');
+  });
+
+  it('works in the working directory when no root is given', async () => {
+    const previous = process.cwd();
+    process.chdir(root);
+    try {
+      const here = createWorkspaceTools();
+      const output = await here.bash.execute!({ command: 'pwd' }, { toolCallId: 'c', messages: [], context: undefined });
+      expect(output).toBe(`${await realpath(root)}\n[exit code: 0]`);
+      expect(await here.read_file.execute!({ path: 'README.md' }, { toolCallId: 'c', messages: [], context: undefined })).toBe('1\t# Title\n2\tTODO: write it');
+    } finally {
+      process.chdir(previous);
+    }
   });
 });
