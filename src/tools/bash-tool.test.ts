@@ -65,6 +65,11 @@ describe('bash', () => {
     expect(await call(bash, { command: 'true' })).toBe('(no output)\n[exit code: 0]');
   });
 
+  it('gives commands the environment it was made with (process.env by default)', async () => {
+    const bash = createBashTool({ root, env: { PATH: process.env.PATH, ONLY_THIS: 'yes' } });
+    expect(await call(bash, { command: 'echo "$ONLY_THIS ${HOME:-no home}"' })).toBe('yes no home\n[exit code: 0]');
+  });
+
   it('keeps the head and the tail of long output and says how many characters were omitted', async () => {
     const bash = createBashTool({ root, halfOutputChars: 100 });
     const output = await call(bash, { command: 'seq 1 100000' });

@@ -21,6 +21,8 @@ export interface BashToolOptions {
   halfOutputChars?: number;
   /** Between SIGTERM and SIGKILL when a command is ended. @default 500 */
   killGraceMs?: number;
+  /** The environment of commands. @default process.env (as in the user's own shell) */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** How a command ended. */
@@ -42,7 +44,7 @@ function defaultShell(): string {
  * and its approvals are for.
  */
 export function createBashTool(options: BashToolOptions) {
-  const { root, shell = defaultShell(), defaultTimeoutSeconds = 120, maxTimeoutSeconds = 1800, halfOutputChars = 15_000, killGraceMs = 500 } = options;
+  const { root, shell = defaultShell(), defaultTimeoutSeconds = 120, maxTimeoutSeconds = 1800, halfOutputChars = 15_000, killGraceMs = 500, env } = options;
   const inputSchema = z.object({
     command: z
       .string({ error: 'required: the command line to run' })
@@ -64,7 +66,7 @@ export function createBashTool(options: BashToolOptions) {
       new Promise<string>((resolve, reject) => {
         if (abortSignal?.aborted) return reject(abortSignal.reason);
         const output = new CappedOutput({ headChars: halfOutputChars, tailChars: halfOutputChars });
-        const child = spawn(shell, ['-c', command], { cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(shell, ['-c', command], { cwd: root, env: env ?? process.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
         const untrack = child.pid === undefined ? () => {} : trackProcessGroup(child.pid);
         for (const stream of [child.stdout, child.stderr]) {
           const decoder = new StringDecoder('utf8');

@@ -92,3 +92,11 @@ describe('walkFiles', () => {
     expect(await files(root)).toEqual(['a.txt', 'real/b.txt']);
   });
 });
+
+describe('walkFiles above the start', () => {
+  it('reads the .gitignore of a folder whose name starts with two dots', async () => {
+    const root = join(base, 'dots');
+    await tree(root, { '..config/.gitignore': '*.tmp\n', '..config/inner/a.tmp': 'x', '..config/inner/b.txt': 'x' });
+    expect(await files(root, join(root, '..config', 'inner'))).toEqual(['..config/inner/b.txt']);
+  });
+});

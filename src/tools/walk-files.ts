@@ -1,5 +1,5 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 
 /**
@@ -53,6 +53,11 @@ function isIgnored(levels: readonly IgnoreLevel[], path: string, isDirectory: bo
   return false;
 }
 
+function isWithin(top: string, path: string): boolean {
+  const fromTop = relative(top, path);
+  return fromTop === '' || (fromTop !== '..' && !fromTop.startsWith(`..${sep}`) && !isAbsolute(fromTop));
+}
+
 async function exists(path: string): Promise<boolean> {
   return stat(path).then(() => true, () => false);
 }
@@ -72,10 +77,11 @@ async function levelsAbove(root: string, start: string): Promise<IgnoreLevel[]> 
     if (dirname(directory) === directory) break;
   }
   const chain: string[] = [];
-  for (let directory = dirname(start); ; directory = dirname(directory)) {
-    if (relative(top, directory).startsWith('..') || start === top) break;
-    chain.unshift(directory);
-    if (directory === top || dirname(directory) === directory) break;
+  if (start !== top) {
+    for (let directory = dirname(start); isWithin(top, directory); directory = dirname(directory)) {
+      chain.unshift(directory);
+      if (directory === top) break;
+    }
   }
   const levels: IgnoreLevel[] = [];
   const exclude = await readRules(join(top, '.git', 'info', 'exclude'));
