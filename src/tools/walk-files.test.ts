@@ -94,6 +94,14 @@ describe('walkFiles', () => {
 });
 
 describe('walkFiles above the start', () => {
+  it('ignores a .gitignore or .git/info/exclude that is a FIFO instead of blocking on it', async () => {
+    const root = join(base, 'fifo-rules');
+    await tree(root, { 'sub/a.txt': 'x', '.git/info/README': 'x' });
+    execFileSync('mkfifo', [join(root, '.gitignore'), join(root, 'sub', '.gitignore'), join(root, '.git', 'info', 'exclude')]);
+    expect(await files(root)).toEqual(['sub/a.txt']);
+    expect(await files(root, join(root, 'sub'))).toEqual(['sub/a.txt']);
+  });
+
   it('reads the .gitignore of a folder whose name starts with two dots', async () => {
     const root = join(base, 'dots');
     await tree(root, { '..config/.gitignore': '*.tmp\n', '..config/inner/a.tmp': 'x', '..config/inner/b.txt': 'x' });

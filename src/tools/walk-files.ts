@@ -1,6 +1,9 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
+import { readRegularFile } from './read-regular-file.ts';
+
+const maxIgnoreFileBytes = 1024 * 1024;
 
 /**
  * Directories never descended into, whatever `.gitignore` says: version control, and
@@ -28,7 +31,8 @@ function toPosix(path: string): string {
 }
 
 async function readRules(file: string): Promise<Ignore | null> {
-  const text = await readFile(file, 'utf8').catch(() => null);
+  // Read like any file a tool reads: a FIFO named .gitignore must not block a thread for good.
+  const text = await readRegularFile(file, file, maxIgnoreFileBytes).then((buffer) => buffer.toString('utf8'), () => null);
   if (text === null) return null;
   try {
     return ignore({ allowRelativePaths: true }).add(text);
