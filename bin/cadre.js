@@ -1,18 +1,35 @@
 #!/usr/bin/env node
 // The `cadre` command. Plain JavaScript on purpose: it must run far enough on any Node to say
-// which Node it needs. The command line itself is TypeScript, run by Node's type stripping.
+// which Node it needs (the same versions as src/util/node-support.ts and `engines` in
+// package.json; a test keeps the three in step).
+import { existsSync } from 'node:fs';
+import module from 'node:module';
 
-const [major, minor] = process.versions.node.split('.').map(Number);
-const typeStripping = process.features && process.features.typescript;
-if (major < 22 || (major === 22 && minor < 18) || !typeStripping) {
+const minimums = [[22, 13], [23, 4]];
+const version = process.versions.node;
+const [major, minor] = version.split('.').map(Number);
+const last = minimums[minimums.length - 1];
+if (!(minimums.some(([m, n]) => major === m && minor >= n) || major > last[0])) {
+  process.stderr.write(`cadre needs Node.js >= 22.13 (or >= 23.4 on 23); this is Node ${version}\n`);
+  process.exit(2);
+}
+
+// Where `src/` is present this is a checkout of cadre (the package ships only `dist/`), and the
+// command runs on the sources, through Node's type stripping, so that they never go stale
+// behind a build. An installed package runs the compiled `dist/`.
+const sources = new URL('../src/cli/main.ts', import.meta.url);
+const fromSources = existsSync(sources);
+if (fromSources && !(process.features && process.features.typescript)) {
   process.stderr.write(
-    `cadre needs Node 24 (or Node >= 22.18 with type stripping); this is Node ${process.versions.node}. ` +
+    `cadre's sources need Node 24 (or Node >= 22.18, with type stripping); this is Node ${version}. ` +
       'Inside the cadre repository, `npx cadre` uses the pinned Node 24.\n',
   );
   process.exit(2);
 }
+// Node caches the compiled code of the modules it loads, which makes the next start faster.
+module.enableCompileCache?.();
 
-const { main } = await import('../src/cli/main.ts');
+const { main } = await import(fromSources ? sources.href : '../dist/cli/main.js');
 const code = await main(process.argv.slice(2));
 // Let pending output drain, then leave even if a socket or timer is still open.
 process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));

@@ -4,6 +4,9 @@
  * @module
  */
 
+// First, so that an unsupported Node gets one clear line rather than a failure deep inside.
+import './util/require-supported-node.ts';
+
 export { createCadre, type Cadre, type CadreOptions } from './runtime/create-cadre.ts';
 export type { RecoveryReport } from './runtime/recover-runs.ts';
 export type { TurnResult } from './sessions/session-runner.ts';

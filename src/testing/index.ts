@@ -4,6 +4,9 @@
  * @module
  */
 
+// First, so that an unsupported Node gets one clear line rather than a failure deep inside.
+import '../util/require-supported-node.ts';
+
 export { loadScript } from './load-script.ts';
 export {
   parseScript,

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync } from 'node:sqlite';
+import { loadSqlite } from './load-sqlite.ts';
 import { migrate } from './migrations.ts';
 
 /**
@@ -10,7 +11,7 @@ import { migrate } from './migrations.ts';
 export function openDatabase(path: string, busyTimeoutMs: number): DatabaseSync {
   if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
   // The busy timeout lets a second process (a `cadre stop`) wait for the write lock.
-  const database = new DatabaseSync(path, { timeout: busyTimeoutMs });
+  const database = new (loadSqlite().DatabaseSync)(path, { timeout: busyTimeoutMs });
   try {
     database.exec('PRAGMA journal_mode = WAL');
     // In WAL mode this survives a crash of the process; only a power loss can drop the last commits.
