@@ -5,12 +5,12 @@
 import { existsSync } from 'node:fs';
 import module from 'node:module';
 
-const minimums = [[22, 13], [23, 4]];
+const minimums = [[22, 16], [24, 0]];
 const version = process.versions.node;
 const [major, minor] = version.split('.').map(Number);
-const last = minimums[minimums.length - 1];
-if (!(minimums.some(([m, n]) => major === m && minor >= n) || major > last[0])) {
-  process.stderr.write(`cadre needs Node.js >= 22.13 (or >= 23.4 on 23); this is Node ${version}\n`);
+const newest = minimums[minimums.length - 1];
+if (!(major > newest[0] || minimums.some(([line, first]) => major === line && minor >= first))) {
+  process.stderr.write(`cadre needs Node.js 22.16+ or 24+; this is Node ${version}\n`);
   process.exit(2);
 }
 

@@ -167,9 +167,9 @@ describe('the packed package', () => {
   });
 
   it('stops on an unsupported Node with one line: exit code 2 from the command, an error from the library', async () => {
-    const pretend = ['--import', 'data:text/javascript,Object.defineProperty(process.versions,"node",{value:"22.12.0"})'];
-    const expected = unsupportedNodeMessage('22.12.0');
-    expect(expected).toBe('cadre needs Node.js >= 22.13 (or >= 23.4 on 23); this is Node 22.12.0');
+    const pretend = ['--import', 'data:text/javascript,Object.defineProperty(process.versions,"node",{value:"23.11.0"})'];
+    const expected = unsupportedNodeMessage('23.11.0');
+    expect(expected).toBe('cadre needs Node.js 22.16+ or 24+; this is Node 23.11.0');
 
     const cli = await node([...pretend, installedCadre(), '--version']);
     expect([cli.code, cli.stdout, cli.stderr]).toEqual([2, '', `${expected}\n`]);

@@ -1,28 +1,31 @@
 /**
- * The Node.js versions cadre runs on, as `engines.node` in package.json says: `node:sqlite`
- * without a flag arrived in 22.13 and 23.4. Kept free of imports so that it can run, and
- * speak, on any Node.
+ * The Node.js versions cadre runs on, as `engines.node` in package.json says. The store needs
+ * `node:sqlite` without a flag (22.13, 23.4) and `StatementSync#setReturnArrays` (24.0, back on
+ * 22 from 22.16; never on 23). Kept free of imports so that it can run, and speak, on any Node.
  */
 export const nodeSupport = {
   /** The `engines.node` range. */
-  range: '^22.13.0 || >=23.4.0',
-  /** The first supported minor of each major that has one; every later major is supported. */
+  range: '^22.16.0 || >=24.0.0',
+  /**
+   * `[major, minor]`: the first supported version of each supported line. A major between two
+   * of them is not supported; every major after the last one is.
+   */
   minimums: [
-    [22, 13],
-    [23, 4],
+    [22, 16],
+    [24, 0],
   ] as const,
 };
 
 /**
  * Why cadre cannot run on `version`, as one line, or `undefined` when it can.
- * @example unsupportedNodeMessage('20.11.1') // 'cadre needs Node.js >= 22.13 (or >= 23.4 on 23); this is Node 20.11.1'
+ * @example unsupportedNodeMessage('23.11.0') // 'cadre needs Node.js 22.16+ or 24+; this is Node 23.11.0'
  */
 export function unsupportedNodeMessage(version: string = process.versions.node): string | undefined {
   const [major = 0, minor = 0] = version.split('.').map(Number);
-  const [first, ...rest] = nodeSupport.minimums;
-  const last = nodeSupport.minimums[nodeSupport.minimums.length - 1];
-  const supported = nodeSupport.minimums.some(([supportedMajor, supportedMinor]) => major === supportedMajor && minor >= supportedMinor) || major > last[0];
+  const { minimums } = nodeSupport;
+  const newest = minimums[minimums.length - 1];
+  const supported = major > newest[0] || minimums.some(([line, first]) => major === line && minor >= first);
   if (supported) return undefined;
-  const others = rest.map(([otherMajor, otherMinor]) => `>= ${otherMajor}.${otherMinor} on ${otherMajor}`).join(', ');
-  return `cadre needs Node.js >= ${first[0]}.${first[1]}${others ? ` (or ${others})` : ''}; this is Node ${version}`;
+  const wanted = minimums.map(([line, first]) => (first === 0 ? `${line}+` : `${line}.${first}+`)).join(' or ');
+  return `cadre needs Node.js ${wanted}; this is Node ${version}`;
 }
