@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only fanout|lifecycle] [-- --quick] [-- --max-active-global 64,1000]`:
+ * `npm run bench [-- --only fanout|lifecycle|coldstart] [-- --quick] [-- --max-active-global 64,1000]`:
  * runs cadre's benchmarks and prints Markdown tables. `--quick` uses small sizes, as a smoke
  * test that ends in seconds.
  * @module
@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { runColdStart } from './cold-start.ts';
 import { runFanOut } from './fanout.ts';
 import { runLifecycle } from './lifecycle.ts';
 
@@ -19,7 +20,7 @@ const { values } = parseArgs({
     child: { type: 'boolean', default: false },
   },
 });
-const benchmarks = ['fanout', 'lifecycle'];
+const benchmarks = ['fanout', 'lifecycle', 'coldstart'];
 if (values.only !== undefined && !benchmarks.includes(values.only)) {
   console.error(`--only must be one of ${benchmarks.join(', ')}, not '${values.only}'.`);
   process.exit(2);
@@ -44,6 +45,7 @@ if (!values.child) {
   if (values.only === undefined || values.only === 'lifecycle') {
     for (const cap of caps ?? (quick ? [64] : [64, 1000])) cases.push(['--only', 'lifecycle', '--max-active-global', String(cap)]);
   }
+  if (values.only === undefined || values.only === 'coldstart') cases.push(['--only', 'coldstart']);
   for (const args of cases) {
     const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', ...(quick ? ['--quick'] : []), ...args], { stdio: 'inherit' });
     if (child.status !== 0) process.exit(child.status ?? 1);
@@ -51,6 +53,8 @@ if (!values.child) {
 } else if (values.only === 'fanout') {
   const sizes = quick ? [{ fanOut: 5, toolCalls: 2 }] : [{ fanOut: 20, toolCalls: 5 }, { fanOut: 200, toolCalls: 3 }];
   console.log(await runFanOut({ sizes, rounds: quick ? 3 : 20, warmUp: quick ? 1 : 3, answerChars: 2000 }));
+} else if (values.only === 'coldstart') {
+  console.log(await runColdStart({ rounds: quick ? 3 : 20, warmUp: quick ? 1 : 3, runs: 1000 }));
 } else {
   // 64 is the default cap; 1,000 lets a fifth of all runs work at once.
   const bareCalls = quick ? (['streamText'] as const) : (['streamText', 'generateText'] as const);

@@ -5,15 +5,15 @@
  * installed `cadre` command.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseScript, startScriptedServer, type ScriptedServer } from '../src/testing/index.ts';
 import { unsupportedNodeMessage } from '../src/util/node-support.ts';
+import { installPacked, repository } from './helpers/install-packed.ts';
 
-const repository = resolve(import.meta.dirname, '..');
 const packageJson = JSON.parse(await readFile(join(repository, 'package.json'), 'utf8')) as { version: string; engines: { node: string } };
 const run = promisify(execFile);
 
@@ -76,16 +76,10 @@ const withoutNpmNoise = (text: string) => text.split('\n').filter((line) => line
 
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'cadre-package-'));
-  project = join(directory, 'project');
-  env = { PATH: `${dirname(process.execPath)}:${process.env.PATH ?? ''}`, HOME: process.env.HOME ?? directory, NO_COLOR: '1', LANG: 'C.UTF-8' };
-  const packed = await run('npm', ['pack', '--json', '--pack-destination', directory], { cwd: repository, env: { ...process.env, PATH: env.PATH } });
-  const [{ filename }] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as [{ filename: string }];
-  tarball = join(directory, filename);
-  await mkdir(project);
-  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'user-project', private: true, type: 'module' }));
+  const installed = await installPacked(directory);
+  ({ project, tarball } = installed);
+  env = { PATH: installed.path, HOME: process.env.HOME ?? directory, NO_COLOR: '1', LANG: 'C.UTF-8' };
   await writeFile(join(project, 'notes.txt'), 'Remember the milk.\n');
-  // The dependencies are in npm's cache after the repository's own `npm ci`.
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', tarball], { cwd: project, env: { ...process.env, PATH: env.PATH } });
   server = await startScriptedServer({ script });
 }, 120_000);
 
