@@ -34,15 +34,20 @@ const script = parseScript([
 ]);
 
 const typescriptUser = `import { createCadre, createSqliteStore, createWorkspaceTools, defineAgent, type RunRecord } from 'cadre';
-import { scriptedLanguageModel, type Script } from 'cadre/testing';
+import { scriptedLanguageModel, type ScriptedRequest, type ScriptedTurn } from 'cadre/testing';
 
-const script: Script = [
-  { when: { system_includes: 'You are the scout' }, turns: [{ tool_calls: [{ name: 'list_files', arguments: {} }] }, { text: 'Two files.' }] },
-  { turns: [{ tool_calls: [{ name: 'agent', arguments: { agent: 'scout', task: 'List the files.', description: 'list' } }] }, { text: 'Done: {{task}}' }] },
-];
+// The scout lists the files, then answers with what list_files returned; the primary delegates.
+function respond(request: ScriptedRequest): ScriptedTurn {
+  const last = request.messages[request.messages.length - 1];
+  if (request.system.includes('You are the scout')) {
+    return last?.role === 'tool' ? { text: \`Listed: \${last.content}\` } : { tool_calls: [{ name: 'list_files', arguments: {} }] };
+  }
+  return last?.role === 'tool' ? { text: 'Done.' } : { tool_calls: [{ name: 'agent', arguments: { agent: 'scout', task: 'List the files.', description: 'list' } }] };
+}
+
 const cadre = createCadre({
   store: createSqliteStore({ path: ':memory:' }),
-  model: scriptedLanguageModel(script),
+  model: scriptedLanguageModel(respond),
   tools: createWorkspaceTools({ root: '.' }),
   agents: [defineAgent({ name: 'scout', description: 'Lists files.', system: 'You are the scout.', tools: ['list_files'], mode: 'subagent' })],
 });
@@ -50,7 +55,7 @@ const session = await cadre.createSession();
 const turn = await cadre.send(session.id, 'Survey the project');
 await cadre.waitForIdle(session.id);
 const runs: RunRecord[] = await cadre.store.listRuns({ parent_session_id: session.id });
-console.log(JSON.stringify({ text: turn.text, runs: runs.map((record) => [record.agent, record.status]) }));
+console.log(JSON.stringify({ text: turn.text, runs: runs.map((record) => [record.agent, record.status, record.result?.text ?? null]) }));
 await cadre.close();
 `;
 
@@ -126,7 +131,11 @@ describe('the packed package', () => {
     expect(compiled.stdout + compiled.stderr).toBe('');
     const result = await node(['user.js']);
     expect(result.stderr).toBe('');
-    expect(JSON.parse(result.stdout)).toEqual({ text: 'Done: Survey the project', runs: [['scout', 'completed']] });
+    const { text, runs } = JSON.parse(result.stdout) as { text: string; runs: [string, string, string][] };
+    expect(text).toBe('Done.');
+    expect(runs.map(([agent, status]) => [agent, status])).toEqual([['scout', 'completed']]);
+    // list_files ran in the package's search worker (dist/tools/search-worker.js) and saw the project.
+    expect(runs[0][2]).toMatch(/^Listed: [\s\S]*notes\.txt/);
   });
 
   it("runs the README's install example, whose workspace tools read the working directory", async () => {
