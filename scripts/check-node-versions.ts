@@ -35,10 +35,24 @@ function nodeBinary(version: string): string {
 }
 
 const library = `
-import { createCadre, createSqliteStore } from 'cadre';
+import { createCadre, createSqliteStore, createWorkspaceTools, defineAgent } from 'cadre';
 import { scriptedLanguageModel } from 'cadre/testing';
 await import('cadre/server');
-const cadre = createCadre({ store: createSqliteStore({ path: 'library.db' }), model: scriptedLanguageModel([{ turns: [{ text: 'Echo: {{task}}' }] }]) });
+// The primary delegates to a scout, which greps the project (in the search worker) and answers
+// with what grep found.
+function respond(request) {
+  const last = request.messages[request.messages.length - 1];
+  if (request.system.includes('You are the scout')) {
+    return last?.role === 'tool' ? { text: 'Found: ' + last.content } : { tool_calls: [{ name: 'grep', arguments: { pattern: 'scripted[A-Z]' } }] };
+  }
+  return last?.role === 'tool' ? { text: last.content.includes('library.mjs') ? 'grep worked' : 'grep failed: ' + last.content } : { tool_calls: [{ name: 'agent', arguments: { agent: 'scout', task: 'grep', description: 'grep' } }] };
+}
+const cadre = createCadre({
+  store: createSqliteStore({ path: 'library.db' }),
+  model: scriptedLanguageModel(respond),
+  tools: createWorkspaceTools(),
+  agents: [defineAgent({ name: 'scout', description: 'Greps.', system: 'You are the scout.', tools: ['grep'], mode: 'subagent' })],
+});
 const session = await cadre.createSession();
 const turn = await cadre.send(session.id, 'hello');
 await cadre.waitForIdle(session.id);
@@ -83,10 +97,10 @@ try {
         problems.push(`${name}: exit ${result.status}, stderr: ${result.stderr.trim()}`);
       }
     }
-    if (expected === undefined && steps.library.stdout.trim() !== 'Echo: hello') problems.push(`library printed '${steps.library.stdout.trim()}'`);
+    if (expected === undefined && steps.library.stdout.trim() !== 'grep worked') problems.push(`library printed '${steps.library.stdout.trim()}'`);
     if (expected === undefined && steps.run.stdout.trim() !== 'Echo: hello') problems.push(`run printed '${steps.run.stdout.trim()}'`);
     failures += problems.length > 0 ? 1 : 0;
-    const verdict = expected === undefined ? 'supported: library, --version, run and sessions work, no warning' : `refused as it should be: ${expected}`;
+    const verdict = expected === undefined ? 'supported: library (with a subagent that greps), --version, run and sessions work, no warning' : `refused as it should be: ${expected}`;
     console.log(`${problems.length > 0 ? 'FAIL' : 'ok  '} Node ${version.padEnd(8)} ${problems.length > 0 ? problems.join('; ') : verdict}`);
   }
 } finally {
