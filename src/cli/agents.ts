@@ -1,10 +1,9 @@
 import { relative, sep } from 'node:path';
-import type { Command } from 'commander';
 import type { AgentDefinition } from '../agents/agent-definition.ts';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
 import { clampActivity } from '../runs/activity.ts';
-import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
-import { collect, type RuntimeFlags } from './command-options.ts';
+import { writeLine, type CliContext } from './cli-context.ts';
+import type { RuntimeFlags } from './command-options.ts';
 import { loadCliConfig } from './open-runtime.ts';
 import { formatTable } from './run-lines.ts';
 
@@ -53,17 +52,4 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
   }
   for (const warning of warnings) writeLine(context.stderr, `warning: ${warning}`);
   return 0;
-}
-
-/** Registers `cadre agents`. */
-export function registerAgents(program: Command, context: CliContext, exit: ExitCode): void {
-  program
-    .command('agents')
-    .description('list the agents that loaded, and the agent files that did not')
-    .option('--agents <dir>', 'also load agent files from this directory (repeatable)', collect)
-    .option('--config <file>', 'config file (default ./cadre.config.json)')
-    .option('--json', 'print JSON')
-    .action(async (_flags: RuntimeFlags, command: Command) => {
-      exit.code = await agentsCommand(context, command.optsWithGlobals<RuntimeFlags>());
-    });
 }

@@ -1,0 +1,26 @@
+import { Argument, type Command } from 'commander';
+import type { CliContext, ExitCode } from '../cli-context.ts';
+import type { Shell } from '../completion-script.ts';
+
+/** Registers `cadre completion bash|zsh|fish`: a script that completes cadre's commands and flags. */
+export function registerCompletion(program: Command, context: CliContext, exit: ExitCode): void {
+  program
+    .command('completion')
+    .description('print a shell completion script (bash: source <(cadre completion bash))')
+    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Install:',
+        '  bash  echo \'source <(cadre completion bash)\' >> ~/.bashrc',
+        '  zsh   cadre completion zsh > "${fpath[1]}/_cadre"   (or: source <(cadre completion zsh) in ~/.zshrc)',
+        '  fish  cadre completion fish > ~/.config/fish/completions/cadre.fish',
+      ].join('\n'),
+    )
+    .action(async (shell: Shell) => {
+      const { completionScript } = await import('../completion-script.ts');
+      context.stdout.write(completionScript(shell, program));
+      exit.code = 0;
+    });
+}
