@@ -79,8 +79,8 @@ async function sessionModel(config: CadreConfig, env: CliContext['env']): Promis
         'To try cadre without a key, run `npm run demo` (a scripted model).',
     );
   }
-  const { resolveModel } = await import('../models/resolve-model.ts');
-  return resolveModel(config.model, { baseURL: config.baseURL, env });
+  const [{ resolveModel }, { resolveModelAlias }] = await Promise.all([import('../models/resolve-model.ts'), import('../config/model-aliases.ts')]);
+  return resolveModel(resolveModelAlias(config.model, config.modelAliases), { baseURL: config.baseURL, env });
 }
 
 /**
@@ -99,7 +99,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
   ]);
   const config = await loadCliConfig(context, flags);
   const model = requireModel ? await sessionModel(config, context.env) : undefined;
-  const agents = await loadAgents({ cwd: context.cwd, dirs: config.agentsDirs });
+  const agents = await loadAgents({ cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs });
   if (requireModel) agents.primary(config.agent);
   const store = await openStore(createDatabase ? config.db : existingDatabase(config.db));
   const tools = createWorkspaceTools({ root: context.cwd });
@@ -110,6 +110,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     agents,
     limits: config.limits,
     tools,
+    modelAliases: config.modelAliases,
     baseURL: config.baseURL,
     env: context.env,
     onError: (error) => {

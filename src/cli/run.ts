@@ -71,7 +71,7 @@ async function chooseView(context: CliContext, sessionId: string, json: boolean 
 export async function runCommand(context: CliContext, promptArgument: string | undefined, flags: RunFlags): Promise<number> {
   const prompt = await readPrompt(context, promptArgument);
   const runtime = await openRuntime({ context, flags, requireModel: true });
-  const problems = [...runtime.agents.errors.map((error) => error.message), ...agentWarnings(runtime.agents, runtime.toolNames)];
+  const problems = [...runtime.agents.errors.map((error) => error.message), ...agentWarnings(runtime.agents, runtime.toolNames, runtime.config.modelAliases)];
   for (const problem of problems) writeLine(context.stderr, `cadre: warning: ${problem}`);
   const restoreConsole = quietConsole(flags.debug === true);
   try {
