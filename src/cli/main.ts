@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError } from 'commander';
+import type { Command, CommanderError } from 'commander';
 import { CadreError } from '../errors/cadre-error.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { processContext, writeLine, type CliContext, type ExitCode, type RegisterCommand } from './cli-context.ts';
@@ -14,10 +14,11 @@ import { registerShow } from './commands/show.ts';
 import { registerStop } from './commands/stop.ts';
 import { registerVersion } from './commands/version.ts';
 
-// Starting fast: this file and ./commands/* load only commander and small helpers. Each command's
-// action imports its own module (and through it the AI SDK, hono, the store...) when it runs, so
-// `cadre --version` or `cadre runs` never pays for what they do not use. Keep it that way:
-// register a new command in ./commands/<name>.ts with only type imports of the heavy parts.
+// Starting fast: this file and ./commands/* load only small helpers (commander itself once a
+// command is parsed). Each command's action imports its own module (and through it the AI SDK,
+// hono, the store...) when it runs, so `cadre --version` or `cadre runs` never pays for what they
+// do not use. Keep it that way: register a new command in ./commands/<name>.ts with only type
+// imports (commander's classes through `program.createOption` / `createArgument`).
 
 function cadreVersion(): string {
   const packageJson = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -76,7 +77,8 @@ export function writeError(context: CliContext, message: string, json: boolean):
 }
 
 /** Builds the `cadre` program; commander's own exits become {@link CommanderError}s. */
-export function createProgram(context: CliContext, exit: ExitCode, registrars: readonly RegisterCommand[] = commands, { json = false }: ProgramOptions = {}): Command {
+export async function createProgram(context: CliContext, exit: ExitCode, registrars: readonly RegisterCommand[] = commands, { json = false }: ProgramOptions = {}): Promise<Command> {
+  const { Command } = await import('commander');
   const output = {
     writeOut: (text: string) => context.stdout.write(text),
     writeErr: (text: string) => context.stderr.write(text),
@@ -99,8 +101,12 @@ export function createProgram(context: CliContext, exit: ExitCode, registrars: r
   return program;
 }
 
+function isCommanderError(error: unknown): error is CommanderError {
+  return error instanceof Error && typeof (error as CommanderError).code === 'string' && (error as CommanderError).code.startsWith('commander.');
+}
+
 function reportError(context: CliContext, error: unknown, { debug, json }: { debug: boolean; json: boolean }): number {
-  if (error instanceof CommanderError) {
+  if (isCommanderError(error)) {
     const ok = error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.version';
     return ok ? 0 : 2;
   }
@@ -123,9 +129,14 @@ function reportError(context: CliContext, error: unknown, { debug, json }: { deb
  * @param argv the arguments after `cadre`, e.g. `['run', 'Survey src/']`
  */
 export async function main(argv: readonly string[], context: CliContext = processContext()): Promise<number> {
+  // The version alone needs no command line parser.
+  if (argv.length === 1 && ['-v', '--version', 'version'].includes(argv[0])) {
+    writeLine(context.stdout, cadreVersion());
+    return 0;
+  }
   const exit: ExitCode = { code: 0 };
   const json = argv.includes('--json');
-  const program = createProgram(context, exit, commands, { json });
+  const program = await createProgram(context, exit, commands, { json });
   if (argv.length === 0) {
     program.outputHelp();
     return 0;

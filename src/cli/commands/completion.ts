@@ -1,13 +1,13 @@
-import { Argument, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { CliContext, ExitCode } from '../cli-context.ts';
 import type { Shell } from '../completion-script.ts';
 
 /** Registers `cadre completion bash|zsh|fish`: a script that completes cadre's commands and flags. */
 export function registerCompletion(program: Command, context: CliContext, exit: ExitCode): void {
-  program
-    .command('completion')
+  const completion = program.command('completion');
+  completion
     .description('print a shell completion script (bash: source <(cadre completion bash))')
-    .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
+    .addArgument(completion.createArgument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
     .addHelpText(
       'after',
       [

@@ -1,17 +1,17 @@
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { CliContext, ExitCode } from '../cli-context.ts';
 import type { ExportFlags } from '../export.ts';
 
 /** Registers `cadre export`; the command itself is loaded when it runs. */
 export function registerExport(program: Command, context: CliContext, exit: ExitCode): void {
-  program
-    .command('export')
+  const command = program.command('export');
+  command
     .description('export a session: its conversation and every run with its events (a run id exports its child session)')
     .argument('<id>', 'a session id (or a run id)')
-    .addOption(new Option('--format <format>', 'json or markdown (--json: json)').choices(['json', 'markdown']))
+    .addOption(command.createOption('--format <format>', 'json or markdown (--json: json)').choices(['json', 'markdown']))
     .option('-o, --output <file>', 'write to this file instead of stdout')
-    .action(async (id: string, _flags: ExportFlags, command: Command) => {
+    .action(async (id: string, _flags: ExportFlags, self: Command) => {
       const { exportCommand } = await import('../export.ts');
-      exit.code = await exportCommand(context, id, command.optsWithGlobals<ExportFlags>());
+      exit.code = await exportCommand(context, id, self.optsWithGlobals<ExportFlags>());
     });
 }
