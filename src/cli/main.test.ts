@@ -3,6 +3,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { eventFixture, runFixture, sessionFixture } from '../store/store-fixtures.ts';
 import type { CliContext } from './cli-context.ts';
 import { main } from './main.ts';
 
@@ -28,7 +30,7 @@ describe('main', () => {
   });
 
   it('prints its version with exit code 0 for --version, -v and cadre version', async () => {
-    for (const argv of [['--version'], ['-v'], ['version']]) {
+    for (const argv of [['--version'], ['-v'], ['-V'], ['version']]) {
       const io = context();
       expect(await main(argv, io.value)).toBe(0);
       expect(io.stdout()).toMatch(/^\d+\.\d+\.\d+\n$/);
@@ -151,5 +153,30 @@ describe('main', () => {
       expect(io.stderr()).toBe(`cadre: --limit must be a whole number from 1 to 1000, not '${limit}'.\n`);
     }
     expect(await main(['runs', '--limit', '5'], context().value)).toBe(0);
+  });
+
+  it('answers --json on the commands that print text otherwise: stop, export, completion', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'cadre-json-'));
+    try {
+      const database = join(folder, 'cadre.db');
+      const store = createSqliteStore({ path: database });
+      await store.createSession(sessionFixture());
+      await store.insertRun(runFixture({ id: 'run_done', status: 'completed', ended_at: '2025-01-01T00:00:05.000Z' }), eventFixture('run_done', 'run-queued'));
+      await store.close();
+      const stop = context(undefined, database);
+      expect(await main(['stop', 'run_done', '--json'], stop.value)).toBe(0);
+      expect(JSON.parse(stop.stdout())).toMatchObject({ stopped: [{ id: 'run_done', status: 'completed' }], still_active: [], session: null });
+      const exported = context(undefined, database);
+      expect(await main(['export', 'ses_1', '--json'], exported.value)).toBe(0);
+      expect(JSON.parse(exported.stdout())).toMatchObject({ format: 'cadre.session-export', session: { id: 'ses_1' } });
+      const conflict = context(undefined, database);
+      expect(await main(['export', 'ses_1', '--json', '--format', 'markdown'], conflict.value)).toBe(2);
+      expect(JSON.parse(conflict.stdout())).toEqual({ type: 'error', message: '--json and --format markdown ask for different formats: give one.' });
+      const completion = context();
+      expect(await main(['completion', 'bash', '--json'], completion.value)).toBe(0);
+      expect(JSON.parse(completion.stdout())).toEqual({ shell: 'bash', script: expect.stringContaining('complete -o default -F _cadre_completion cadre') });
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 });

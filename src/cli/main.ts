@@ -130,7 +130,8 @@ function reportError(context: CliContext, error: unknown, { debug, json }: { deb
  */
 export async function main(argv: readonly string[], context: CliContext = processContext()): Promise<number> {
   // The version alone needs no command line parser.
-  if (argv.length === 1 && ['-v', '--version', 'version'].includes(argv[0])) {
+  // `-V` is commander's habit, which earlier versions of cadre had.
+  if (argv.length === 1 && ['-v', '-V', '--version', 'version'].includes(argv[0])) {
     writeLine(context.stdout, cadreVersion());
     return 0;
   }

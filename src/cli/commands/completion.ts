@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import type { CliContext, ExitCode } from '../cli-context.ts';
+import { writeLine, type CliContext, type ExitCode } from '../cli-context.ts';
+import type { StoreFlags } from '../command-options.ts';
 import type { Shell } from '../completion-script.ts';
 
 /** Registers `cadre completion bash|zsh|fish`: a script that completes cadre's commands and flags. */
@@ -18,9 +19,11 @@ export function registerCompletion(program: Command, context: CliContext, exit: 
         '  fish  cadre completion fish > ~/.config/fish/completions/cadre.fish',
       ].join('\n'),
     )
-    .action(async (shell: Shell) => {
+    .action(async (shell: Shell, _flags: StoreFlags, command: Command) => {
       const { completionScript } = await import('../completion-script.ts');
-      context.stdout.write(completionScript(shell, program));
+      const script = completionScript(shell, program);
+      if (command.optsWithGlobals<StoreFlags>().json) writeLine(context.stdout, JSON.stringify({ shell, script }));
+      else context.stdout.write(script);
       exit.code = 0;
     });
 }

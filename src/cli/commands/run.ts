@@ -15,7 +15,20 @@ export function registerRun(program: Command, context: CliContext, exit: ExitCod
     .option('--base-url <url>', 'base URL of the model API, for openai-compatible: (or CADRE_BASE_URL)')
     .option('--session <id>', 'continue this session')
     .option('-c, --continue', 'continue the most recent session')
-    .addHelpText('after', '\nUnder --json: events as JSON Lines on stdout, ending with a session-end line.')
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Examples:',
+        '  cadre run "Find where sessions are stored and summarize"',
+        '  cadre run --agent code-reviewer "Review the last commit"     # an agent of .claude/agents/',
+        '  git diff | cadre run --model anthropic:claude-sonnet-4-5      # the prompt from stdin',
+        '  cadre run -c "Now write the tests"                           # the most recent session goes on',
+        '  cadre run --json "Survey src/" | jq -c .type                 # events as JSON Lines',
+        '',
+        'Under --json: events as JSON Lines on stdout, ending with a session-end line.',
+      ].join('\n'),
+    )
     .action(async (prompt: string | undefined, _flags: RunFlags, command: Command) => {
       const { runCommand } = await import('../run.ts');
       exit.code = await runCommand(context, prompt, command.optsWithGlobals<RunFlags>());
