@@ -96,6 +96,31 @@ describe('parseAgentFile', () => {
     expect(result.agent.warnings).toEqual(['color: not a cadre key; kept, not used', "tools: 'WebFetch' has no cadre equivalent and is left out"]);
   });
 
+  it('reads front matter that is not valid YAML line by line, as Claude Code does, with a warning', () => {
+    const text = [
+      '---',
+      'name: test-runner',
+      'description: Use this agent when: tests fail. Examples: <example>Context: the user ran npm test</example>',
+      'tools:',
+      '  - Read',
+      '  - Bash',
+      'model: haiku',
+      '---',
+      'Run the tests.',
+    ].join('\n');
+    const result = parseAgentFile('/p/.claude/agents/test-runner.md', text);
+    expect(result).toMatchObject({
+      ok: true,
+      agent: {
+        name: 'test-runner',
+        description: 'Use this agent when: tests fail. Examples: <example>Context: the user ran npm test</example>',
+        tools: ['read_file', 'bash'],
+        model: 'haiku',
+      },
+    });
+    expect(result.ok && result.agent.warnings?.[0]).toMatch(/^front matter is not valid YAML \(.*\); read line by line, as Claude Code does$/);
+  });
+
   it('reads model: inherit as the session model and tools as a YAML list of Claude Code names', () => {
     const result = parseAgentFile(path, '---\ndescription: d\nmodel: inherit\ntools:\n  - Read\n  - Glob\n---\n');
     expect(result).toMatchObject({ ok: true, agent: { tools: ['read_file', 'list_files'] } });

@@ -1,5 +1,4 @@
 import { basename } from 'node:path';
-import { parse } from 'yaml';
 import {
   agentFrontMatterSchema,
   agentNamePattern,
@@ -7,6 +6,7 @@ import {
   type AgentDefinition,
 } from './agent-definition.ts';
 import { mapAgentToolNames, readToolNames } from './agent-tool-names.ts';
+import { readFrontMatter } from './read-front-matter.ts';
 
 /** Why one agent file (or directory) did not load. */
 export interface AgentLoadError {
@@ -27,7 +27,7 @@ export interface AgentLoadError {
 export type ParseAgentFileResult = { ok: true; agent: AgentDefinition } | { ok: false; error: AgentLoadError };
 
 const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
-const describe = ({ field, message }: { field: string | null; message: string }) => `${field === null ? '' : `${field}: `}${oneLine(message)}`;
+const problemText = ({ field, message }: { field: string | null; message: string }) => `${field === null ? '' : `${field}: `}${oneLine(message)}`;
 
 /** Builds an {@link AgentLoadError} whose message is one line naming the path and the field. */
 export function agentLoadError(path: string, field: string | null, detail: string): AgentLoadError {
@@ -37,7 +37,7 @@ export function agentLoadError(path: string, field: string | null, detail: strin
 /** Builds an {@link AgentLoadError} for several problems of one file, all named on one line. */
 export function agentLoadErrors(path: string, problems: { field: string | null; message: string }[]): AgentLoadError {
   const cleaned = problems.map((problem) => ({ field: problem.field, message: oneLine(problem.message) }));
-  return { path, field: cleaned[0]?.field ?? null, problems: cleaned, message: `${path}: ${cleaned.map(describe).join('; ')}` };
+  return { path, field: cleaned[0]?.field ?? null, problems: cleaned, message: `${path}: ${cleaned.map(problemText).join('; ')}` };
 }
 
 const knownKeys = Object.keys(agentFrontMatterSchema.shape);
@@ -81,14 +81,9 @@ export function parseAgentFile(path: string, text: string): ParseAgentFileResult
   const parts = splitFrontMatter(text);
   if ('error' in parts) return { ok: false, error: agentLoadError(path, null, parts.error) };
 
-  let data: unknown;
-  try {
-    // The leading newline stands for the opening '---', so YAML's line numbers match the file's.
-    data = parse(`\n${parts.frontMatter}`) ?? {};
-  } catch (error) {
-    const reason = error instanceof Error ? error.message.split('\n')[0].replace(/:$/, '') : String(error);
-    return { ok: false, error: agentLoadError(path, null, `invalid YAML in front matter: ${reason}`) };
-  }
+  const frontMatter = readFrontMatter(parts.frontMatter);
+  if (!frontMatter.ok) return { ok: false, error: agentLoadError(path, null, frontMatter.error) };
+  const data = frontMatter.data;
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     return { ok: false, error: agentLoadError(path, null, 'front matter must be YAML keys and values') };
   }
@@ -108,7 +103,11 @@ export function parseAgentFile(path: string, text: string): ParseAgentFileResult
 
   const { name, description, model, tools, max_turns: maxTurns, mode, ...unknown } = result.data;
   const mapped = tools === undefined ? undefined : mapAgentToolNames(toolList(tools));
-  const warnings = [...Object.keys(unknown).map(unknownKeyWarning), ...(mapped?.warnings ?? [])];
+  const warnings = [
+    ...(frontMatter.lenient === null ? [] : [`front matter is not valid YAML (${frontMatter.lenient}); read line by line, as Claude Code does`]),
+    ...Object.keys(unknown).map(unknownKeyWarning),
+    ...(mapped?.warnings ?? []),
+  ];
   const agent: AgentDefinition = {
     name: name ?? fileName,
     description,
