@@ -41,10 +41,12 @@ describe('main', () => {
   });
 
   it('prints help on stdout with exit code 0 when called bare, as gh and docker do', async () => {
-    const io = context();
-    expect(await main([], io.value)).toBe(0);
-    expect(io.stdout()).toContain('Usage: cadre');
-    expect(io.stderr()).toBe('');
+    for (const argv of [[], ['--debug']]) {
+      const io = context();
+      expect(await main(argv, io.value)).toBe(0);
+      expect(io.stdout()).toContain('Usage: cadre');
+      expect(io.stderr()).toBe('');
+    }
   });
 
   it('shows examples, the environment variables and the global options in its help', async () => {

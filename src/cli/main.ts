@@ -138,7 +138,8 @@ export async function main(argv: readonly string[], context: CliContext = proces
   const exit: ExitCode = { code: 0 };
   const json = argv.includes('--json');
   const program = await createProgram(context, exit, commands, { json });
-  if (argv.length === 0) {
+  // Bare `cadre`, or only global flags like `cadre --debug`: the help, as gh and docker do.
+  if (argv.every((arg) => ['--json', '--debug'].includes(arg))) {
     program.outputHelp();
     return 0;
   }
