@@ -23,6 +23,8 @@ export {
   type AgentMode,
   type LoadAgentsOptions,
 } from './agents/index.ts';
+export { agentToolNames, mapAgentToolNames, readToolNames } from './agents/index.ts';
+export { configLocations, defaultModelAliases, resolveModelAlias, userConfigDirectory, type ConfigLocations } from './config/index.ts';
 export { defaultLimits, loadConfig, type CadreConfig, type ConfigFlags, type Limits, type LoadConfigOptions } from './config/index.ts';
 export { describeModel, resolveModel, type LanguageModelInstance, type ResolveModelOptions } from './models/index.ts';
 export {

@@ -54,6 +54,15 @@ describe('cadre run', () => {
     expect(unknown.stderr.trim()).toBe("cadre: No session 'ses_nope'. List sessions with: cadre sessions");
   });
 
+  it('continues the most recent session with --continue', async () => {
+    const first = await workspace.run(['run', ...workspace.modelFlags, 'first question']);
+    const sessionId = first.stderr.match(/Session (ses_\w+)/)![1];
+    const second = await workspace.run(['run', ...workspace.modelFlags, '--continue', 'second question']);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toBe('Continued the conversation that began with: first question\n');
+    expect(second.stderr).toContain(sessionId);
+  });
+
   it('reads the prompt from stdin when there is no argument', async () => {
     const result = await workspace.run(['run', ...workspace.modelFlags], { input: 'echo this from stdin\n' });
     expect(result.code).toBe(0);

@@ -16,7 +16,10 @@ export interface AgentDefinition {
   name: string;
   /** One line the parent model reads to decide when to delegate to this agent. */
   description: string;
-  /** Model spec `provider:model-id`; when absent the session's model is used. */
+  /**
+   * Model spec `provider:model-id`, or a name `modelAliases` resolves when the model is made
+   * (`sonnet`, opencode's `provider/model-id`); when absent (or `inherit` in a file) the session's model is used.
+   */
   model?: string;
   /** Allow-list of tool names; when absent, only the tools the runtime adds itself. */
   tools?: string[];
@@ -28,6 +31,10 @@ export interface AgentDefinition {
   system: string;
   /** Where the definition came from: a file path, `'built-in'` or `'code'`. */
   source: string;
+  /** What in its file cadre did not use, one line each: unknown keys, tools with no cadre equivalent. */
+  warnings?: readonly string[];
+  /** Front-matter keys cadre does not know (`color`, `temperature`, ...), kept as written. */
+  extra?: Readonly<Record<string, unknown>>;
 }
 
 /** Valid agent names: a lowercase letter, then up to 63 lowercase letters, digits, `_` or `-`. */
@@ -48,7 +55,12 @@ const descriptionSchema = z
 
 const modelSchema = z
   .string({ error: 'must be a model spec like anthropic:claude-sonnet-4-5' })
-  .regex(/^[a-z][a-z0-9-]*:\S+$/, { error: (issue) => `'${String(issue.input)}' must look like provider:model-id` });
+  .regex(/^([a-z][a-z0-9-]*[:/]\S+|[a-z0-9][a-z0-9._-]*)$/i, {
+    error: (issue) => `'${String(issue.input)}' must look like provider:model-id, provider/model-id, or a short name of modelAliases (sonnet)`,
+  });
+
+// `inherit` (Claude Code) means the session's model, which is also what no model means.
+const fileModelSchema = z.preprocess((value) => (value === 'inherit' ? undefined : value), modelSchema.optional());
 
 const toolsMessage = 'must be a list of tool names, like [read_file, grep]';
 
@@ -58,6 +70,13 @@ const toolsSchema = z.preprocess(
   z.array(z.string({ error: toolsMessage }).min(1, { error: toolsMessage }), { error: toolsMessage }),
 );
 
+const toolMapMessage = 'must be a list of tool names, like [read_file, grep], or a map of tool names to true or false';
+
+/** `tools` in a file: a list, a comma-separated string, or opencode's map of names to true or false. */
+const fileToolsSchema = z.union([toolsSchema, z.record(z.string(), z.boolean({ error: toolMapMessage }), { error: toolMapMessage })], {
+  error: toolMapMessage,
+});
+
 const maxTurnsSchema = z
   .int({ error: 'must be a whole number of at least 1' })
   .min(1, { error: 'must be a whole number of at least 1' });
@@ -66,12 +85,15 @@ const modeSchema = z.enum(agentModes, {
   error: (issue) => `must be one of ${agentModes.join(', ')}, not '${String(issue.input)}'`,
 });
 
-/** The front matter of an agent file, with its snake_case keys; unknown keys are rejected. */
-export const agentFrontMatterSchema = z.strictObject({
+/**
+ * The front matter of an agent file, with its snake_case keys. Keys it does not name (`color`,
+ * `temperature`, ...) pass through; the parser keeps them and reports them as warnings.
+ */
+export const agentFrontMatterSchema = z.looseObject({
   name: nameSchema.optional(),
   description: descriptionSchema,
-  model: modelSchema.optional(),
-  tools: toolsSchema.optional(),
+  model: fileModelSchema,
+  tools: fileToolsSchema.optional(),
   max_turns: maxTurnsSchema.optional(),
   mode: modeSchema.default('all'),
 });
@@ -103,6 +125,18 @@ const agentInputSchema = z.strictObject({
   maxTurns: maxTurnsSchema.optional(),
   mode: modeSchema.default('all'),
 });
+
+/** Every problem of a failed validation, one per offending key, in the order of the schema's keys. */
+export function describeValidationErrors(error: z.ZodError, allowedKeys: readonly string[]): { field: string | null; message: string }[] {
+  const problems: { field: string | null; message: string }[] = [];
+  for (const issue of error.issues) {
+    const field = issue.path.length > 0 ? String(issue.path[0]) : null;
+    if (issue.code === 'unrecognized_keys' || problems.some((problem) => problem.field === field)) continue;
+    problems.push({ field, message: issue.message });
+  }
+  const rank = (field: string | null) => (field === null ? -1 : allowedKeys.indexOf(field));
+  return problems.sort((left, right) => rank(left.field) - rank(right.field));
+}
 
 /** The first problem of a failed validation, as the offending key and a one-line message. */
 export function describeValidationError(error: z.ZodError, allowedKeys: readonly string[]) {

@@ -33,6 +33,14 @@ export class AgentRegistry {
     this.errors = errors;
   }
 
+  /**
+   * What the loaded agents' files hold that cadre does not use (unknown keys, tools without a
+   * cadre equivalent), one line each, starting with the file's path.
+   */
+  get warnings(): string[] {
+    return this.list().flatMap((agent) => (agent.warnings ?? []).map((warning) => `${agent.source}: ${warning}`));
+  }
+
   /** The agent with this name, or undefined. */
   get(name: string): AgentDefinition | undefined {
     return this.#agents.get(name);

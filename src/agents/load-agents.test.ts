@@ -96,7 +96,7 @@ describe('loadAgents', () => {
   it('reports a missing --agents directory as an error entry instead of throwing', async () => {
     const registry = await loadAgents({ cwd, home, dirs: ['missing'] });
     expect(registry.errors).toEqual([
-      { path: join(cwd, 'missing'), field: null, message: `${join(cwd, 'missing')}: agents directory not found` },
+      { path: join(cwd, 'missing'), field: null, problems: [{ field: null, message: 'agents directory not found' }], message: `${join(cwd, 'missing')}: agents directory not found` },
     ]);
     expect(registry.get('main')).toBeDefined();
   });
@@ -107,5 +107,46 @@ describe('loadAgents', () => {
     await writeFile(join(directory, 'x.md'), 'broken');
     const registry = await loadAgents({ cwd, home, dirs: ['.cadre/agents'] });
     expect(registry.errors).toHaveLength(1);
+  });
+
+  it('finds the agents people already have, later places winning: ~/.claude, XDG cadre, ./.claude, ./.opencode, ./.cadre, --agents', async () => {
+    const xdg = join(root, 'xdg');
+    const places = [
+      join(home, '.claude', 'agents'),
+      join(xdg, 'cadre', 'agents'),
+      join(cwd, '.claude', 'agents'),
+      join(cwd, '.opencode', 'agent'),
+      join(cwd, '.opencode', 'agents'),
+      join(cwd, '.cadre', 'agents'),
+      join(root, 'extra'),
+    ];
+    // Agent `p<i>` is defined in place i and every later one, so each place wins exactly one name.
+    for (const [index, directory] of places.entries()) {
+      for (let name = 0; name <= index; name++) await writeAgent(directory, `p${name}.md`, `place ${index}`);
+    }
+    await writeAgent(join(home, '.config', 'cadre', 'agents'), 'p9.md', 'ignored: XDG_CONFIG_HOME is set');
+    const registry = await loadAgents({ cwd, home, env: { XDG_CONFIG_HOME: xdg }, dirs: [join(root, 'extra')] });
+    const last = places.length - 1;
+    expect(registry.list().filter((agent) => agent.name.startsWith('p')).map((agent) => [agent.name, agent.description])).toEqual(
+      places.map((_, index) => [`p${index}`, `place ${last}`]),
+    );
+    const withoutExtra = await loadAgents({ cwd, home, env: { XDG_CONFIG_HOME: xdg } });
+    expect(withoutExtra.list().filter((agent) => agent.name.startsWith('p')).map((agent) => agent.source)).toEqual([
+      ...places.slice(0, -1).map((_, index) => join(places[last - 1], `p${index}.md`)),
+    ]);
+    expect(registry.get('p9')).toBeUndefined();
+    expect(registry.errors).toEqual([]);
+  });
+
+  it('reads ~/.config/cadre/agents without XDG_CONFIG_HOME, and gathers the warnings of the agents that loaded', async () => {
+    await writeAgent(join(home, '.config', 'cadre', 'agents'), 'mine.md', 'mine', 'color: blue\n');
+    await writeAgent(join(home, '.claude', 'agents'), 'theirs.md', 'theirs', 'tools: Read, TodoWrite\n');
+    const registry = await loadAgents({ cwd, home, env: {} });
+    expect(registry.get('mine')?.source).toBe(join(home, '.config', 'cadre', 'agents', 'mine.md'));
+    expect(registry.get('theirs')?.tools).toEqual(['read_file']);
+    expect(registry.warnings).toEqual([
+      `${join(home, '.config', 'cadre', 'agents', 'mine.md')}: color: not a cadre key; kept, not used`,
+      `${join(home, '.claude', 'agents', 'theirs.md')}: tools: 'TodoWrite' has no cadre equivalent and is left out`,
+    ]);
   });
 });

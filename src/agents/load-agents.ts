@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { userConfigDirectory } from '../config/config-locations.ts';
 import type { AgentDefinition } from './agent-definition.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import { builtInAgents } from './built-in-agents.ts';
@@ -8,10 +9,15 @@ import { agentLoadError, parseAgentFile, type AgentLoadError } from './parse-age
 
 /** Where {@link loadAgents} looks for agents. */
 export interface LoadAgentsOptions {
-  /** The working directory; `<cwd>/.cadre/agents/` is read, and relative `dirs` resolve against it. */
+  /**
+   * The working directory: `<cwd>/.claude/agents/`, `<cwd>/.opencode/agent/` (or `agents/`) and
+   * `<cwd>/.cadre/agents/` are read, and relative `dirs` resolve against it.
+   */
   cwd: string;
-  /** The home directory; `<home>/.config/cadre/agents/` is read. @default os.homedir() */
+  /** The home directory: `<home>/.claude/agents/` and `<home>/.config/cadre/agents/` are read. @default os.homedir() */
   home?: string;
+  /** The environment, for `XDG_CONFIG_HOME` (then `$XDG_CONFIG_HOME/cadre/agents/` is read). @default process.env */
+  env?: Record<string, string | undefined>;
   /** The `--agents DIR` directories, in order; each must exist. @default [] */
   dirs?: string[];
   /** Agents registered in code; they win over every file. @default [] */
@@ -82,16 +88,24 @@ async function loadDirectory(place: Place): Promise<Loaded> {
 }
 
 /**
- * Loads agent definitions; on equal names the later place wins: built-ins,
- * `<home>/.config/cadre/agents/`, `<cwd>/.cadre/agents/`, each of `dirs` in order, then `agents`.
- * Only `*.md` files are read, sorted by name. Never throws for a broken file or a missing
- * `--agents` directory: those become entries of `registry.errors` and the rest still loads.
+ * Loads agent definitions; on equal names the later place wins: built-ins, Claude Code's
+ * `<home>/.claude/agents/`, `$XDG_CONFIG_HOME/cadre/agents/` (default `<home>/.config/cadre/agents/`),
+ * `<cwd>/.claude/agents/`, opencode's `<cwd>/.opencode/agent/` (and `agents/`), `<cwd>/.cadre/agents/`,
+ * each of `dirs` in order, then `agents`. Only `*.md` files are read, sorted by name. Never throws
+ * for a broken file or a missing `--agents` directory: those become entries of `registry.errors`
+ * and the rest still loads.
  */
 export async function loadAgents(options: LoadAgentsOptions): Promise<AgentRegistry> {
-  const { cwd, home = homedir(), dirs = [], agents = [] } = options;
+  const { cwd, home = homedir(), env = process.env, dirs = [], agents = [] } = options;
+  const project = resolve(cwd);
+  const optional = (directory: string): Place => ({ directory, required: false });
   const places: Place[] = [
-    { directory: join(home, '.config', 'cadre', 'agents'), required: false },
-    { directory: join(resolve(cwd), '.cadre', 'agents'), required: false },
+    optional(join(home, '.claude', 'agents')),
+    optional(join(userConfigDirectory(env, home), 'agents')),
+    optional(join(project, '.claude', 'agents')),
+    optional(join(project, '.opencode', 'agent')),
+    optional(join(project, '.opencode', 'agents')),
+    optional(join(project, '.cadre', 'agents')),
     ...dirs.map((directory) => ({ directory: resolve(cwd, directory), required: true })),
   ];
   // A directory named twice is read once, at its last position, so its errors are not reported twice.

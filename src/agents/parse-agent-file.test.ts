@@ -58,11 +58,90 @@ describe('parseAgentFile', () => {
     expect(error.message).not.toContain('\n');
   });
 
-  it('rejects an unknown key by name and suggests the snake_case spelling', () => {
-    expect(failure('---\ndescription: d\ncolor: blue\n---\n')).toMatchObject({ field: 'color' });
-    const error = failure('---\ndescription: d\nmaxTurns: 3\n---\n');
-    expect(error.field).toBe('maxTurns');
-    expect(error.message).toContain('did you mean max_turns?');
+  it('keeps an unknown key and reports it as a warning, suggesting the snake_case spelling of a known one', () => {
+    const result = parseAgentFile(path, '---\ndescription: d\ncolor: blue\nmaxTurns: 3\npermissions: { bash: ask }\n---\n');
+    expect(result).toMatchObject({ ok: true, agent: { extra: { color: 'blue', maxTurns: 3, permissions: { bash: 'ask' } } } });
+    if (!result.ok) return;
+    expect(result.agent.warnings).toEqual([
+      'color: not a cadre key; kept, not used',
+      'maxTurns: not a cadre key; kept, not used (did you mean max_turns?)',
+      'permissions: not a cadre key; kept, not used',
+    ]);
+  });
+
+  it('loads a Claude Code agent file unchanged: tool names mapped and deduplicated, short model name kept for the aliases', () => {
+    const text = [
+      '---',
+      'name: code-reviewer',
+      'description: Expert code review specialist. Use proactively after writing code.',
+      'tools: Read, Grep, Glob, LS, Bash, Edit, MultiEdit, Write, WebFetch',
+      'model: sonnet',
+      'color: purple',
+      '---',
+      'You are a senior code reviewer.',
+    ].join('\n');
+    const result = parseAgentFile('/p/.claude/agents/code-reviewer.md', text);
+    expect(result).toMatchObject({
+      ok: true,
+      agent: {
+        name: 'code-reviewer',
+        model: 'sonnet',
+        tools: ['read_file', 'grep', 'list_files', 'bash', 'edit_file', 'write_file'],
+        mode: 'all',
+        system: 'You are a senior code reviewer.',
+        extra: { color: 'purple' },
+      },
+    });
+    if (!result.ok) return;
+    expect(result.agent.warnings).toEqual(['color: not a cadre key; kept, not used', "tools: 'WebFetch' has no cadre equivalent and is left out"]);
+  });
+
+  it('reads front matter that is not valid YAML line by line, as Claude Code does, with a warning', () => {
+    const text = [
+      '---',
+      'name: test-runner',
+      'description: Use this agent when: tests fail. Examples: <example>Context: the user ran npm test</example>',
+      'tools:',
+      '  - Read',
+      '  - Bash',
+      'model: haiku',
+      '---',
+      'Run the tests.',
+    ].join('\n');
+    const result = parseAgentFile('/p/.claude/agents/test-runner.md', text);
+    expect(result).toMatchObject({
+      ok: true,
+      agent: {
+        name: 'test-runner',
+        description: 'Use this agent when: tests fail. Examples: <example>Context: the user ran npm test</example>',
+        tools: ['read_file', 'bash'],
+        model: 'haiku',
+      },
+    });
+    expect(result.ok && result.agent.warnings?.[0]).toMatch(/^front matter is not valid YAML \(.*\); read line by line, as Claude Code does$/);
+  });
+
+  it('reads model: inherit as the session model and tools as a YAML list of Claude Code names', () => {
+    const result = parseAgentFile(path, '---\ndescription: d\nmodel: inherit\ntools:\n  - Read\n  - Glob\n---\n');
+    expect(result).toMatchObject({ ok: true, agent: { tools: ['read_file', 'list_files'] } });
+    expect(result.ok && result.agent.model).toBeUndefined();
+  });
+
+  it("loads an opencode agent file: provider/model, a tools map of names to booleans, and its own keys as warnings", () => {
+    const text = '---\ndescription: Reviews code\nmode: subagent\nmodel: anthropic/claude-sonnet-4-5\ntemperature: 0.1\ntools:\n  write: false\n  edit: false\n  read: true\n  grep: true\n---\nReview.';
+    const result = parseAgentFile('/p/.opencode/agent/review.md', text);
+    expect(result).toMatchObject({ ok: true, agent: { name: 'review', mode: 'subagent', model: 'anthropic/claude-sonnet-4-5', tools: ['read_file', 'grep'], extra: { temperature: 0.1 } } });
+    const offOnly = parseAgentFile(path, '---\ndescription: d\ntools:\n  write: false\n  grep: false\n---\n');
+    expect(offOnly).toMatchObject({ ok: true, agent: { tools: ['read_file', 'list_files'] } });
+  });
+
+  it('reports every problem of a file, not just the first, on one line', () => {
+    const error = failure('---\nmode: boss\nmax_turns: 0\ntools: 3\ncolor: red\n---\n');
+    expect(error.problems.map((problem) => problem.field)).toEqual(['description', 'tools', 'max_turns', 'mode']);
+    expect(error.field).toBe('description');
+    expect(error.message).toMatch(/^\/x\/\.cadre\/agents\/researcher\.md: description: required .*; tools: .*; max_turns: .*; mode: must be one of/);
+    expect(error.message).not.toContain('\n');
+    expect(failure('---\nmode: boss\n---\n', '/a/My Agent.md').problems.map((problem) => problem.field)).toEqual(['name', 'description', 'mode']);
   });
 
   it.each([
@@ -71,7 +150,8 @@ describe('parseAgentFile', () => {
     ['max_turns: many', 'max_turns'],
     ['name: Bad Name', 'name'],
     ['mode: boss', 'mode'],
-    ['model: claude', 'model'],
+    ['model: claude sonnet', 'model'],
+    ['tools: { read: maybe }', 'tools'],
     ['tools: 3', 'tools'],
   ])('rejects %s as field %s', (line, field) => {
     expect(failure(`---\ndescription: d\n${line}\n---\n`).field).toBe(field);

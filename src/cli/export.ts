@@ -1,16 +1,16 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { Option, type Command } from 'commander';
 import { ConfigError } from '../errors/config-error.ts';
 import { exportSession } from '../store/export-session.ts';
 import { renderMarkdownExport } from '../store/render-markdown-export.ts';
-import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
+import { writeLine, type CliContext } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
 import { openCliStore } from './open-runtime.ts';
 
 /** Options of `cadre export`. */
 export interface ExportFlags extends StoreFlags {
-  format: 'json' | 'markdown';
+  /** @default 'json' */
+  format?: 'json' | 'markdown';
   output?: string;
 }
 
@@ -19,6 +19,7 @@ export interface ExportFlags extends StoreFlags {
  * (`cadre.session-export`, version 1) or as a markdown report, on stdout or into a file.
  */
 export async function exportCommand(context: CliContext, id: string, flags: ExportFlags): Promise<number> {
+  if (flags.json && flags.format === 'markdown') throw new ConfigError('--json and --format markdown ask for different formats: give one.');
   const { store, close } = await openCliStore(context, flags);
   try {
     let sessionId = id;
@@ -41,19 +42,4 @@ export async function exportCommand(context: CliContext, id: string, flags: Expo
   } finally {
     await close();
   }
-}
-
-/** Registers `cadre export`. */
-export function registerExport(program: Command, context: CliContext, exit: ExitCode): void {
-  program
-    .command('export')
-    .description('export a session: its conversation and every run with its events (a run id exports its child session)')
-    .argument('<id>', 'a session id (or a run id)')
-    .addOption(new Option('--format <format>', 'json or markdown').choices(['json', 'markdown']).default('json'))
-    .option('-o, --output <file>', 'write to this file instead of stdout')
-    .option('--db <path>', 'the database (default ./.cadre/cadre.db, or CADRE_DB)')
-    .option('--config <file>', 'config file (default ./cadre.config.json)')
-    .action(async (id: string, _flags: ExportFlags, command: Command) => {
-      exit.code = await exportCommand(context, id, command.optsWithGlobals<ExportFlags>());
-    });
 }

@@ -1,24 +1,25 @@
 import { existsSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
-import { loadConfig, type CadreConfig } from '../config/load-config.ts';
+import { configLocations, databaseFromFlagsAndEnv } from '../config/config-locations.ts';
+import type { CadreConfig } from '../config/load-config.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import type { LanguageModelInstance } from '../models/resolve-model.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
-import { openStore } from '../store/open-store.ts';
 import type { Store } from '../store/store.ts';
 import type { CliContext } from './cli-context.ts';
 import { configFlags, type RuntimeFlags, type StoreFlags } from './command-options.ts';
 
 /** What a command needs to talk to the database only. */
 export interface OpenedStore {
-  config: CadreConfig;
+  config: Pick<CadreConfig, 'db'>;
   store: Store;
   close(): Promise<void>;
 }
 
 /** A cadre runtime opened for one command. */
 export interface OpenedRuntime extends OpenedStore {
+  config: CadreConfig;
   cadre: Cadre;
   agents: AgentRegistry;
   /** The workspace tools agents may name in their allow-list. */
@@ -35,9 +36,24 @@ export interface OpenRuntimeOptions {
   createDatabase?: boolean;
 }
 
-/** Reads configuration: flags beat the environment, which beats `cadre.config.json`. */
-export function loadCliConfig(context: CliContext, flags: RuntimeFlags): Promise<CadreConfig> {
-  return loadConfig({ cwd: context.cwd, env: context.env, configFile: flags.config, flags: configFlags(flags) });
+/**
+ * Reads configuration: flags beat the environment, which beats the project's `cadre.config.json`
+ * (or `--config`, `CADRE_CONFIG`), which beats the user's `$XDG_CONFIG_HOME/cadre/config.json`.
+ */
+export async function loadCliConfig(context: CliContext, flags: RuntimeFlags): Promise<CadreConfig> {
+  // Loaded when used: validating a config file needs zod, which `cadre runs` without one can skip.
+  const { loadConfig } = await import('../config/load-config.ts');
+  return loadConfig({ cwd: context.cwd, env: context.env, home: context.env.HOME, configFile: flags.config, flags: configFlags(flags) });
+}
+
+/**
+ * The database of a command that only reads or stops. Without any config file it comes from
+ * `--db`, `CADRE_DB` or the default, with no validation library loaded, so such commands start fast.
+ */
+async function storeConfig(context: CliContext, flags: StoreFlags): Promise<Pick<CadreConfig, 'db'>> {
+  const locations = configLocations({ cwd: context.cwd, configFile: flags.config, env: context.env, home: context.env.HOME });
+  if (locations.projectNamedBy !== null || existsSync(locations.project) || existsSync(locations.user)) return loadCliConfig(context, flags);
+  return { db: databaseFromFlagsAndEnv(context.cwd, flags.db, context.env) ?? join(context.cwd, '.cadre', 'cadre.db') };
 }
 
 /**
@@ -50,7 +66,8 @@ function existingDatabase(db: string): string {
 
 /** Opens the configured database, for commands that only read it (a missing file is not created). */
 export async function openCliStore(context: CliContext, flags: StoreFlags): Promise<OpenedStore> {
-  const config = await loadCliConfig(context, flags);
+  const config = await storeConfig(context, flags);
+  const { openStore } = await import('../store/open-store.ts');
   const store = await openStore(existingDatabase(config.db));
   return { config, store, close: () => store.close() };
 }
@@ -62,8 +79,8 @@ async function sessionModel(config: CadreConfig, env: CliContext['env']): Promis
         'To try cadre without a key, run `npm run demo` (a scripted model).',
     );
   }
-  const { resolveModel } = await import('../models/resolve-model.ts');
-  return resolveModel(config.model, { baseURL: config.baseURL, env });
+  const [{ resolveModel }, { resolveModelAlias }] = await Promise.all([import('../models/resolve-model.ts'), import('../config/model-aliases.ts')]);
+  return resolveModel(resolveModelAlias(config.model, config.modelAliases), { baseURL: config.baseURL, env });
 }
 
 /**
@@ -74,14 +91,15 @@ async function sessionModel(config: CadreConfig, env: CliContext['env']): Promis
  */
 export async function openRuntime({ context, flags, requireModel, createDatabase = true }: OpenRuntimeOptions): Promise<OpenedRuntime> {
   // Loaded here, not at the top: commands that only read the database start faster without the AI SDK.
-  const [{ loadAgents }, { createCadre }, { createWorkspaceTools }] = await Promise.all([
+  const [{ loadAgents }, { createCadre }, { createWorkspaceTools }, { openStore }] = await Promise.all([
     import('../agents/load-agents.ts'),
     import('../runtime/create-cadre.ts'),
     import('../tools/workspace-tools.ts'),
+    import('../store/open-store.ts'),
   ]);
   const config = await loadCliConfig(context, flags);
   const model = requireModel ? await sessionModel(config, context.env) : undefined;
-  const agents = await loadAgents({ cwd: context.cwd, dirs: config.agentsDirs });
+  const agents = await loadAgents({ cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs });
   if (requireModel) agents.primary(config.agent);
   const store = await openStore(createDatabase ? config.db : existingDatabase(config.db));
   const tools = createWorkspaceTools({ root: context.cwd });
@@ -92,6 +110,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     agents,
     limits: config.limits,
     tools,
+    modelAliases: config.modelAliases,
     baseURL: config.baseURL,
     env: context.env,
     onError: (error) => {

@@ -1,10 +1,9 @@
 import { isAbsolute, join, relative } from 'node:path';
-import type { Command } from 'commander';
 import { ConfigError } from '../errors/config-error.ts';
 import { redactConnectionString } from '../store/redact-connection-string.ts';
 import { agentWarnings } from './agents.ts';
-import { colorEnabled, liveViewEnabled, writeLine, type CliContext, type ExitCode } from './cli-context.ts';
-import { collect, type RuntimeFlags } from './command-options.ts';
+import { colorEnabled, liveViewEnabled, writeLine, type CliContext } from './cli-context.ts';
+import type { RuntimeFlags } from './command-options.ts';
 import { driveSession } from './drive-session.ts';
 import { createJsonView } from './json-view.ts';
 import { openRuntime, type OpenedRuntime } from './open-runtime.ts';
@@ -16,15 +15,26 @@ import type { RunView } from './run-view.ts';
 /** Options of `cadre run`. */
 export interface RunFlags extends RuntimeFlags {
   session?: string;
+  /** `--continue`: the most recent primary session. */
+  continue?: boolean;
 }
 
 const exitCodes = { completed: 0, failed: 1, canceled: 130 } as const;
 
+/** The session `--continue` goes on with: the primary session created last. */
+async function latestSessionId(runtime: OpenedRuntime): Promise<string> {
+  const [latest] = await runtime.store.listSessions({ primaryOnly: true, limit: 1 });
+  if (!latest) throw new ConfigError('No session to continue in this database: start one with cadre run "..."');
+  return latest.id;
+}
+
 async function openSession(runtime: OpenedRuntime, flags: RunFlags) {
   const { cadre, store, config } = runtime;
-  if (flags.session === undefined) return cadre.createSession({ agent: config.agent });
-  const session = await store.getSession(flags.session);
-  if (!session) throw new ConfigError(`No session '${flags.session}'. List sessions with: cadre sessions`);
+  if (flags.continue && flags.session !== undefined) throw new ConfigError('--continue and --session both name a session: give one.');
+  const sessionId = flags.continue ? await latestSessionId(runtime) : flags.session;
+  if (sessionId === undefined) return cadre.createSession({ agent: config.agent });
+  const session = await store.getSession(sessionId);
+  if (!session) throw new ConfigError(`No session '${sessionId}'. List sessions with: cadre sessions`);
   if (session.parent_run_id !== null) {
     throw new ConfigError(`Session '${session.id}' is the child session of run ${session.parent_run_id}; continue a primary session (see cadre sessions).`);
   }
@@ -61,7 +71,7 @@ async function chooseView(context: CliContext, sessionId: string, json: boolean 
 export async function runCommand(context: CliContext, promptArgument: string | undefined, flags: RunFlags): Promise<number> {
   const prompt = await readPrompt(context, promptArgument);
   const runtime = await openRuntime({ context, flags, requireModel: true });
-  const problems = [...runtime.agents.errors.map((error) => error.message), ...agentWarnings(runtime.agents, runtime.toolNames)];
+  const problems = [...runtime.agents.errors.map((error) => error.message), ...agentWarnings(runtime.agents, runtime.toolNames, runtime.config.modelAliases)];
   for (const problem of problems) writeLine(context.stderr, `cadre: warning: ${problem}`);
   const restoreConsole = quietConsole(flags.debug === true);
   try {
@@ -75,23 +85,4 @@ export async function runCommand(context: CliContext, promptArgument: string | u
     await runtime.close();
     restoreConsole();
   }
-}
-
-/** Registers `cadre run`. */
-export function registerRun(program: Command, context: CliContext, exit: ExitCode): void {
-  program
-    .command('run')
-    .description('send a prompt to the primary agent; return when it and every run it started are done')
-    .argument('[prompt]', 'what to do; read from stdin when absent')
-    .option('--agent <name>', 'the primary agent (default: main)')
-    .option('--agents <dir>', 'also load agent files from this directory (repeatable)', collect)
-    .option('--model <spec>', 'model spec provider:model-id, e.g. anthropic:claude-sonnet-4-5 (or CADRE_MODEL)')
-    .option('--base-url <url>', 'base URL of the model API, for openai-compatible: (or CADRE_BASE_URL)')
-    .option('--db <path>', 'the database (default ./.cadre/cadre.db, or CADRE_DB)')
-    .option('--config <file>', 'config file (default ./cadre.config.json)')
-    .option('--session <id>', 'continue this session')
-    .option('--json', 'print events as JSON Lines on stdout, ending with a session-end line')
-    .action(async (prompt: string | undefined, _flags: RunFlags, command: Command) => {
-      exit.code = await runCommand(context, prompt, command.optsWithGlobals<RunFlags>());
-    });
 }

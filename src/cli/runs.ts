@@ -1,10 +1,9 @@
-import type { Command } from 'commander';
 import { formatElapsed } from '../delegation/run-views.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { clampActivity } from '../runs/activity.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
-import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
+import { writeLine, type CliContext } from './cli-context.ts';
 import { parseLimit, type StoreFlags } from './command-options.ts';
 import { openCliStore } from './open-runtime.ts';
 import { formatTable } from './run-lines.ts';
@@ -65,19 +64,4 @@ export async function runsCommand(context: CliContext, sessionId: string | undef
   } finally {
     await close();
   }
-}
-
-/** Registers `cadre runs`. */
-export function registerRuns(program: Command, context: CliContext, exit: ExitCode): void {
-  program
-    .command('runs')
-    .description("list a session's runs (nested ones too), or the latest runs of all sessions, newest first")
-    .argument('[session]', 'a session id')
-    .option('--db <path>', 'the database (default ./.cadre/cadre.db, or CADRE_DB)')
-    .option('--config <file>', 'config file (default ./cadre.config.json)')
-    .option('--limit <n>', 'how many runs without a session id (default 20)')
-    .option('--json', 'print JSON')
-    .action(async (sessionId: string | undefined, _flags: StoreFlags, command: Command) => {
-      exit.code = await runsCommand(context, sessionId, command.optsWithGlobals());
-    });
 }

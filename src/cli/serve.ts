@@ -1,9 +1,8 @@
-import type { Command } from 'commander';
 import { ConfigError } from '../errors/config-error.ts';
 import { startDashboard } from '../server/create-server.ts';
 import { isWildcardHost } from '../server/dashboard-security.ts';
-import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
-import { collect, type RuntimeFlags } from './command-options.ts';
+import { writeLine, type CliContext } from './cli-context.ts';
+import type { RuntimeFlags } from './command-options.ts';
 import { loadCliConfig, openRuntime } from './open-runtime.ts';
 
 /** Options of `cadre serve`. */
@@ -43,12 +42,13 @@ export async function serveCommand(context: CliContext, flags: ServeFlags, signa
       writeLine(context.stderr, `Recovered runs of stopped processes: ${recovered.resumed.length} resumed, ${recovered.abandoned.length} abandoned.`);
     }
     const dashboard = await startDashboard({ cadre: runtime.cadre, host: flags.host, port });
-    writeLine(context.stdout, `cadre dashboard: ${dashboard.url}`);
-    if (dashboard.token !== null) {
+    if (flags.json) writeLine(context.stdout, JSON.stringify({ type: 'serve-ready', url: dashboard.url, token: dashboard.token }));
+    else writeLine(context.stdout, `cadre dashboard: ${dashboard.url}`);
+    if (dashboard.token !== null && !flags.json) {
       writeLine(context.stdout, `Access token: ${dashboard.token}`);
       writeLine(context.stdout, 'Every request needs it (Authorization: Bearer <token>, or ?token= in the page address). Keep it secret.');
     }
-    if (isWildcardHost(flags.host)) {
+    if (isWildcardHost(flags.host) && !flags.json) {
       writeLine(context.stdout, `Listening on every address (${flags.host}): from another machine, use this machine's address with the same ?token=.`);
     }
     if (config.model === undefined) writeLine(context.stderr, 'No model is configured (--model or CADRE_MODEL): new sessions and messages will fail.');
@@ -59,21 +59,4 @@ export async function serveCommand(context: CliContext, flags: ServeFlags, signa
   } finally {
     await runtime.close();
   }
-}
-
-/** Registers `cadre serve`. */
-export function registerServe(program: Command, context: CliContext, exit: ExitCode): void {
-  program
-    .command('serve')
-    .description('serve the dashboard and HTTP API; loopback only unless --host says otherwise (then with a token)')
-    .option('--host <address>', 'address to listen on; anything but loopback requires the printed token', '127.0.0.1')
-    .option('--port <number>', 'port to listen on (0: any free port)', '4317')
-    .option('--agents <dir>', 'also load agent files from this directory (repeatable)', collect)
-    .option('--model <spec>', 'model spec provider:model-id for new sessions (or CADRE_MODEL)')
-    .option('--base-url <url>', 'base URL of the model API, for openai-compatible: (or CADRE_BASE_URL)')
-    .option('--db <path>', 'the database (default ./.cadre/cadre.db, or CADRE_DB)')
-    .option('--config <file>', 'config file (default ./cadre.config.json)')
-    .action(async (_flags: ServeFlags, command: Command) => {
-      exit.code = await serveCommand(context, command.optsWithGlobals<ServeFlags>());
-    });
 }

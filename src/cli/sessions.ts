@@ -1,5 +1,4 @@
-import type { Command } from 'commander';
-import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
+import { writeLine, type CliContext } from './cli-context.ts';
 import { parseLimit, type StoreFlags } from './command-options.ts';
 import { openCliStore } from './open-runtime.ts';
 import { formatTable } from './run-lines.ts';
@@ -26,18 +25,4 @@ export async function sessionsCommand(context: CliContext, flags: StoreFlags & {
   } finally {
     await close();
   }
-}
-
-/** Registers `cadre sessions`. */
-export function registerSessions(program: Command, context: CliContext, exit: ExitCode): void {
-  program
-    .command('sessions')
-    .description('list sessions with a primary agent, newest first')
-    .option('--db <path>', 'the database (default ./.cadre/cadre.db, or CADRE_DB)')
-    .option('--config <file>', 'config file (default ./cadre.config.json)')
-    .option('--limit <n>', 'how many (default 50)')
-    .option('--json', 'print JSON')
-    .action(async (_flags: StoreFlags, command: Command) => {
-      exit.code = await sessionsCommand(context, command.optsWithGlobals());
-    });
 }

@@ -1,8 +1,7 @@
-import type { Command } from 'commander';
 import { formatElapsed } from '../delegation/run-views.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import type { RunEventRecord, RunRecord } from '../store/records.ts';
-import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
+import { writeLine, type CliContext } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
 import { openCliStore } from './open-runtime.ts';
 
@@ -73,18 +72,4 @@ export async function showCommand(context: CliContext, runId: string, flags: Sto
   } finally {
     await close();
   }
-}
-
-/** Registers `cadre show`. */
-export function registerShow(program: Command, context: CliContext, exit: ExitCode): void {
-  program
-    .command('show')
-    .description('show one run: its record, its events as a timeline, and its result')
-    .argument('<run>', 'a run id')
-    .option('--db <path>', 'the database (default ./.cadre/cadre.db, or CADRE_DB)')
-    .option('--config <file>', 'config file (default ./cadre.config.json)')
-    .option('--json', 'print JSON: { run, events }')
-    .action(async (runId: string, _flags: StoreFlags, command: Command) => {
-      exit.code = await showCommand(context, runId, command.optsWithGlobals());
-    });
 }

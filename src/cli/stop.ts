@@ -1,8 +1,7 @@
-import type { Command } from 'commander';
 import { ConfigError } from '../errors/config-error.ts';
 import { ownerIsGone } from '../util/owner-liveness.ts';
 import { isFinished, type RunRecord } from '../store/records.ts';
-import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
+import { writeLine, type CliContext } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
 import { openRuntime } from './open-runtime.ts';
 
@@ -25,42 +24,44 @@ function stillActive(run: RunRecord): string {
  */
 export async function stopCommand(context: CliContext, id: string, flags: StoreFlags): Promise<number> {
   const { cadre, store, close } = await openRuntime({ context, flags, requireModel: false, createDatabase: false });
+  // Under --json the outcome is one document on stdout: { stopped, still_active, session? }.
+  const report = { stopped: [] as RunRecord[], still_active: [] as RunRecord[], session: null as string | null };
+  const stopped = (run: RunRecord, note = '') => {
+    report.stopped.push(run);
+    if (!flags.json) writeLine(context.stdout, `${line(run)}${note}`);
+  };
+  const still = (run: RunRecord) => {
+    report.still_active.push(run);
+    writeLine(context.stderr, stillActive(run));
+  };
   try {
     const run = await store.getRun(id);
     const session = run ? null : await store.getSession(id);
     if (!run && !session) throw new ConfigError(`No run or session '${id}'. List them with: cadre runs, cadre sessions`);
     if (run && isFinished(run.status)) {
-      writeLine(context.stdout, `${line(run)} (already finished; nothing to stop)`);
+      stopped(run, ' (already finished; nothing to stop)');
       return 0;
     }
     if (run || session!.parent_run_id !== null) {
-      const stopped = await cadre.stopRun(run?.id ?? session!.parent_run_id!, { reason: 'Stopped by a person (cadre stop).' });
-      if (!stopped) throw new ConfigError(`No run or session '${id}'.`);
-      writeLine(context.stdout, line(stopped));
-      if (isFinished(stopped.status)) return 0;
-      writeLine(context.stderr, stillActive(stopped));
+      const result = await cadre.stopRun(run?.id ?? session!.parent_run_id!, { reason: 'Stopped by a person (cadre stop).' });
+      if (!result) throw new ConfigError(`No run or session '${id}'.`);
+      if (isFinished(result.status)) {
+        stopped(result);
+        return 0;
+      }
+      if (!flags.json) writeLine(context.stdout, line(result));
+      still(result);
       return 1;
     }
-    const stopped = await cadre.stopSession(session!.id);
-    for (const each of stopped) writeLine(context.stdout, line(each));
-    const still = await store.listRuns({ parent_session_id: session!.id, statuses: ['queued', 'running'] });
-    for (const each of still) writeLine(context.stderr, stillActive(each));
-    writeLine(context.stdout, `${session!.id}  stopped${stopped.length === 0 ? ' (no active runs)' : ''}`);
-    return still.length === 0 ? 0 : 1;
+    report.session = session!.id;
+    for (const each of await cadre.stopSession(session!.id)) stopped(each);
+    for (const each of await store.listRuns({ parent_session_id: session!.id, statuses: ['queued', 'running'] })) still(each);
+    if (!flags.json) writeLine(context.stdout, `${session!.id}  stopped${report.stopped.length === 0 ? ' (no active runs)' : ''}`);
+    return report.still_active.length === 0 ? 0 : 1;
   } finally {
     await close();
+    if (flags.json && (report.stopped.length > 0 || report.still_active.length > 0 || report.session !== null)) {
+      writeLine(context.stdout, JSON.stringify(report, null, 2));
+    }
   }
-}
-
-/** Registers `cadre stop`. */
-export function registerStop(program: Command, context: CliContext, exit: ExitCode): void {
-  program
-    .command('stop')
-    .description("stop a run (and the runs it started) or a whole session: canceled_by_user, from any process")
-    .argument('<id>', 'a run id or a session id')
-    .option('--db <path>', 'the database (default ./.cadre/cadre.db, or CADRE_DB)')
-    .option('--config <file>', 'config file (default ./cadre.config.json)')
-    .action(async (id: string, _flags: StoreFlags, command: Command) => {
-      exit.code = await stopCommand(context, id, command.optsWithGlobals());
-    });
 }

@@ -8,3 +8,10 @@ export {
 } from './load-config.ts';
 export { defaultLimits, limitsSchema, resolveLimits, type Limits } from './limits.ts';
 export { configFileSchema, readConfigFile, type ConfigFile } from './read-config-file.ts';
+export {
+  configLocations,
+  databaseFromFlagsAndEnv,
+  userConfigDirectory,
+  type ConfigLocations,
+} from './config-locations.ts';
+export { defaultModelAliases, resolveModelAlias } from './model-aliases.ts';

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors/index.ts';
 import { defaultLimits } from './limits.ts';
 import { loadConfig, type LoadConfigOptions } from './load-config.ts';
+import { defaultModelAliases } from './model-aliases.ts';
 
 let cwd: string;
 
@@ -35,6 +36,7 @@ describe('loadConfig', () => {
       agentsDirs: [],
       agent: 'main',
       configPath: null,
+      modelAliases: defaultModelAliases,
     });
   });
 
@@ -114,5 +116,47 @@ describe('loadConfig', () => {
   it('rejects a base URL flag or variable that is not a URL', async () => {
     expect(await failure({ flags: { baseURL: 'localhost' } })).toContain('--base-url must be a URL');
     expect(await failure({ env: { CADRE_BASE_URL: 'localhost' } })).toContain('CADRE_BASE_URL must be a URL');
+  });
+
+  it('reads the file CADRE_CONFIG names, which must exist, and lets --config beat it', async () => {
+    await mkdir(join(cwd, 'elsewhere'));
+    await writeConfig({ model: 'openai:from-env-file' }, join(cwd, 'elsewhere', 'cadre.json'));
+    await writeConfig({ model: 'openai:from-flag-file' }, join(cwd, 'flag.json'));
+    const env = { CADRE_CONFIG: 'elsewhere/cadre.json' };
+    expect((await loadConfig({ cwd, env })).model).toBe('openai:from-env-file');
+    expect((await loadConfig({ cwd, env, configFile: 'flag.json' })).model).toBe('openai:from-flag-file');
+    expect(await failure({ env: { CADRE_CONFIG: 'nope.json' } })).toBe(`Config file not found: ${join(cwd, 'nope.json')} (given with CADRE_CONFIG)`);
+  });
+
+  it("puts the user's $XDG_CONFIG_HOME/cadre/config.json under the project's file, key by key", async () => {
+    const xdg = join(cwd, 'xdg');
+    await mkdir(join(xdg, 'cadre'), { recursive: true });
+    await writeConfig(
+      { model: 'openai:user', db: 'user.db', agents: ['my-agents'], limits: { maxDepth: 3, maxParallelTasks: 4 }, modelAliases: { fast: 'openai:gpt-mini', sonnet: 'anthropic:mine' } },
+      join(xdg, 'cadre', 'config.json'),
+    );
+    await writeConfig({ model: 'openai:project', agents: ['agents'], limits: { maxDepth: 2 } });
+    const config = await loadConfig({ cwd, env: { XDG_CONFIG_HOME: xdg } });
+    expect(config.model).toBe('openai:project');
+    expect(config.db).toBe(join(xdg, 'cadre', 'user.db'));
+    expect(config.agentsDirs).toEqual([join(xdg, 'cadre', 'my-agents'), join(cwd, 'agents')]);
+    expect(config.limits).toEqual({ ...defaultLimits, maxDepth: 2, maxParallelTasks: 4 });
+    expect(config.modelAliases).toEqual({ ...defaultModelAliases, fast: 'openai:gpt-mini', sonnet: 'anthropic:mine' });
+    expect(config.configPath).toBe(join(cwd, 'cadre.config.json'));
+  });
+
+  it('reads ~/.config/cadre/config.json when XDG_CONFIG_HOME is unset, and names it when it is the only file', async () => {
+    const home = join(cwd, 'home');
+    await mkdir(join(home, '.config', 'cadre'), { recursive: true });
+    const path = await writeConfig({ model: 'openai:home' }, join(home, '.config', 'cadre', 'config.json'));
+    const config = await loadConfig({ cwd, env: {}, home });
+    expect([config.model, config.configPath]).toEqual(['openai:home', path]);
+    await writeConfig({ modle: 'x' }, path);
+    expect(await failure({ home })).toContain(`${path}: modle: unknown key`);
+  });
+
+  it('rejects modelAliases that do not map names to model specs', async () => {
+    const path = await writeConfig({ modelAliases: { sonnet: 3 } });
+    expect(await failure()).toContain(`${path}: modelAliases.sonnet: must be a model spec`);
   });
 });

@@ -1,7 +1,11 @@
 import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../errors/index.ts';
+import { configLocations, defaultConfigFileName, given, resolveDatabase } from './config-locations.ts';
 import { resolveLimits, type Limits } from './limits.ts';
-import { readConfigFile } from './read-config-file.ts';
+import { defaultModelAliases } from './model-aliases.ts';
+import { readConfigFile, type ConfigFile } from './read-config-file.ts';
+
+export { defaultConfigFileName };
 
 /** The command-line flags that take part in configuration. */
 export interface ConfigFlags {
@@ -21,8 +25,10 @@ export interface ConfigFlags {
 export interface LoadConfigOptions {
   /** The working directory: where `cadre.config.json` and the default database live. */
   cwd: string;
-  /** `--config FILE`; it must exist. @default `<cwd>/cadre.config.json` when present */
+  /** `--config FILE`; it must exist. @default `CADRE_CONFIG`, else `<cwd>/cadre.config.json` when present */
   configFile?: string;
+  /** The home directory, for the user's `~/.config/cadre/config.json` (or under `XDG_CONFIG_HOME`). @default os.homedir() */
+  home?: string;
   /** Flags, which beat the environment and the file. @default {} */
   flags?: ConfigFlags;
   /** The environment, which beats the file. @default process.env */
@@ -55,20 +61,40 @@ export interface CadreConfig {
   agentsDirs: string[];
   /** The primary agent's name. @default 'main' */
   agent: string;
-  /** Absolute path of the config file that was read, or null when there was none. */
+  /** Absolute path of the project's config file that was read (else the user's), or null when there was none. */
   configPath: string | null;
+  /** Short model names and what they stand for: the defaults (`sonnet`, `opus`, `haiku`), the user's, then the project's. */
+  modelAliases: Record<string, string>;
 }
 
-/** The config file read from the working directory when `--config` is not given. */
-export const defaultConfigFileName = 'cadre.config.json';
-
-function given(value: string | undefined) {
-  return value === undefined || value.trim() === '' ? undefined : value.trim();
+/** A config file with its paths (`db`, `agents`) made absolute against its own directory. */
+function withAbsolutePaths(file: ConfigFile | null, directory: string): ConfigFile | null {
+  if (file === null) return null;
+  return {
+    ...file,
+    ...(file.db === undefined ? {} : { db: resolveDatabase(directory, file.db) }),
+    ...(file.agents === undefined ? {} : { agents: file.agents.map((agents) => resolve(directory, agents)) }),
+  };
 }
 
-// URLs (postgres://) and SQLite's in-memory name are not paths and must stay as written.
-function resolveDatabase(base: string, value: string) {
-  return value === ':memory:' || /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? value : resolve(base, value);
+/**
+ * The user's file under the project's: the project's keys win, objects (`limits`,
+ * `modelAliases`, `summarize`, ...) merge key by key, and `agents` directories add up.
+ */
+function mergeConfigFiles(user: ConfigFile | null, project: ConfigFile | null): ConfigFile | null {
+  if (user === null || project === null) return project ?? user;
+  const merged: Record<string, unknown> = { ...user };
+  for (const [key, value] of Object.entries(project)) {
+    const under = merged[key];
+    if (key === 'agents') merged[key] = [...(user.agents ?? []), ...(project.agents ?? [])];
+    else if (isPlainObject(under) && isPlainObject(value)) merged[key] = { ...under, ...value };
+    else merged[key] = value;
+  }
+  return merged as ConfigFile;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function checkURL(value: string | undefined, source: string) {
@@ -80,18 +106,23 @@ function checkURL(value: string | undefined, source: string) {
 
 /**
  * Merges configuration; flags beat the environment (`CADRE_MODEL`, `CADRE_BASE_URL`, `CADRE_DB`),
- * which beats the file, which beats the defaults.
- * @throws {ConfigError} for a missing `--config` file, invalid JSON, unknown keys or bad values,
- * naming the file and the field.
+ * which beats the project's file (`--config`, `CADRE_CONFIG` or `./cadre.config.json`), which beats
+ * the user's file (`$XDG_CONFIG_HOME/cadre/config.json`, default `~/.config/cadre/config.json`),
+ * which beats the defaults. Relative paths in a file resolve against its own directory.
+ * @throws {ConfigError} for a missing `--config` or `CADRE_CONFIG` file, invalid JSON, unknown
+ * keys or bad values, naming the file and the field.
  */
 export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfig> {
   const { flags = {}, env = process.env } = options;
   const cwd = resolve(options.cwd);
-  const configPath = resolve(cwd, options.configFile ?? defaultConfigFileName);
-  const file = await readConfigFile(configPath);
-  if (file === null && options.configFile !== undefined) {
-    throw new ConfigError(`Config file not found: ${configPath} (given with --config)`);
+  const locations = configLocations({ cwd, configFile: options.configFile, env, home: options.home });
+  const configPath = locations.project;
+  const projectFile = await readConfigFile(configPath);
+  if (projectFile === null && locations.projectNamedBy !== null) {
+    throw new ConfigError(`Config file not found: ${configPath} (given with ${locations.projectNamedBy})`);
   }
+  const userFile = locations.user === configPath ? null : await readConfigFile(locations.user);
+  const file = mergeConfigFiles(withAbsolutePaths(userFile, dirname(locations.user)), withAbsolutePaths(projectFile, dirname(configPath)));
   const fileDirectory = dirname(configPath);
 
   const fileDatabase = file?.db === undefined ? undefined : resolveDatabase(fileDirectory, file.db);
@@ -113,6 +144,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
       ...(flags.agentsDirs ?? []).map((directory) => resolve(cwd, directory)),
     ],
     agent: given(flags.agent) ?? 'main',
-    configPath: file === null ? null : configPath,
+    configPath: projectFile !== null ? configPath : userFile !== null ? locations.user : null,
+    modelAliases: { ...defaultModelAliases, ...file?.modelAliases },
   };
 }

@@ -16,6 +16,9 @@ export const configFileSchema = z.strictObject({
   db: text('a file path or a postgres:// URL').optional(),
   agents: z.array(text('a directory path'), { error: 'must be a list of directory paths' }).optional(),
   limits: limitsSchema.optional(),
+  modelAliases: z
+    .record(z.string(), text('a model spec like anthropic:claude-sonnet-4-5'), { error: 'must map short names to model specs, like { "sonnet": "anthropic:claude-sonnet-4-5" }' })
+    .optional(),
   summarize: z
     .strictObject({
       model: text('a model spec like anthropic:claude-haiku-4-5').optional(),
@@ -36,7 +39,7 @@ function unknownKeyMessage(parent: string, key: string) {
     );
   }
   if (parent === 'limits') return unknownLimitMessage;
-  const allowed = parent === 'summarize' ? 'model, enabled' : 'model, baseURL, db, agents, limits, summarize';
+  const allowed = parent === 'summarize' ? 'model, enabled' : 'model, baseURL, db, agents, limits, summarize, modelAliases';
   return `unknown key (known keys: ${allowed})`;
 }
 

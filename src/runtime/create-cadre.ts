@@ -4,6 +4,9 @@ import type { AgentDefinition } from '../agents/agent-definition.ts';
 import { AgentRegistry } from '../agents/agent-registry.ts';
 import { builtInAgents } from '../agents/built-in-agents.ts';
 import { resolveLimits, type Limits } from '../config/limits.ts';
+import { defaultModelAliases, resolveModelAlias } from '../config/model-aliases.ts';
+import { readToolNames } from '../agents/agent-tool-names.ts';
+import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
 import { ConfigError } from '../errors/config-error.ts';
@@ -37,8 +40,17 @@ export interface CadreOptions {
   agents?: AgentRegistry | AgentDefinition[];
   /** @default the CONTRACT defaults */
   limits?: Partial<Limits>;
-  /** Workspace tools agents may name in their `tools` allow-list. @default {} */
+  /**
+   * Workspace tools agents may name in their `tools` allow-list.
+   * @default the read tools (`read_file`, `list_files`, `grep`) on the working directory, which the built-in agents use
+   */
   tools?: ToolSet;
+  /**
+   * Short model names agents may use (`model: sonnet`), resolved when a model is made; opencode's
+   * `provider/model-id` is read as `provider:model-id` unless named here.
+   * @default sonnet, opus and haiku (see `defaultModelAliases`)
+   */
+  modelAliases?: Record<string, string>;
   /** Base URL for `openai-compatible:` specs. */
   baseURL?: string;
   /** Environment for API keys. @default process.env */
@@ -78,6 +90,12 @@ export interface CadreOptions {
   maxConcurrentTurns?: number;
   /** Where internal errors go. @default console.error */
   onError?: (error: unknown) => void;
+}
+
+/** The read tools on the working directory: what the built-in agents use when no tools are given. */
+function defaultTools(): ToolSet {
+  const workspace = createWorkspaceTools({ root: process.cwd() });
+  return Object.fromEntries(readToolNames.filter((name) => workspace[name] !== undefined).map((name) => [name, workspace[name]]));
 }
 
 /** The cadre runtime: sessions with a primary agent, runs of subagents, and their lifecycle. */
@@ -129,22 +147,25 @@ export function createCadre(options: CadreOptions): Cadre {
     reliableModel(model, { timeoutMs: limits.modelTimeoutMs, maxRetries: limits.maxRetries, retryDelayMs: options.retryDelayMs, redactor, gates });
   let defaultModel: LanguageModel | undefined;
   const agents = options.agents instanceof AgentRegistry ? options.agents : new AgentRegistry([...builtInAgents, ...(options.agents ?? [])]);
-  const workspaceTools = options.tools ?? {};
+  const workspaceTools = options.tools ?? defaultTools();
+  const aliases = { ...defaultModelAliases, ...options.modelAliases };
+  const specOf = (model: string) => resolveModelAlias(model, aliases);
   const ownerId = `${hostname()}:${process.pid}:${newId('own').slice(-8)}`;
   const bus = createRunBus({ onListenerError: report });
   const ledger = createRunLedger({ store, bus, now });
   const inbox = createSessionInbox();
   const wakeups = createSessionWakeups(bus);
   const models = new Map<string, LanguageModel>();
-  const defaultLabel = describeModel(options.model);
+  const defaultLabel = typeof options.model === 'string' ? specOf(describeModel(options.model)) : describeModel(options.model);
   const streaming = options.streaming ?? 'auto';
   let watchers = 0;
   const shouldStream = () => streaming === 'always' || (streaming === 'auto' && watchers > 0);
 
-  function modelFor(spec: string | undefined): LanguageModel {
+  function modelFor(name: string | undefined): LanguageModel {
+    let spec = name === undefined ? undefined : specOf(name);
     if (spec === undefined || spec === defaultLabel) {
       if (typeof options.model !== 'string') return (defaultModel ??= reliable(options.model));
-      spec = options.model;
+      spec = specOf(options.model);
     }
     let model = models.get(spec);
     if (!model) {
@@ -158,6 +179,8 @@ export function createCadre(options: CadreOptions): Cadre {
     const selected: ToolSet = {};
     for (const name of agent.tools ?? []) {
       const tool = workspaceTools[name];
+      // Built-in agents use the read tools when they are there; a runtime given other tools runs them without.
+      if (!tool && agent.source === 'built-in') continue;
       if (!tool) throw new ConfigError(`Agent '${agent.name}' lists tool '${name}', which does not exist. Known tools: ${Object.keys(workspaceTools).join(', ') || '(none)'}`);
       selected[name] = tool;
     }
@@ -172,7 +195,10 @@ export function createCadre(options: CadreOptions): Cadre {
     now,
     newId,
     runs: undefined as never,
-    modelLabelFor: (name) => agents.get(name)?.model ?? defaultLabel,
+    modelLabelFor: (name) => {
+      const model = agents.get(name)?.model;
+      return model === undefined ? defaultLabel : specOf(model);
+    },
   };
 
   let sessions: ReturnType<typeof createSessionRunner>;
@@ -291,7 +317,7 @@ export function createCadre(options: CadreOptions): Cadre {
       const session: SessionRecord = {
         id: newId('ses'),
         agent,
-        model: model ?? agents.get(agent)?.model ?? defaultLabel,
+        model: specOf(model ?? agents.get(agent)?.model ?? defaultLabel),
         created_at: now(),
         status: 'idle',
         parent_run_id: null,

@@ -1,0 +1,73 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { defineAgent } from '../agents/agent-definition.ts';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { scriptedLanguageModel, type Script } from '../testing/index.ts';
+import { createCadre, type Cadre, type CadreOptions } from './create-cadre.ts';
+
+const open: Cadre[] = [];
+afterEach(async () => {
+  for (const cadre of open.splice(0)) await cadre.close();
+});
+
+function makeCadre(script: Script, options: Partial<CadreOptions> = {}) {
+  const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model: scriptedLanguageModel(script), onError: (error) => { throw error; }, ...options });
+  open.push(cadre);
+  return cadre;
+}
+
+describe('agents people already have', () => {
+  it('lets the built-in main agent read a file when no tools were given in code', async () => {
+    const cadre = makeCadre([{ turns: [{ tool_calls: [{ name: 'read_file', arguments: { path: 'package.json' } }] }, { text: 'It is cadre.' }] }]);
+    const session = await cadre.createSession();
+    const turn = await cadre.send(session.id, 'Find where sessions are stored');
+    expect(turn).toMatchObject({ status: 'completed', text: 'It is cadre.' });
+    const toolMessage = (await cadre.store.listMessages(session.id)).find((message) => message.role === 'tool');
+    expect(JSON.stringify(toolMessage?.content)).toContain('\\"name\\": \\"cadre\\"');
+  });
+
+  it('runs the built-in agents without the read tools when the runtime was given other tools', async () => {
+    const cadre = makeCadre([{ turns: [{ text: 'Fine without tools.' }] }], { tools: {} });
+    const session = await cadre.createSession();
+    expect(await cadre.send(session.id, 'Hello')).toMatchObject({ status: 'completed', text: 'Fine without tools.' });
+  });
+
+  it('fails only the runs of an agent that names a tool that does not exist, with a message naming it', async () => {
+    const builder = defineAgent({ name: 'builder', description: 'Builds.', system: 'BUILDER', tools: ['bash'], mode: 'subagent' });
+    const cadre = makeCadre(
+      [
+        { when: { system_includes: 'BUILDER' }, turns: [{ text: 'Built.' }] },
+        { when: { system_includes: 'general-purpose' }, turns: [{ text: 'General did it.' }] },
+        {
+          turns: [
+            { tool_calls: [{ name: 'agent_parallel', arguments: { tasks: [{ agent: 'builder', task: 'Build it' }, { agent: 'general', task: 'Do it' }] } }] },
+            { text: 'Both reported.' },
+          ],
+        },
+      ],
+      { agents: [builder] },
+    );
+    const session = await cadre.createSession();
+    expect(await cadre.send(session.id, 'Go')).toMatchObject({ status: 'completed', text: 'Both reported.' });
+    await cadre.waitForIdle(session.id);
+    const runs = await cadre.store.listRuns({ parent_session_id: session.id });
+    const byAgent = Object.fromEntries(runs.map((run) => [run.agent, run]));
+    expect(byAgent.general.status).toBe('completed');
+    expect(byAgent.builder.status).toBe('failed');
+    expect(byAgent.builder.error?.message).toContain("lists tool 'bash', which does not exist");
+  });
+
+  it('resolves short model names through modelAliases where the model is made', async () => {
+    const reviewer = defineAgent({ name: 'reviewer', description: 'Reviews.', model: 'sonnet', mode: 'all' });
+    const opencode = defineAgent({ name: 'coder', description: 'Codes.', model: 'openai/gpt-4o', mode: 'all' });
+    const custom = defineAgent({ name: 'fast', description: 'Quick.', model: 'quick', mode: 'all' });
+    const cadre = makeCadre([{ turns: [{ text: 'ok' }] }], {
+      agents: [reviewer, opencode, custom],
+      modelAliases: { quick: 'openai:gpt-4o-mini' },
+      env: { ANTHROPIC_API_KEY: 'test-key', OPENAI_API_KEY: 'test-key' },
+    });
+    expect((await cadre.createSession({ agent: 'reviewer' })).model).toBe('anthropic:claude-sonnet-4-5');
+    expect((await cadre.createSession({ agent: 'coder' })).model).toBe('openai:gpt-4o');
+    expect((await cadre.createSession({ agent: 'fast' })).model).toBe('openai:gpt-4o-mini');
+    expect((await cadre.createSession({ model: 'haiku' })).model).toBe('anthropic:claude-haiku-4-5');
+  });
+});
