@@ -17,6 +17,7 @@ import { createRunBus, type CadreListener } from '../runs/run-bus.ts';
 import { createRunLedger } from '../runs/run-ledger.ts';
 import { createRunManager } from '../runs/run-manager.ts';
 import type { StopCause } from '../runs/run-stop.ts';
+import { createTokenBudget } from '../runs/token-budget.ts';
 import { createNotifier } from '../sessions/notifier.ts';
 import { createSessionInbox, takeAndStore } from '../sessions/session-inbox.ts';
 import { createSessionRunner, type TurnResult } from '../sessions/session-runner.ts';
@@ -164,9 +165,11 @@ export function createCadre(options: CadreOptions): Cadre {
     return selected;
   }
 
+  const budget = createTokenBudget({ store, limits });
   const delegation: DelegationServices = {
     store,
     ledger,
+    budget,
     agents,
     limits,
     now,
@@ -220,6 +223,7 @@ export function createCadre(options: CadreOptions): Cadre {
     telemetry: options.telemetry,
     stream: shouldStream,
     onError: report,
+    budget,
     setup: async (run) => {
       const agent = agents.get(run.agent);
       if (!agent) throw new Error(`Agent '${run.agent}' is no longer defined.`);
