@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import { createDashboardApp, startDashboard } from './create-server.ts';
@@ -160,6 +161,58 @@ describe('startDashboard', () => {
       expect(dashboard.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/\\?token=${dashboard.token}$`));
       expect((await fetch(dashboard.url)).status).toBe(200);
       expect((await fetch(dashboard.url.replace(/\?token=.*$/, 'api/sessions'))).status).toBe(401);
+    } finally {
+      await dashboard.close();
+    }
+  });
+});
+
+describe('the request body limit', () => {
+  /** A body streamed in 64 KiB chunks, without a Content-Length. */
+  function streamedBody(bytes: number): ReadableStream<Uint8Array> {
+    let sent = 0;
+    return new ReadableStream({
+      pull(controller) {
+        if (sent >= bytes) return controller.close();
+        const chunk = new Uint8Array(Math.min(65_536, bytes - sent)).fill(0x61);
+        sent += chunk.length;
+        controller.enqueue(chunk);
+      },
+    });
+  }
+
+  it('answers 413 past 1 MiB by default, streamed without a Content-Length too, and starts nothing', async () => {
+    const { cadre, app } = setup();
+    const streamed = await app.request('/api/sessions', { method: 'POST', body: streamedBody(2 * 1024 * 1024), headers: { 'Content-Type': 'application/json' }, duplex: 'half' } as RequestInit);
+    expect(streamed.status).toBe(413);
+    expect(await streamed.json()).toEqual({ error: 'The request body is larger than 1048576 bytes; send a shorter one.' });
+    const declared = await app.request('/api/sessions', { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json', 'Content-Length': String(50 * 1024 * 1024) } });
+    expect(declared.status).toBe(413);
+    expect(await cadre.store.listSessions()).toEqual([]);
+    // Just under the limit is still read (and judged on its content).
+    const prompt = 'a'.repeat(1024 * 1024 - 20);
+    const accepted = await app.request('/api/sessions', { method: 'POST', body: JSON.stringify({ prompt }), headers: { 'Content-Type': 'application/json' } });
+    expect(accepted.status).toBe(201);
+  });
+
+  it('takes its limit from the options, and a real server refuses a chunked upload past it', async () => {
+    const cadre = createTestCadre();
+    open.push(cadre);
+    const dashboard = await startDashboard({ cadre, port: 0, maxBodyBytes: 4096, onError: () => {} });
+    try {
+      const url = new URL('api/sessions', dashboard.url);
+      const status = await new Promise<number>((resolve, reject) => {
+        const request = httpRequest(url, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } }, (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        // The server may close the connection before the whole body went out.
+        request.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
+        for (let chunk = 0; chunk < 16; chunk++) request.write('x'.repeat(1024));
+        request.end();
+      });
+      expect(status).toBe(413);
+      expect(await cadre.store.listSessions()).toEqual([]);
     } finally {
       await dashboard.close();
     }
