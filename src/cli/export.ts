@@ -19,7 +19,7 @@ export interface ExportFlags extends StoreFlags {
  * (`cadre.session-export`, version 1) or as a markdown report, on stdout or into a file.
  */
 export async function exportCommand(context: CliContext, id: string, flags: ExportFlags): Promise<number> {
-  const { store, close } = await openCliStore(context, flags);
+  const { store, config, close } = await openCliStore(context, flags);
   try {
     let sessionId = id;
     if (!(await store.getSession(id))) {
@@ -27,7 +27,7 @@ export async function exportCommand(context: CliContext, id: string, flags: Expo
       if (!run) throw new ConfigError(`No session or run '${id}'. List sessions with: cadre sessions`);
       sessionId = run.child_session_id;
     }
-    const document = await exportSession(store, sessionId, { now: () => new Date().toISOString() });
+    const document = await exportSession(store, sessionId, { now: () => new Date().toISOString(), limits: config.limits });
     const text = flags.format === 'markdown' ? renderMarkdownExport(document) : `${JSON.stringify(document, null, 2)}\n`;
     if (flags.output === undefined || flags.output === '-') {
       context.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
