@@ -171,6 +171,11 @@ describe('limits.maxTokensPerSession', () => {
 
     // The primary agent's own calls are stored with the session: three calls of 50 tokens.
     expect(await cadre.store.getSessionUsage(session.id)).toEqual({ input_tokens: 120, output_tokens: 30 });
+    const tokens = await cadre.sessionTokens(session.id);
+    expect(tokens).toMatchObject({ session_id: session.id, agent: { input_tokens: 120, output_tokens: 30 }, budget: 1000 });
+    // At most one step per running run past the budget: the ones already asked for when it was crossed.
+    expect(tokens.total).toBeGreaterThanOrEqual(1000);
+    expect(tokens.total - 50).toBeLessThanOrEqual(1000 + 2 * 100);
   });
 
   it('refuses agent_parallel once for the whole call when the budget is already spent', async () => {

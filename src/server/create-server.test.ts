@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Cadre } from '../runtime/create-cadre.ts';
+import { runFixture } from '../store/store-fixtures.ts';
 import { createDashboardApp, startDashboard } from './create-server.ts';
 import { createTestCadre, waitForRun } from './server-fixtures.ts';
 
@@ -216,5 +217,39 @@ describe('the request body limit', () => {
     } finally {
       await dashboard.close();
     }
+  });
+});
+
+describe('tokens and dead owners in the API', () => {
+  it("shows a session's tokens against its budgets, and its primary agent's own tokens in the list", async () => {
+    const { cadre, app } = setup();
+    const { session, run } = await finishedSession(cadre);
+    const detail = await (await app.request(`/api/sessions/${session.id}`)).json();
+    const agent = await cadre.store.getSessionUsage(session.id);
+    expect(agent!.input_tokens).toBeGreaterThan(0);
+    expect(detail.tokens).toEqual({
+      session_id: session.id,
+      agent,
+      runs: run.usage,
+      total: agent!.input_tokens + agent!.output_tokens + run.usage.input_tokens + run.usage.output_tokens,
+      budget: null,
+      max_tokens_per_run: null,
+      max_tokens_per_session: null,
+    });
+    const { sessions } = await (await app.request('/api/sessions')).json();
+    expect(sessions[0].agent_usage).toEqual(agent);
+  });
+
+  it('marks a run whose process died owner_gone, leaving its stored status', async () => {
+    const { cadre, app } = setup();
+    const session = await cadre.createSession();
+    const past = new Date(Date.now() - 60_000).toISOString();
+    const orphan = runFixture({ id: 'run_orphan', parent_session_id: session.id, status: 'running', started_at: past, lease_owner: 'gone-host:1:x', lease_expires_at: past });
+    await cadre.store.insertRun(orphan, { run_id: orphan.id, at: past, type: 'run-queued', data: {} });
+    const { runs } = await (await app.request(`/api/sessions/${session.id}/runs`)).json();
+    expect(runs).toEqual([expect.objectContaining({ id: 'run_orphan', status: 'running', owner_gone: true })]);
+    const detail = await (await app.request('/api/runs/run_orphan')).json();
+    expect(detail.run).toMatchObject({ status: 'running', owner_gone: true });
+    expect((await cadre.store.getRun('run_orphan'))?.status).toBe('running');
   });
 });

@@ -3,7 +3,6 @@ import { ConfigError } from '../errors/config-error.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import type { SessionRecord } from '../store/records.ts';
 import { failRequest, optionalText, readJsonObject, requiredText } from './request-input.ts';
-import { createTokenBudget } from '../runs/token-budget.ts';
 import { listSessionRuns, summarizeSession, viewRuns } from './session-views.ts';
 
 /** Options of {@link createSessionRoutes}. */
@@ -20,7 +19,6 @@ export interface SessionRoutesOptions {
 export function createSessionRoutes({ cadre, onError }: SessionRoutesOptions): Hono {
   const routes = new Hono();
   const { store } = cadre;
-  const budget = createTokenBudget({ store, limits: cadre.limits });
 
   async function findSession(id: string): Promise<SessionRecord> {
     const session = await store.getSession(id);
@@ -56,7 +54,7 @@ export function createSessionRoutes({ cadre, onError }: SessionRoutesOptions): H
 
   routes.get('/:id', async (context) => {
     const session = await findSession(context.req.param('id'));
-    const [messages, runs, tokens] = await Promise.all([store.listMessages(session.id), listSessionRuns(store, session.id), budget.sessionTokens(session.id)]);
+    const [messages, runs, tokens] = await Promise.all([store.listMessages(session.id), listSessionRuns(store, session.id), cadre.sessionTokens(session.id)]);
     // What the session spent against its budgets, for the dashboard's header and cards.
     const limits = { max_tokens_per_run: cadre.limits.maxTokensPerRun ?? null, max_tokens_per_session: cadre.limits.maxTokensPerSession ?? null };
     return context.json({ session, messages, runs: viewRuns(runs), tokens: { ...tokens, ...limits } });
