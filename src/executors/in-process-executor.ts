@@ -52,12 +52,14 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
   const { store, ledger, bus, now } = options;
   const activityIntervalMs = options.activityIntervalMs ?? 250;
   const report = options.onError ?? ((error: unknown) => console.error(error));
+  // Without a budget set, steps pay nothing for the feature.
+  const budget = options.budget && (options.budget.limits.maxTokensPerRun !== undefined || options.budget.limits.maxTokensPerSession !== undefined) ? options.budget : undefined;
 
   return {
     async execute(run: RunRecord, signal: AbortSignal): Promise<ExecutionOutcome> {
       // A run whose session spent its budget while it waited (or a recovered run past its own)
       // makes no model call at all.
-      const spent = await options.budget?.exceeded(run, run.usage);
+      const spent = await budget?.exceeded(run, run.usage);
       if (spent) return { text: '', lastText: '', finishReason: 'budget', steps: run.turns, error: { kind: 'budget_exceeded', message: spent } };
       let setup: RunSetup;
       try {
@@ -153,9 +155,9 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         telemetry: options.telemetry,
         stream: options.stream?.() ?? true,
         takeInjectedMessages: setup.takeInjectedMessages,
-        shouldStop: options.budget
+        shouldStop: budget
           ? async () => {
-              budgetMessage = await options.budget!.exceeded(live, usage);
+              budgetMessage = await budget.exceeded(live, usage);
               return budgetMessage !== null;
             }
           : undefined,
@@ -190,7 +192,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           usage.input_tokens += step.usage.inputTokens;
           usage.output_tokens += step.usage.outputTokens;
           live = { ...live, turns, usage: { ...usage } };
-          options.budget?.track(run.id, usage);
+          budget?.track(run.id, usage);
           // The loop goes on without waiting for the step's rows (the run's end waits for all of
           // them below, and fails if one was refused).
           stepMessages.push(...toNewMessages(run.child_session_id, step.messages, now()));
@@ -201,7 +203,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       if (stepFlush !== undefined) flushStep();
       clearTimeout(pending);
       await Promise.allSettled(unsettled);
-      options.budget?.release(run.id);
+      budget?.release(run.id);
       await setup.finish?.().catch(report);
 
       const outcome: ExecutionOutcome = { text: result.text, lastText: result.lastText, finishReason: result.finishReason, steps: run.turns + result.steps };
