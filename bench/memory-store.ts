@@ -1,4 +1,4 @@
-import type { MessageRecord, NewRunEvent, RunEventRecord, RunRecord, SessionRecord } from '../src/store/records.ts';
+import type { MessageRecord, NewRunEvent, RunEventRecord, RunRecord, SessionRecord, Usage } from '../src/store/records.ts';
 import type { RunQuery, Store } from '../src/store/store.ts';
 
 /**
@@ -11,6 +11,7 @@ export function createMemoryStore(): Store {
   const messages = new Map<string, MessageRecord[]>();
   const runs = new Map<string, RunRecord>();
   const events = new Map<string, RunEventRecord[]>();
+  const sessionUsage = new Map<string, Usage>();
 
   const addEvents = (list: readonly NewRunEvent[]) => {
     for (const event of list) {
@@ -51,6 +52,13 @@ export function createMemoryStore(): Store {
     async updateSession(id, patch) {
       const session = sessions.get(id);
       if (session) Object.assign(session, patch);
+    },
+    async addSessionUsage(id, usage) {
+      const total = sessionUsage.get(id) ?? { input_tokens: 0, output_tokens: 0 };
+      sessionUsage.set(id, { input_tokens: total.input_tokens + usage.input_tokens, output_tokens: total.output_tokens + usage.output_tokens });
+    },
+    async getSessionUsage(id) {
+      return sessions.has(id) ? { ...(sessionUsage.get(id) ?? { input_tokens: 0, output_tokens: 0 }) } : null;
     },
     async appendMessages(list) {
       return list.map((message) => {

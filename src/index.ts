@@ -67,3 +67,6 @@ export {
   type Store,
   type Usage,
 } from './store/index.ts';
+
+export { createTokenBudget, totalTokens, type SessionTokens, type TokenBudget, type TokenBudgetLimits } from './runs/token-budget.ts';
+export { displayStatus, runOwnerGone, viewRun, type RunView } from './runs/run-owner.ts';

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Cadre } from '../src/runtime/create-cadre.ts';
 import { startDashboard, type Dashboard } from '../src/server/create-server.ts';
 import { createTestCadre, waitForRun } from '../src/server/server-fixtures.ts';
+import { runFixture } from '../src/store/store-fixtures.ts';
 
 const chromiumPath = '/usr/bin/chromium';
 // The README's picture is refreshed with CADRE_UPDATE_SCREENSHOT=1; otherwise the test's own copy goes to a temp dir.
@@ -89,6 +90,40 @@ describe.skipIf(skip)(title, () => {
     await mkdir(join(screenshotPath, '..'), { recursive: true });
     await page.screenshot({ path: screenshotPath, fullPage: true });
     await page.close();
+  });
+
+  it("shows tokens against the budgets, and a run whose process died as 'running (owner gone)' with its time stopped", async () => {
+    const budgeted = createTestCadre({ limits: { maxTokensPerRun: 5000, maxTokensPerSession: 100_000 } });
+    const server = await startDashboard({ cadre: budgeted, port: 0 });
+    try {
+      const session = await budgeted.createSession();
+      await budgeted.send(session.id, 'Find the answer.');
+      await budgeted.waitForIdle(session.id);
+      const started = new Date(Date.now() - 90_000).toISOString();
+      const leaseEnded = new Date(Date.now() - 45_000).toISOString();
+      const orphan = runFixture({ id: 'run_orphan', parent_session_id: session.id, description: 'orphaned work', status: 'running', created_at: started, started_at: started, lease_owner: 'gone-host:1:x', lease_expires_at: leaseEnded });
+      await budgeted.store.insertRun(orphan, { run_id: orphan.id, at: started, type: 'run-queued', data: {} });
+      const { total } = await budgeted.sessionTokens(session.id);
+
+      const page = await context.newPage();
+      const pageErrors: string[] = [];
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      await page.goto(`${server.url}#${session.id}`);
+      const orphanCard = page.locator('.run-card', { hasText: 'orphaned work' });
+      await expect.poll(() => orphanCard.locator('[data-field="status"]').textContent(), { timeout: 10_000 }).toBe('running (owner gone)');
+      expect(await orphanCard.locator('[data-field="elapsed"]').textContent()).toBe('45s');
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(await orphanCard.locator('[data-field="elapsed"]').textContent()).toBe('45s');
+      const quickCard = page.locator('.run-card', { hasText: 'quick answer' });
+      expect(await quickCard.locator('[data-field="usage"]').textContent()).toMatch(/^\d+ in \/ \d+ out tokens \(\d+ of 5000\)$/);
+      expect(await page.locator('#session-tokens').textContent()).toBe(`${total} of 100000 tokens`);
+      expect(pageErrors).toEqual([]);
+      await page.close();
+    } finally {
+      await budgeted.stopSession((await budgeted.store.listSessions())[0].id);
+      await server.close();
+      await budgeted.close();
+    }
   });
 
   it('carries the access token from the page address into its assets, API calls and event stream', async () => {

@@ -16,6 +16,11 @@ export interface DriveSessionOptions {
   stopPollMs?: number;
   /** How long to wait before checking a second time that the session is idle. @default 150 */
   settleMs?: number;
+  /**
+   * Recover the session's runs left by a dead process (resume or abandon them) before the
+   * prompt is sent, once the view listens, so it shows every recovered run. @default false
+   */
+  recover?: boolean;
 }
 
 /**
@@ -54,6 +59,7 @@ export async function driveSession(options: DriveSessionOptions): Promise<RunOut
   const unsubscribe = cadre.subscribe((event) => view.event(event));
   signals.on('SIGINT', onInterrupt);
   try {
+    if (options.recover) await cadre.recover({ sessionId });
     const turn = await cadre.send(sessionId, prompt);
     await cadre.waitForIdle(sessionId);
     // waitForIdle can resolve in the moment between a run's final state being stored and this

@@ -20,7 +20,7 @@ export interface ExportFlags extends StoreFlags {
  */
 export async function exportCommand(context: CliContext, id: string, flags: ExportFlags): Promise<number> {
   if (flags.json && flags.format === 'markdown') throw new ConfigError('--json and --format markdown ask for different formats: give one.');
-  const { store, close } = await openCliStore(context, flags);
+  const { store, config, close } = await openCliStore(context, flags);
   try {
     let sessionId = id;
     if (!(await store.getSession(id))) {
@@ -28,7 +28,7 @@ export async function exportCommand(context: CliContext, id: string, flags: Expo
       if (!run) throw new ConfigError(`No session or run '${id}'. List sessions with: cadre sessions`);
       sessionId = run.child_session_id;
     }
-    const document = await exportSession(store, sessionId, { now: () => new Date().toISOString() });
+    const document = await exportSession(store, sessionId, { now: () => new Date().toISOString(), limits: config.limits });
     const text = flags.format === 'markdown' ? renderMarkdownExport(document) : `${JSON.stringify(document, null, 2)}\n`;
     if (flags.output === undefined || flags.output === '-') {
       context.stdout.write(text.endsWith('\n') ? text : `${text}\n`);

@@ -11,8 +11,15 @@ import type { CliContext } from './cli-context.ts';
 import { configFlags, type RuntimeFlags, type StoreFlags } from './command-options.ts';
 
 /** What a command needs to talk to the database only. */
+/** What a command that only reads or stops needs of the configuration. */
+export interface StoreConfig {
+  db: string;
+  /** The token budgets in force, to show runs against them; none without a config file. */
+  limits: Pick<Partial<CadreConfig['limits']>, 'maxTokensPerRun' | 'maxTokensPerSession'>;
+}
+
 export interface OpenedStore {
-  config: Pick<CadreConfig, 'db'>;
+  config: StoreConfig;
   store: Store;
   close(): Promise<void>;
 }
@@ -50,10 +57,11 @@ export async function loadCliConfig(context: CliContext, flags: RuntimeFlags): P
  * The database of a command that only reads or stops. Without any config file it comes from
  * `--db`, `CADRE_DB` or the default, with no validation library loaded, so such commands start fast.
  */
-async function storeConfig(context: CliContext, flags: StoreFlags): Promise<Pick<CadreConfig, 'db'>> {
+async function storeConfig(context: CliContext, flags: StoreFlags): Promise<StoreConfig> {
   const locations = configLocations({ cwd: context.cwd, configFile: flags.config, env: context.env, home: context.env.HOME });
   if (locations.projectNamedBy !== null || existsSync(locations.project) || existsSync(locations.user)) return loadCliConfig(context, flags);
-  return { db: databaseFromFlagsAndEnv(context.cwd, flags.db, context.env) ?? join(context.cwd, '.cadre', 'cadre.db') };
+  // Budgets are set only in a config file, so without one there are none to show.
+  return { db: databaseFromFlagsAndEnv(context.cwd, flags.db, context.env) ?? join(context.cwd, '.cadre', 'cadre.db'), limits: {} };
 }
 
 /**

@@ -68,6 +68,9 @@ export function createPlainView(options: PlainViewOptions): RunView {
       if (!change) return;
       const { run, type, activity } = change;
       if (type === 'run-start' && run.status === 'running') writeLine(stderr, `${runLabel(run)} started: ${run.description}`);
+      else if (type === 'warning' && event.type === 'run-event' && 'kind' in event.event.data && event.event.data.kind === 'recovered') {
+        writeLine(stderr, `${runLabel(run)} resumed (its process had died): ${run.description}`);
+      }
       else if (type === 'run-end') {
         stopThrottle(run.id);
         writeLine(stderr, `${runLabel(run)} ${describeRunEnd(run, now())}`);

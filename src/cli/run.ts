@@ -45,8 +45,8 @@ async function openSession(runtime: OpenedRuntime, flags: RunFlags) {
   const { describeModel } = await import('../models/describe-model.ts');
   const model = describeModel(config.model ?? session.model);
   if (model !== session.model) await store.updateSession(session.id, { model });
-  // Runs left queued or running by a process that died are resumed or marked abandoned first.
-  await cadre.recover({ sessionId: session.id });
+  // Runs left queued or running by a process that died are recovered by driveSession, once the
+  // view listens, so every recovered run is shown.
   return { ...session, model };
 }
 
@@ -77,7 +77,7 @@ export async function runCommand(context: CliContext, promptArgument: string | u
   try {
     const session = await openSession(runtime, flags);
     const view = await chooseView(context, session.id, flags.json);
-    const outcome = await driveSession({ cadre: runtime.cadre, sessionId: session.id, prompt, view });
+    const outcome = await driveSession({ cadre: runtime.cadre, sessionId: session.id, prompt, view, recover: flags.session !== undefined });
     view.finish({ ...outcome, databaseFlag: databaseFlag(context, runtime.config.db) });
     if (outcome.status === 'failed') writeLine(context.stderr, `cadre: the primary agent failed: ${outcome.error}`);
     return exitCodes[outcome.status];

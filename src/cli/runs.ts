@@ -1,6 +1,8 @@
 import { formatElapsed } from '../delegation/run-views.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { clampActivity } from '../runs/activity.ts';
+import { displayStatus, elapsedUntil, viewRun } from '../runs/run-owner.ts';
+import { createTokenBudget, totalTokens } from '../runs/token-budget.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
@@ -25,22 +27,25 @@ export async function listSessionRuns(store: Store, sessionId: string): Promise<
   return found.sort((left, right) => (left.id < right.id ? 1 : -1));
 }
 
-/** One row of `cadre runs`. */
-export function runRow(run: RunRecord, now: string): string[] {
+/**
+ * One row of `cadre runs`: a run whose process died shows `running (owner gone)`, its elapsed
+ * time stopped; tokens are `in/out`, with `of <budget>` when `limits.maxTokensPerRun` is set.
+ */
+export function runRow(run: RunRecord, now: string, tokenBudget?: number): string[] {
   return [
     run.id,
-    run.status,
+    displayStatus(run, now),
     run.agent,
     clampActivity(run.description, 40),
-    formatElapsed(run, now),
-    `${run.usage.input_tokens}/${run.usage.output_tokens}`,
+    formatElapsed(run, elapsedUntil(run, now)),
+    `${run.usage.input_tokens}/${run.usage.output_tokens}${tokenBudget === undefined ? '' : ` of ${tokenBudget}`}`,
     clampActivity(run.last_activity ?? '', 60),
   ];
 }
 
 /** `cadre runs [SESSION_ID]`: the runs of a session, or the latest runs of all sessions. */
 export async function runsCommand(context: CliContext, sessionId: string | undefined, flags: StoreFlags & { limit?: string }): Promise<number> {
-  const { store, close } = await openCliStore(context, flags);
+  const { store, config, close } = await openCliStore(context, flags);
   try {
     let runs: RunRecord[];
     if (sessionId !== undefined) {
@@ -49,17 +54,23 @@ export async function runsCommand(context: CliContext, sessionId: string | undef
     } else {
       runs = await store.listRuns({ order: 'newest', limit: parseLimit(flags.limit, 20) });
     }
+    const now = new Date().toISOString();
     if (flags.json) {
-      writeLine(context.stdout, JSON.stringify(runs, null, 2));
+      writeLine(context.stdout, JSON.stringify(runs.map((run) => viewRun(run, now)), null, 2));
       return 0;
     }
     if (runs.length === 0) {
       writeLine(context.stdout, '(no runs)');
       return 0;
     }
-    const now = new Date().toISOString();
     const header = ['ID', 'STATUS', 'AGENT', 'DESCRIPTION', 'ELAPSED', 'TOKENS IN/OUT', 'ACTIVITY'];
-    writeLine(context.stdout, formatTable(header, runs.map((run) => runRow(run, now))));
+    writeLine(context.stdout, formatTable(header, runs.map((run) => runRow(run, now, config.limits.maxTokensPerRun))));
+    if (sessionId !== undefined) {
+      // The session's whole spend: its primary agent and every run, against its budget if any.
+      const tokens = await createTokenBudget({ store, limits: config.limits }).sessionTokens(sessionId);
+      const budget = tokens.budget === null ? '' : ` of a budget of ${tokens.budget}`;
+      writeLine(context.stdout, `Session tokens: ${tokens.total}${budget} (primary agent ${totalTokens(tokens.agent)}, runs ${totalTokens(tokens.runs)})`);
+    }
     return 0;
   } finally {
     await close();

@@ -41,7 +41,12 @@ export async function serveCommand(context: CliContext, flags: ServeFlags, signa
     if (recovered.resumed.length + recovered.abandoned.length > 0) {
       writeLine(context.stderr, `Recovered runs of stopped processes: ${recovered.resumed.length} resumed, ${recovered.abandoned.length} abandoned.`);
     }
-    const dashboard = await startDashboard({ cadre: runtime.cadre, host: flags.host, port });
+    const dashboard = await startDashboard({ cadre: runtime.cadre, host: flags.host, port }).catch((error: NodeJS.ErrnoException) => {
+      // A usage problem (exit 2) with the way out, not an internal error.
+      if (error.code === 'EADDRINUSE') throw new ConfigError(`port ${port} is in use on ${flags.host}; pass --port N (or --port 0 for any free port).`);
+      if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') throw new ConfigError(`cannot listen on ${flags.host}: it is not an address of this machine; pass --host ADDRESS.`);
+      throw error;
+    });
     if (flags.json) writeLine(context.stdout, JSON.stringify({ type: 'serve-ready', url: dashboard.url, token: dashboard.token }));
     else writeLine(context.stdout, `cadre dashboard: ${dashboard.url}`);
     if (dashboard.token !== null && !flags.json) {

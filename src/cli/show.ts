@@ -1,5 +1,7 @@
 import { formatElapsed } from '../delegation/run-views.ts';
 import { ConfigError } from '../errors/config-error.ts';
+import { displayStatus, elapsedUntil, viewRun } from '../runs/run-owner.ts';
+import { totalTokens } from '../runs/token-budget.ts';
 import type { RunEventRecord, RunRecord } from '../store/records.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
@@ -26,16 +28,24 @@ function seconds(from: string, to: string): string {
   return `+${((Date.parse(to) - Date.parse(from)) / 1000).toFixed(1)}s`;
 }
 
-/** `cadre show` as text: the record, the events as a timeline, and the result. */
-export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[], now: string): string {
+/**
+ * `cadre show` as text: the record, the events as a timeline, and the result. `tokenBudget` is
+ * `limits.maxTokensPerRun`, shown next to the tokens when set.
+ */
+export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[], now: string, tokenBudget?: number): string {
+  const budget = tokenBudget === undefined ? '' : ` (${totalTokens(run.usage)} of a budget of ${tokenBudget}, limits.maxTokensPerRun)`;
+  const status = displayStatus(run, now);
   const lines = [
-    `${run.id}  ${run.agent}  ${run.status}`,
+    `${run.id}  ${run.agent}  ${status}`,
     `  description: ${run.description}`,
     `  session:     ${run.parent_session_id}${run.parent_run_id ? ` (from run ${run.parent_run_id})` : ''} -> ${run.child_session_id}`,
     `  mode:        ${run.mode}${run.promoted_at ? ` (promoted ${run.promoted_at})` : ''}, depth ${run.depth}, turns ${run.turns}/${run.max_turns}`,
-    `  time:        created ${run.created_at}, ${formatElapsed(run, now)}${run.ended_at ? `, ended ${run.ended_at}` : ' so far'}`,
-    `  tokens:      ${run.usage.input_tokens} in, ${run.usage.output_tokens} out`,
+    `  time:        created ${run.created_at}, ${formatElapsed(run, elapsedUntil(run, now))}${run.ended_at ? `, ended ${run.ended_at}` : status === run.status ? ' so far' : `, until its lease ended at ${run.lease_expires_at}`}`,
+    `  tokens:      ${run.usage.input_tokens} in, ${run.usage.output_tokens} out${budget}`,
   ];
+  if (status !== run.status) {
+    lines.push(`  owner:       ${run.lease_owner ?? 'none'} is gone; cadre run --session ${run.parent_session_id} (or cadre serve) recovers the run`);
+  }
   if (run.resumed_from) lines.push(`  resumed:     from ${run.resumed_from}`);
   if (run.warnings.length > 0) lines.push(`  warnings:    ${run.warnings.map((warning) => `${warning.kind} at ${warning.at}`).join(', ')}`);
   lines.push('', 'Task:', ...run.task.split('\n').map((line) => `  ${line}`));
@@ -58,7 +68,7 @@ export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[
 
 /** `cadre show RUN_ID`: one run in full. */
 export async function showCommand(context: CliContext, runId: string, flags: StoreFlags): Promise<number> {
-  const { store, close } = await openCliStore(context, flags);
+  const { store, config, close } = await openCliStore(context, flags);
   try {
     const run = await store.getRun(runId);
     if (!run) {
@@ -66,8 +76,9 @@ export async function showCommand(context: CliContext, runId: string, flags: Sto
       throw new ConfigError(`No run '${runId}'.${hint}`);
     }
     const events = await store.listRunEvents(runId);
-    if (flags.json) writeLine(context.stdout, JSON.stringify({ run, events }, null, 2));
-    else writeLine(context.stdout, renderRunDetail(run, events, new Date().toISOString()));
+    const now = new Date().toISOString();
+    if (flags.json) writeLine(context.stdout, JSON.stringify({ run: viewRun(run, now), events }, null, 2));
+    else writeLine(context.stdout, renderRunDetail(run, events, now, config.limits.maxTokensPerRun));
     return 0;
   } finally {
     await close();

@@ -38,4 +38,12 @@ describe('limits', () => {
     expect(() => resolveLimits({ maxRetries: -1 })).toThrow('limits.maxRetries: must be a whole number, 0 or more');
     expect(() => resolveLimits({ modelTimeoutMs: 0 })).toThrow('limits.modelTimeoutMs: must be a positive whole number');
   });
+
+  it('takes token budgets per run and per session, with none by default', () => {
+    expect(defaultLimits.maxTokensPerRun).toBeUndefined();
+    expect(defaultLimits.maxTokensPerSession).toBeUndefined();
+    expect(resolveLimits({ maxTokensPerRun: 5000, maxTokensPerSession: 20_000 })).toMatchObject({ maxTokensPerRun: 5000, maxTokensPerSession: 20_000 });
+    expect(() => resolveLimits({ maxTokensPerRun: 0 })).toThrow('limits.maxTokensPerRun: must be a positive whole number');
+    expect(() => resolveLimits({ maxTokensPerSession: 2.5 })).toThrow('limits.maxTokensPerSession: must be a positive whole number');
+  });
 });

@@ -35,6 +35,17 @@ export interface Limits {
    * honoured up to 60 s. @default 2
    */
   maxRetries: number;
+  /**
+   * Input + output tokens of one run's own steps; past it the run ends `failed` /
+   * `budget_exceeded` with its partial result. @default undefined (no budget)
+   */
+  maxTokensPerRun: number | undefined;
+  /**
+   * Input + output tokens of a parent session, its primary agent and all its runs (nested ones
+   * included) together; once spent no new run starts and running ones end `budget_exceeded`.
+   * @default undefined (no budget)
+   */
+  maxTokensPerSession: number | undefined;
 }
 
 /** The limits that apply when nothing overrides them. */
@@ -52,6 +63,8 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   runTimeoutMs: undefined,
   modelTimeoutMs: 600_000,
   maxRetries: 2,
+  maxTokensPerRun: undefined,
+  maxTokensPerSession: undefined,
 });
 
 const positiveInteger = z
@@ -73,6 +86,8 @@ export const limitsSchema = z.strictObject({
   runTimeoutMs: positiveInteger.optional(),
   modelTimeoutMs: positiveInteger.optional(),
   maxRetries: z.int({ error: 'must be a whole number, 0 or more' }).nonnegative({ error: 'must be a whole number, 0 or more' }).optional(),
+  maxTokensPerRun: positiveInteger.optional(),
+  maxTokensPerSession: positiveInteger.optional(),
 }) satisfies z.ZodType<Partial<Limits>>;
 
 /** What an unknown key under `limits` is told. */

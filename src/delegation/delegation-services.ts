@@ -2,6 +2,7 @@ import type { AgentRegistry } from '../agents/agent-registry.ts';
 import type { Limits } from '../config/limits.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
 import type { RunManager } from '../runs/run-manager.ts';
+import type { TokenBudget } from '../runs/token-budget.ts';
 import type { Store } from '../store/store.ts';
 import type { NewId, Now } from '../util/clock.ts';
 
@@ -9,6 +10,8 @@ import type { NewId, Now } from '../util/clock.ts';
 export interface DelegationServices {
   store: Store;
   runs: RunManager;
+  /** Token budgets: a session past its budget starts no run. */
+  budget: TokenBudget;
   ledger: RunLedger;
   agents: AgentRegistry;
   limits: Limits;

@@ -24,6 +24,8 @@ export async function checkDelegation(services: DelegationServices, scope: Deleg
   const definition = services.agents.get(request.agent);
   if (!definition || definition.mode === 'primary') throw new ToolInputError(services.agents.unknownAgentMessage(request.agent));
   if (request.task.trim() === '') throw new ToolInputError('task: must not be empty. Say what the subagent should do.');
+  const spent = await services.budget.sessionSpent(scope.sessionId);
+  if (spent) throw new ToolInputError(spent);
   if (!request.resume) return null;
   const earlier = await services.store.getRun(request.resume);
   if (!earlier || earlier.parent_session_id !== scope.sessionId) {

@@ -5,6 +5,7 @@ import type { SecretRedactor } from '../models/secret-redactor.ts';
 import { describeToolCall, lastSentence } from '../runs/activity.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RecordedEvent, RunLedger } from '../runs/run-ledger.ts';
+import type { TokenBudget } from '../runs/token-budget.ts';
 import { shortMessage, type ExecutionOutcome, type RunExecutor } from '../runs/run-manager.ts';
 import type { NewMessage, RunEventType, RunRecord } from '../store/records.ts';
 import type { RunPatch, Store } from '../store/store.ts';
@@ -39,6 +40,8 @@ export interface InProcessExecutorOptions {
   /** Whether a run that starts now streams its text (someone watches live). @default always */
   stream?: () => boolean;
   onError?: (error: unknown) => void;
+  /** Token budgets, checked before the first model call and after each step. @default none */
+  budget?: TokenBudget;
 }
 
 /**
@@ -49,9 +52,15 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
   const { store, ledger, bus, now } = options;
   const activityIntervalMs = options.activityIntervalMs ?? 250;
   const report = options.onError ?? ((error: unknown) => console.error(error));
+  // Without a budget set, steps pay nothing for the feature.
+  const budget = options.budget && (options.budget.limits.maxTokensPerRun !== undefined || options.budget.limits.maxTokensPerSession !== undefined) ? options.budget : undefined;
 
   return {
     async execute(run: RunRecord, signal: AbortSignal): Promise<ExecutionOutcome> {
+      // A run whose session spent its budget while it waited (or a recovered run past its own)
+      // makes no model call at all.
+      const spent = await budget?.exceeded(run, run.usage);
+      if (spent) return { text: '', lastText: '', finishReason: 'budget', steps: run.turns, error: { kind: 'budget_exceeded', message: spent } };
       let setup: RunSetup;
       try {
         setup = await options.setup(run, signal);
@@ -70,6 +79,8 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       let summarized = '';
       /** The run as it stands now, for live events (the stored record lags by the throttle). */
       let live: RunRecord = run;
+      /** Set when a token budget ended the loop after a step. */
+      let budgetMessage: string | null = null;
 
       /** Step writes not yet settled; the first failure among them, if any. */
       const unsettled = new Set<Promise<unknown>>();
@@ -144,6 +155,12 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         telemetry: options.telemetry,
         stream: options.stream?.() ?? true,
         takeInjectedMessages: setup.takeInjectedMessages,
+        shouldStop: budget
+          ? async () => {
+              budgetMessage = await budget.exceeded(live, usage);
+              return budgetMessage !== null;
+            }
+          : undefined,
         onStepStart: (stepNumber) => {
           addEvent('step-start', { step: turns + 1 });
           if (stepNumber > 0 || activity === '' || activity === 'queued' || activity === 'waiting for a slot') setActivity('waiting for model');
@@ -175,6 +192,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           usage.input_tokens += step.usage.inputTokens;
           usage.output_tokens += step.usage.outputTokens;
           live = { ...live, turns, usage: { ...usage } };
+          budget?.track(run.id, usage);
           // The loop goes on without waiting for the step's rows (the run's end waits for all of
           // them below, and fails if one was refused).
           stepMessages.push(...toNewMessages(run.child_session_id, step.messages, now()));
@@ -185,11 +203,14 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       if (stepFlush !== undefined) flushStep();
       clearTimeout(pending);
       await Promise.allSettled(unsettled);
+      budget?.release(run.id);
       await setup.finish?.().catch(report);
 
       const outcome: ExecutionOutcome = { text: result.text, lastText: result.lastText, finishReason: result.finishReason, steps: run.turns + result.steps };
       if (result.error !== undefined) {
         outcome.error = { kind: isModelError(result.error) ? 'model_error' : 'execution_error', message: shortMessage(result.error) };
+      } else if (budgetMessage !== null && !result.aborted) {
+        outcome.error = { kind: 'budget_exceeded', message: budgetMessage };
       } else if (writeError !== undefined) {
         outcome.error = { kind: 'execution_error', message: `A step could not be stored: ${shortMessage(writeError)}` };
       }

@@ -14,6 +14,7 @@ import {
 } from 'ai';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
 import { letEventLoopTurn } from '../util/event-loop-turn.ts';
+import { watchModelUsage } from './watch-model-usage.ts';
 
 /** Token counts of one step or a whole loop. */
 export interface LoopUsage {
@@ -64,8 +65,18 @@ export interface AgentLoopOptions {
    * callers stream only when someone watches. @default true
    */
   stream?: boolean;
+  /**
+   * Asked after each step that would lead to another model call (its tool calls ran); true ends
+   * the loop there, as the turn cap does (token budgets).
+   */
+  shouldStop?: () => boolean | PromiseLike<boolean>;
   /** Messages that arrived while the loop ran (notifications), added before the next model call. */
   takeInjectedMessages?: () => ModelMessage[] | Promise<ModelMessage[]>;
+  /**
+   * Told the tokens of each model response as soon as it is complete, before the step's tool
+   * calls run (`onStepFinish` comes after them).
+   */
+  onModelUsage?: (usage: LoopUsage) => void;
   onStepStart?: (stepNumber: number) => void;
   /** Awaited before the next step, so a step is stored before the loop goes on. */
   onStepFinish?: (step: LoopStep) => Promise<void> | void;
@@ -125,11 +136,11 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   };
   const tools = options.redactor ? redactToolResults(options.tools, options.redactor) : options.tools;
   const settings = {
-    model: options.model,
+    model: options.onModelUsage ? watchModelUsage(options.model, options.onModelUsage) : options.model,
     instructions: options.instructions,
     messages: conversation,
     tools,
-    stopWhen: stepCountIs(options.maxTurns),
+    stopWhen: options.shouldStop ? [stepCountIs(options.maxTurns), options.shouldStop] : stepCountIs(options.maxTurns),
     abortSignal: options.abortSignal,
     maxRetries: options.maxRetries ?? 0,
     prepareStep,
@@ -142,7 +153,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       // redacts an event for each), so this path watches the model and the tools directly.
       await generateText({
         ...settings,
-        model: watchModelText(options.model, (content) => {
+        model: watchModelText(settings.model, (content) => {
           // The model's whole text at once, before its tool calls run (as a stream would show it).
           stepText = content;
           if (stepText !== '') options.onTextDelta?.(stepText, stepText);

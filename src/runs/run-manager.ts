@@ -15,7 +15,7 @@ export interface ExecutionOutcome {
   lastText: string;
   finishReason: string;
   steps: number;
-  error?: { kind: Extract<RunErrorKind, 'model_error' | 'execution_error'>; message: string };
+  error?: { kind: Extract<RunErrorKind, 'model_error' | 'execution_error' | 'budget_exceeded'>; message: string };
 }
 
 /** Runs a run's loop somewhere (in this process, or on a worker). */

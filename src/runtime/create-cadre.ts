@@ -20,6 +20,7 @@ import { createRunBus, type CadreListener } from '../runs/run-bus.ts';
 import { createRunLedger } from '../runs/run-ledger.ts';
 import { createRunManager } from '../runs/run-manager.ts';
 import type { StopCause } from '../runs/run-stop.ts';
+import { createTokenBudget, type SessionTokens } from '../runs/token-budget.ts';
 import { createNotifier } from '../sessions/notifier.ts';
 import { createSessionInbox, takeAndStore } from '../sessions/session-inbox.ts';
 import { createSessionRunner, type TurnResult } from '../sessions/session-runner.ts';
@@ -117,6 +118,11 @@ export interface Cadre {
   stopRun(runId: string, options?: { cause?: StopCause; reason?: string }): Promise<RunRecord | null>;
   /** A person's stop of a session: its current turn and every active run. */
   stopSession(sessionId: string): Promise<RunRecord[]>;
+  /**
+   * What a session has spent: its primary agent's own tokens and its runs' (nested included),
+   * against `limits.maxTokensPerSession`. A child session counts as the primary session above it.
+   */
+  sessionTokens(sessionId: string): Promise<SessionTokens>;
   /** Finds runs of dead processes and resumes or abandons them. */
   recover(options?: { sessionId?: string }): Promise<RecoveryReport>;
   /** Live events of this process. While anyone listens, model text is streamed (see `streaming`). */
@@ -187,9 +193,11 @@ export function createCadre(options: CadreOptions): Cadre {
     return selected;
   }
 
+  const budget = createTokenBudget({ store, limits });
   const delegation: DelegationServices = {
     store,
     ledger,
+    budget,
     agents,
     limits,
     now,
@@ -246,6 +254,7 @@ export function createCadre(options: CadreOptions): Cadre {
     telemetry: options.telemetry,
     stream: shouldStream,
     onError: report,
+    budget,
     setup: async (run) => {
       const agent = agents.get(run.agent);
       if (!agent) throw new Error(`Agent '${run.agent}' is no longer defined.`);
@@ -352,6 +361,10 @@ export function createCadre(options: CadreOptions): Cadre {
       const active = await store.listRuns({ parent_session_id: sessionId, statuses: ['queued', 'running'] });
       const stopped = await Promise.all(active.map((run) => runs.stop(run.id, 'user', 'The session was stopped.')));
       return stopped.filter((run): run is RunRecord => run !== null && isFinished(run.status));
+    },
+
+    sessionTokens(sessionId) {
+      return budget.sessionTokens(sessionId);
     },
 
     recover({ sessionId } = {}) {

@@ -1,5 +1,7 @@
+import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Cadre } from '../runtime/create-cadre.ts';
+import { runFixture } from '../store/store-fixtures.ts';
 import { createDashboardApp, startDashboard } from './create-server.ts';
 import { createTestCadre, waitForRun } from './server-fixtures.ts';
 
@@ -163,5 +165,91 @@ describe('startDashboard', () => {
     } finally {
       await dashboard.close();
     }
+  });
+});
+
+describe('the request body limit', () => {
+  /** A body streamed in 64 KiB chunks, without a Content-Length. */
+  function streamedBody(bytes: number): ReadableStream<Uint8Array> {
+    let sent = 0;
+    return new ReadableStream({
+      pull(controller) {
+        if (sent >= bytes) return controller.close();
+        const chunk = new Uint8Array(Math.min(65_536, bytes - sent)).fill(0x61);
+        sent += chunk.length;
+        controller.enqueue(chunk);
+      },
+    });
+  }
+
+  it('answers 413 past 1 MiB by default, streamed without a Content-Length too, and starts nothing', async () => {
+    const { cadre, app } = setup();
+    const streamed = await app.request('/api/sessions', { method: 'POST', body: streamedBody(2 * 1024 * 1024), headers: { 'Content-Type': 'application/json' }, duplex: 'half' } as RequestInit);
+    expect(streamed.status).toBe(413);
+    expect(await streamed.json()).toEqual({ error: 'The request body is larger than 1048576 bytes; send a shorter one.' });
+    const declared = await app.request('/api/sessions', { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json', 'Content-Length': String(50 * 1024 * 1024) } });
+    expect(declared.status).toBe(413);
+    expect(await cadre.store.listSessions()).toEqual([]);
+    // Just under the limit is still read (and judged on its content).
+    const prompt = 'a'.repeat(1024 * 1024 - 20);
+    const accepted = await app.request('/api/sessions', { method: 'POST', body: JSON.stringify({ prompt }), headers: { 'Content-Type': 'application/json' } });
+    expect(accepted.status).toBe(201);
+  });
+
+  it('takes its limit from the options, and a real server refuses a chunked upload past it', async () => {
+    const cadre = createTestCadre();
+    open.push(cadre);
+    const dashboard = await startDashboard({ cadre, port: 0, maxBodyBytes: 4096, onError: () => {} });
+    try {
+      const url = new URL('api/sessions', dashboard.url);
+      const status = await new Promise<number>((resolve, reject) => {
+        const request = httpRequest(url, { method: 'POST', headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } }, (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        });
+        // The server may close the connection before the whole body went out.
+        request.on('error', (error: NodeJS.ErrnoException) => (error.code === 'EPIPE' || error.code === 'ECONNRESET' ? undefined : reject(error)));
+        for (let chunk = 0; chunk < 16; chunk++) request.write('x'.repeat(1024));
+        request.end();
+      });
+      expect(status).toBe(413);
+      expect(await cadre.store.listSessions()).toEqual([]);
+    } finally {
+      await dashboard.close();
+    }
+  });
+});
+
+describe('tokens and dead owners in the API', () => {
+  it("shows a session's tokens against its budgets, and its primary agent's own tokens in the list", async () => {
+    const { cadre, app } = setup();
+    const { session, run } = await finishedSession(cadre);
+    const detail = await (await app.request(`/api/sessions/${session.id}`)).json();
+    const agent = await cadre.store.getSessionUsage(session.id);
+    expect(agent!.input_tokens).toBeGreaterThan(0);
+    expect(detail.tokens).toEqual({
+      session_id: session.id,
+      agent,
+      runs: run.usage,
+      total: agent!.input_tokens + agent!.output_tokens + run.usage.input_tokens + run.usage.output_tokens,
+      budget: null,
+      max_tokens_per_run: null,
+      max_tokens_per_session: null,
+    });
+    const { sessions } = await (await app.request('/api/sessions')).json();
+    expect(sessions[0].agent_usage).toEqual(agent);
+  });
+
+  it('marks a run whose process died owner_gone, leaving its stored status', async () => {
+    const { cadre, app } = setup();
+    const session = await cadre.createSession();
+    const past = new Date(Date.now() - 60_000).toISOString();
+    const orphan = runFixture({ id: 'run_orphan', parent_session_id: session.id, status: 'running', started_at: past, lease_owner: 'gone-host:1:x', lease_expires_at: past });
+    await cadre.store.insertRun(orphan, { run_id: orphan.id, at: past, type: 'run-queued', data: {} });
+    const { runs } = await (await app.request(`/api/sessions/${session.id}/runs`)).json();
+    expect(runs).toEqual([expect.objectContaining({ id: 'run_orphan', status: 'running', owner_gone: true })]);
+    const detail = await (await app.request('/api/runs/run_orphan')).json();
+    expect(detail.run).toMatchObject({ status: 'running', owner_gone: true });
+    expect((await cadre.store.getRun('run_orphan'))?.status).toBe('running');
   });
 });

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import { createAccessToken, guardPosts, isLoopbackHost, isWildcardHost, requireAccess, securityHeaders } from './dashboard-security.ts';
@@ -19,7 +20,15 @@ export interface DashboardAppOptions {
   heartbeatMs?: number;
   /** Where unexpected errors go (failed background turns, 500s). @default console.error */
   onError?: (error: unknown) => void;
+  /**
+   * The largest request body accepted, in bytes; a larger one gets 413 before it is held in
+   * memory, whether it says its length or is streamed without one. @default 1048576 (1 MiB)
+   */
+  maxBodyBytes?: number;
 }
+
+/** The default of {@link DashboardAppOptions.maxBodyBytes}: 1 MiB, far above any prompt a person types. */
+export const defaultMaxBodyBytes = 1024 * 1024;
 
 /**
  * The dashboard and HTTP API of a cadre runtime as a Hono app: the page at `/`, JSON under
@@ -30,13 +39,20 @@ export interface DashboardAppOptions {
  * const app = createDashboardApp({ cadre });
  * const response = await app.request('/api/sessions');
  */
-export function createDashboardApp({ cadre, token = null, heartbeatMs, onError: log = (error) => console.error(error) }: DashboardAppOptions): Hono {
+export function createDashboardApp({ cadre, token = null, heartbeatMs, onError: log = (error) => console.error(error), maxBodyBytes = defaultMaxBodyBytes }: DashboardAppOptions): Hono {
   // What the server logs passes the runtime's redactor, like everything else cadre logs.
   const onError = (error: unknown) => log(cadre.redactor.redactError(error));
   const app = new Hono();
   app.use(securityHeaders());
   app.use(requireAccess({ token }));
   app.use(guardPosts());
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: maxBodyBytes,
+      onError: (context) => context.json({ error: `The request body is larger than ${maxBodyBytes} bytes; send a shorter one.` }, 413),
+    }),
+  );
 
   app.route('/', createStaticAssets({ token }));
   app.get('/api/events', (context) => streamCadreEvents(context, { cadre, heartbeatMs }));
@@ -64,6 +80,8 @@ export interface StartDashboardOptions {
   token?: string;
   /** @default console.error */
   onError?: (error: unknown) => void;
+  /** See {@link DashboardAppOptions.maxBodyBytes}. @default 1048576 (1 MiB) */
+  maxBodyBytes?: number;
 }
 
 /** A running dashboard. */
@@ -84,9 +102,9 @@ export interface Dashboard {
  * const dashboard = await startDashboard({ cadre, port: 4317 });
  * console.log(`Dashboard: ${dashboard.url}`);
  */
-export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: givenToken, onError }: StartDashboardOptions): Promise<Dashboard> {
+export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: givenToken, onError, maxBodyBytes }: StartDashboardOptions): Promise<Dashboard> {
   const token = givenToken ?? (isLoopbackHost(host) ? null : createAccessToken());
-  const app = createDashboardApp({ cadre, token, onError });
+  const app = createDashboardApp({ cadre, token, onError, maxBodyBytes });
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, hostname: host, port }, (info: AddressInfo) => {
       server.off('error', reject);

@@ -16,7 +16,7 @@ export function createExportRoute({ cadre }: { cadre: Cadre }): Hono {
     const format = context.req.query('format') ?? 'json';
     if (format !== 'json' && format !== 'markdown') failRequest(400, "'format' must be json or markdown.");
     if (!(await cadre.store.getSession(id))) failRequest(404, `No session '${id}'.`);
-    const document = await exportSession(cadre.store, id);
+    const document = await exportSession(cadre.store, id, { limits: cadre.limits });
     const [body, type, extension] =
       format === 'json'
         ? [`${JSON.stringify(document, null, 2)}\n`, 'application/json; charset=utf-8', 'json']

@@ -1,7 +1,9 @@
 import { Hono } from 'hono';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import type { RunRecord } from '../store/records.ts';
+import { viewRun } from '../runs/run-owner.ts';
 import { failRequest } from './request-input.ts';
+import { viewRuns } from './session-views.ts';
 
 /**
  * The `/api/runs` routes: a run with its events and nested runs, its transcript, and a
@@ -23,7 +25,7 @@ export function createRunRoutes({ cadre }: { cadre: Cadre }): Hono {
       store.listRunEvents(run.id),
       store.listRuns({ parent_session_id: run.child_session_id, order: 'oldest' }),
     ]);
-    return context.json({ run, events, runs });
+    return context.json({ run: viewRun(run, new Date().toISOString()), events, runs: viewRuns(runs) });
   });
 
   routes.get('/:id/transcript', async (context) => {

@@ -1,3 +1,4 @@
+import type { Limits } from '../config/limits.ts';
 import { createCadre, type Cadre } from '../runtime/create-cadre.ts';
 import type { RunRecord } from '../store/records.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
@@ -26,10 +27,11 @@ export function dashboardScript({ slowDelayMs = 20_000 } = {}): Script {
 }
 
 /** A cadre runtime on an in-memory store, answering from {@link dashboardScript}. */
-export function createTestCadre(options: { slowDelayMs?: number } = {}): Cadre {
+export function createTestCadre(options: { slowDelayMs?: number; limits?: Partial<Limits> } = {}): Cadre {
   return createCadre({
     store: createSqliteStore({ path: ':memory:' }),
     model: scriptedLanguageModel(dashboardScript(options)),
+    limits: options.limits,
     onError: (error) => console.error(error),
   });
 }

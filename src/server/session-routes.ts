@@ -3,7 +3,7 @@ import { ConfigError } from '../errors/config-error.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import type { SessionRecord } from '../store/records.ts';
 import { failRequest, optionalText, readJsonObject, requiredText } from './request-input.ts';
-import { listSessionRuns, summarizeSession } from './session-views.ts';
+import { listSessionRuns, summarizeSession, viewRuns } from './session-views.ts';
 
 /** Options of {@link createSessionRoutes}. */
 export interface SessionRoutesOptions {
@@ -54,13 +54,15 @@ export function createSessionRoutes({ cadre, onError }: SessionRoutesOptions): H
 
   routes.get('/:id', async (context) => {
     const session = await findSession(context.req.param('id'));
-    const [messages, runs] = await Promise.all([store.listMessages(session.id), listSessionRuns(store, session.id)]);
-    return context.json({ session, messages, runs });
+    const [messages, runs, tokens] = await Promise.all([store.listMessages(session.id), listSessionRuns(store, session.id), cadre.sessionTokens(session.id)]);
+    // What the session spent against its budgets, for the dashboard's header and cards.
+    const limits = { max_tokens_per_run: cadre.limits.maxTokensPerRun ?? null, max_tokens_per_session: cadre.limits.maxTokensPerSession ?? null };
+    return context.json({ session, messages, runs: viewRuns(runs), tokens: { ...tokens, ...limits } });
   });
 
   routes.get('/:id/runs', async (context) => {
     const session = await findSession(context.req.param('id'));
-    return context.json({ runs: await listSessionRuns(store, session.id) });
+    return context.json({ runs: viewRuns(await listSessionRuns(store, session.id)) });
   });
 
   routes.post('/:id/messages', async (context) => {

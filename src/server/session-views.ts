@@ -1,4 +1,5 @@
 import type { RunRecord, RunStatus, SessionRecord, Usage } from '../store/records.ts';
+import { viewRun, type RunView } from '../runs/run-owner.ts';
 import type { Store } from '../store/store.ts';
 
 /** A session as the sessions list shows it. */
@@ -7,6 +8,13 @@ export interface SessionSummary extends SessionRecord {
   usage: Usage;
   /** How many of its runs (nested included) are in each state; states without runs are left out. */
   run_counts: Partial<Record<RunStatus, number>>;
+  /** Tokens of the primary agent's own model calls (not counted in `usage`). */
+  agent_usage: Usage;
+}
+
+/** Runs as the API shows them: with `owner_gone` for a run whose process died. */
+export function viewRuns(runs: readonly RunRecord[], now: string = new Date().toISOString()): RunView[] {
+  return runs.map((run) => viewRun(run, now));
 }
 
 /**
@@ -44,6 +52,6 @@ export function countByStatus(runs: readonly RunRecord[]): Partial<Record<RunSta
 
 /** A session with the usage and run counts of everything it started. */
 export async function summarizeSession(store: Store, session: SessionRecord): Promise<SessionSummary> {
-  const runs = await listSessionRuns(store, session.id);
-  return { ...session, usage: sumUsage(runs), run_counts: countByStatus(runs) };
+  const [runs, agentUsage] = await Promise.all([listSessionRuns(store, session.id), store.getSessionUsage(session.id)]);
+  return { ...session, usage: sumUsage(runs), run_counts: countByStatus(runs), agent_usage: agentUsage ?? { input_tokens: 0, output_tokens: 0 } };
 }

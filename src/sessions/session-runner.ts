@@ -143,6 +143,11 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         stream: options.stream?.() ?? true,
         takeInjectedMessages: () => takeAndStore(inbox, sessionId),
         onTextDelta: (text) => bus.publish({ type: 'text-delta', session_id: sessionId, text }),
+        // The primary agent's own tokens count against the session's budget (limits.maxTokensPerSession)
+        // once the model has answered, before the tools it called (delegations) run.
+        onModelUsage: (usage) => {
+          store.addSessionUsage(sessionId, { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens }).catch(report);
+        },
         onStepFinish: async (step) => {
           const stored = await store.appendMessages(toNewMessages(sessionId, step.messages, now()));
           const last = stored.at(-1);

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors/config-error.ts';
 import { exportSession } from './export-session.ts';
+import { renderMarkdownExport } from './render-markdown-export.ts';
 import { fakeApiKey, writeExportScenario } from './export-fixtures.ts';
 import { createSqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './store.ts';
@@ -21,7 +22,7 @@ describe('exportSession', () => {
 
   it('writes the contract document: format, version, session and conversation', async () => {
     const document = await exportSession(store, 'ses_1', { now });
-    expect(Object.keys(document)).toEqual(['format', 'version', 'exported_at', 'session', 'messages', 'runs', 'usage']);
+    expect(Object.keys(document)).toEqual(['format', 'version', 'exported_at', 'session', 'messages', 'runs', 'usage', 'agent_usage']);
     expect(document.format).toBe('cadre.session-export');
     expect(document.version).toBe(1);
     expect(document.exported_at).toBe('2025-01-02T00:00:00.000Z');
@@ -76,6 +77,17 @@ describe('exportSession', () => {
   it('sums the usage of every run, nested ones included', async () => {
     const document = await exportSession(store, 'ses_1', { now });
     expect(document.usage).toEqual({ input_tokens: 110, output_tokens: 25 });
+  });
+
+  it("carries the primary agent's own tokens, and the token budgets when the exporter has any", async () => {
+    await store.addSessionUsage('ses_1', { input_tokens: 500, output_tokens: 60 });
+    const plain = await exportSession(store, 'ses_1', { now });
+    expect(plain.agent_usage).toEqual({ input_tokens: 500, output_tokens: 60 });
+    expect(plain).not.toHaveProperty('token_budgets');
+    const budgeted = await exportSession(store, 'ses_1', { now, limits: { maxTokensPerSession: 10_000 } });
+    expect(budgeted.token_budgets).toEqual({ max_tokens_per_run: null, max_tokens_per_session: 10_000 });
+    const markdown = renderMarkdownExport(budgeted);
+    expect(markdown).toContain('- Primary agent usage: 500 input tokens, 60 output tokens\n- Token budgets: per run none; per session 10,000 tokens');
   });
 
   it('replaces anything that looks like a credential', async () => {

@@ -12,6 +12,8 @@ export interface ExportSessionOptions {
    * @default systemNow
    */
   now?: Now;
+  /** The token budgets in force, written into the export when either is set. */
+  limits?: { maxTokensPerRun?: number; maxTokensPerSession?: number };
 }
 
 /**
@@ -26,7 +28,7 @@ export interface ExportSessionOptions {
 export async function exportSession(
   store: Store,
   sessionId: string,
-  { now = systemNow }: ExportSessionOptions = {},
+  { now = systemNow, limits = {} }: ExportSessionOptions = {},
 ): Promise<SessionExport> {
   const session = await store.getSession(sessionId);
   if (!session) throw new ConfigError(`No session '${sessionId}'.`);
@@ -35,6 +37,11 @@ export async function exportSession(
   // Runs are found through sessions; a record pointing back at an ancestor must not loop.
   const visitedSessions = new Set([sessionId]);
   const runs = await exportRuns(store, sessionId, visitedSessions, usage);
+  const agentUsage = (await store.getSessionUsage(sessionId)) ?? { input_tokens: 0, output_tokens: 0 };
+  const budgets =
+    limits.maxTokensPerRun === undefined && limits.maxTokensPerSession === undefined
+      ? {}
+      : { token_budgets: { max_tokens_per_run: limits.maxTokensPerRun ?? null, max_tokens_per_session: limits.maxTokensPerSession ?? null } };
   return redactSecretsDeep<SessionExport>({
     format: 'cadre.session-export',
     version: 1,
@@ -54,6 +61,8 @@ export async function exportSession(
     })),
     runs,
     usage,
+    agent_usage: agentUsage,
+    ...budgets,
   });
 }
 

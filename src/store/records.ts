@@ -33,7 +33,7 @@ export function isFinished(status: RunStatus): boolean {
 }
 
 /** Why a run failed. */
-export type RunErrorKind = 'model_error' | 'execution_error' | 'max_turns' | 'timeout' | 'too_many_active';
+export type RunErrorKind = 'model_error' | 'execution_error' | 'max_turns' | 'timeout' | 'too_many_active' | 'budget_exceeded';
 
 /** Whether the parent waits for the run (`foreground`) or carries on (`background`). */
 export type RunMode = 'foreground' | 'background';

@@ -91,6 +91,7 @@ describe('renderMarkdownExport', () => {
       messages: [],
       runs: [],
       usage: { input_tokens: 0, output_tokens: 0 },
+      agent_usage: { input_tokens: 0, output_tokens: 0 },
     });
     expect(markdown).toContain('_(no messages)_');
     expect(markdown).toContain('_(no subagent runs)_');

@@ -28,6 +28,8 @@ export function renderMarkdownExport(document: SessionExport): string {
       `- Exported: ${inlineText(document.exported_at)}`,
       `- Messages: ${document.messages.length}; subagent runs: ${runCount}`,
       `- Subagent usage: ${numbers.format(document.usage.input_tokens)} input tokens, ${numbers.format(document.usage.output_tokens)} output tokens`,
+      `- Primary agent usage: ${numbers.format(document.agent_usage.input_tokens)} input tokens, ${numbers.format(document.agent_usage.output_tokens)} output tokens`,
+      ...budgetLines(document),
     ].join('\n'),
     '## Conversation',
   ];
@@ -37,6 +39,13 @@ export function renderMarkdownExport(document: SessionExport): string {
   if (document.runs.length === 0) sections.push('_(no subagent runs)_');
   for (const run of document.runs) sections.push(renderRunMarkdown(run, 3));
   return `${redactSecrets(sections.join('\n\n'))}\n`;
+}
+
+function budgetLines({ token_budgets: budgets }: SessionExport): string[] {
+  if (!budgets) return [];
+  const perRun = budgets.max_tokens_per_run === null ? 'none' : `${numbers.format(budgets.max_tokens_per_run)} tokens`;
+  const perSession = budgets.max_tokens_per_session === null ? 'none' : `${numbers.format(budgets.max_tokens_per_session)} tokens`;
+  return [`- Token budgets: per run ${perRun}; per session ${perSession}`];
 }
 
 function countRuns(runs: readonly ExportedRun[]): number {

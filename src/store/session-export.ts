@@ -40,7 +40,8 @@ export interface ExportedRun extends ExportedRunFields {
 
 /**
  * The document `cadre export --format json` writes (CONTRACT section 9), plus `usage`:
- * the tokens of every run, nested ones included.
+ * the tokens of every run, nested ones included; `agent_usage`: the primary agent's own tokens;
+ * and `token_budgets`: the limits in force when it was exported, when any was set.
  */
 export interface SessionExport {
   format: 'cadre.session-export';
@@ -50,4 +51,8 @@ export interface SessionExport {
   messages: ExportedMessage[];
   runs: ExportedRun[];
   usage: Usage;
+  /** The tokens of the session's own agent (its model calls, not its runs'). */
+  agent_usage: Usage;
+  /** `limits.maxTokensPerRun` and `limits.maxTokensPerSession` as configured by the exporter; absent when neither is set. */
+  token_budgets?: { max_tokens_per_run: number | null; max_tokens_per_session: number | null };
 }

@@ -32,6 +32,21 @@ export function sessionCases({ store }: StoreCaseContext): void {
     });
   });
 
+  describe('session usage', () => {
+    it("adds a session's own tokens up, starting at zero, and knows no usage of an unknown session", async () => {
+      await store().createSession(sessionFixture());
+      expect(await store().getSessionUsage('ses_1')).toEqual({ input_tokens: 0, output_tokens: 0 });
+      await Promise.all([
+        store().addSessionUsage('ses_1', { input_tokens: 100, output_tokens: 20 }),
+        store().addSessionUsage('ses_1', { input_tokens: 5, output_tokens: 1 }),
+      ]);
+      expect(await store().getSessionUsage('ses_1')).toEqual({ input_tokens: 105, output_tokens: 21 });
+      // The record itself is unchanged by the usage columns.
+      expect(await store().getSession('ses_1')).toEqual(sessionFixture());
+      expect(await store().getSessionUsage('ses_missing')).toBeNull();
+    });
+  });
+
   describe('messages', () => {
     const at = '2025-01-01T00:00:03.000Z';
 

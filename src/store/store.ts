@@ -6,6 +6,7 @@ import type {
   RunRecord,
   RunStatus,
   SessionRecord,
+  Usage,
 } from './records.ts';
 
 /** Which runs to list. All given filters must match. */
@@ -56,6 +57,13 @@ export interface Store {
   /** Sessions, newest first. */
   listSessions(options?: { limit?: number; primaryOnly?: boolean }): Promise<SessionRecord[]>;
   updateSession(id: string, patch: Partial<Omit<SessionRecord, 'id'>>): Promise<void>;
+  /**
+   * Adds tokens to a session's own usage (the model calls of its own agent, not of its runs),
+   * as one increment in the store, so processes sharing it never lose each other's counts.
+   */
+  addSessionUsage(id: string, usage: Usage): Promise<void>;
+  /** A session's own usage (see `addSessionUsage`); null for an unknown session. */
+  getSessionUsage(id: string): Promise<Usage | null>;
 
   /** Appends messages in order; returns them with their `seq`. */
   appendMessages(messages: readonly NewMessage[]): Promise<MessageRecord[]>;

@@ -17,3 +17,22 @@ export function ownerIsGone(owner: string | null): boolean {
     return (error as NodeJS.ErrnoException).code === 'ESRCH';
   }
 }
+
+/**
+ * Whether the process named in a lease is certainly alive: it runs on this host and a process
+ * has its pid. Owners on other hosts are never known to be alive.
+ */
+export function ownerIsAlive(owner: string | null): boolean {
+  if (owner === null) return false;
+  const [host, pidText] = owner.split(':');
+  const pid = Number(pidText);
+  if (host !== hostname() || !Number.isInteger(pid) || pid <= 0) return false;
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but belongs to someone else.
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

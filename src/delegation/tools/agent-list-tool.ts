@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { runStatuses, type RunStatus } from '../../store/records.ts';
+import { runStatuses, type RunRecord, type RunStatus } from '../../store/records.ts';
 import { defineTool } from '../../tools/define-tool.ts';
+import { totalTokens } from '../../runs/token-budget.ts';
 import type { DelegationScope, DelegationServices } from '../delegation-services.ts';
 import { formatElapsed, isUnread } from '../run-views.ts';
 import { readDescription } from './read-description.ts';
@@ -25,12 +26,20 @@ export function createAgentListTool(services: DelegationServices, scope: Delegat
       });
       if (matching.length === 0) return '(no subagents match)';
       const now = services.now();
+      const runBudget = services.budget.limits.maxTokensPerRun;
+      const runTokens = (run: RunRecord) => `${totalTokens(run.usage)}${runBudget === undefined ? '' : ` of ${runBudget}`}`;
       const lines = matching
         .slice(0, limit)
-        .map((run) => [run.id, `${run.status}${isUnread(run) ? ' (unread)' : ''}`, run.agent, run.description, formatElapsed(run, now), `latest: ${run.last_activity ?? '-'}`].join(' | '));
+        .map((run) => [run.id, `${run.status}${isUnread(run) ? ' (unread)' : ''}`, run.agent, run.description, formatElapsed(run, now), `latest: ${run.last_activity ?? '-'}`, `tokens: ${runTokens(run)}`].join(' | '));
       const input = all.reduce((sum, run) => sum + run.usage.input_tokens, 0);
       const output = all.reduce((sum, run) => sum + run.usage.output_tokens, 0);
-      return `${lines.join('\n')}\n(usage of all ${all.length} runs of this session: ${input} input, ${output} output tokens)`;
+      let footer = `(usage of all ${all.length} runs of this session: ${input} input, ${output} output tokens)`;
+      const sessionBudget = services.budget.limits.maxTokensPerSession;
+      if (sessionBudget !== undefined) {
+        const session = await services.budget.sessionTokens(scope.sessionId);
+        footer += `\n(session budget: ${session.total} of ${sessionBudget} tokens used, primary agent and all runs included${session.total >= sessionBudget ? '; spent: no new run starts' : ''})`;
+      }
+      return `${lines.join('\n')}\n${footer}`;
     },
   });
 }

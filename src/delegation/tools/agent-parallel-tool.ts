@@ -31,6 +31,9 @@ export function createAgentParallelTool(services: DelegationServices, scope: Del
     inputSchema,
     execute: async (input, { toolCallId, abortSignal }) => {
       const background = input.run_in_background ?? false;
+      // Said once for the whole call rather than once per task.
+      const spent = await services.budget.sessionSpent(scope.sessionId);
+      if (spent) throw new ToolInputError(spent);
       const problems: string[] = [];
       for (const [index, task] of input.tasks.entries()) {
         await checkDelegation(services, scope, { ...task, mode: 'foreground', toolCallId }).catch((error: unknown) => {

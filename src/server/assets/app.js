@@ -3,7 +3,7 @@
 
 const token = new URLSearchParams(location.search).get('token');
 const activeStatuses = new Set(['queued', 'running']);
-const state = { sessionId: null, sessionStatus: null, runs: new Map(), cards: new Map(), events: null, lastEventAt: 0 };
+const state = { sessionId: null, sessionStatus: null, runs: new Map(), cards: new Map(), events: null, lastEventAt: 0, tokens: null };
 
 const byId = (id) => document.getElementById(id);
 
@@ -53,6 +53,36 @@ function formatTokens(usage) {
   return `${usage.input_tokens} in / ${usage.output_tokens} out`;
 }
 
+function totalTokens(usage) {
+  return usage.input_tokens + usage.output_tokens;
+}
+
+/** `running (owner gone)` for a run whose process died (the stored status stays until recovery). */
+function runStatusText(run) {
+  return run.owner_gone ? `${run.status} (owner gone)` : run.status;
+}
+
+/** A card's token line, with `limits.maxTokensPerRun` when the session has one. */
+function runTokensText(run) {
+  const budget = state.tokens?.max_tokens_per_run;
+  return `${formatTokens(run.usage)} tokens${budget ? ` (${totalTokens(run.usage)} of ${budget})` : ''}`;
+}
+
+/** The session's spend: its primary agent (as last loaded) and its runs (live), against its budget. */
+function showSessionTokens() {
+  const node = byId('session-tokens');
+  if (!state.tokens) {
+    node.textContent = '';
+    return;
+  }
+  let runs = 0;
+  for (const run of state.runs.values()) runs += totalTokens(run.usage);
+  const total = totalTokens(state.tokens.agent) + runs;
+  const budget = state.tokens.max_tokens_per_session;
+  node.textContent = budget ? `${total} of ${budget} tokens${total >= budget ? ' (budget spent)' : ''}` : `${total} tokens`;
+  node.classList.toggle('spent', Boolean(budget) && total >= budget);
+}
+
 function formatTime(iso) {
   return new Date(iso).toLocaleString([], { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
 }
@@ -69,7 +99,9 @@ function formatToolCall(part) {
 
 function formatElapsed(run) {
   const start = Date.parse(run.started_at || run.created_at);
-  const end = run.ended_at ? Date.parse(run.ended_at) : Date.now();
+  // A run whose owner is gone stops at the end of its last lease rather than growing.
+  const stopped = run.owner_gone && run.lease_expires_at ? Math.min(Date.parse(run.lease_expires_at), Date.now()) : Date.now();
+  const end = run.ended_at ? Date.parse(run.ended_at) : stopped;
   const seconds = Math.max(0, Math.round((end - start) / 1000));
   return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
 }
@@ -92,7 +124,8 @@ function sessionRow(session) {
   const status = element('td');
   status.append(badge(session.status));
   row.append(element('td', 'mono id', session.id), element('td', '', session.agent), status,
-    element('td', '', formatTime(session.created_at)), element('td', '', `${session.usage.input_tokens} / ${session.usage.output_tokens}`));
+    element('td', '', formatTime(session.created_at)),
+    element('td', '', `${session.usage.input_tokens + session.agent_usage.input_tokens} / ${session.usage.output_tokens + session.agent_usage.output_tokens}`));
   row.addEventListener('click', () => attempt(() => openSession(session.id)));
   return row;
 }
@@ -103,6 +136,8 @@ async function openSession(id) {
   state.sessionId = id;
   state.runs.clear();
   state.cards.clear();
+  state.tokens = null;
+  showSessionTokens();
   byId('run-cards').replaceChildren();
   history.replaceState(null, '', `${location.pathname}${location.search}#${id}`);
   byId('session-view').hidden = false;
@@ -115,13 +150,15 @@ async function openSession(id) {
 
 async function loadSession() {
   const id = state.sessionId;
-  const { session, messages, runs } = await api(`/api/sessions/${id}`);
+  const { session, messages, runs, tokens } = await api(`/api/sessions/${id}`);
   if (id !== state.sessionId) return;
+  state.tokens = tokens;
   showSessionStatus(session.status);
   byId('messages').replaceChildren(...messages.map(messageItem));
   byId('streaming').hidden = true;
   byId('streaming').textContent = '';
   for (const run of runs) upsertRun(run);
+  showSessionTokens();
 }
 
 function showSessionStatus(status) {
@@ -171,14 +208,16 @@ function upsertRun(run) {
   }
   card.dataset.status = run.status;
   setBadge(field(card, 'status'), run.status);
+  field(card, 'status').textContent = runStatusText(run);
   field(card, 'agent').textContent = run.agent;
   field(card, 'description').textContent = run.description;
   field(card, 'id').textContent = run.id;
   field(card, 'elapsed').textContent = formatElapsed(run);
-  field(card, 'usage').textContent = `${formatTokens(run.usage)} tokens`;
+  field(card, 'usage').textContent = runTokensText(run);
   field(card, 'activity').textContent = run.last_activity || '';
   card.querySelector('[data-action="stop"]').hidden = !activeStatuses.has(run.status);
   byId('no-runs').hidden = state.cards.size > 0;
+  if (state.tokens) showSessionTokens();
 }
 
 // Events whose run record comes fresh from the store. The frequent ones (step-start, tool-call-start,

@@ -269,6 +269,18 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
       });
     },
 
+    addSessionUsage(id, usage) {
+      return write(() => {
+        prepared('UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?').run(usage.input_tokens, usage.output_tokens, id);
+      });
+    },
+
+    async getSessionUsage(id) {
+      ensureOpen();
+      const row = prepared('SELECT input_tokens, output_tokens FROM sessions WHERE id = ?').get(id) as { input_tokens: number; output_tokens: number } | undefined;
+      return row ? { input_tokens: row.input_tokens, output_tokens: row.output_tokens } : null;
+    },
+
     appendMessages(messages) {
       return write(() => {
         // Checked and encoded before any is held, so a bad message holds none of them.
