@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
+import { parsePermissionRule } from '../permissions/permission-rule.ts';
+import { permissionsConfigSchema, type PermissionsConfig } from '../permissions/permissions.ts';
 
 /**
  * Where an agent may run: `primary` only as the agent a person talks to, `subagent` only
@@ -24,6 +26,8 @@ export interface AgentDefinition {
   maxTurns?: number;
   /** Where the agent may run. @default 'all' */
   mode: AgentMode;
+  /** Permission rules of this agent; they can only make a tool call stricter. @default none */
+  permissions?: PermissionsConfig;
   /** The system prompt: the markdown body of the file, trimmed. */
   system: string;
   /** Where the definition came from: a file path, `'built-in'` or `'code'`. */
@@ -66,6 +70,20 @@ const modeSchema = z.enum(agentModes, {
   error: (issue) => `must be one of ${agentModes.join(', ')}, not '${String(issue.input)}'`,
 });
 
+// Each rule is parsed here, so a bad one is reported with the agent's file and the rule.
+const permissionsSchema = permissionsConfigSchema.superRefine((value, context) => {
+  for (const [decision, rules] of Object.entries(value)) {
+    for (const rule of rules ?? []) {
+      try {
+        parsePermissionRule(rule);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: `${decision}: ${(error as Error).message}` });
+        return;
+      }
+    }
+  }
+});
+
 /** The front matter of an agent file, with its snake_case keys; unknown keys are rejected. */
 export const agentFrontMatterSchema = z.strictObject({
   name: nameSchema.optional(),
@@ -74,6 +92,7 @@ export const agentFrontMatterSchema = z.strictObject({
   tools: toolsSchema.optional(),
   max_turns: maxTurnsSchema.optional(),
   mode: modeSchema.default('all'),
+  permissions: permissionsSchema.optional(),
 });
 
 /** What {@link defineAgent} accepts: an {@link AgentDefinition} without `source`, with defaults. */
@@ -92,6 +111,8 @@ export interface AgentInput {
   maxTurns?: number;
   /** Where the agent may run. @default 'all' */
   mode?: AgentMode;
+  /** Permission rules that can only make this agent's tool calls stricter. @default none */
+  permissions?: PermissionsConfig;
 }
 
 const agentInputSchema = z.strictObject({
@@ -102,6 +123,7 @@ const agentInputSchema = z.strictObject({
   tools: toolsSchema.optional(),
   maxTurns: maxTurnsSchema.optional(),
   mode: modeSchema.default('all'),
+  permissions: permissionsSchema.optional(),
 });
 
 /** The first problem of a failed validation, as the offending key and a one-line message. */
@@ -130,6 +152,6 @@ export function defineAgent(input: AgentInput): AgentDefinition {
     const { field, message } = describeValidationError(result.error, Object.keys(agentInputSchema.shape));
     throw new ConfigError(`${label}: ${field === null ? '' : `${field}: `}${message}`);
   }
-  const { name, description, system, model, tools, maxTurns, mode } = result.data;
-  return { name, description, system: system.trim(), model, tools, maxTurns, mode, source: 'code' };
+  const { name, description, system, model, tools, maxTurns, mode, permissions } = result.data;
+  return { name, description, system: system.trim(), model, tools, maxTurns, mode, ...(permissions && { permissions }), source: 'code' };
 }

@@ -79,6 +79,7 @@ export function parseAgentFile(path: string, text: string): ParseAgentFileResult
     tools: frontMatter.tools,
     maxTurns: frontMatter.max_turns,
     mode: frontMatter.mode,
+    ...(frontMatter.permissions && { permissions: frontMatter.permissions }),
     system: parts.body.trim(),
     source: path,
   };

@@ -2,6 +2,7 @@ import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../errors/index.ts';
 import { resolveLimits, type Limits } from './limits.ts';
 import { readConfigFile } from './read-config-file.ts';
+import { compilePermissions, type PermissionsConfig } from '../permissions/permissions.ts';
 
 /** The command-line flags that take part in configuration. */
 export interface ConfigFlags {
@@ -15,6 +16,10 @@ export interface ConfigFlags {
   agent?: string;
   /** `--agents DIR`, in order; relative paths resolve against `cwd`. */
   agentsDirs?: string[];
+  /** `--allow RULE`, in order: permission rules added to the file's `permissions.allow`. */
+  allow?: string[];
+  /** `--deny RULE`, in order: permission rules added to the file's `permissions.deny`. */
+  deny?: string[];
 }
 
 /** Where {@link loadConfig} looks. */
@@ -49,6 +54,8 @@ export interface CadreConfig {
   db: string;
   /** The limits, defaults filled in. */
   limits: Limits;
+  /** Permission rules: the file's `permissions` with `--allow` and `--deny` added. @default {} */
+  permissions: PermissionsConfig;
   /** Summarizing settings from the file. */
   summarize?: SummarizeConfig;
   /** Absolute agent directories: the file's `agents`, then each `--agents` flag. @default [] */
@@ -98,6 +105,12 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
   const overrideDatabase = given(flags.db) ?? given(env.CADRE_DB);
   const db = overrideDatabase === undefined ? fileDatabase : resolveDatabase(cwd, overrideDatabase);
 
+  const permissions = mergePermissions(file?.permissions, flags);
+  // Every rule is checked now, so a bad one is a config error naming the rule before anything runs.
+  compilePermissions(file?.permissions, configPath);
+  compilePermissions({ allow: flags.allow }, '--allow');
+  compilePermissions({ deny: flags.deny }, '--deny');
+
   return {
     model: given(flags.model) ?? given(env.CADRE_MODEL) ?? file?.model,
     baseURL:
@@ -107,6 +120,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     apiKey: given(env.CADRE_API_KEY),
     db: db ?? join(cwd, '.cadre', 'cadre.db'),
     limits: resolveLimits(file?.limits),
+    permissions,
     summarize: file?.summarize,
     agentsDirs: [
       ...(file?.agents ?? []).map((directory) => resolve(fileDirectory, directory)),
@@ -115,4 +129,15 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     agent: given(flags.agent) ?? 'main',
     configPath: file === null ? null : configPath,
   };
+}
+
+/** The file's rules with the flags' added; at equal specificity deny still beats allow. */
+function mergePermissions(file: PermissionsConfig | undefined, flags: ConfigFlags): PermissionsConfig {
+  const merged: PermissionsConfig = {};
+  const allow = [...(file?.allow ?? []), ...(flags.allow ?? [])];
+  const deny = [...(file?.deny ?? []), ...(flags.deny ?? [])];
+  if (allow.length > 0) merged.allow = allow;
+  if (file?.ask && file.ask.length > 0) merged.ask = [...file.ask];
+  if (deny.length > 0) merged.deny = deny;
+  return merged;
 }

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
 import { limitsSchema, unknownLimitMessage } from './limits.ts';
+import { permissionsConfigSchema } from '../permissions/permissions.ts';
 
 const text = (what: string) => z.string({ error: `must be ${what}` }).trim().min(1, { error: `must be ${what}` });
 
@@ -16,6 +17,7 @@ export const configFileSchema = z.strictObject({
   db: text('a file path or a postgres:// URL').optional(),
   agents: z.array(text('a directory path'), { error: 'must be a list of directory paths' }).optional(),
   limits: limitsSchema.optional(),
+  permissions: permissionsConfigSchema.optional(),
   summarize: z
     .strictObject({
       model: text('a model spec like anthropic:claude-haiku-4-5').optional(),
@@ -36,7 +38,8 @@ function unknownKeyMessage(parent: string, key: string) {
     );
   }
   if (parent === 'limits') return unknownLimitMessage;
-  const allowed = parent === 'summarize' ? 'model, enabled' : 'model, baseURL, db, agents, limits, summarize';
+  if (parent === 'permissions') return 'unknown key (known keys: allow, ask, deny)';
+  const allowed = parent === 'summarize' ? 'model, enabled' : 'model, baseURL, db, agents, limits, permissions, summarize';
   return `unknown key (known keys: ${allowed})`;
 }
 

@@ -1,0 +1,25 @@
+/** Permission rules: parsing, the defaults, and deciding one tool call. */
+export {
+  normalizeArgument,
+  parsePermissionRule,
+  permissionDecisions,
+  permissionRisks,
+  ruleMatches,
+  specificity,
+  type PermissionCall,
+  type PermissionDecision,
+  type PermissionRisk,
+  type PermissionRule,
+} from './permission-rule.ts';
+export {
+  compilePermissions,
+  decidePermission,
+  defaultPermissions,
+  matchRules,
+  permissionsConfigSchema,
+  stricter,
+  type DecidedRule,
+  type PermissionLayers,
+  type PermissionsConfig,
+  type PermissionVerdict,
+} from './permissions.ts';
