@@ -35,6 +35,8 @@ export interface Limits {
    * honoured up to 60 s. @default 2
    */
   maxRetries: number;
+  /** How long an ask for approval waits for a person before it is denied (`by: timeout`). @default 300000 */
+  approvalTimeoutMs: number;
 }
 
 /** The limits that apply when nothing overrides them. */
@@ -52,6 +54,7 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   runTimeoutMs: undefined,
   modelTimeoutMs: 600_000,
   maxRetries: 2,
+  approvalTimeoutMs: 300_000,
 });
 
 const positiveInteger = z
@@ -73,6 +76,7 @@ export const limitsSchema = z.strictObject({
   runTimeoutMs: positiveInteger.optional(),
   modelTimeoutMs: positiveInteger.optional(),
   maxRetries: z.int({ error: 'must be a whole number, 0 or more' }).nonnegative({ error: 'must be a whole number, 0 or more' }).optional(),
+  approvalTimeoutMs: positiveInteger.optional(),
 }) satisfies z.ZodType<Partial<Limits>>;
 
 /** What an unknown key under `limits` is told. */

@@ -1,5 +1,6 @@
 /** Permission rules: parsing, the defaults, and deciding one tool call. */
 export {
+  exactPattern,
   normalizeArgument,
   parsePermissionRule,
   permissionDecisions,

@@ -61,13 +61,26 @@ export function parsePermissionRule(text: unknown): PermissionRule {
   throw new ConfigError(`Invalid permission rule '${text}': a rule is ${ruleExamples}.`);
 }
 
-/** `*` stands for any text (slashes and spaces included); everything else is literal. */
+/** `*` stands for any text (slashes and spaces included), `\\*` for a star itself; the rest is literal. */
 function patternMatcher(pattern: string): RegExp {
-  const source = pattern
-    .split('*')
-    .map((part) => part.replace(/[\\^$.|?+()[\]{}]/g, '\\$&'))
-    .join('[\\s\\S]*');
+  let source = '';
+  for (let index = 0; index < pattern.length; index++) {
+    const character = pattern[index];
+    if (character === '\\' && (pattern[index + 1] === '*' || pattern[index + 1] === '\\')) {
+      source += `\\${pattern[++index]}`;
+    } else if (character === '*') {
+      source += '[\\s\\S]*';
+    } else {
+      source += character.replace(/[\\^$.|?+()[\]{}]/g, '\\$&');
+    }
+  }
   return new RegExp(`^${source}$`);
+}
+
+
+/** A pattern that matches exactly `argument` (its stars and backslashes escaped). */
+export function exactPattern(argument: string): string {
+  return argument.replace(/[\\*]/g, '\\$&');
 }
 
 /**
@@ -77,7 +90,7 @@ function patternMatcher(pattern: string): RegExp {
 export function normalizeArgument(argument: string): string {
   const trimmed = argument.trim();
   if (/[\n\r]/.test(trimmed) || !trimmed.includes('/')) return trimmed.replace(/^\.\/+/, '');
-  const normalized = posix.normalize(trimmed.replace(/\\/g, '/'));
+  const normalized = posix.normalize(trimmed);
   return normalized.replace(/^\.\/+/, '');
 }
 

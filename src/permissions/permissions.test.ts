@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors/config-error.ts';
-import { parsePermissionRule, type PermissionCall, type PermissionDecision, type PermissionRisk } from './permission-rule.ts';
+import { exactPattern, parsePermissionRule, type PermissionCall, type PermissionDecision, type PermissionRisk } from './permission-rule.ts';
 import { compilePermissions, decidePermission, type DecidedRule, type PermissionsConfig } from './permissions.ts';
 
 const bash = (argument: string): PermissionCall => ({ tool: 'bash', risk: 'exec', argument });
@@ -38,6 +38,8 @@ describe('decidePermission', () => {
     ['a rule for another tool does not match', { deny: ['write_file'] }, bash('ls'), 'ask'],
     ['an argument rule does not match a call without argument', { allow: ['mcp__web__fetch(x*)'] }, fetchCall, 'ask'],
     ['reads can be denied', { deny: ['read'] }, read, 'deny'],
+    ['an escaped star is only a star', { allow: ['bash(rm \\*)'] }, bash('rm -rf /'), 'ask'],
+    ['an escaped star matches a star', { allow: ['bash(rm \\*)'] }, bash('rm *'), 'allow'],
   ])('%s', (_name, config, call, expected) => {
     expect(decide(config, call)).toBe(expected);
   });
@@ -62,6 +64,18 @@ describe('decidePermission', () => {
     const rules = compilePermissions({ allow: ['bash(npm test*)'] }, 'test');
     expect(decidePermission({ rules }, bash('npm test'))).toEqual({ decision: 'allow', rule: 'bash(npm test*)' });
     expect(decidePermission({ rules }, bash('ls'))).toEqual({ decision: 'ask', rule: null });
+  });
+});
+
+describe('exactPattern', () => {
+  it('makes a rule that matches its argument and nothing else', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 30 }).filter((text) => text.trim() !== '' && !text.includes(')')), fc.string({ maxLength: 5 }), (argument, extra) => {
+        const rules = compilePermissions({ allow: [`bash(${exactPattern(argument)})`] }, 'test');
+        expect(decidePermission({ rules }, { tool: 'bash', risk: 'read', argument }).decision).toBe('allow');
+        if (extra.trim() !== '') expect(decidePermission({ rules }, { tool: 'bash', risk: 'exec', argument: `${argument.trim()}${extra}x` }).decision).toBe('ask');
+      }),
+    );
   });
 });
 
