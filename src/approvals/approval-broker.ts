@@ -122,6 +122,11 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
     const queued = queue.indexOf(waiter);
     if (queued >= 0) queue.splice(queued, 1);
     waiter.prompt?.abort();
+    // The next ask is shown at once, even if the approver never settles the aborted prompt.
+    if (prompting === waiter) {
+      prompting = null;
+      queueMicrotask(pump);
+    }
     announce(approval)
       .catch(report)
       .finally(() => waiter.done(approval));
@@ -172,6 +177,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
       )
       .catch(report)
       .finally(() => {
+        if (prompting !== next) return;
         prompting = null;
         pump();
       });
