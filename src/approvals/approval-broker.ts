@@ -168,10 +168,9 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
         async (answer) => {
           if (!signal.aborted) await answerHere(next.approval.id, answer);
         },
-        async (error: unknown) => {
-          // A prompt that cannot be shown (the terminal went away) is nobody to ask.
+        async () => {
+          // A prompt that cannot be shown or answered (the terminal went away) is nobody to ask.
           if (signal.aborted) return;
-          report(error);
           await resolve(next.approval.id, 'denied', 'no_approver');
         },
       )

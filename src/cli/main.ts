@@ -3,6 +3,8 @@ import { Command, CommanderError } from 'commander';
 import { CadreError } from '../errors/cadre-error.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { registerAgents } from './agents.ts';
+import { registerApprovals } from './approvals.ts';
+import { registerApprove } from './approve.ts';
 import { processContext, writeLine, type CliContext, type ExitCode, type RegisterCommand } from './cli-context.ts';
 import { registerExport } from './export.ts';
 import { registerRun } from './run.ts';
@@ -25,6 +27,8 @@ export const commands: RegisterCommand[] = [
   registerRuns,
   registerShow,
   registerStop,
+  registerApprovals,
+  registerApprove,
   registerExport,
   registerServe,
 ];

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
+import type { ApprovalMode, Approver } from '../approvals/approval-broker.ts';
 import { loadConfig, type CadreConfig } from '../config/load-config.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import type { LanguageModelInstance } from '../models/resolve-model.ts';
@@ -33,6 +34,10 @@ export interface OpenRuntimeOptions {
   requireModel: boolean;
   /** Whether a missing database file is created; when not, it opens as an empty database. @default true */
   createDatabase?: boolean;
+  /** What happens to asks for approval (see `CadreOptions.approvals`). @default 'deny' without an approver */
+  approvals?: ApprovalMode;
+  /** Asks a person on this terminal. */
+  approver?: Approver;
 }
 
 /** Reads configuration: flags beat the environment, which beats `cadre.config.json`. */
@@ -72,7 +77,7 @@ async function sessionModel(config: CadreConfig, env: CliContext['env']): Promis
  * the working directory, and the runtime. Checks the model and the primary agent before anything
  * runs, so a mistake is one clear {@link ConfigError}.
  */
-export async function openRuntime({ context, flags, requireModel, createDatabase = true }: OpenRuntimeOptions): Promise<OpenedRuntime> {
+export async function openRuntime({ context, flags, requireModel, createDatabase = true, approvals, approver }: OpenRuntimeOptions): Promise<OpenedRuntime> {
   // Loaded here, not at the top: commands that only read the database start faster without the AI SDK.
   const [{ loadAgents }, { createCadre }, { createWorkspaceTools }] = await Promise.all([
     import('../agents/load-agents.ts'),
@@ -92,6 +97,9 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     agents,
     limits: config.limits,
     tools,
+    permissions: config.permissions,
+    approvals,
+    approver,
     baseURL: config.baseURL,
     env: context.env,
     onError: (error) => {
