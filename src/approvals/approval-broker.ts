@@ -122,15 +122,17 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
     const queued = queue.indexOf(waiter);
     if (queued >= 0) queue.splice(queued, 1);
     waiter.prompt?.abort();
-    // The next ask is shown at once, even if the approver never settles the aborted prompt.
-    if (prompting === waiter) {
-      prompting = null;
-      queueMicrotask(pump);
-    }
+    const wasPrompting = prompting === waiter;
+    if (wasPrompting) prompting = null;
     announce(approval)
       .catch(report)
       .finally(() => waiter.done(approval));
-    if (approval.always) answerBySessionRules(approval.session_id).catch(report);
+    // An "always" answer may answer queued asks too: they end by rule before the next is shown.
+    // The next ask is shown even if the approver never settles the aborted prompt.
+    const answered = approval.always ? answerBySessionRules(approval.session_id) : Promise.resolve();
+    answered.catch(report).finally(() => {
+      if (wasPrompting) pump();
+    });
   }
 
   async function announce(approval: ApprovalRecord): Promise<void> {
