@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRunBus, type CadreEvent } from '../runs/run-bus.ts';
@@ -10,6 +11,7 @@ import type { Store } from '../store/store.ts';
 import { systemNow, timeSortedId } from '../util/clock.ts';
 import { answerApproval } from './answer-approval.ts';
 import { createApprovalBroker, type ApprovalBrokerOptions } from './approval-broker.ts';
+import { closeOrphanedApprovals } from './close-orphaned-approvals.ts';
 
 const stores: Store[] = [];
 afterEach(async () => {
@@ -116,5 +118,20 @@ describe('approval broker', () => {
     controller.abort(new RunStopSignal('parent'));
     expect(await broker.request(ask, controller.signal)).toMatchObject({ status: 'canceled', resolved_by: 'stop' });
     expect(asked).toBe(false);
+  });
+});
+
+describe('closeOrphanedApprovals', () => {
+  it('closes the pending asks of a process that is gone, and leaves the others', async () => {
+    const { store } = await setup();
+    const base = { session_id: 'ses_1', run_id: 'run_1', agent: 'coder', tool: 'bash', argument: 'ls', risk: 'exec', summary: 'bash ls', status: 'pending' as const, created_at: systemNow(), resolved_at: null, resolved_by: null, always: false };
+    // Pid 2^22 + 1 is above Linux's largest pid, so no process has it.
+    await store.insertApproval({ ...base, id: 'apr_dead', owner: `${hostname()}:4194305:x` });
+    await store.insertApproval({ ...base, id: 'apr_alive', owner: `${hostname()}:${process.pid}:x` });
+    const closed = await closeOrphanedApprovals({ store, ledger: createRunLedger({ store, bus: createRunBus(), now: systemNow }), now: systemNow });
+    expect(closed.map((approval) => approval.id)).toEqual(['apr_dead']);
+    expect(await store.getApproval('apr_dead')).toMatchObject({ status: 'canceled', resolved_by: 'stop' });
+    expect(await store.getApproval('apr_alive')).toMatchObject({ status: 'pending' });
+    expect((await resolveEvents(store)).map((event) => event.data)).toEqual([{ approval_id: 'apr_dead', decision: 'denied', by: 'stop' }]);
   });
 });

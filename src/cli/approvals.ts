@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { formatElapsed } from '../delegation/run-views.ts';
 import { clampActivity } from '../runs/activity.ts';
+import { ownerIsGone } from '../util/owner-liveness.ts';
 import type { ApprovalRecord } from '../store/records.ts';
 import { writeLine, type CliContext, type ExitCode } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
@@ -23,7 +24,11 @@ export function approvalRow(approval: ApprovalRecord, now: string): string[] {
 export async function approvalsCommand(context: CliContext, flags: StoreFlags): Promise<number> {
   const { store, close } = await openCliStore(context, flags);
   try {
-    const pending = await store.listApprovals({ statuses: ['pending'] });
+    // Asks of a process that died wait for nobody; the next cadre run or serve closes them.
+    const stored = await store.listApprovals({ statuses: ['pending'] });
+    const pending = stored.filter((approval) => !ownerIsGone(approval.owner));
+    const orphaned = stored.length - pending.length;
+    if (orphaned > 0) writeLine(context.stderr, `(${orphaned} ask${orphaned === 1 ? '' : 's'} of processes that are gone left out)`);
     if (flags.json) {
       writeLine(context.stdout, JSON.stringify(pending, null, 2));
       return 0;

@@ -5,6 +5,7 @@ import { AgentRegistry } from '../agents/agent-registry.ts';
 import { createApprovalBroker, type ApprovalMode, type Approver } from '../approvals/approval-broker.ts';
 import type { AnsweredApproval, ApprovalAnswer } from '../approvals/answer-approval.ts';
 import { gateTools } from '../approvals/gate-tools.ts';
+import { closeOrphanedApprovals } from '../approvals/close-orphaned-approvals.ts';
 import { compilePermissions, type DecidedRule, type PermissionsConfig } from '../permissions/permissions.ts';
 import { builtInAgents } from '../agents/built-in-agents.ts';
 import { resolveLimits, type Limits } from '../config/limits.ts';
@@ -402,9 +403,12 @@ export function createCadre(options: CadreOptions): Cadre {
       return store.listApprovals({ statuses: ['pending'], session_id: sessionId });
     },
 
-    recover({ sessionId } = {}) {
+    async recover({ sessionId } = {}) {
       if (sessionId) host(sessionId);
-      return recoverRuns({ store, ledger, runs, ownerId, now, sessionId, leaseMs: options.leaseMs ?? 15_000, notify: (run) => notifier.runFinished(run) });
+      const report = await recoverRuns({ store, ledger, runs, ownerId, now, sessionId, leaseMs: options.leaseMs ?? 15_000, notify: (run) => notifier.runFinished(run) });
+      // Asks of dead processes would wait forever: their runs ask again when they repeat the call.
+      await closeOrphanedApprovals({ store, ledger, now });
+      return report;
     },
 
     subscribe(listener) {
