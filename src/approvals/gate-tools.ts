@@ -69,6 +69,7 @@ export function gateTools(tools: ToolSet, context: ToolGateContext, services: To
           const approval = await services.broker.request({ sessionId: context.sessionId, runId: context.runId, agent: context.agent, tool: name, argument, risk, summary }, signal);
           if (approval.status !== 'approved') {
             if (approval.status === 'canceled') throw signal.reason ?? new Error('The run was stopped while it awaited approval.');
+            context.setActivity?.(clampActivity(`denied: ${summary}`));
             throw new ToolDeniedError(deniedAsk(approval));
           }
           context.setActivity?.(describeToolCall(name, input));
