@@ -20,7 +20,7 @@ export const permissionDecisions: readonly PermissionDecision[] = ['allow', 'ask
 export type PermissionRule =
   | { text: string; kind: 'risk'; risk: PermissionRisk }
   | { text: string; kind: 'tool'; tool: string }
-  | { text: string; kind: 'argument'; tool: string; pattern: string; matcher: RegExp };
+  | { text: string; kind: 'argument'; tool: string; pattern: string; matcher: RegExp; pathMatcher: RegExp };
 
 /** One tool call as rules see it. */
 export interface PermissionCall {
@@ -56,7 +56,7 @@ export function parsePermissionRule(text: unknown): PermissionRule {
     if ((permissionRisks as readonly string[]).includes(tool)) {
       throw new ConfigError(`Permission rule '${rule}': '${tool}' is a risk, and a risk takes no argument pattern; name a tool, like bash(npm test*).`);
     }
-    return { text: rule, kind: 'argument', tool, pattern, matcher: patternMatcher(normalizeArgument(pattern)) };
+    return { text: rule, kind: 'argument', tool, pattern, matcher: patternMatcher(pattern.trim()), pathMatcher: patternMatcher(normalizePath(pattern)) };
   }
   throw new ConfigError(`Invalid permission rule '${text}': a rule is ${ruleExamples}.`);
 }
@@ -84,14 +84,18 @@ export function exactPattern(argument: string): string {
 }
 
 /**
- * Arguments and patterns are compared in a normal form: surrounding white space trimmed, and
- * paths without `./` or `..` detours, so `docs/../src/a.ts` cannot pass for a file under `docs/`.
+ * The arguments of `read` and `write` tools are paths, compared in a normal form: trimmed, and
+ * without `./` or `..` detours, so `docs/../src/a.ts` cannot pass for a file under `docs/`.
+ * Other arguments (commands, URLs) are compared as written, trimmed.
  */
-export function normalizeArgument(argument: string): string {
-  const trimmed = argument.trim();
+export function normalizeArgument(argument: string, risk: PermissionRisk): string {
+  return risk === 'read' || risk === 'write' ? normalizePath(argument) : argument.trim();
+}
+
+function normalizePath(path: string): string {
+  const trimmed = path.trim();
   if (/[\n\r]/.test(trimmed) || !trimmed.includes('/')) return trimmed.replace(/^\.\/+/, '');
-  const normalized = posix.normalize(trimmed);
-  return normalized.replace(/^\.\/+/, '');
+  return posix.normalize(trimmed).replace(/^\.\/+/, '');
 }
 
 /**
@@ -100,10 +104,18 @@ export function normalizeArgument(argument: string): string {
  */
 const shellOperators = /[;&|`<>\n\r]|\$\(/;
 
+/** A `..` path segment: `cat docs/*` must not allow `cat docs/../../etc/passwd`. */
+const parentSegment = /(^|[\s/=])\.\.(\/|\s|$)/;
+
+/** Whether a command chains, redirects or climbs out of a folder (see {@link ruleMatches}). */
+function escapes(text: string): boolean {
+  return shellOperators.test(text) || parentSegment.test(text);
+}
+
 /**
  * Whether `rule` matches `call`. An argument pattern of an `allow` rule does not match an `exec`
- * command that chains or redirects with shell operators its pattern does not have itself (deny and
- * ask rules still match it, which only makes the call stricter).
+ * command that chains or redirects with shell operators, or has a `..` path segment, unless its
+ * pattern has them itself (deny and ask rules still match it, which only makes the call stricter).
  */
 export function ruleMatches(rule: PermissionRule, call: PermissionCall, decision: PermissionDecision = 'deny'): boolean {
   switch (rule.kind) {
@@ -113,9 +125,9 @@ export function ruleMatches(rule: PermissionRule, call: PermissionCall, decision
       return rule.tool === call.tool;
     case 'argument': {
       if (rule.tool !== call.tool || call.argument === undefined) return false;
-      const argument = normalizeArgument(call.argument);
-      if (decision === 'allow' && call.risk === 'exec' && shellOperators.test(argument) && !shellOperators.test(rule.pattern)) return false;
-      return rule.matcher.test(argument);
+      const argument = normalizeArgument(call.argument, call.risk);
+      if (decision === 'allow' && call.risk === 'exec' && escapes(argument) && !escapes(rule.pattern)) return false;
+      return (call.risk === 'read' || call.risk === 'write' ? rule.pathMatcher : rule.matcher).test(argument);
     }
   }
 }

@@ -38,6 +38,9 @@ describe('decidePermission', () => {
     ['a rule for another tool does not match', { deny: ['write_file'] }, bash('ls'), 'ask'],
     ['an argument rule does not match a call without argument', { allow: ['mcp__web__fetch(x*)'] }, fetchCall, 'ask'],
     ['reads can be denied', { deny: ['read'] }, read, 'deny'],
+    ['a command is compared as written, not as a path', { allow: ['bash(curl http://example.com/*)'] }, bash('curl http://example.com/a'), 'allow'],
+    ['an allowed command does not climb out with ..', { allow: ['bash(cat docs/*)'] }, bash('cat docs/../../etc/passwd'), 'ask'],
+    ['a .. in the pattern allows one in the command', { allow: ['bash(ls ../*)'] }, bash('ls ../shared'), 'allow'],
     ['an escaped star is only a star', { allow: ['bash(rm \\*)'] }, bash('rm -rf /'), 'ask'],
     ['an escaped star matches a star', { allow: ['bash(rm \\*)'] }, bash('rm *'), 'allow'],
   ])('%s', (_name, config, call, expected) => {
