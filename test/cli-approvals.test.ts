@@ -48,6 +48,23 @@ describe('asks for approval from the command line', () => {
     expect(types).toContain('approval-resolve');
   });
 
+  it('lets exactly one of two people answering at once from two processes win', async () => {
+    const first = workspace.start(['run', ...workspace.modelFlags, ...askConfig, '--approvals', 'wait', 'delegate please']);
+    const [, approvalId] = await first.waitForStderr(/\[(apr_\w+)\] scout \(run_\w+\) asks to run: list_files/);
+    const [approve, deny] = await Promise.all([
+      workspace.run(['approve', approvalId, '--db', workspace.database]),
+      workspace.run(['approve', approvalId, '--deny', '--db', workspace.database]),
+    ]);
+    expect([approve.code, deny.code].sort()).toEqual([0, 1]);
+    const winner = approve.code === 0 ? 'approved' : 'denied';
+    const result = await first.exited;
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`[${approvalId}] ${winner} by person`);
+    expect(result.stderr.match(new RegExp(`\\[${approvalId}\\] (approved|denied) by`, 'g'))).toHaveLength(1);
+    const [stored] = (await workspace.json<ApprovalRecord[]>(['approvals'])).filter((approval) => approval.id === approvalId);
+    expect(stored).toBeUndefined();
+  });
+
   it('denies at once off a terminal, and the model hears how to allow it', async () => {
     const result = await workspace.run(['run', ...workspace.modelFlags, ...askConfig, 'delegate please']);
     expect(result.code).toBe(0);
