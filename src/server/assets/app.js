@@ -123,12 +123,12 @@ async function loadSession() {
     api(`/api/approvals?session=${encodeURIComponent(id)}`),
   ]);
   if (id !== state.sessionId) return;
-  showApprovals(approvals);
   showSessionStatus(session.status);
   byId('messages').replaceChildren(...messages.map(messageItem));
   byId('streaming').hidden = true;
   byId('streaming').textContent = '';
   for (const run of runs) upsertRun(run);
+  showApprovals(approvals);
 }
 
 function showSessionStatus(status) {
@@ -236,6 +236,9 @@ function upsertApproval(approval) {
     removeApproval(approval.id);
     return;
   }
+  // The run's stored activity line may lag behind the ask (it is written at most 4 times a second).
+  const run = approval.run_id && state.runs.get(approval.run_id);
+  if (run && activeStatuses.has(run.status)) upsertRun({ ...run, last_activity: shorten(`awaiting approval: ${approval.summary}`, 80) });
   if (state.approvals.has(approval.id)) return;
   const card = byId('approval-card-template').content.firstElementChild.cloneNode(true);
   card.dataset.approvalId = approval.id;
