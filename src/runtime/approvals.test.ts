@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { jsonSchema, tool } from 'ai';
 import { z } from 'zod';
 import { defineAgent } from '../agents/agent-definition.ts';
 import type { ApprovalAnswer } from '../approvals/answer-approval.ts';
@@ -262,6 +263,26 @@ describe('asks for approval', () => {
     await cadre.waitForIdle(session.id);
     expect(written).toHaveLength(1);
     expect(await cadre.store.listSessionRules(session.id)).toMatchObject([{ rule: 'note(docs/a.md)' }]);
+  });
+
+  it('treats a tool not made with defineTool as network: it asks by default', async () => {
+    let ran = 0;
+    const raw = tool({ description: 'Fetches a page', inputSchema: jsonSchema<{ url: string }>({ type: 'object', properties: { url: { type: 'string' } } }), execute: async () => (ran++, 'page') });
+    const fetcher = defineAgent({ name: 'writer', description: 'Fetches', system: 'Writer agent.', tools: ['fetch_page'] });
+    const cadre = createCadre({
+      store: createSqliteStore({ path: ':memory:' }),
+      model: scriptedLanguageModel(writerScript([{ tool_calls: [{ name: 'fetch_page', arguments: { url: 'https://example.com' } }] }, { text: 'ok' }])),
+      agents: [fetcher],
+      tools: { fetch_page: raw },
+      approvals: 'yes',
+      maxRetries: 0,
+    });
+    open.push(cadre);
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'go');
+    await cadre.waitForIdle(session.id);
+    expect(ran).toBe(1);
+    expect(await cadre.store.listApprovals()).toMatchObject([{ tool: 'fetch_page', risk: 'network', argument: null, status: 'approved', resolved_by: 'flag' }]);
   });
 
   it("gates the primary agent's own tool calls too", async () => {
