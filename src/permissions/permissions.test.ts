@@ -110,34 +110,47 @@ describe('parsePermissionRule and compilePermissions', () => {
 
 describe('deny at equal specificity', () => {
   const risks: PermissionRisk[] = ['read', 'write', 'exec', 'network'];
+  const tools = ['bash', 'write_file', 'edit_file', 'read_file', 'mcp__x__y', 'other_tool'];
   const call = fc.record({
-    tool: fc.constantFrom('bash', 'write_file', 'edit_file', 'read_file', 'mcp__x__y'),
+    tool: fc.constantFrom(...tools.slice(0, 5)),
     risk: fc.constantFrom(...risks),
     argument: fc.option(fc.string({ maxLength: 20 }), { nil: undefined }),
   });
   const decision = fc.constantFrom<PermissionDecision>('allow', 'ask', 'deny');
+  const level = fc.constantFrom('risk', 'tool', 'argument');
+  const rank = { risk: 1, tool: 2, argument: 3 };
+  const noiseRule = fc.record({
+    kind: level,
+    decision,
+    risk: fc.constantFrom(...risks),
+    tool: fc.constantFrom(...tools),
+    pattern: fc.stringMatching(/^[a-z ./*-]{0,6}[a-z*]$/),
+  });
 
   it('always wins, whatever other rules there are and in whatever order', () => {
     fc.assert(
-      fc.property(call, fc.array(fc.tuple(fc.constantFrom('risk', 'tool', 'argument'), decision, fc.string({ maxLength: 6 })), { maxLength: 8 }), fc.constantFrom('risk', 'tool', 'argument'), (theCall, others, level) => {
-        // A deny rule that matches the call at `level`, and an allow rule of the same level.
-        const text = level === 'risk' ? theCall.risk : level === 'tool' ? theCall.tool : `${theCall.tool}(*)`;
-        if (level === 'argument' && theCall.argument === undefined) return;
+      fc.property(call, fc.array(noiseRule, { maxLength: 8 }), level, fc.array(fc.nat(), { minLength: 10, maxLength: 10 }), (theCall, others, at, order) => {
+        if (at === 'argument' && theCall.argument === undefined) return;
+        // A deny rule that matches the call at `at`, and an allow rule of the same specificity.
+        const text = at === 'risk' ? theCall.risk : at === 'tool' ? theCall.tool : `${theCall.tool}(*)`;
         const matching: DecidedRule[] = [
           { rule: parsePermissionRule(text), decision: 'deny' },
           { rule: parsePermissionRule(text), decision: 'allow' },
         ];
-        const noise: DecidedRule[] = others.flatMap(([kind, noiseDecision, word]) => {
-          // Noise is never more specific than `level`, so the deny must decide.
-          const rank = { risk: 1, tool: 2, argument: 3 };
-          if (rank[kind as keyof typeof rank] > rank[level]) return [];
-          const tool = /^[a-z_]+$/.test(word) ? word : 'other_tool';
-          const noiseText = kind === 'risk' ? risks[word.length % 4] : kind === 'tool' ? tool : `${tool}(${word.replace(/[()]/g, '') || 'x'})`;
-          return [{ rule: parsePermissionRule(noiseText), decision: noiseDecision }];
-        });
-        const rules = fc.sample(fc.shuffledSubarray([...matching, ...noise], { minLength: matching.length + noise.length }), 1)[0];
+        // Noise is never more specific than `at`, so the deny must decide.
+        const noise: DecidedRule[] = others
+          .filter((other) => rank[other.kind as keyof typeof rank] <= rank[at as keyof typeof rank])
+          .map((other) => {
+            const noiseText = other.kind === 'risk' ? other.risk : other.kind === 'tool' ? other.tool : `${other.tool}(${other.pattern})`;
+            return { rule: parsePermissionRule(noiseText), decision: other.decision };
+          });
+        const rules = [...matching, ...noise]
+          .map((rule, index) => ({ rule, key: order[index % order.length] * 100 + index }))
+          .sort((a, b) => a.key - b.key)
+          .map(({ rule }) => rule);
         expect(decidePermission({ rules }, theCall).decision).toBe('deny');
       }),
+      { numRuns: 500 },
     );
   });
 });
