@@ -33,7 +33,7 @@ describe('the terminal approver', () => {
     const answer = createTerminalApprover({ input: io.input, output: io.output })(approvalFixture(), { signal: controller.signal });
     controller.abort();
     await expect(answer).rejects.toBeDefined();
-    expect(io.shown()).toContain('(apr_1 was answered elsewhere or its run ended)');
+    expect(io.shown()).toContain('(apr_1 no longer waits: answered elsewhere, timed out, or its run ended)');
   });
 
   it('rejects when the terminal closes before an answer', async () => {

@@ -48,7 +48,7 @@ export function createTerminalApprover(options: TerminalApproverOptions): Approv
         finish();
       };
       const onAbort = () => end(() => {
-        options.output.write(`\n(${approval.id} was answered elsewhere or its run ended)\n`);
+        options.output.write(`\n(${approval.id} no longer waits: answered elsewhere, timed out, or its run ended)\n`);
         reject(signal.reason ?? new Error('The ask ended.'));
       });
       signal.addEventListener('abort', onAbort, { once: true });
