@@ -1,4 +1,4 @@
-import type { MessageRecord, NewRunEvent, RunEventRecord, RunRecord, SessionRecord, Usage } from '../src/store/records.ts';
+import type { ApprovalRecord, MessageRecord, NewRunEvent, SessionRuleRecord, RunEventRecord, RunRecord, SessionRecord, Usage } from '../src/store/records.ts';
 import type { RunQuery, Store } from '../src/store/store.ts';
 
 /**
@@ -12,6 +12,8 @@ export function createMemoryStore(): Store {
   const runs = new Map<string, RunRecord>();
   const events = new Map<string, RunEventRecord[]>();
   const sessionUsage = new Map<string, Usage>();
+  const approvals = new Map<string, ApprovalRecord>();
+  const sessionRules: SessionRuleRecord[] = [];
 
   const addEvents = (list: readonly NewRunEvent[]) => {
     for (const event of list) {
@@ -39,6 +41,26 @@ export function createMemoryStore(): Store {
 
   return {
     description: 'memory (benchmark only)',
+    async insertApproval(approval) {
+      approvals.set(approval.id, { ...approval });
+    },
+    async getApproval(id) {
+      const approval = approvals.get(id);
+      return approval ? { ...approval } : null;
+    },
+    async listApprovals({ statuses, session_id } = {}) {
+      return [...approvals.values()].filter((approval) => (statuses === undefined || statuses.includes(approval.status)) && (session_id === undefined || approval.session_id === session_id));
+    },
+    async resolveApproval({ id, status, by, at, rule }) {
+      const approval = approvals.get(id);
+      if (!approval || approval.status !== 'pending') return null;
+      Object.assign(approval, { status, resolved_by: by, resolved_at: at, always: rule !== undefined });
+      if (rule) sessionRules.push({ session_id: approval.session_id, ...rule, created_at: at, approval_id: id });
+      return { ...approval };
+    },
+    async listSessionRules(sessionId) {
+      return sessionRules.filter((rule) => rule.session_id === sessionId);
+    },
     async createSession(session) {
       sessions.set(session.id, { ...session });
     },

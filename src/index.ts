@@ -42,6 +42,30 @@ export { defineTool, toolInfo, toolRisks, ToolInputError, type ToolDefinition, t
 export { createWorkspaceTools, type WorkspaceToolsOptions } from './tools/workspace-tools.ts';
 
 export {
+  compilePermissions,
+  decidePermission,
+  defaultPermissions,
+  parsePermissionRule,
+  type DecidedRule,
+  type PermissionCall,
+  type PermissionDecision,
+  type PermissionRisk,
+  type PermissionRule,
+  type PermissionsConfig,
+  type PermissionVerdict,
+} from './permissions/index.ts';
+export {
+  answerApproval,
+  approvalModes,
+  ToolDeniedError,
+  unknownToolRisk,
+  type AnsweredApproval,
+  type ApprovalAnswer,
+  type ApprovalMode,
+  type Approver,
+} from './approvals/index.ts';
+
+export {
   createSqliteStore,
   exportSession,
   finishedStatuses,
@@ -49,6 +73,10 @@ export {
   openStore,
   renderMarkdownExport,
   runStatuses,
+  type ApprovalQuery,
+  type ApprovalRecord,
+  type ApprovalResolver,
+  type ApprovalStatus,
   type ExportSessionOptions,
   type MessageRecord,
   type MessageRole,
@@ -62,6 +90,7 @@ export {
   type RunStatus,
   type SessionExport,
   type SessionRecord,
+  type SessionRuleRecord,
   type SessionStatus,
   type SqliteStoreOptions,
   type Store,

@@ -126,6 +126,31 @@ describe.skipIf(skip)(title, () => {
     }
   });
 
+  it('shows an ask as a card with Approve, Deny and Always, and the run goes on once a person approves', async () => {
+    const page = await context.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(dashboard.url);
+    await page.fill('#new-session textarea[name="prompt"]', 'Write a NOTE about the project.');
+    await page.click('#new-session button[type="submit"]');
+    const card = page.locator('.approval-card');
+    await expect.poll(() => card.count(), { timeout: 10_000 }).toBe(1);
+    expect(await card.locator('[data-field="summary"]').textContent()).toBe('note docs/notes.md');
+    expect(await card.locator('[data-field="agent"]').textContent()).toBe('writer');
+    expect(await card.locator('button').allTextContents()).toEqual(['Approve', 'Deny', 'Always']);
+    const runCard = page.locator('.run-card', { hasText: 'write a note' });
+    await expect.poll(() => runCard.locator('[data-field="activity"]').textContent(), { timeout: 10_000 }).toBe('awaiting approval: note docs/notes.md');
+    await card.locator('[data-action="approve"]').click();
+    await expect.poll(() => card.count()).toBe(0);
+    await expect.poll(() => runCard.getAttribute('data-status'), { timeout: 10_000 }).toBe('completed');
+    const sessionId = (await page.locator('#session-title').textContent())!;
+    const [approval] = await cadre.store.listApprovals({ session_id: sessionId });
+    expect(approval).toMatchObject({ status: 'approved', resolved_by: 'person' });
+    expect(await page.locator('#approvals').isHidden()).toBe(true);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+
   it('carries the access token from the page address into its assets, API calls and event stream', async () => {
     const guarded = await startDashboard({ cadre, port: 0, token: 'browser-test-token' });
     try {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
+import { parsePermissionRule } from '../permissions/permission-rule.ts';
+import { permissionsConfigSchema, type PermissionsConfig } from '../permissions/permissions.ts';
 
 /**
  * Where an agent may run: `primary` only as the agent a person talks to, `subagent` only
@@ -27,6 +29,8 @@ export interface AgentDefinition {
   maxTurns?: number;
   /** Where the agent may run. @default 'all' */
   mode: AgentMode;
+  /** Permission rules of this agent; they can only make a tool call stricter. @default none */
+  permissions?: PermissionsConfig;
   /** The system prompt: the markdown body of the file, trimmed. */
   system: string;
   /** Where the definition came from: a file path, `'built-in'` or `'code'`. */
@@ -85,6 +89,20 @@ const modeSchema = z.enum(agentModes, {
   error: (issue) => `must be one of ${agentModes.join(', ')}, not '${String(issue.input)}'`,
 });
 
+// Each rule is parsed here, so a bad one is reported with the agent's file and the rule.
+const permissionsSchema = permissionsConfigSchema.superRefine((value, context) => {
+  for (const [decision, rules] of Object.entries(value)) {
+    for (const rule of rules ?? []) {
+      try {
+        parsePermissionRule(rule);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: `${decision}: ${(error as Error).message}` });
+        return;
+      }
+    }
+  }
+});
+
 /**
  * The front matter of an agent file, with its snake_case keys. Keys it does not name (`color`,
  * `temperature`, ...) pass through; the parser keeps them and reports them as warnings.
@@ -96,6 +114,7 @@ export const agentFrontMatterSchema = z.looseObject({
   tools: fileToolsSchema.optional(),
   max_turns: maxTurnsSchema.optional(),
   mode: modeSchema.default('all'),
+  permissions: permissionsSchema.optional(),
 });
 
 /** What {@link defineAgent} accepts: an {@link AgentDefinition} without `source`, with defaults. */
@@ -114,6 +133,8 @@ export interface AgentInput {
   maxTurns?: number;
   /** Where the agent may run. @default 'all' */
   mode?: AgentMode;
+  /** Permission rules that can only make this agent's tool calls stricter. @default none */
+  permissions?: PermissionsConfig;
 }
 
 const agentInputSchema = z.strictObject({
@@ -124,6 +145,7 @@ const agentInputSchema = z.strictObject({
   tools: toolsSchema.optional(),
   maxTurns: maxTurnsSchema.optional(),
   mode: modeSchema.default('all'),
+  permissions: permissionsSchema.optional(),
 });
 
 /** Every problem of a failed validation, one per offending key, in the order of the schema's keys. */
@@ -164,6 +186,6 @@ export function defineAgent(input: AgentInput): AgentDefinition {
     const { field, message } = describeValidationError(result.error, Object.keys(agentInputSchema.shape));
     throw new ConfigError(`${label}: ${field === null ? '' : `${field}: `}${message}`);
   }
-  const { name, description, system, model, tools, maxTurns, mode } = result.data;
-  return { name, description, system: system.trim(), model, tools, maxTurns, mode, source: 'code' };
+  const { name, description, system, model, tools, maxTurns, mode, permissions } = result.data;
+  return { name, description, system: system.trim(), model, tools, maxTurns, mode, ...(permissions && { permissions }), source: 'code' };
 }

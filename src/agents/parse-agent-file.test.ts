@@ -59,13 +59,13 @@ describe('parseAgentFile', () => {
   });
 
   it('keeps an unknown key and reports it as a warning, suggesting the snake_case spelling of a known one', () => {
-    const result = parseAgentFile(path, '---\ndescription: d\ncolor: blue\nmaxTurns: 3\npermissions: { bash: ask }\n---\n');
-    expect(result).toMatchObject({ ok: true, agent: { extra: { color: 'blue', maxTurns: 3, permissions: { bash: 'ask' } } } });
+    const result = parseAgentFile(path, '---\ndescription: d\ncolor: blue\nmaxTurns: 3\nhooks: { bash: ask }\n---\n');
+    expect(result).toMatchObject({ ok: true, agent: { extra: { color: 'blue', maxTurns: 3, hooks: { bash: 'ask' } } } });
     if (!result.ok) return;
     expect(result.agent.warnings).toEqual([
       'color: not a cadre key; kept, not used',
       'maxTurns: not a cadre key; kept, not used (did you mean max_turns?)',
-      'permissions: not a cadre key; kept, not used',
+      'hooks: not a cadre key; kept, not used',
     ]);
   });
 

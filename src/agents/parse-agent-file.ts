@@ -101,7 +101,7 @@ export function parseAgentFile(path: string, text: string): ParseAgentFileResult
   }
   if (needsName) return { ok: false, error: agentLoadErrors(path, [nameProblem]) };
 
-  const { name, description, model, tools, max_turns: maxTurns, mode, ...unknown } = result.data;
+  const { name, description, model, tools, max_turns: maxTurns, mode, permissions, ...unknown } = result.data;
   const mapped = tools === undefined ? undefined : mapAgentToolNames(toolList(tools));
   const warnings = [
     ...(frontMatter.lenient === null ? [] : [`front matter is not valid YAML (${frontMatter.lenient}); read line by line, as Claude Code does`]),
@@ -115,6 +115,7 @@ export function parseAgentFile(path: string, text: string): ParseAgentFileResult
     tools: mapped?.tools,
     maxTurns,
     mode,
+    ...(permissions && { permissions }),
     system: parts.body.trim(),
     source: path,
     ...(warnings.length > 0 ? { warnings } : {}),

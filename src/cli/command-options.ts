@@ -15,6 +15,10 @@ export interface RuntimeFlags extends StoreFlags {
   agents?: string[];
   model?: string;
   baseUrl?: string;
+  /** `--allow RULE`, repeatable. */
+  allow?: string[];
+  /** `--deny RULE`, repeatable. */
+  deny?: string[];
 }
 
 /** Commander's collector for a repeatable option such as `--agents DIR`. */
@@ -24,7 +28,9 @@ export function collect(value: string, previous: string[] = []): string[] {
 
 /** The flags that take part in configuration, named as `loadConfig` wants them. */
 export function configFlags(flags: RuntimeFlags): ConfigFlags {
-  return { db: flags.db, model: flags.model, baseURL: flags.baseUrl, agent: flags.agent, agentsDirs: flags.agents };
+  // `cadre approve --deny` is a switch, not a rule.
+  const rules = (value: unknown) => (Array.isArray(value) ? (value as string[]) : undefined);
+  return { db: flags.db, model: flags.model, baseURL: flags.baseUrl, agent: flags.agent, agentsDirs: flags.agents, allow: rules(flags.allow), deny: rules(flags.deny) };
 }
 
 /**

@@ -5,6 +5,7 @@ import { messageText } from '../executors/message-codec.ts';
 import { clampActivity } from '../runs/activity.ts';
 import { isFinished, type RunRecord, type RunStatus } from '../store/records.ts';
 import type { OutputStream } from './cli-context.ts';
+import { approvalLine } from './approval-lines.ts';
 import { printClosingHints } from './closing-hints.ts';
 import { endDetail } from './run-lines.ts';
 import { RunTracker } from './run-tracker.ts';
@@ -63,6 +64,8 @@ export interface LiveViewOptions {
   color: boolean;
   /** @default the system clock */
   now?: () => string;
+  /** Whether asks are answered by a prompt on this terminal (it shows them itself). @default never */
+  prompting?: () => boolean;
   /** How often the view is redrawn at most. @default 100 */
   frameIntervalMs?: number;
 }
@@ -80,8 +83,10 @@ export function createLiveView(options: LiveViewOptions): RunView {
   let lastPersisted = '';
   let notice = '';
   let dirty = true;
+  let paused = false;
 
   function draw(): void {
+    if (paused) return;
     const active = tracker.list().filter((run) => !isFinished(run.status));
     if (!dirty && active.length === 0) return;
     dirty = false;
@@ -118,6 +123,9 @@ export function createLiveView(options: LiveViewOptions): RunView {
       } else if (event.type === 'message' && event.message.session_id === sessionId && event.message.role === 'assistant') {
         persistAnswer(messageText(event.message.content));
         streamed = '';
+      } else if (event.type === 'approval') {
+        // The ask itself is shown by the prompt while one is open; its answer is kept on screen.
+        if (event.approval.status !== 'pending' || !options.prompting?.()) persist(approvalLine(event.approval));
       } else if (event.type === 'run-event') {
         const change = tracker.apply(event);
         if (!change) return;
@@ -129,6 +137,15 @@ export function createLiveView(options: LiveViewOptions): RunView {
         if (change.type === 'run-end') persist(renderRunLine(change.run, now(), { width: (stdout.columns || 80) - 1, color }));
         dirty = true;
       }
+    },
+    pause() {
+      paused = true;
+      log.clear();
+      return () => {
+        paused = false;
+        dirty = true;
+        draw();
+      };
     },
     notice(text) {
       notice = text;

@@ -4,6 +4,8 @@ import { CadreError } from '../errors/cadre-error.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { processContext, writeLine, type CliContext, type ExitCode, type RegisterCommand } from './cli-context.ts';
 import { registerAgents } from './commands/agents.ts';
+import { registerApprovals } from './commands/approvals.ts';
+import { registerApprove } from './commands/approve.ts';
 import { registerCompletion } from './commands/completion.ts';
 import { registerExport } from './commands/export.ts';
 import { registerRun } from './commands/run.ts';
@@ -33,6 +35,8 @@ export const commands: RegisterCommand[] = [
   registerRuns,
   registerShow,
   registerStop,
+  registerApprovals,
+  registerApprove,
   registerExport,
   registerServe,
   registerCompletion,

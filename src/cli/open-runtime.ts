@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
+import type { ApprovalMode, Approver } from '../approvals/approval-broker.ts';
 import { configLocations, databaseFromFlagsAndEnv } from '../config/config-locations.ts';
 import type { CadreConfig } from '../config/load-config.ts';
 import { ConfigError } from '../errors/config-error.ts';
@@ -41,6 +42,10 @@ export interface OpenRuntimeOptions {
   requireModel: boolean;
   /** Whether a missing database file is created; when not, it opens as an empty database. @default true */
   createDatabase?: boolean;
+  /** What happens to asks for approval (see `CadreOptions.approvals`). @default 'deny' without an approver */
+  approvals?: ApprovalMode;
+  /** Asks a person on this terminal. */
+  approver?: Approver;
 }
 
 /**
@@ -97,7 +102,7 @@ async function sessionModel(config: CadreConfig, env: CliContext['env']): Promis
  * the working directory, and the runtime. Checks the model and the primary agent before anything
  * runs, so a mistake is one clear {@link ConfigError}.
  */
-export async function openRuntime({ context, flags, requireModel, createDatabase = true }: OpenRuntimeOptions): Promise<OpenedRuntime> {
+export async function openRuntime({ context, flags, requireModel, createDatabase = true, approvals, approver }: OpenRuntimeOptions): Promise<OpenedRuntime> {
   // Loaded here, not at the top: commands that only read the database start faster without the AI SDK.
   const [{ loadAgents }, { createCadre }, { createWorkspaceTools }, { openStore }] = await Promise.all([
     import('../agents/load-agents.ts'),
@@ -119,6 +124,9 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     limits: config.limits,
     tools,
     modelAliases: config.modelAliases,
+    permissions: config.permissions,
+    approvals,
+    approver,
     baseURL: config.baseURL,
     env: context.env,
     onError: (error) => {

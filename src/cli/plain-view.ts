@@ -3,6 +3,7 @@ import { describeRunEnd, runLabel } from './run-lines.ts';
 import { RunTracker } from './run-tracker.ts';
 import type { RunOutcome, RunView } from './run-view.ts';
 import { printClosingHints } from './closing-hints.ts';
+import { approvalLine } from './approval-lines.ts';
 
 /** Options of {@link createPlainView}. */
 export interface PlainViewOptions {
@@ -64,6 +65,10 @@ export function createPlainView(options: PlainViewOptions): RunView {
 
   return {
     event(event) {
+      if (event.type === 'approval') {
+        writeLine(stderr, approvalLine(event.approval));
+        return;
+      }
       const change = tracker.apply(event);
       if (!change) return;
       const { run, type, activity } = change;

@@ -19,6 +19,11 @@ export interface RunView {
   event(event: CadreEvent): void;
   /** A message for the person, such as "Stopping...". */
   notice(text: string): void;
+  /**
+   * Stops redrawing and clears what the view drew, so a prompt can use the terminal; the returned
+   * function draws again. Views that only append lines need not have it.
+   */
+  pause?(): () => void;
   /** Shows the outcome; the view writes nothing after it. */
   finish(outcome: RunOutcome): void;
 }

@@ -4,6 +4,8 @@ import { redactConnectionString } from '../store/redact-connection-string.ts';
 import { agentWarnings } from './agents.ts';
 import { colorEnabled, liveViewEnabled, writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
+import { approvalModeOf, type ApprovalFlags } from './approval-mode.ts';
+import { createTerminalApprover } from './terminal-approver.ts';
 import { driveSession } from './drive-session.ts';
 import { createJsonView } from './json-view.ts';
 import { openRuntime, type OpenedRuntime } from './open-runtime.ts';
@@ -13,7 +15,7 @@ import { readPrompt } from './read-prompt.ts';
 import type { RunView } from './run-view.ts';
 
 /** Options of `cadre run`. */
-export interface RunFlags extends RuntimeFlags {
+export interface RunFlags extends RuntimeFlags, ApprovalFlags {
   session?: string;
   /** `--continue`: the most recent primary session. */
   continue?: boolean;
@@ -58,25 +60,32 @@ function databaseFlag(context: CliContext, database: string): string | undefined
   return `--db ${path.startsWith('..') || path === '' ? database : path}`;
 }
 
-async function chooseView(context: CliContext, sessionId: string, json: boolean | undefined): Promise<RunView> {
+async function chooseView(context: CliContext, sessionId: string, json: boolean | undefined, prompting: boolean): Promise<RunView> {
   if (json) return createJsonView({ stdout: context.stdout, stderr: context.stderr });
   if (liveViewEnabled(context)) {
     const { createLiveView } = await import('./live-view.ts');
-    return createLiveView({ stdout: context.stdout, stderr: context.stderr, sessionId, color: colorEnabled(context) });
+    return createLiveView({ stdout: context.stdout, stderr: context.stderr, sessionId, color: colorEnabled(context), prompting: () => prompting });
   }
   return createPlainView({ stdout: context.stdout, stderr: context.stderr, sessionId });
 }
 
 /** `cadre run [PROMPT]`: the primary agent works on a prompt; exit code 0, 1 (it failed), 2 or 130 (stopped). */
 export async function runCommand(context: CliContext, promptArgument: string | undefined, flags: RunFlags): Promise<number> {
+  const approvals = approvalModeOf(context, flags);
   const prompt = await readPrompt(context, promptArgument);
-  const runtime = await openRuntime({ context, flags, requireModel: true });
+  // The question pauses the view, which is made once the session is known.
+  let view: RunView | undefined;
+  const approver =
+    approvals === 'ask'
+      ? createTerminalApprover({ input: context.stdin, output: context.stderr, pause: () => view?.pause?.() ?? (() => {}), onInterrupt: () => process.emit('SIGINT') })
+      : undefined;
+  const runtime = await openRuntime({ context, flags, requireModel: true, approvals, approver });
   const problems = [...runtime.agents.errors.map((error) => error.message), ...agentWarnings(runtime.agents, runtime.toolNames, runtime.config.modelAliases)];
   for (const problem of problems) writeLine(context.stderr, `cadre: warning: ${problem}`);
   const restoreConsole = quietConsole(flags.debug === true);
   try {
     const session = await openSession(runtime, flags);
-    const view = await chooseView(context, session.id, flags.json);
+    view = await chooseView(context, session.id, flags.json, approver !== undefined);
     const outcome = await driveSession({ cadre: runtime.cadre, sessionId: session.id, prompt, view, recover: flags.session !== undefined });
     view.finish({ ...outcome, databaseFlag: databaseFlag(context, runtime.config.db) });
     if (outcome.status === 'failed') writeLine(context.stderr, `cadre: the primary agent failed: ${outcome.error}`);

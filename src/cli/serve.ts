@@ -35,7 +35,8 @@ export async function serveCommand(context: CliContext, flags: ServeFlags, signa
   if (!/^\d+$/.test(flags.port) || port > 65_535) throw new ConfigError(`--port must be a number from 0 to 65535, not '${flags.port}'.`);
   // Without a model the dashboard still shows and stops runs; only new turns need one.
   const config = await loadCliConfig(context, flags);
-  const runtime = await openRuntime({ context, flags, requireModel: config.model !== undefined });
+  // Asks of the dashboard's sessions wait for an answer in the dashboard, the API or cadre approve.
+  const runtime = await openRuntime({ context, flags, requireModel: config.model !== undefined, approvals: 'wait' });
   try {
     const recovered = await runtime.cadre.recover();
     if (recovered.resumed.length + recovered.abandoned.length > 0) {

@@ -17,6 +17,7 @@ describe('limits', () => {
       runTimeoutMs: undefined,
       modelTimeoutMs: 600_000,
       maxRetries: 2,
+      approvalTimeoutMs: 300_000,
     });
     expect(Object.isFrozen(defaultLimits)).toBe(true);
   });

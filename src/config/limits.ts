@@ -46,6 +46,8 @@ export interface Limits {
    * @default undefined (no budget)
    */
   maxTokensPerSession: number | undefined;
+  /** How long an ask for approval waits for a person before it is denied (`by: timeout`). @default 300000 */
+  approvalTimeoutMs: number;
 }
 
 /** The limits that apply when nothing overrides them. */
@@ -65,6 +67,7 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   maxRetries: 2,
   maxTokensPerRun: undefined,
   maxTokensPerSession: undefined,
+  approvalTimeoutMs: 300_000,
 });
 
 const positiveInteger = z
@@ -88,6 +91,7 @@ export const limitsSchema = z.strictObject({
   maxRetries: z.int({ error: 'must be a whole number, 0 or more' }).nonnegative({ error: 'must be a whole number, 0 or more' }).optional(),
   maxTokensPerRun: positiveInteger.optional(),
   maxTokensPerSession: positiveInteger.optional(),
+  approvalTimeoutMs: positiveInteger.optional(),
 }) satisfies z.ZodType<Partial<Limits>>;
 
 /** What an unknown key under `limits` is told. */

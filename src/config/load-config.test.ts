@@ -35,9 +35,25 @@ describe('loadConfig', () => {
       limits: defaultLimits,
       agentsDirs: [],
       agent: 'main',
+      permissions: {},
       configPath: null,
       modelAliases: defaultModelAliases,
     });
+  });
+
+  it('merges the file\'s permission rules with --allow and --deny, and names a bad rule', async () => {
+    await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ permissions: { allow: ['read'], ask: ['bash(git *)'], deny: ['network'] } }));
+    try {
+      const config = await loadConfig({ cwd, env: {}, flags: { allow: ['bash(npm test*)'], deny: ['write_file(.env)'] } });
+      expect(config.permissions).toEqual({ allow: ['read', 'bash(npm test*)'], ask: ['bash(git *)'], deny: ['network', 'write_file(.env)'] });
+      expect(await failure({ flags: { allow: ['bash('] } })).toBe("--allow: permissions.allow: Invalid permission rule 'bash(': a rule is a risk (read, write, exec, network), a tool name (bash) or a tool with an argument pattern (bash(npm test*), write_file(docs/*)).");
+      await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ permissions: { deny: ['rm -rf'] } }));
+      expect(await failure()).toContain("cadre.config.json: permissions.deny: Invalid permission rule 'rm -rf'");
+      await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ permissions: { allowed: ['bash'] } }));
+      expect(await failure()).toContain('cadre.config.json: permissions.allowed: unknown key (known keys: allow, ask, deny)');
+    } finally {
+      await rm(join(cwd, 'cadre.config.json'), { force: true });
+    }
   });
 
   it('lets flags beat the environment and the environment beat the file', async () => {

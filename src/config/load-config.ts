@@ -4,6 +4,7 @@ import { configLocations, defaultConfigFileName, given, resolveDatabase } from '
 import { resolveLimits, type Limits } from './limits.ts';
 import { defaultModelAliases } from './model-aliases.ts';
 import { readConfigFile, type ConfigFile } from './read-config-file.ts';
+import { compilePermissions, type PermissionsConfig } from '../permissions/permissions.ts';
 
 export { defaultConfigFileName };
 
@@ -19,6 +20,10 @@ export interface ConfigFlags {
   agent?: string;
   /** `--agents DIR`, in order; relative paths resolve against `cwd`. */
   agentsDirs?: string[];
+  /** `--allow RULE`, in order: permission rules added to the file's `permissions.allow`. */
+  allow?: string[];
+  /** `--deny RULE`, in order: permission rules added to the file's `permissions.deny`. */
+  deny?: string[];
 }
 
 /** Where {@link loadConfig} looks. */
@@ -55,6 +60,8 @@ export interface CadreConfig {
   db: string;
   /** The limits, defaults filled in. */
   limits: Limits;
+  /** Permission rules: the file's `permissions` with `--allow` and `--deny` added. @default {} */
+  permissions: PermissionsConfig;
   /** Summarizing settings from the file. */
   summarize?: SummarizeConfig;
   /** Absolute agent directories: the file's `agents`, then each `--agents` flag. @default [] */
@@ -129,6 +136,12 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
   const overrideDatabase = given(flags.db) ?? given(env.CADRE_DB);
   const db = overrideDatabase === undefined ? fileDatabase : resolveDatabase(cwd, overrideDatabase);
 
+  const permissions = mergePermissions(file?.permissions, flags);
+  // Every rule is checked now, so a bad one is a config error naming the rule before anything runs.
+  compilePermissions(file?.permissions, configPath);
+  compilePermissions({ allow: flags.allow }, '--allow');
+  compilePermissions({ deny: flags.deny }, '--deny');
+
   return {
     model: given(flags.model) ?? given(env.CADRE_MODEL) ?? file?.model,
     baseURL:
@@ -138,6 +151,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     apiKey: given(env.CADRE_API_KEY),
     db: db ?? join(cwd, '.cadre', 'cadre.db'),
     limits: resolveLimits(file?.limits),
+    permissions,
     summarize: file?.summarize,
     agentsDirs: [
       ...(file?.agents ?? []).map((directory) => resolve(fileDirectory, directory)),
@@ -147,4 +161,15 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     configPath: projectFile !== null ? configPath : userFile !== null ? locations.user : null,
     modelAliases: { ...defaultModelAliases, ...file?.modelAliases },
   };
+}
+
+/** The file's rules with the flags' added; at equal specificity deny still beats allow. */
+function mergePermissions(file: PermissionsConfig | undefined, flags: ConfigFlags): PermissionsConfig {
+  const merged: PermissionsConfig = {};
+  const allow = [...(file?.allow ?? []), ...(flags.allow ?? [])];
+  const deny = [...(file?.deny ?? []), ...(flags.deny ?? [])];
+  if (allow.length > 0) merged.allow = allow;
+  if (file?.ask && file.ask.length > 0) merged.ask = [...file.ask];
+  if (deny.length > 0) merged.deny = deny;
+  return merged;
 }

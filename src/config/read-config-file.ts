@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
 import { limitsSchema, unknownLimitMessage } from './limits.ts';
+import { permissionsConfigSchema } from '../permissions/permissions.ts';
 
 const text = (what: string) => z.string({ error: `must be ${what}` }).trim().min(1, { error: `must be ${what}` });
 
@@ -19,6 +20,7 @@ export const configFileSchema = z.strictObject({
   modelAliases: z
     .record(z.string(), text('a model spec like anthropic:claude-sonnet-4-5'), { error: 'must map short names to model specs, like { "sonnet": "anthropic:claude-sonnet-4-5" }' })
     .optional(),
+  permissions: permissionsConfigSchema.optional(),
   summarize: z
     .strictObject({
       model: text('a model spec like anthropic:claude-haiku-4-5').optional(),
@@ -39,7 +41,8 @@ function unknownKeyMessage(parent: string, key: string) {
     );
   }
   if (parent === 'limits') return unknownLimitMessage;
-  const allowed = parent === 'summarize' ? 'model, enabled' : 'model, baseURL, db, agents, limits, summarize, modelAliases';
+  if (parent === 'permissions') return 'unknown key (known keys: allow, ask, deny)';
+  const allowed = parent === 'summarize' ? 'model, enabled' : 'model, baseURL, db, agents, limits, permissions, summarize, modelAliases';
   return `unknown key (known keys: ${allowed})`;
 }
 

@@ -23,6 +23,12 @@ export interface RunSetup {
   finish?: () => Promise<void>;
 }
 
+/** What a run's setup can do to the run while it works. */
+export interface RunLive {
+  /** Shows a line as the run's activity (throttled like every activity line). */
+  setActivity(text: string): void;
+}
+
 /** Options of {@link createInProcessExecutor}. */
 export interface InProcessExecutorOptions {
   store: Store;
@@ -30,7 +36,7 @@ export interface InProcessExecutorOptions {
   bus: RunBus;
   now: Now;
   /** Resolves the agent, model and tools of a run; throws a short error when it cannot. */
-  setup: (run: RunRecord, signal: AbortSignal) => RunSetup | Promise<RunSetup>;
+  setup: (run: RunRecord, signal: AbortSignal, live: RunLive) => RunSetup | Promise<RunSetup>;
   /** How often at most a run's activity is written to the store. @default 250 */
   activityIntervalMs?: number;
   /** Redacts tool results before the model sees them. @default nothing is redacted */
@@ -62,8 +68,10 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       const spent = await budget?.exceeded(run, run.usage);
       if (spent) return { text: '', lastText: '', finishReason: 'budget', steps: run.turns, error: { kind: 'budget_exceeded', message: spent } };
       let setup: RunSetup;
+      // Tools (an ask for approval) show activity through this, once the line below exists.
+      let showActivity = (_text: string) => {};
       try {
-        setup = await options.setup(run, signal);
+        setup = await options.setup(run, signal, { setActivity: (text) => showActivity(text) });
       } catch (error) {
         return { text: '', lastText: '', finishReason: 'error', steps: 0, error: { kind: 'execution_error', message: shortMessage(error) } };
       }
@@ -143,6 +151,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         if (wait <= 0) writeActivity();
         else pending ??= setTimeout(writeActivity, wait);
       };
+      showActivity = setActivity;
 
       const result = await runAgentLoop({
         model: setup.model,
@@ -180,7 +189,8 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         onToolCall: ({ toolName, input }) => {
           const label = describeToolCall(toolName, input);
           addEvent('tool-call-start', { tool: toolName, label });
-          setActivity(label);
+          // An ask for approval may have been shown before the call's stream part got here.
+          if (!activity.startsWith(awaitingApproval)) setActivity(label);
         },
         onToolResult: ({ toolName, ok }) => {
           addEvent('tool-call-end', { tool: toolName, ok });
@@ -218,6 +228,9 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
     },
   };
 }
+
+/** The start of the activity line of a run whose tool call waits for a person. */
+const awaitingApproval = 'awaiting approval:';
 
 /** How often at most the activity line follows streamed text. */
 const sentenceIntervalMs = 100;

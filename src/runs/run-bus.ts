@@ -1,11 +1,13 @@
-import type { MessageRecord, RunEventRecord, RunRecord, SessionStatus } from '../store/records.ts';
+import type { ApprovalRecord, MessageRecord, RunEventRecord, RunRecord, SessionStatus } from '../store/records.ts';
 
 /** What happens in a cadre process, for live views (terminal, dashboard, JSON Lines). */
 export type CadreEvent =
   | { type: 'run-event'; run: RunRecord; event: RunEventRecord | { type: 'activity'; at: string; data: { text: string } } }
   | { type: 'text-delta'; session_id: string; text: string }
   | { type: 'message'; message: MessageRecord }
-  | { type: 'session-status'; session_id: string; status: SessionStatus };
+  | { type: 'session-status'; session_id: string; status: SessionStatus }
+  /** An ask for approval was stored, or answered (its `status` says which). */
+  | { type: 'approval'; approval: ApprovalRecord };
 
 /** A listener of {@link CadreEvent}s. */
 export type CadreListener = (event: CadreEvent) => void;

@@ -2,6 +2,11 @@ import { hostname } from 'node:os';
 import type { LanguageModel, TelemetryOptions, ToolSet } from 'ai';
 import type { AgentDefinition } from '../agents/agent-definition.ts';
 import { AgentRegistry } from '../agents/agent-registry.ts';
+import { createApprovalBroker, type ApprovalMode, type Approver } from '../approvals/approval-broker.ts';
+import type { AnsweredApproval, ApprovalAnswer } from '../approvals/answer-approval.ts';
+import { gateTools } from '../approvals/gate-tools.ts';
+import { closeOrphanedApprovals } from '../approvals/close-orphaned-approvals.ts';
+import { compilePermissions, type DecidedRule, type PermissionsConfig } from '../permissions/permissions.ts';
 import { builtInAgents } from '../agents/built-in-agents.ts';
 import { resolveLimits, type Limits } from '../config/limits.ts';
 import { defaultModelAliases, resolveModelAlias } from '../config/model-aliases.ts';
@@ -24,7 +29,7 @@ import { createTokenBudget, type SessionTokens } from '../runs/token-budget.ts';
 import { createNotifier } from '../sessions/notifier.ts';
 import { createSessionInbox, takeAndStore } from '../sessions/session-inbox.ts';
 import { createSessionRunner, type TurnResult } from '../sessions/session-runner.ts';
-import type { RunRecord, SessionRecord } from '../store/records.ts';
+import type { ApprovalRecord, RunRecord, SessionRecord } from '../store/records.ts';
 import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { systemNow, timeSortedId, type NewId, type Now } from '../util/clock.ts';
@@ -52,6 +57,22 @@ export interface CadreOptions {
    * @default sonnet, opus and haiku (see `defaultModelAliases`)
    */
   modelAliases?: Record<string, string>;
+  /**
+   * Permission rules for tool calls (CONTRACT section 10): lists of rules that allow, ask or deny.
+   * Calls no rule matches get the defaults: read allow; write, exec and network ask.
+   * @example { allow: ['bash(npm test*)'], deny: ['network'] }
+   */
+  permissions?: PermissionsConfig;
+  /**
+   * What happens to a call that asks: `ask` the {@link CadreOptions.approver} (answers from
+   * elsewhere count too), `wait` for an answer from elsewhere ({@link Cadre.approve}, `cadre
+   * approve`, the dashboard), `deny` at once, or `yes` to approve at once. `ask` and `wait` deny
+   * after `limits.approvalTimeoutMs`.
+   * @default 'ask' with an approver, else 'deny'
+   */
+  approvals?: ApprovalMode;
+  /** Asks a person about one call at a time (a terminal prompt, a chat message); see {@link Approver}. */
+  approver?: Approver;
   /** Base URL for `openai-compatible:` specs. */
   baseURL?: string;
   /** Environment for API keys. @default process.env */
@@ -123,6 +144,13 @@ export interface Cadre {
    * against `limits.maxTokensPerSession`. A child session counts as the primary session above it.
    */
   sessionTokens(sessionId: string): Promise<SessionTokens>;
+  /**
+   * A person's answer to an ask for approval, from this process; answers from other processes
+   * (`cadre approve`) reach it through the store. Answers an ask once: a later answer changes nothing.
+   */
+  approve(approvalId: string, answer: ApprovalAnswer): Promise<AnsweredApproval>;
+  /** Asks that wait for an answer (of every process using the store), oldest first. */
+  pendingApprovals(options?: { sessionId?: string }): Promise<ApprovalRecord[]>;
   /** Finds runs of dead processes and resumes or abandons them. */
   recover(options?: { sessionId?: string }): Promise<RecoveryReport>;
   /** Live events of this process. While anyone listens, model text is streamed (see `streaming`). */
@@ -194,6 +222,44 @@ export function createCadre(options: CadreOptions): Cadre {
   }
 
   const budget = createTokenBudget({ store, limits });
+  const rules = compilePermissions(options.permissions, 'permissions');
+  const agentRules = new WeakMap<AgentDefinition, DecidedRule[]>();
+  const rulesOfAgent = (agent: AgentDefinition) => {
+    let compiled = agentRules.get(agent);
+    if (!compiled) agentRules.set(agent, (compiled = compilePermissions(agent.permissions, `agent '${agent.name}'`)));
+    return compiled;
+  };
+  const broker = createApprovalBroker({
+    store,
+    bus,
+    ledger,
+    now,
+    newId,
+    ownerId,
+    mode: options.approvals,
+    approver: options.approver,
+    timeoutMs: limits.approvalTimeoutMs,
+    onError: report,
+  });
+
+  /** The agent's workspace tools, each call behind the permission rules. */
+  function gatedToolsFor(agent: AgentDefinition, context: { sessionId: string; runId: string | null; setActivity?: (text: string) => void }): ToolSet {
+    return gateTools(toolsFor(agent), { ...context, agent: agent.name, agentRules: rulesOfAgent(agent) }, { store, broker, rules });
+  }
+
+  /** The primary session a session belongs to: asks and "always" rules are per primary session. */
+  async function primarySessionOf(sessionId: string): Promise<string> {
+    let id = sessionId;
+    for (let depth = 0; depth < 64; depth++) {
+      const session = await store.getSession(id);
+      if (!session || session.parent_run_id === null) return id;
+      const run = await store.getRun(session.parent_run_id);
+      if (!run) return id;
+      id = run.parent_session_id;
+    }
+    return id;
+  }
+
   const delegation: DelegationServices = {
     store,
     ledger,
@@ -255,11 +321,12 @@ export function createCadre(options: CadreOptions): Cadre {
     stream: shouldStream,
     onError: report,
     budget,
-    setup: async (run) => {
+    setup: async (run, _signal, live) => {
       const agent = agents.get(run.agent);
       if (!agent) throw new Error(`Agent '${run.agent}' is no longer defined.`);
       const session = await store.getSession(run.child_session_id);
-      const tools: ToolSet = { ...toolsFor(agent) };
+      const sessionId = await primarySessionOf(run.parent_session_id);
+      const tools: ToolSet = { ...gatedToolsFor(agent, { sessionId, runId: run.id, setActivity: live.setActivity }) };
       if (run.depth < limits.maxDepth) {
         Object.assign(tools, createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }));
       }
@@ -309,7 +376,7 @@ export function createCadre(options: CadreOptions): Cadre {
     maxConcurrentTurns: options.maxConcurrentTurns,
     onError: report,
     modelFor: (agent, session) => modelFor(agent.model ?? session.model),
-    toolsFor,
+    toolsFor: (agent, session) => gatedToolsFor(agent, { sessionId: session.id, runId: null }),
     onUnansweredMessages: (sessionId) => scheduleResume(sessionId),
   });
 
@@ -367,9 +434,20 @@ export function createCadre(options: CadreOptions): Cadre {
       return budget.sessionTokens(sessionId);
     },
 
-    recover({ sessionId } = {}) {
+    approve(approvalId, answer) {
+      return broker.answer(approvalId, answer);
+    },
+
+    pendingApprovals({ sessionId } = {}) {
+      return store.listApprovals({ statuses: ['pending'], session_id: sessionId });
+    },
+
+    async recover({ sessionId } = {}) {
       if (sessionId) host(sessionId);
-      return recoverRuns({ store, ledger, runs, ownerId, now, sessionId, leaseMs: options.leaseMs ?? 15_000, notify: (run) => notifier.runFinished(run) });
+      const report = await recoverRuns({ store, ledger, runs, ownerId, now, sessionId, leaseMs: options.leaseMs ?? 15_000, notify: (run) => notifier.runFinished(run) });
+      // Asks of dead processes would wait forever: their runs ask again when they repeat the call.
+      await closeOrphanedApprovals({ store, ledger, now });
+      return report;
     },
 
     subscribe(listener) {
@@ -388,6 +466,7 @@ export function createCadre(options: CadreOptions): Cadre {
       for (const timer of resumeTimers.values()) clearTimeout(timer);
       resumeTimers.clear();
       for (const sessionId of hosted) sessions.stopTurn(sessionId, 'user');
+      broker.close();
       await runs.close();
       for (const sessionId of hosted) await sessions.idle(sessionId);
       await store.flush();

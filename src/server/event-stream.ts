@@ -21,6 +21,8 @@ export function sessionOfEvent(event: CadreEvent): string {
       return event.run.parent_session_id;
     case 'message':
       return event.message.session_id;
+    case 'approval':
+      return event.approval.session_id;
     default:
       return event.session_id;
   }

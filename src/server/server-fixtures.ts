@@ -1,5 +1,8 @@
+import { z } from 'zod';
+import { defineAgent } from '../agents/agent-definition.ts';
 import type { Limits } from '../config/limits.ts';
 import { createCadre, type Cadre } from '../runtime/create-cadre.ts';
+import { defineTool } from '../tools/define-tool.ts';
 import type { RunRecord } from '../store/records.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel, type Script } from '../testing/index.ts';
@@ -8,6 +11,7 @@ import { scriptedLanguageModel, type Script } from '../testing/index.ts';
 export const slowTask = 'Slow work';
 
 const quickCall = { name: 'agent', arguments: { agent: 'general', task: 'Quick work', description: 'quick answer', run_in_background: true } };
+const noteCall = { name: 'agent', arguments: { agent: 'writer', task: 'Write the note', description: 'write a note', run_in_background: true } };
 const slowCall = { name: 'agent', arguments: { agent: 'general', task: slowTask, description: 'slow survey', run_in_background: true } };
 
 /**
@@ -17,20 +21,41 @@ const slowCall = { name: 'agent', arguments: { agent: 'general', task: slowTask,
  */
 export function dashboardScript({ slowDelayMs = 20_000 } = {}): Script {
   return [
+    { when: { system_includes: 'Note writer' }, turns: [{ tool_calls: [{ name: 'note', arguments: { path: 'docs/notes.md', text: 'hello' } }] }, { text: 'Wrote the note.' }] },
     { when: { system_includes: 'general-purpose', user_includes: slowTask }, turns: [{ text: 'Slow result.', delay_ms: slowDelayMs }] },
     { when: { system_includes: 'general-purpose' }, turns: [{ text: 'Quick result: the answer is 42.' }] },
     { when: { last_user_includes: '<subagent-notification>' }, turns: [{ text: 'Noted the subagent result.' }] },
     { when: { user_includes: 'SLOW' }, turns: [{ tool_calls: [slowCall] }, { text: 'Started the slow survey.' }] },
+    { when: { user_includes: 'NOTE' }, turns: [{ tool_calls: [noteCall] }, { text: 'Started the writer.' }] },
     { when: { user_includes: 'BOTH' }, turns: [{ tool_calls: [quickCall, slowCall] }, { text: 'Started both.' }] },
     { turns: [{ tool_calls: [quickCall] }, { text: 'Started the quick answer.' }] },
   ];
 }
 
-/** A cadre runtime on an in-memory store, answering from {@link dashboardScript}. */
-export function createTestCadre(options: { slowDelayMs?: number; limits?: Partial<Limits> } = {}): Cadre {
+/**
+ * A cadre runtime on an in-memory store, answering from {@link dashboardScript}, whose asks wait
+ * for an answer (as `cadre serve` does). A prompt with `NOTE` starts the `writer`, whose `note`
+ * tool (risk `write`) asks; each note it is allowed to write is added to `notes`.
+ */
+export function createTestCadre(options: { slowDelayMs?: number; notes?: string[]; limits?: Partial<Limits> } = {}): Cadre {
+  const notes = options.notes ?? [];
+  const note = defineTool({
+    name: 'note',
+    description: 'Writes a note',
+    risk: 'write',
+    inputSchema: z.object({ path: z.string(), text: z.string() }),
+    argument: ({ path }) => path,
+    execute: ({ path, text }) => {
+      notes.push(`${path}: ${text}`);
+      return `wrote ${path}`;
+    },
+  });
   return createCadre({
     store: createSqliteStore({ path: ':memory:' }),
     model: scriptedLanguageModel(dashboardScript(options)),
+    agents: [defineAgent({ name: 'writer', description: 'Writes notes', system: 'Note writer.', tools: ['note'], mode: 'subagent' })],
+    tools: { note },
+    approvals: 'wait',
     limits: options.limits,
     onError: (error) => console.error(error),
   });

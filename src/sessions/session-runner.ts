@@ -37,7 +37,8 @@ export interface SessionRunnerOptions {
   newId: NewId;
   delegation: DelegationServices;
   modelFor: (agent: AgentDefinition, session: SessionRecord) => LanguageModel;
-  toolsFor: (agent: AgentDefinition) => ToolSet;
+  /** The agent's workspace tools for one session (behind its permission rules). */
+  toolsFor: (agent: AgentDefinition, session: SessionRecord) => ToolSet;
   /** Redacts tool results before the model sees them. @default nothing is redacted */
   redactor?: SecretRedactor;
   /** The AI SDK's telemetry settings of every loop. @default on only while someone receives it */
@@ -128,7 +129,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     inbox.open(sessionId);
     try {
       const tools: ToolSet = {
-        ...options.toolsFor(agent),
+        ...options.toolsFor(agent, session),
         ...createDelegationTools(options.delegation, { sessionId, depth: 0, parentRunId: null }),
       };
       const result = await runAgentLoop({

@@ -1,6 +1,9 @@
 /** The store: records, the `Store` interface, the SQLite engine, opening by spec, and export. */
 export { finishedStatuses, isFinished, runStatuses } from './records.ts';
 export type {
+  ApprovalRecord,
+  ApprovalResolver,
+  ApprovalStatus,
   MessageRecord,
   MessageRole,
   NewMessage,
@@ -13,10 +16,11 @@ export type {
   RunResult,
   RunStatus,
   SessionRecord,
+  SessionRuleRecord,
   SessionStatus,
   Usage,
 } from './records.ts';
-export type { RunPatch, RunQuery, RunTransition, Store } from './store.ts';
+export type { ApprovalQuery, ApprovalResolution, RunPatch, RunQuery, RunTransition, Store } from './store.ts';
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.ts';
 export { openStore } from './open-store.ts';
 export { exportSession, type ExportSessionOptions } from './export-session.ts';

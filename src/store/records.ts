@@ -102,7 +102,9 @@ export type RunEventType =
   | 'warning'
   | 'run-end'
   | 'notification-deliver'
-  | 'result-consume';
+  | 'result-consume'
+  | 'approval-request'
+  | 'approval-resolve';
 
 /** One stored event of a run, ordered by `seq` within the run. */
 export interface RunEventRecord {
@@ -153,3 +155,47 @@ export interface MessageRecord {
 
 /** A message before the store gives it its `seq`. */
 export type NewMessage = Omit<MessageRecord, 'seq'>;
+
+/** Where an ask for approval stands: waiting, answered, or closed unanswered (its run stopped). */
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'canceled';
+
+/**
+ * Who or what answered an ask: a person, a rule set with "always" for the session, `--yes`, nobody
+ * able to answer (`--approvals deny`), the timeout, or a stop of the run that asked.
+ */
+export type ApprovalResolver = 'person' | 'rule' | 'flag' | 'no_approver' | 'timeout' | 'stop';
+
+/** A tool call that waits for a person's answer (CONTRACT section 10). Ids start with `apr_`. */
+export interface ApprovalRecord {
+  id: string;
+  /** The primary session the ask belongs to: "always" answers become rules of this session. */
+  session_id: string;
+  /** The run whose subagent made the call; null for the primary agent. */
+  run_id: string | null;
+  agent: string;
+  tool: string;
+  /** The call's main argument (`bash`'s command), when the tool has one. */
+  argument: string | null;
+  /** The risk of the tool: read, write, exec or network. */
+  risk: string;
+  /** One line: the tool and its argument, `bash npm test`. */
+  summary: string;
+  status: ApprovalStatus;
+  created_at: string;
+  resolved_at: string | null;
+  resolved_by: ApprovalResolver | null;
+  /** Whether the answer became a rule for the rest of the session. */
+  always: boolean;
+  /** The process that waits for the answer. */
+  owner: string | null;
+}
+
+/** An answer a person gave with "always": a rule for the rest of a session. */
+export interface SessionRuleRecord {
+  session_id: string;
+  /** A permission rule, like `bash(npm test)`. */
+  rule: string;
+  decision: 'allow' | 'deny';
+  created_at: string;
+  approval_id: string | null;
+}

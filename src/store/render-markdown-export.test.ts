@@ -59,6 +59,20 @@ describe('renderMarkdownExport', () => {
     expect(markdown).toContain('**Partial result** (the last text before the run ended)\n\n```text\nHalf way through\n```');
   });
 
+  it('shows asks for approval and their answers in the timeline', async () => {
+    await writeExportScenario(store, {});
+    await store.appendRunEvents([
+      { run_id: 'run_3', at: '2025-01-01T00:00:10.000Z', type: 'approval-request', data: { approval_id: 'apr_1', tool: 'bash', summary: 'bash npm test' } },
+      { run_id: 'run_3', at: '2025-01-01T00:00:11.000Z', type: 'approval-resolve', data: { approval_id: 'apr_1', decision: 'approved', by: 'person' } },
+    ]);
+    const exported = await exportSession(store, 'ses_1', { now });
+    const events = exported.runs.find((run) => run.id === 'run_3')!.events.map((event) => event.type);
+    expect(events.slice(-2)).toEqual(['approval-request', 'approval-resolve']);
+    const markdown = renderMarkdownExport(exported);
+    expect(markdown).toMatch(/- \+[\d.]+s approval-request bash npm test \(apr_1\)/);
+    expect(markdown).toMatch(/- \+[\d.]+s approval-resolve approved by person \(apr_1\)/);
+  });
+
   it('keeps the head and tail of a long result and says how much was left out', async () => {
     const markdown = await render(`${'a'.repeat(3000)}${'z'.repeat(1000)}`);
     expect(markdown).toContain('**Result** (4,000 characters)');

@@ -96,6 +96,10 @@ function eventDetail(event: ExportedRunEvent): string {
       return inlineText(text(data.kind));
     case 'run-end':
       return inlineText(text(data.status));
+    case 'approval-request':
+      return inlineText(`${cutEnd(text(data.summary), 120)} (${text(data.approval_id)})`);
+    case 'approval-resolve':
+      return inlineText(`${text(data.decision)} by ${text(data.by)} (${text(data.approval_id)})`);
     default: {
       const json = JSON.stringify(data) ?? '';
       return json === '{}' ? '' : codeSpan(cutEnd(oneLine(json), 120));

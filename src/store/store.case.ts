@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from './store.ts';
+import { approvalCases } from './store-approvals.case.ts';
 import { commitCases } from './store-commit.case.ts';
 import { runCases } from './store-runs.case.ts';
 import { sessionCases } from './store-sessions.case.ts';
@@ -51,5 +52,6 @@ export function runStoreCases(name: string, makeStore: () => Promise<Store>, opt
     sessionCases(context);
     runCases(context);
     commitCases(context);
+    approvalCases(context);
   });
 }

@@ -1,4 +1,7 @@
 import type {
+  ApprovalRecord,
+  ApprovalResolver,
+  ApprovalStatus,
   MessageRecord,
   NewMessage,
   NewRunEvent,
@@ -7,7 +10,27 @@ import type {
   RunStatus,
   SessionRecord,
   Usage,
+  SessionRuleRecord,
 } from './records.ts';
+
+/** Which asks for approval to list, oldest first. All given filters must match. */
+export interface ApprovalQuery {
+  statuses?: readonly ApprovalStatus[];
+  session_id?: string;
+  run_id?: string;
+  owner?: string;
+  limit?: number;
+}
+
+/** The one answer of an ask: written only if the ask is still pending (compare-and-set). */
+export interface ApprovalResolution {
+  id: string;
+  status: Exclude<ApprovalStatus, 'pending'>;
+  by: ApprovalResolver;
+  at: string;
+  /** Also store this rule for the ask's session, in the same transaction. */
+  rule?: Omit<SessionRuleRecord, 'session_id' | 'created_at' | 'approval_id'>;
+}
 
 /** Which runs to list. All given filters must match. */
 export interface RunQuery {
@@ -96,6 +119,18 @@ export interface Store {
    * Returns the run if this caller won it.
    */
   claimRun(id: string, owner: string, expiresAt: string, expiredBefore: string): Promise<RunRecord | null>;
+
+  /** Stores a new ask for approval (status `pending`). */
+  insertApproval(approval: ApprovalRecord): Promise<void>;
+  getApproval(id: string): Promise<ApprovalRecord | null>;
+  listApprovals(query?: ApprovalQuery): Promise<ApprovalRecord[]>;
+  /**
+   * Answers a pending ask, with its "always" rule, in one transaction; null when it was not
+   * pending any more (nothing written). Of racing answers from any processes exactly one wins.
+   */
+  resolveApproval(resolution: ApprovalResolution): Promise<ApprovalRecord | null>;
+  /** The rules people set with "always" in a session, oldest first. */
+  listSessionRules(sessionId: string): Promise<SessionRuleRecord[]>;
 
   /** Commits everything written so far; rejects if that cannot be done (the writes are then lost). */
   flush(): Promise<void>;

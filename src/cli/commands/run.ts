@@ -15,6 +15,10 @@ export function registerRun(program: Command, context: CliContext, exit: ExitCod
     .option('--base-url <url>', 'base URL of the model API, for openai-compatible: (or CADRE_BASE_URL)')
     .option('--session <id>', 'continue this session')
     .option('-c, --continue', 'continue the most recent session')
+    .option('--allow <rule>', "allow tool calls this rule matches, e.g. 'bash(npm test*)' (repeatable)", collect)
+    .option('--deny <rule>', 'deny tool calls this rule matches, e.g. network (repeatable)', collect)
+    .option('--yes', 'approve every ask for approval')
+    .option('--approvals <mode>', 'asks: ask (prompt here; default on a terminal), wait (for cadre approve or the dashboard), deny (default otherwise)')
     .addHelpText(
       'after',
       [

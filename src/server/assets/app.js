@@ -3,7 +3,7 @@
 
 const token = new URLSearchParams(location.search).get('token');
 const activeStatuses = new Set(['queued', 'running']);
-const state = { sessionId: null, sessionStatus: null, runs: new Map(), cards: new Map(), events: null, lastEventAt: 0, tokens: null };
+const state = { sessionId: null, sessionStatus: null, runs: new Map(), cards: new Map(), approvals: new Map(), events: null, lastEventAt: 0, tokens: null };
 
 const byId = (id) => document.getElementById(id);
 
@@ -138,7 +138,10 @@ async function openSession(id) {
   state.cards.clear();
   state.tokens = null;
   showSessionTokens();
+  state.approvals.clear();
   byId('run-cards').replaceChildren();
+  byId('approval-cards').replaceChildren();
+  byId('approvals').hidden = true;
   history.replaceState(null, '', `${location.pathname}${location.search}#${id}`);
   byId('session-view').hidden = false;
   byId('session-title').textContent = id;
@@ -150,7 +153,10 @@ async function openSession(id) {
 
 async function loadSession() {
   const id = state.sessionId;
-  const { session, messages, runs, tokens } = await api(`/api/sessions/${id}`);
+  const [{ session, messages, runs, tokens }, { approvals }] = await Promise.all([
+    api(`/api/sessions/${id}`),
+    api(`/api/approvals?session=${encodeURIComponent(id)}`),
+  ]);
   if (id !== state.sessionId) return;
   state.tokens = tokens;
   showSessionStatus(session.status);
@@ -159,6 +165,7 @@ async function loadSession() {
   byId('streaming').textContent = '';
   for (const run of runs) upsertRun(run);
   showSessionTokens();
+  showApprovals(approvals);
 }
 
 function showSessionStatus(status) {
@@ -255,6 +262,52 @@ async function toggleDetails(id, { refresh = false } = {}) {
   details.hidden = false;
 }
 
+// Asks for approval of the open session: one card each, answered with Approve, Deny or Always.
+
+function showApprovals(pending) {
+  const ids = new Set(pending.map((approval) => approval.id));
+  for (const id of [...state.approvals.keys()]) if (!ids.has(id)) removeApproval(id);
+  for (const approval of pending) upsertApproval(approval);
+}
+
+function upsertApproval(approval) {
+  if (approval.status !== 'pending') {
+    removeApproval(approval.id);
+    return;
+  }
+  // The run's stored activity line may lag behind the ask (it is written at most 4 times a second).
+  const run = approval.run_id && state.runs.get(approval.run_id);
+  if (run && activeStatuses.has(run.status)) upsertRun({ ...run, last_activity: shorten(`awaiting approval: ${approval.summary}`, 80) });
+  if (state.approvals.has(approval.id)) return;
+  const card = byId('approval-card-template').content.firstElementChild.cloneNode(true);
+  card.dataset.approvalId = approval.id;
+  field(card, 'agent').textContent = approval.agent;
+  field(card, 'run').textContent = approval.run_id ?? '(primary agent)';
+  field(card, 'summary').textContent = approval.argument === null ? approval.tool : `${approval.tool} ${approval.argument}`;
+  field(card, 'id').textContent = approval.id;
+  field(card, 'waiting').textContent = `waiting since ${formatTime(approval.created_at)}`;
+  const answer = (decision, always) => attempt(async () => {
+    for (const button of card.querySelectorAll('button')) button.disabled = true;
+    try {
+      await api(`/api/approvals/${approval.id}`, { method: 'POST', body: { decision, always } });
+    } finally {
+      removeApproval(approval.id);
+    }
+  });
+  card.querySelector('[data-action="approve"]').addEventListener('click', () => answer('approve', false));
+  card.querySelector('[data-action="deny"]').addEventListener('click', () => answer('deny', false));
+  card.querySelector('[data-action="always"]').addEventListener('click', () => answer('approve', true));
+  state.approvals.set(approval.id, card);
+  byId('approval-cards').append(card);
+  byId('approvals').hidden = false;
+}
+
+function removeApproval(id) {
+  state.approvals.get(id)?.remove();
+  state.approvals.delete(id);
+  byId('approvals').hidden = state.approvals.size === 0;
+}
+
 // Live updates.
 
 function connectEvents(sessionId) {
@@ -282,7 +335,8 @@ function connectEvents(sessionId) {
     showSessionStatus(JSON.parse(message.data).status);
     attempt(() => Promise.all([loadSession(), loadSessions()]));
   });
-  for (const type of ['run-event', 'text-delta', 'message', 'session-status']) {
+  events.addEventListener('approval', (message) => upsertApproval(JSON.parse(message.data).approval));
+  for (const type of ['run-event', 'text-delta', 'message', 'session-status', 'approval']) {
     events.addEventListener(type, () => { state.lastEventAt = Date.now(); });
   }
   state.events = events;

@@ -88,6 +88,39 @@ export const migrations: readonly Migration[] = [
     `,
   },
   {
+    version: 3,
+    name: 'asks for approval and the rules people set for a session',
+    sql: `
+      CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        run_id TEXT,
+        agent TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        argument TEXT,
+        risk TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        resolved_at TEXT,
+        resolved_by TEXT,
+        always INTEGER NOT NULL DEFAULT 0,
+        owner TEXT
+      );
+      CREATE INDEX approvals_status ON approvals (status, created_at);
+      CREATE INDEX approvals_session ON approvals (session_id, created_at);
+
+      CREATE TABLE session_rules (
+        session_id TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        decision TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        approval_id TEXT,
+        PRIMARY KEY (session_id, rule)
+      );
+    `,
+  },
+  {
     version: 4,
     name: "the tokens of a session's own agent (token budgets)",
     sql: `

@@ -8,6 +8,7 @@ import { createHeldRuns } from './held-runs.ts';
 import { copyRun, messageFromRow, patchColumns, patchableRunColumns, patchableSessionColumns, runColumnList, runEventFromRow, runFromRow, runToSql, runValueToSql, sessionFromRow } from './rows.ts';
 import { setBounded } from '../../util/bounded-map.ts';
 import { createStatementCache } from './statement-cache.ts';
+import { createSqliteApprovals } from './sqlite-approvals.ts';
 
 /** Options of `createSqliteStore`. */
 export interface SqliteStoreOptions {
@@ -219,6 +220,8 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
 
   return {
     description: `sqlite:${path}`,
+
+    ...createSqliteApprovals({ prepared, write, ensureOpen }),
 
     createSession(session) {
       return write(() => {

@@ -1,0 +1,262 @@
+import { compilePermissions, matchRules } from '../permissions/permissions.ts';
+import type { PermissionRisk } from '../permissions/permission-rule.ts';
+import type { RunBus } from '../runs/run-bus.ts';
+import type { RunLedger } from '../runs/run-ledger.ts';
+import type { ApprovalRecord, ApprovalResolver, ApprovalStatus } from '../store/records.ts';
+import type { Store } from '../store/store.ts';
+import type { NewId, Now } from '../util/clock.ts';
+import { alwaysRuleOf, answerApproval, type AnsweredApproval, type ApprovalAnswer } from './answer-approval.ts';
+
+/**
+ * What happens to an ask: `ask` a person through the approver (and take an answer from
+ * elsewhere too), `wait` for an answer from elsewhere (`cadre approve`, the dashboard, the API),
+ * `deny` at once (`by: no_approver`), or approve at once (`yes`, `by: flag`). `ask` and `wait`
+ * deny after `timeoutMs` (`by: timeout`).
+ */
+export type ApprovalMode = 'ask' | 'wait' | 'deny' | 'yes';
+
+/** The approval modes, as flags and options take them. */
+export const approvalModes: readonly ApprovalMode[] = ['ask', 'wait', 'deny', 'yes'];
+
+/**
+ * Asks a person about one pending ask; `signal` aborts when the ask was answered elsewhere, timed
+ * out or its run stopped (then the answer is ignored). Asks come one at a time.
+ */
+export type Approver = (approval: ApprovalRecord, options: { signal: AbortSignal }) => Promise<ApprovalAnswer>;
+
+/** A tool call that needs a person's approval. */
+export interface NewAsk {
+  /** The primary session: "always" answers become its rules. */
+  sessionId: string;
+  runId: string | null;
+  agent: string;
+  tool: string;
+  argument: string | undefined;
+  risk: PermissionRisk;
+  summary: string;
+}
+
+/** Options of {@link createApprovalBroker}. */
+export interface ApprovalBrokerOptions {
+  store: Store;
+  bus: RunBus;
+  ledger: RunLedger;
+  now: Now;
+  newId: NewId;
+  ownerId: string;
+  /** @default 'ask' with an approver, else 'deny' */
+  mode?: ApprovalMode;
+  approver?: Approver;
+  /** How long an ask waits for an answer before it is denied (`by: timeout`). */
+  timeoutMs: number;
+  /** How often answers written by other processes are looked for. @default 250 */
+  pollMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+/** Stores asks, waits for exactly one answer to each, and records both as run events. */
+export interface ApprovalBroker {
+  readonly mode: ApprovalMode;
+  /**
+   * Stores an ask and resolves with it once answered (approved, denied, or canceled when `signal`
+   * aborts: the run stopped). Never rejects for a missing answer.
+   */
+  request(ask: NewAsk, signal: AbortSignal): Promise<ApprovalRecord>;
+  /** A person's answer given in this process (library, dashboard, API); wakes the ask at once. */
+  answer(id: string, answer: ApprovalAnswer): Promise<AnsweredApproval>;
+  /** Asks this process waits for. */
+  pending(): ApprovalRecord[];
+  close(): void;
+}
+
+interface Waiter {
+  approval: ApprovalRecord;
+  done: (approval: ApprovalRecord) => void;
+  /** Aborts the approver's prompt when the ask ends some other way. */
+  prompt?: AbortController;
+}
+
+/** Creates the {@link ApprovalBroker}. */
+export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBroker {
+  const { store, bus, ledger, now, newId, ownerId, approver } = options;
+  const mode: ApprovalMode = options.mode ?? (approver ? 'ask' : 'deny');
+  const report = options.onError ?? ((error: unknown) => console.error(error));
+  const waiters = new Map<string, Waiter>();
+  /** Asks waiting for the approver, oldest first; one is shown at a time. */
+  const queue: Waiter[] = [];
+  let prompting: Waiter | null = null;
+  let poll: NodeJS.Timeout | undefined;
+
+  function ensurePolling(): void {
+    if (poll !== undefined || waiters.size === 0) return;
+    poll = setInterval(() => {
+      if (waiters.size === 0) {
+        clearInterval(poll);
+        poll = undefined;
+        return;
+      }
+      lookForAnswers().catch(report);
+    }, options.pollMs ?? 250);
+    poll.unref();
+  }
+
+  /** Answers written by other processes (`cadre approve`) reach the waiting ask here. */
+  async function lookForAnswers(): Promise<void> {
+    for (const waiter of [...waiters.values()]) {
+      const stored = await store.getApproval(waiter.approval.id);
+      if (stored && stored.status !== 'pending') finish(stored);
+    }
+  }
+
+  /** Writes an answer if the ask is still pending; whoever wins, the ask ends with the stored answer. */
+  async function resolve(id: string, status: Exclude<ApprovalStatus, 'pending'>, by: ApprovalResolver): Promise<void> {
+    const resolved = (await store.resolveApproval({ id, status, by, at: now() })) ?? (await store.getApproval(id));
+    if (resolved && resolved.status !== 'pending') finish(resolved);
+  }
+
+  /** Ends an ask once: its waiter, prompt and timers go, and the answer is recorded. */
+  function finish(approval: ApprovalRecord): void {
+    const waiter = waiters.get(approval.id);
+    if (!waiter) return;
+    waiters.delete(approval.id);
+    const queued = queue.indexOf(waiter);
+    if (queued >= 0) queue.splice(queued, 1);
+    waiter.prompt?.abort();
+    const wasPrompting = prompting === waiter;
+    if (wasPrompting) prompting = null;
+    announce(approval)
+      .catch(report)
+      .finally(() => waiter.done(approval));
+    // An "always" answer may answer queued asks too: they end by rule before the next is shown.
+    // The next ask is shown even if the approver never settles the aborted prompt.
+    const answered = approval.always ? answerBySessionRules(approval.session_id) : Promise.resolve();
+    answered.catch(report).finally(() => {
+      if (wasPrompting) pump();
+    });
+  }
+
+  async function announce(approval: ApprovalRecord): Promise<void> {
+    if (approval.status === 'pending') {
+      if (approval.run_id !== null) await ledger.update(approval.run_id, {}, { type: 'approval-request', data: { approval_id: approval.id, tool: approval.tool, summary: approval.summary } });
+    } else if (approval.run_id !== null) {
+      const decision = approval.status === 'approved' ? 'approved' : 'denied';
+      await ledger.update(approval.run_id, {}, { type: 'approval-resolve', data: { approval_id: approval.id, decision, by: approval.resolved_by } });
+    }
+    bus.publish({ type: 'approval', approval });
+  }
+
+  /** After an "always" answer, the session's other waiting asks that its rules now answer end `by: rule`. */
+  async function answerBySessionRules(sessionId: string): Promise<void> {
+    const rules = compilePermissions(groupRules(await store.listSessionRules(sessionId)), 'session rules');
+    for (const waiter of [...waiters.values()]) {
+      const { approval } = waiter;
+      if (approval.session_id !== sessionId) continue;
+      const verdict = matchRules(rules, { tool: approval.tool, risk: approval.risk as PermissionRisk, argument: approval.argument ?? undefined });
+      if (verdict && verdict.decision !== 'ask') await resolve(approval.id, verdict.decision === 'allow' ? 'approved' : 'denied', 'rule');
+    }
+  }
+
+  /** Shows the oldest waiting ask to the approver, once the previous one is answered. */
+  function pump(): void {
+    if (prompting !== null || !approver) return;
+    const next = queue.shift();
+    if (!next) return;
+    prompting = next;
+    next.prompt = new AbortController();
+    const { signal } = next.prompt;
+    Promise.resolve()
+      .then(() => approver(next.approval, { signal }))
+      .then(
+        async (answer) => {
+          if (!signal.aborted) await answerHere(next.approval.id, answer);
+        },
+        async () => {
+          // A prompt that cannot be shown or answered (the terminal went away) is nobody to ask.
+          if (signal.aborted) return;
+          await resolve(next.approval.id, 'denied', 'no_approver');
+        },
+      )
+      .catch(report)
+      .finally(() => {
+        if (prompting !== next) return;
+        prompting = null;
+        pump();
+      });
+  }
+
+  async function answerHere(id: string, answer: ApprovalAnswer): Promise<AnsweredApproval> {
+    const answered = await answerApproval(store, id, answer, now);
+    if (answered.approval.status !== 'pending') finish(answered.approval);
+    return answered;
+  }
+
+  return {
+    mode,
+
+    async request(ask, signal) {
+      const approval: ApprovalRecord = {
+        id: newId('apr'),
+        session_id: ask.sessionId,
+        run_id: ask.runId,
+        agent: ask.agent,
+        tool: ask.tool,
+        argument: ask.argument ?? null,
+        risk: ask.risk,
+        summary: ask.summary,
+        status: 'pending',
+        created_at: now(),
+        resolved_at: null,
+        resolved_by: null,
+        always: false,
+        owner: ownerId,
+      };
+      await store.insertApproval(approval);
+      await announce(approval);
+      const answered = new Promise<ApprovalRecord>((done) => waiters.set(approval.id, { approval, done }));
+      const waiter = waiters.get(approval.id)!;
+      if (signal.aborted) await resolve(approval.id, 'canceled', 'stop');
+      else if (mode === 'yes') await resolve(approval.id, 'approved', 'flag');
+      else if (mode === 'deny' || (mode === 'ask' && !approver)) await resolve(approval.id, 'denied', 'no_approver');
+      else {
+        const timer = setTimeout(() => resolve(approval.id, 'denied', 'timeout').catch(report), options.timeoutMs);
+        timer.unref();
+        const onAbort = () => resolve(approval.id, 'canceled', 'stop').catch(report);
+        signal.addEventListener('abort', onAbort, { once: true });
+        answered.finally(() => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', onAbort);
+        }).catch(report);
+        ensurePolling();
+        if (mode === 'ask' && waiters.has(approval.id)) {
+          queue.push(waiter);
+          pump();
+        }
+      }
+      return answered;
+    },
+
+    answer(id, answer) {
+      return answerHere(id, answer);
+    },
+
+    pending() {
+      return [...waiters.values()].map((waiter) => waiter.approval);
+    },
+
+    close() {
+      clearInterval(poll);
+      poll = undefined;
+      for (const waiter of waiters.values()) waiter.prompt?.abort();
+    },
+  };
+}
+
+/** Session rules as a permissions object, for {@link compilePermissions}. */
+export function groupRules(rules: ReadonlyArray<{ rule: string; decision: 'allow' | 'deny' }>): { allow: string[]; deny: string[] } {
+  return {
+    allow: rules.filter((rule) => rule.decision === 'allow').map((rule) => rule.rule),
+    deny: rules.filter((rule) => rule.decision === 'deny').map((rule) => rule.rule),
+  };
+}
+
+export { alwaysRuleOf };

@@ -1,0 +1,19 @@
+import { describeResolution } from '../approvals/answer-approval.ts';
+import type { ApprovalRecord } from '../store/records.ts';
+
+/** `[apr_...] writer (run_...) asks to run: bash npm test`, with how to answer from elsewhere. */
+export function describeAsk(approval: ApprovalRecord, { hint = true } = {}): string {
+  const who = approval.run_id === null ? approval.agent : `${approval.agent} (${approval.run_id})`;
+  const line = `[${approval.id}] ${who} asks to run: ${approval.summary}`;
+  return hint ? `${line}  (answer: cadre approve ${approval.id} [--deny] [--always])` : line;
+}
+
+/** `[apr_...] approved by person: bash npm test`. */
+export function describeAnswer(approval: ApprovalRecord): string {
+  return `[${approval.id}] ${describeResolution(approval)}: ${approval.summary}`;
+}
+
+/** The line for an approval event of the live bus: an ask or its answer. */
+export function approvalLine(approval: ApprovalRecord, options?: { hint?: boolean }): string {
+  return approval.status === 'pending' ? describeAsk(approval, options) : describeAnswer(approval);
+}

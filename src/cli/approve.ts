@@ -1,0 +1,34 @@
+import { alwaysRuleOf, answerApproval, describeResolution } from '../approvals/answer-approval.ts';
+import { systemNow } from '../util/clock.ts';
+import { writeLine, type CliContext } from './cli-context.ts';
+import type { StoreFlags } from './command-options.ts';
+import { openCliStore } from './open-runtime.ts';
+
+/** Options of `cadre approve`. */
+export interface ApproveFlags extends StoreFlags {
+  deny?: boolean;
+  always?: boolean;
+}
+
+/**
+ * `cadre approve APPROVAL_ID [--deny] [--always]`: a person's answer, from any process. The
+ * process whose run asked notices it within a quarter of a second. Exit 0 when this answer
+ * decided the ask, 1 when it was answered already (by someone, a rule, the timeout or a stop).
+ */
+export async function approveCommand(context: CliContext, id: string, flags: ApproveFlags): Promise<number> {
+  const { store, close } = await openCliStore(context, flags);
+  try {
+    const decision = flags.deny ? 'deny' : 'approve';
+    const { approval, changed } = await answerApproval(store, id, { decision, always: flags.always === true }, systemNow);
+    await store.flush();
+    if (!changed) {
+      writeLine(context.stderr, `cadre: ${approval.id} was already ${describeResolution(approval)}: ${approval.summary}`);
+      return 1;
+    }
+    const always = approval.always ? ` (rule for the rest of the session: ${decision === 'approve' ? 'allow' : 'deny'} ${alwaysRuleOf(approval)})` : '';
+    writeLine(context.stdout, `${approval.id} ${approval.status}: ${approval.summary}${always}`);
+    return 0;
+  } finally {
+    await close();
+  }
+}

@@ -1,0 +1,69 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Cadre } from '../runtime/create-cadre.ts';
+import type { ApprovalRecord } from '../store/records.ts';
+import { createDashboardApp } from './create-server.ts';
+import { createTestCadre, waitForRun } from './server-fixtures.ts';
+
+const open: Cadre[] = [];
+afterEach(async () => {
+  for (const cadre of open.splice(0)) {
+    for (const session of await cadre.store.listSessions()) await cadre.stopSession(session.id);
+    await cadre.close();
+  }
+});
+
+function setup() {
+  const notes: string[] = [];
+  const cadre = createTestCadre({ notes });
+  open.push(cadre);
+  const app = createDashboardApp({ cadre, onError: (error) => { throw error; } });
+  const post = (path: string, body: unknown) => app.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+  return { cadre, app, post, notes };
+}
+
+async function pendingAsk(app: ReturnType<typeof setup>['app'], sessionId: string): Promise<ApprovalRecord> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const { approvals } = (await (await app.request(`/api/approvals?session=${sessionId}`)).json()) as { approvals: ApprovalRecord[] };
+    if (approvals.length > 0) return approvals[0];
+    if (Date.now() > deadline) throw new Error('no ask');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe('the approvals API', () => {
+  it('lists a pending ask and approves it once; a second answer is a 409', async () => {
+    const { cadre, app, post, notes } = setup();
+    const { session_id: sessionId } = await (await post('/api/sessions', { prompt: 'Write a NOTE' })).json();
+    const ask = await pendingAsk(app, sessionId);
+    expect(ask).toMatchObject({ agent: 'writer', tool: 'note', argument: 'docs/notes.md', status: 'pending' });
+    expect(notes).toEqual([]);
+    expect((await (await app.request(`/api/approvals/${ask.id}`)).json()).approval.id).toBe(ask.id);
+
+    const approved = await post(`/api/approvals/${ask.id}`, { decision: 'approve', always: true });
+    expect(approved.status).toBe(200);
+    expect((await approved.json()).approval).toMatchObject({ status: 'approved', resolved_by: 'person', always: true });
+    const run = await waitForRun(cadre, sessionId, (each) => each.status === 'completed');
+    expect(notes).toEqual(['docs/notes.md: hello']);
+    expect((await cadre.store.listRunEvents(run.id)).map((event) => event.type)).toContain('approval-resolve');
+
+    const again = await post(`/api/approvals/${ask.id}`, { decision: 'deny' });
+    expect(again.status).toBe(409);
+    expect(await again.json()).toEqual({ error: `${ask.id} was already approved (always) by person.` });
+    expect((await (await app.request('/api/approvals')).json()).approvals).toEqual([]);
+    expect((await (await app.request('/api/approvals?status=all')).json()).approvals).toHaveLength(1);
+  });
+
+  it('denies with decision deny, and refuses bad bodies and unknown ids', async () => {
+    const { cadre, app, post, notes } = setup();
+    const { session_id: sessionId } = await (await post('/api/sessions', { prompt: 'Write a NOTE' })).json();
+    const ask = await pendingAsk(app, sessionId);
+    expect((await post(`/api/approvals/${ask.id}`, { decision: 'maybe' })).status).toBe(400);
+    expect((await post(`/api/approvals/${ask.id}`, { decision: 'approve', always: 'yes' })).status).toBe(400);
+    expect((await post('/api/approvals/apr_missing', { decision: 'approve' })).status).toBe(404);
+    expect((await app.request('/api/approvals/apr_missing')).status).toBe(404);
+    expect((await post(`/api/approvals/${ask.id}`, { decision: 'deny' })).status).toBe(200);
+    await waitForRun(cadre, sessionId, (each) => each.status === 'completed');
+    expect(notes).toEqual([]);
+  });
+});
