@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from './store.ts';
 import { commitCases } from './store-commit.case.ts';
+import { notificationCases } from './store-notifications.case.ts';
 import { runCases } from './store-runs.case.ts';
 import { sessionCases } from './store-sessions.case.ts';
 
@@ -51,5 +52,6 @@ export function runStoreCases(name: string, makeStore: () => Promise<Store>, opt
     sessionCases(context);
     runCases(context);
     commitCases(context);
+    notificationCases(context);
   });
 }
