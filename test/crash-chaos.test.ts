@@ -14,7 +14,7 @@ import { createWorkspace, type CadreProcess, type Workspace } from './helpers/ca
  * Soak: `CADRE_CHAOS_ROUNDS=200` (about 3 s a round).
  */
 const seed = Number(process.env.CADRE_CHAOS_SEED ?? Math.floor(Math.random() * 2 ** 31));
-const rounds = Number(process.env.CADRE_CHAOS_ROUNDS ?? 10);
+const rounds = Number(process.env.CADRE_CHAOS_ROUNDS ?? 8);
 
 let workspace: Workspace | undefined;
 let server: ScriptedServer | undefined;
