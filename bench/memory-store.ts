@@ -1,4 +1,4 @@
-import type { ApprovalRecord, MessageRecord, NewRunEvent, SessionRuleRecord, RunEventRecord, RunRecord, SessionRecord, Usage } from '../src/store/records.ts';
+import { isNotificationPending, type ApprovalRecord, type MessageRecord, type NewRunEvent, type SessionRuleRecord, type RunEventRecord, type RunRecord, type SessionRecord, type Usage } from '../src/store/records.ts';
 import type { RunQuery, Store } from '../src/store/store.ts';
 
 /**
@@ -28,7 +28,8 @@ export function createMemoryStore(): Store {
     (query.parent_run_id === undefined || run.parent_run_id === query.parent_run_id) &&
     (query.statuses === undefined || query.statuses.includes(run.status)) &&
     (query.lease_owner === undefined || run.lease_owner === query.lease_owner) &&
-    (query.stop_requested === undefined || (run.stop_requested_at != null && !isDone(run)) === query.stop_requested);
+    (query.stop_requested === undefined || (run.stop_requested_at != null && !isDone(run)) === query.stop_requested) &&
+    (query.notification_pending === undefined || isNotificationPending(run) === query.notification_pending);
   const change = (id: string, patch: Partial<RunRecord>, list: readonly NewRunEvent[]) => {
     const run = runs.get(id);
     if (run) {
@@ -98,14 +99,31 @@ export function createMemoryStore(): Store {
       const message = messages.get(sessionId)?.[seq - 1];
       if (message) message.content = content;
     },
+    async deliverNotification(delivery) {
+      const stale = delivery.run_ids.filter((id) => !runs.has(id) || !isNotificationPending(runs.get(id)!));
+      if (stale.length > 0) return { message: null, delivered: [], stale };
+      let message: MessageRecord;
+      if (delivery.seq === undefined) {
+        [message] = await this.appendMessages([{ session_id: delivery.session_id, role: 'user', content: delivery.content, created_at: delivery.created_at }]);
+      } else {
+        message = messages.get(delivery.session_id)![delivery.seq - 1];
+        message.content = delivery.content;
+      }
+      const delivered = delivery.run_ids.map((id) => {
+        const event: NewRunEvent = { run_id: id, at: delivery.delivered_at, type: 'notification-deliver', data: { session_id: delivery.session_id, message_seq: message.seq } };
+        const run = change(id, { notification: { delivered_at: delivery.delivered_at, suppressed: false }, lease_owner: null, lease_expires_at: null }, [event])!;
+        return { run: { ...run }, event: event as RunEventRecord };
+      });
+      return { message: { ...message }, delivered, stale };
+    },
     async insertRun(run, event) {
       runs.set(run.id, { ...run });
       addEvents([event]);
     },
-    async transitionRun({ id, from, to, patch, event }) {
+    async transitionRun({ id, from, to, patch, patchFor, event }) {
       const run = runs.get(id);
       if (!run || !from.includes(run.status)) return null;
-      Object.assign(run, patch, { status: to });
+      Object.assign(run, patch, patchFor?.({ ...run }), { status: to });
       addEvents([event]);
       return { ...run };
     },

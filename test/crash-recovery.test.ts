@@ -36,7 +36,7 @@ describe('crash survival', () => {
       ]),
     });
     const report = await cadre.recover({ sessionId });
-    expect(report).toEqual({ resumed: [before.id], abandoned: [] });
+    expect(report).toEqual({ resumed: [before.id], abandoned: [], notified: [] });
     await cadre.waitForIdle(sessionId);
 
     const after = await store.getRun(before.id);

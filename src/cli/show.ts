@@ -28,6 +28,11 @@ function seconds(from: string, to: string): string {
   return `+${((Date.parse(to) - Date.parse(from)) / 1000).toFixed(1)}s`;
 }
 
+function notificationState({ delivered_at: deliveredAt, suppressed }: NonNullable<RunRecord['notification']>): string {
+  if (suppressed) return 'no (suppressed: canceled by its parent, or its result was already read)';
+  return deliveredAt ? `delivered ${deliveredAt}` : 'pending (its parent gets it before its next model call, or when cadre restarts)';
+}
+
 /**
  * `cadre show` as text: the record, the events as a timeline, and the result. `tokenBudget` is
  * `limits.maxTokensPerRun`, shown next to the tokens when set.
@@ -47,6 +52,7 @@ export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[
     lines.push(`  owner:       ${run.lease_owner ?? 'none'} is gone; cadre run --session ${run.parent_session_id} (or cadre serve) recovers the run`);
   }
   if (run.resumed_from) lines.push(`  resumed:     from ${run.resumed_from}`);
+  if (run.notification) lines.push(`  notified:    ${notificationState(run.notification)}`);
   if (run.warnings.length > 0) lines.push(`  warnings:    ${run.warnings.map((warning) => `${warning.kind} at ${warning.at}`).join(', ')}`);
   lines.push('', 'Task:', ...run.task.split('\n').map((line) => `  ${line}`));
   if (run.context) lines.push('', 'Context:', ...run.context.split('\n').map((line) => `  ${line}`));

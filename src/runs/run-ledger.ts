@@ -3,6 +3,7 @@ import { isFinished } from '../store/records.ts';
 import type { RunPatch, Store } from '../store/store.ts';
 import type { Now } from '../util/clock.ts';
 import type { RunBus } from './run-bus.ts';
+import { notificationAtEnd } from './notification-at-end.ts';
 
 /** Where each state may go. Finished states go nowhere. */
 export const legalMoves: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
@@ -42,7 +43,8 @@ export interface RunLedger {
   insert(run: RunRecord): Promise<RunRecord>;
   /**
    * Moves a run; null when the run was not in a state that may move to `to` (nothing written).
-   * A finished run gets its `ended_at` and gives up its lease.
+   * A finished run gets its `ended_at` and gives up its lease; a background one gets its
+   * notification, pending (or suppressed), in the same write (see `notificationAtEnd`).
    */
   transition(runId: string, to: RunStatus, patch?: RunPatch, data?: Record<string, unknown>): Promise<RunRecord | null>;
   /** Changes non-state fields, with an optional event of the given type. */
@@ -93,7 +95,10 @@ export function createRunLedger({ store, bus, now }: RunLedgerDeps): RunLedger {
         fullPatch.lease_expires_at = null;
       }
       const event: NewRunEvent = { run_id: runId, at, type, data: finished ? { status: to, ...data } : data };
-      const run = await store.transitionRun({ id: runId, from, to, patch: fullPatch, event });
+      // The notification is decided on the run as it stands at the move (a promotion may just
+      // have made it background) and stored pending with its end, so a crash cannot lose it.
+      const patchFor = finished ? (current: RunRecord) => notificationAtEnd({ ...current, ...fullPatch, lease_owner: current.lease_owner }, to) : undefined;
+      const run = await store.transitionRun({ id: runId, from, to, patch: fullPatch, patchFor, event });
       if (run) bus.publish({ type: 'run-event', run, event: { ...event, seq: event.seq ?? 0 } });
       return run;
     },

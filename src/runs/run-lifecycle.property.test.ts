@@ -35,7 +35,7 @@ async function runScenario(commands: Command[], timeoutMs: number | undefined): 
   const bus = createRunBus({ onListenerError: (error) => { throw error; } });
   const ledger = createRunLedger({ store, bus, now: systemNow });
   const inbox = createSessionInbox();
-  const notifier = createNotifier({ store, ledger, inbox, now: systemNow, coalesceMs: 5 });
+  const notifier = createNotifier({ store, bus, inbox, now: systemNow, coalesceMs: 5 });
   const pending = new Map<string, (outcome: ExecutionOutcome) => void>();
   const transitions = new Map<string, RunStatus[]>();
   const running = new Map<string, Set<string>>();

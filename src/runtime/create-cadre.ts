@@ -34,6 +34,7 @@ import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { systemNow, timeSortedId, type NewId, type Now } from '../util/clock.ts';
 import { addPruning } from '../util/pruned-set.ts';
+import { deliverPendingNotifications } from './deliver-pending-notifications.ts';
 import { recoverRuns, type RecoveryReport } from './recover-runs.ts';
 import { createSessionWakeups, waitForIdle } from './wait-for-idle.ts';
 
@@ -290,7 +291,6 @@ export function createCadre(options: CadreOptions): Cadre {
   const notifier = createNotifier({
     store,
     bus,
-    ledger,
     inbox,
     now,
     onError: report,
@@ -444,10 +444,12 @@ export function createCadre(options: CadreOptions): Cadre {
 
     async recover({ sessionId } = {}) {
       if (sessionId) host(sessionId);
-      const report = await recoverRuns({ store, ledger, runs, ownerId, now, sessionId, leaseMs: options.leaseMs ?? 15_000, notify: (run) => notifier.runFinished(run) });
+      const leaseMs = options.leaseMs ?? 15_000;
+      const recovered = await recoverRuns({ store, ledger, runs, ownerId, now, sessionId, leaseMs, notify: (run) => notifier.runFinished(run) });
+      const notified = await deliverPendingNotifications({ store, notifier, ownerId, now, sessionId, leaseMs });
       // Asks of dead processes would wait forever: their runs ask again when they repeat the call.
       await closeOrphanedApprovals({ store, ledger, now });
-      return report;
+      return { ...recovered, notified };
     },
 
     subscribe(listener) {

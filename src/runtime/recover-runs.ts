@@ -9,6 +9,8 @@ import { ownerIsGone } from '../util/owner-liveness.ts';
 export interface RecoveryReport {
   resumed: string[];
   abandoned: string[];
+  /** Runs whose notification a dead process never delivered, delivered now. */
+  notified: string[];
 }
 
 /** Options of {@link recoverRuns}. */
@@ -32,7 +34,7 @@ export interface RecoverRunsOptions {
  */
 export async function recoverRuns(options: RecoverRunsOptions): Promise<RecoveryReport> {
   const { store, ledger, runs, ownerId, now } = options;
-  const report: RecoveryReport = { resumed: [], abandoned: [] };
+  const report: RecoveryReport = { resumed: [], abandoned: [], notified: [] };
   const candidates = await store.listRuns({ statuses: ['queued', 'running'], parent_session_id: options.sessionId, order: 'oldest' });
   const started = now();
   const expiresAt = new Date(Date.parse(started) + options.leaseMs).toISOString();
@@ -58,10 +60,14 @@ export async function recoverRuns(options: RecoverRunsOptions): Promise<Recovery
         continue;
       }
     }
-    const abandoned = await ledger.transition(claimed.id, 'abandoned', { last_activity: 'abandoned: its process died' });
+    // Its parent hears of it whatever its mode: the one waiting for it died.
+    const abandoned = await ledger.transition(claimed.id, 'abandoned', {
+      last_activity: 'abandoned: its process died',
+      notification: { delivered_at: null, suppressed: false },
+    });
     if (abandoned) {
       report.abandoned.push(abandoned.id);
-      await options.notify({ ...abandoned, mode: 'background' });
+      await options.notify(abandoned);
     }
   }
   return report;

@@ -1,7 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { RunBus } from '../runs/run-bus.ts';
-import type { RunLedger } from '../runs/run-ledger.ts';
-import type { RunRecord } from '../store/records.ts';
+import { isNotificationPending, type RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { Now } from '../util/clock.ts';
 import { renderNotification } from './render-notification.ts';
@@ -10,9 +9,8 @@ import type { SessionInbox } from './session-inbox.ts';
 /** Options of {@link createNotifier}. */
 export interface NotifierOptions {
   store: Store;
-  /** Where stored messages are announced to live views. */
+  /** Where stored messages and delivery events are announced to live views. */
   bus?: RunBus;
-  ledger: RunLedger;
   inbox: SessionInbox;
   now: Now;
   /** Notifications within this many ms of the first share one message. @default 250 */
@@ -24,17 +22,26 @@ export interface NotifierOptions {
 
 /** Delivers the notification of finished background runs to their parent sessions. */
 export interface Notifier {
-  /** Called once per run when it reaches a finished state. */
+  /**
+   * Delivers a run's pending notification (see `isNotificationPending`): called once per run when
+   * it finishes, and by recovery for notifications a dead process never delivered. Runs without
+   * a pending notification, or whose delivery is already under way here, are left alone.
+   */
   runFinished(run: RunRecord): Promise<void>;
   /** Deliveries to this session under way. */
   pending(sessionId: string): number;
+  /** Whether this process is delivering the run's notification now. */
+  holds(runId: string): boolean;
 }
 
 interface OpenMessage {
+  sessionId: string;
   /** Its place in the stored conversation, once stored. */
   seq: number | null;
-  /** The write that stores it, once issued (while idle at once; from the inbox when taken). */
-  storing: Promise<void> | null;
+  /** Its writes, one after another (a joining notification rewrites it after the first). */
+  writes: Promise<unknown>;
+  /** Waiting in the inbox of a running loop: stored when that loop takes it. */
+  waiting: { stored: Promise<void> } | null;
   /** Whether a model call has it (then nothing may join it). */
   taken: boolean;
   openedAt: number;
@@ -43,93 +50,126 @@ interface OpenMessage {
 }
 
 /**
- * Exactly one notification per eligible run (a background or promoted run that did not end
- * `canceled_by_parent` and whose result was not read yet). The message is stored at once; a
- * notification that follows within `coalesceMs`, while the message has not reached a model yet,
- * joins that same message instead of making a new one. A delivery issues its writes at once and
- * never waits for an earlier one to commit (deliveries of a session keep their order because
- * they are issued in order).
+ * Exactly one notification per run with a pending notification, across crashes. The run's end
+ * stores the notification pending (see `notificationAtEnd`); this stores the message and marks
+ * the runs it announces delivered in one commit (`Store.deliverNotification`), so a crash keeps
+ * both or neither, and recovery delivers what is still pending. That write is a compare-and-set:
+ * a run another process delivered meanwhile is left out of the message, never announced twice.
+ *
+ * While the parent's loop runs, the message waits in its inbox and is stored when the loop takes
+ * it, before its next model call, so the transcript keeps the order the model saw. For an idle
+ * parent it is stored at once. A notification that follows within `coalesceMs`, while the message
+ * has not reached a model yet, joins that same message.
  */
 export function createNotifier(options: NotifierOptions): Notifier {
-  const { store, ledger, inbox, now } = options;
+  const { store, inbox, now } = options;
   const coalesceMs = options.coalesceMs ?? 250;
   const report = options.onError ?? ((error: unknown) => console.error(error));
   const open = new Map<string, OpenMessage>();
   const inFlight = new Map<string, number>();
+  const held = new Set<string>();
 
   /** Whether a new notification may still join the session's open message. */
-  function canJoin(sessionId: string, current: OpenMessage): boolean {
+  function canJoin(current: OpenMessage): boolean {
     if (Date.now() - current.openedAt > coalesceMs) return false;
     // Waiting in the inbox of a running loop: until that loop takes it.
-    if (current.storing === null) return inbox.holds(sessionId, current.message);
+    if (current.waiting !== null) return inbox.holds(current.sessionId, current.message);
     // Stored for an idle session: until a turn starts.
-    return !current.taken && !inbox.isOpen(sessionId);
+    return !current.taken && !inbox.isOpen(current.sessionId);
   }
 
-  function storeMessage(sessionId: string, entry: OpenMessage): Promise<void> {
-    entry.storing = store.appendMessages([{ session_id: sessionId, role: 'user', content: String(entry.message.content), created_at: now() }]).then(([stored]) => {
-      entry.seq = stored.seq;
-      options.bus?.publish({ type: 'message', message: stored });
-    });
-    return entry.storing;
+  /**
+   * Stores the message with its runs and marks `fresh` delivered, in one commit; leaves out runs
+   * whose notification is no longer pending. Resolves whether the message is in the transcript.
+   */
+  async function write(entry: OpenMessage, fresh: RunRecord[]): Promise<boolean> {
+    for (;;) {
+      if (fresh.length === 0) return entry.seq !== null;
+      const content = renderNotification(entry.runs);
+      const at = now();
+      const result = await store.deliverNotification({
+        session_id: entry.sessionId,
+        seq: entry.seq ?? undefined,
+        content,
+        created_at: at,
+        run_ids: fresh.map((run) => run.id),
+        delivered_at: at,
+      });
+      if (result.stale.length > 0) {
+        const stale = new Set(result.stale);
+        entry.runs = entry.runs.filter((run) => !stale.has(run.id));
+        fresh = fresh.filter((run) => !stale.has(run.id));
+        continue;
+      }
+      entry.message.content = content;
+      entry.seq = result.message!.seq;
+      options.bus?.publish({ type: 'message', message: result.message! });
+      for (const { run, event } of result.delivered) options.bus?.publish({ type: 'run-event', run, event });
+      return true;
+    }
   }
 
-  function deliver(run: RunRecord): Promise<void> {
+  /** Queues a write of the message after its earlier ones. */
+  function chain(entry: OpenMessage, fresh: RunRecord[]): Promise<boolean> {
+    const next = entry.writes.then(() => write(entry, fresh));
+    entry.writes = next.catch(() => {});
+    return next;
+  }
+
+  function deliver(run: RunRecord): Promise<unknown> {
     const sessionId = run.parent_session_id;
     const current = open.get(sessionId);
-    const at = now();
-    let written: Promise<void> | undefined;
-    if (current && canJoin(sessionId, current)) {
+    if (current && canJoin(current)) {
       current.runs.push(run);
       current.message.content = renderNotification(current.runs);
-      // In an inbox, the message is stored with its latest content when taken; stored, it is rewritten.
-      written = current.storing?.then(async () => {
-        const content = String(current.message.content);
-        await store.updateMessageContent(sessionId, current.seq!, content);
-        options.bus?.publish({ type: 'message', message: { session_id: sessionId, seq: current.seq!, role: 'user', content, created_at: at } });
-      });
-    } else {
-      const entry: OpenMessage = { seq: null, storing: null, openedAt: Date.now(), runs: [run], message: { role: 'user', content: renderNotification([run]) }, taken: false };
-      open.set(sessionId, entry);
-      // Nothing joins it after the window: forget it then.
-      setTimeout(() => {
-        if (open.get(sessionId) === entry) open.delete(sessionId);
-      }, coalesceMs + 1).unref();
-      if (inbox.isOpen(sessionId)) {
-        // The session's loop is running: the message joins before its next model call and is
-        // stored there, so the transcript keeps the order the model saw.
-        inbox.put(sessionId, {
-          message: entry.message,
-          onTaken: () => {
-            entry.taken = true;
-            return storeMessage(sessionId, entry);
-          },
-        });
-      } else {
-        written = storeMessage(sessionId, entry);
-      }
+      // In an inbox, the message is stored with all its runs when taken; stored, it is rewritten.
+      return current.waiting ? current.waiting.stored : chain(current, [run]);
     }
-    // Issued together, the message and the run's delivery mark share one commit.
-    const marked = ledger.update(run.id, { notification: { delivered_at: at, suppressed: false } }, { type: 'notification-deliver', data: { session_id: sessionId } });
-    return Promise.all([written, marked]).then(() => {
-      if (!inbox.isOpen(sessionId)) options.onDelivered?.(sessionId);
+    const entry: OpenMessage = {
+      sessionId,
+      seq: null,
+      writes: Promise.resolve(),
+      waiting: null,
+      taken: false,
+      openedAt: Date.now(),
+      runs: [run],
+      message: { role: 'user', content: renderNotification([run]) },
+    };
+    open.set(sessionId, entry);
+    // Nothing joins it after the window: forget it then.
+    setTimeout(() => {
+      if (open.get(sessionId) === entry) open.delete(sessionId);
+    }, coalesceMs + 1).unref();
+    if (!inbox.isOpen(sessionId)) return chain(entry, [run]);
+    // The session's loop is running: the message joins before its next model call and is stored
+    // there. Until then the run's notification stays pending in the store, for recovery.
+    let settle!: (written: Promise<boolean>) => void;
+    entry.waiting = { stored: new Promise<boolean>((resolve) => (settle = resolve)).then(() => {}) };
+    inbox.put(sessionId, {
+      message: entry.message,
+      onTaken: () => {
+        entry.taken = true;
+        const written = chain(entry, [...entry.runs]);
+        settle(written);
+        return written;
+      },
     });
+    return entry.waiting.stored;
   }
 
   return {
     async runFinished(run) {
-      if (run.mode !== 'background') return;
-      if (run.status === 'canceled_by_parent' || run.consumed_at !== null) {
-        await ledger.update(run.id, { notification: { delivered_at: null, suppressed: true } });
-        return;
-      }
+      if (!isNotificationPending(run) || held.has(run.id)) return;
       const sessionId = run.parent_session_id;
+      held.add(run.id);
       inFlight.set(sessionId, (inFlight.get(sessionId) ?? 0) + 1);
       try {
         await deliver(run);
+        if (!inbox.isOpen(sessionId)) options.onDelivered?.(sessionId);
       } catch (error) {
         report(error);
       } finally {
+        held.delete(run.id);
         const left = (inFlight.get(sessionId) ?? 1) - 1;
         if (left === 0) inFlight.delete(sessionId);
         else inFlight.set(sessionId, left);
@@ -138,6 +178,10 @@ export function createNotifier(options: NotifierOptions): Notifier {
 
     pending(sessionId) {
       return inFlight.get(sessionId) ?? 0;
+    },
+
+    holds(runId) {
+      return held.has(runId);
     },
   };
 }

@@ -3,8 +3,11 @@ import type { ModelMessage } from 'ai';
 /** A message waiting for a session's running loop. */
 export interface InboxEntry {
   message: ModelMessage;
-  /** Called when the message takes its place in the conversation; stores it there. */
-  onTaken?: () => Promise<void>;
+  /**
+   * Called when the message takes its place in the conversation; stores it there (it may still
+   * change its content). Resolves false when the message is dropped (nothing left to say).
+   */
+  onTaken?: () => Promise<boolean | void>;
 }
 
 /**
@@ -66,7 +69,9 @@ export function createSessionInbox(): SessionInbox {
 
 /** Takes a session's waiting messages, storing each as it joins the conversation. */
 export async function takeAndStore(inbox: SessionInbox, sessionId: string): Promise<ModelMessage[]> {
-  const entries = inbox.take(sessionId);
-  for (const entry of entries) await entry.onTaken?.();
-  return entries.map((entry) => entry.message);
+  const messages: ModelMessage[] = [];
+  for (const entry of inbox.take(sessionId)) {
+    if ((await entry.onTaken?.()) !== false) messages.push(entry.message);
+  }
+  return messages;
 }

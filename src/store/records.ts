@@ -32,6 +32,14 @@ export function isFinished(status: RunStatus): boolean {
   return finishedStatuses.has(status);
 }
 
+/**
+ * Whether a run's notification is pending: set when a background run ends, cleared (delivered)
+ * only in the same commit that stores its message in the parent's transcript.
+ */
+export function isNotificationPending(run: Pick<RunRecord, 'notification'>): boolean {
+  return run.notification !== null && run.notification.delivered_at === null && !run.notification.suppressed;
+}
+
 /** Why a run failed. */
 export type RunErrorKind = 'model_error' | 'execution_error' | 'max_turns' | 'timeout' | 'too_many_active' | 'budget_exceeded';
 

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe } from 'vitest';
 import type { Store } from './store.ts';
 import { approvalCases } from './store-approvals.case.ts';
 import { commitCases } from './store-commit.case.ts';
+import { notificationCases } from './store-notifications.case.ts';
 import { runCases } from './store-runs.case.ts';
 import { sessionCases } from './store-sessions.case.ts';
 
@@ -53,5 +54,6 @@ export function runStoreCases(name: string, makeStore: () => Promise<Store>, opt
     runCases(context);
     commitCases(context);
     approvalCases(context);
+    notificationCases(context);
   });
 }

@@ -44,6 +44,11 @@ export interface RunQuery {
   stop_requested?: boolean;
   /** Only runs whose lease ended before this ISO time. */
   lease_expired_before?: string;
+  /**
+   * Only runs whose notification is pending (`notification` set, not delivered, not suppressed):
+   * finished background runs whose parent has not got their message yet.
+   */
+  notification_pending?: boolean;
   /** @default 'newest' */
   order?: 'newest' | 'oldest';
   limit?: number;
@@ -59,7 +64,40 @@ export interface RunTransition {
   from: readonly RunStatus[];
   to: RunStatus;
   patch?: RunPatch;
+  /**
+   * More fields that depend on the run as it stands at the move (its mode, whether it was read),
+   * computed inside the compare-and-set and written with the rest; laid over `patch`.
+   */
+  patchFor?: (current: RunRecord) => RunPatch;
   event: NewRunEvent;
+}
+
+/**
+ * A notification message and the runs it announces, written in one commit: the message and the
+ * runs' delivery marks are stored together or not at all.
+ */
+export interface NotificationDelivery {
+  session_id: string;
+  /** A stored message to rewrite (a later notification joining it); absent, the message is appended. */
+  seq?: number;
+  content: unknown;
+  created_at: string;
+  /** Runs marked delivered now; each must have a pending notification. */
+  run_ids: readonly string[];
+  delivered_at: string;
+}
+
+/** What {@link Store.deliverNotification} did. */
+export interface NotificationDeliveryResult {
+  /** The message as stored; null when nothing was written. */
+  message: MessageRecord | null;
+  /** The runs marked delivered, each with its `notification-deliver` event. */
+  delivered: Array<{ run: RunRecord; event: RunEventRecord }>;
+  /**
+   * Runs whose notification was not pending (delivered or suppressed already, or unknown). When
+   * any is, nothing at all is written: the caller renders the message without them and tries again.
+   */
+  stale: string[];
 }
 
 /**
@@ -96,6 +134,15 @@ export interface Store {
    * model yet, when a later notification joins it.
    */
   updateMessageContent(sessionId: string, seq: number, content: unknown): Promise<void>;
+
+  /**
+   * Stores a notification message (appended, or rewriting message `seq`) and marks its runs
+   * delivered (`notification.delivered_at`, a `notification-deliver` event with the message's
+   * seq), in one commit, so a crash keeps both or neither. The runs give up the lease they kept
+   * while the notification was pending. Compare-and-set: if any run's notification is not pending,
+   * nothing is written and those runs are returned as `stale`.
+   */
+  deliverNotification(delivery: NotificationDelivery): Promise<NotificationDeliveryResult>;
 
   /** Stores a new run together with its first event. */
   insertRun(run: RunRecord, event: NewRunEvent): Promise<void>;

@@ -88,6 +88,16 @@ export const migrations: readonly Migration[] = [
     `,
   },
   {
+    version: 2,
+    name: 'an index of runs whose notification is pending',
+    // Recovery looks for notifications never delivered; few runs have one, so a partial index
+    // keeps that look cheap however many runs the file holds. Terms as in runQuerySql.
+    sql: `
+      CREATE INDEX runs_notification_pending ON runs (parent_session_id)
+        WHERE json_extract(notification, '$.delivered_at') IS NULL AND json_extract(notification, '$.suppressed') = 0;
+    `,
+  },
+  {
     version: 3,
     name: 'asks for approval and the rules people set for a session',
     sql: `

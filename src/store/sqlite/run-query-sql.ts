@@ -2,6 +2,9 @@ import type { SQLInputValue } from 'node:sqlite';
 import type { RunQuery } from '../store.ts';
 import { runColumnList } from './rows.ts';
 
+/** A run whose notification is set, not delivered and not suppressed (see `isNotificationPending`). */
+export const pendingNotificationSql = "json_extract(notification, '$.delivered_at') IS NULL AND json_extract(notification, '$.suppressed') = 0";
+
 /** The SELECT for a `RunQuery` (columns in `runColumnList` order), with its parameters in order. */
 export function runQuerySql(query: RunQuery): { sql: string; parameters: SQLInputValue[] } {
   const conditions: string[] = [];
@@ -31,6 +34,10 @@ export function runQuerySql(query: RunQuery): { sql: string; parameters: SQLInpu
   if (query.lease_expired_before !== undefined) {
     conditions.push('(lease_expires_at IS NULL OR lease_expires_at < ?)');
     parameters.push(query.lease_expired_before);
+  }
+  if (query.notification_pending !== undefined) {
+    // The same terms as the partial index runs_notification_pending (migration 2), so it is used.
+    conditions.push(query.notification_pending ? pendingNotificationSql : `(notification IS NULL OR NOT (${pendingNotificationSql}))`);
   }
   const where = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
   const direction = query.order === 'oldest' ? 'ASC' : 'DESC';

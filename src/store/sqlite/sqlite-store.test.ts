@@ -227,6 +227,23 @@ describe('sqlite store asynchronous commit', () => {
     await Promise.all([store.close(), other.close()]);
   });
 
+  it('commits a notification message and its delivery marks together, even when every write gets its own transaction', async () => {
+    const path = newFile();
+    // maxBatchMs 0: each write commits the transaction before it, so only one write can hold both.
+    const store = createSqliteStore({ path, maxBatchMs: 0 });
+    const at = '2025-01-01T00:00:05.000Z';
+    await store.insertRun(runFixture({ mode: 'background', status: 'completed', notification: { delivered_at: null, suppressed: false } }), eventFixture('run_1', 'run-queued'));
+    await store.flush();
+    const other = createSqliteStore({ path });
+    const delivery = store.deliverNotification({ session_id: 'ses_1', content: '<subagent-notification>', created_at: at, run_ids: ['run_1'], delivered_at: at });
+    // Another write right after it commits it, whole.
+    await store.appendRunEvents([eventFixture('run_1', 'activity')]);
+    await delivery;
+    expect((await other.listMessages('ses_1')).map((message) => message.content)).toEqual(['<subagent-notification>']);
+    expect((await other.getRun('run_1'))?.notification?.delivered_at).toBe(at);
+    await Promise.all([store.close(), other.close()]);
+  });
+
   it('updates the content of a held message before it is written', async () => {
     const store = createSqliteStore({ path: ':memory:' });
     const [stored] = await store.appendMessages([message('first')]);

@@ -1,5 +1,5 @@
 import type { SQLInputValue } from 'node:sqlite';
-import { isFinished, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
+import { isFinished, isNotificationPending, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
 import type { RunPatch, Store } from '../store.ts';
 import { createGroupCommit } from './group-commit.ts';
 import { openDatabase } from './open-database.ts';
@@ -313,6 +313,47 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
       return stored.concat(heldAfter(heldMessages, sessionId, afterSeq, heldMessageRecord));
     },
 
+    deliverNotification({ session_id: sessionId, seq, content, created_at: createdAt, run_ids: runIds, delivered_at: deliveredAt }) {
+      let encoded: string;
+      try {
+        encoded = JSON.stringify(content ?? null);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return write(() => {
+        const stale = runIds.filter((id) => {
+          const current = heldRuns.load(id);
+          return current === null || !isNotificationPending(current);
+        });
+        if (stale.length > 0) return { message: null, delivered: [], stale };
+        const patch = { notification: { delivered_at: deliveredAt, suppressed: false }, lease_owner: null, lease_expires_at: null };
+        const fields = runIds.map((id) => runFields(id, patch, []));
+        let message: MessageRecord;
+        if (seq === undefined) {
+          const next = nextSeq(lastMessageSeq, heldMessages, sessionId, lastMessageSeqSql);
+          hold(heldMessages, [sessionId, next, 'user', encoded, createdAt]);
+          message = { session_id: sessionId, seq: next, role: 'user', content, created_at: createdAt };
+        } else {
+          const held = heldMessages.get(sessionId)?.find((row) => row[1] === seq);
+          let storedAt = held?.[4];
+          if (held) held[3] = encoded;
+          else {
+            const row = prepared('UPDATE messages SET content = ? WHERE session_id = ? AND seq = ? RETURNING created_at').get(encoded, sessionId, seq) as Row | undefined;
+            if (row === undefined) throw new Error(`No message ${seq} in session '${sessionId}' to rewrite.`);
+            storedAt = row.created_at as string;
+          }
+          message = { session_id: sessionId, seq, role: 'user', content, created_at: storedAt ?? createdAt };
+        }
+        const delivered = runIds.map((id, index) => {
+          const event: NewRunEvent = { run_id: id, at: deliveredAt, type: 'notification-deliver', data: { session_id: sessionId, message_seq: message.seq } };
+          holdEvents([event]);
+          heldRuns.change(id, fields[index]);
+          return { run: copyRun(heldRuns.load(id)!), event: event as RunEventRecord };
+        });
+        return { message, delivered, stale };
+      });
+    },
+
     insertRun(run, event) {
       if (event.run_id !== run.id) return Promise.reject(mismatchedEvent(run.id, event));
       try {
@@ -330,14 +371,16 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
       });
     },
 
-    transitionRun({ id, from, to, patch = {}, event }) {
+    transitionRun({ id, from, to, patch = {}, patchFor, event }) {
       // A finished status never changes, whatever the caller allows.
       const allowed = from.filter((status) => !isFinished(status));
       return writeRunChange(id, patch, [event], (fields) => {
         const current = heldRuns.load(id);
         if (current === null || !allowed.includes(current.status)) return null;
+        // Checked and encoded before anything is held, like `patch`.
+        const more = patchFor ? runFields(id, patchFor(copyRun(current)), []) : [];
         holdEvents([event]);
-        heldRuns.change(id, [{ column: 'status', value: to, sql: to }, ...fields]);
+        heldRuns.change(id, [{ column: 'status', value: to, sql: to }, ...fields, ...more]);
         // `current` is the held record, which the change updated.
         return copyRun(current);
       });
