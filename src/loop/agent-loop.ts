@@ -14,6 +14,7 @@ import {
 } from 'ai';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
 import { letEventLoopTurn } from '../util/event-loop-turn.ts';
+import { forwardModel, type ModelObject } from '../util/forward-model.ts';
 import { watchModelUsage } from './watch-model-usage.ts';
 
 /** Token counts of one step or a whole loop. */
@@ -257,14 +258,8 @@ type ToolResultListener = AgentLoopOptions['onToolResult'];
 function watchModelText(model: LanguageModel, onText: (text: string) => void): LanguageModel {
   if (typeof model === 'string') return model;
   // Every model version the SDK accepts (v2 to v4) answers doGenerate with a content array.
-  const inner = model as unknown as ModelObject;
-  const watched: ModelObject = {
-    specificationVersion: inner.specificationVersion,
-    provider: inner.provider,
-    modelId: inner.modelId,
-    get supportedUrls() {
-      return inner.supportedUrls;
-    },
+  const inner = model as unknown as TextModel;
+  const watched = forwardModel(inner, {
     async doGenerate(callOptions) {
       const result = await inner.doGenerate(callOptions);
       let text = '';
@@ -272,20 +267,12 @@ function watchModelText(model: LanguageModel, onText: (text: string) => void): L
       onText(text);
       return result;
     },
-    doStream: (callOptions) => inner.doStream(callOptions),
-  };
+  });
   return watched as unknown as LanguageModel;
 }
 
-/** What {@link watchModelText} relies on in a model object of any specification version. */
-interface ModelObject {
-  specificationVersion: string;
-  provider: string;
-  modelId: string;
-  supportedUrls: unknown;
-  doGenerate(options: unknown): PromiseLike<{ content: Array<{ type: string; text?: string }> }>;
-  doStream(options: unknown): unknown;
-}
+/** What {@link watchModelText} reads of a model's whole (not streamed) answers. */
+type TextModel = ModelObject<{ content: Array<{ type: string; text?: string }> }>;
 
 /** The tools, each telling the listeners when it starts and how it ended. */
 function watchTools(tools: ToolSet, onCall: ToolCallListener, onResult: ToolResultListener): ToolSet {

@@ -1,4 +1,5 @@
 import type { LanguageModel } from 'ai';
+import { forwardModel, type ModelObject } from '../util/forward-model.ts';
 
 /** Token counts as any model specification version reports them (v2: numbers, v3+: `{ total }`). */
 type ReportedTokens = number | { total?: number } | undefined;
@@ -7,15 +8,8 @@ interface ReportedUsage {
   outputTokens?: ReportedTokens;
 }
 
-/** What {@link watchModelUsage} relies on in a model object of any specification version. */
-interface ModelObject {
-  specificationVersion: string;
-  provider: string;
-  modelId: string;
-  supportedUrls: unknown;
-  doGenerate(options: unknown): PromiseLike<{ usage?: ReportedUsage }>;
-  doStream(options: unknown): PromiseLike<{ stream: ReadableStream<{ type: string; usage?: ReportedUsage }> }>;
-}
+/** What {@link watchModelUsage} reads of a model's answers. */
+type UsageModel = ModelObject<{ usage?: ReportedUsage }, { stream: ReadableStream<{ type: string; usage?: ReportedUsage }> }>;
 
 function tokens(value: ReportedTokens): number {
   return typeof value === 'number' ? value : (value?.total ?? 0);
@@ -28,15 +22,9 @@ function tokens(value: ReportedTokens): number {
  */
 export function watchModelUsage(model: LanguageModel, onUsage: (usage: { inputTokens: number; outputTokens: number }) => void): LanguageModel {
   if (typeof model === 'string') return model;
-  const inner = model as unknown as ModelObject;
+  const inner = model as unknown as UsageModel;
   const report = (usage: ReportedUsage | undefined) => onUsage({ inputTokens: tokens(usage?.inputTokens), outputTokens: tokens(usage?.outputTokens) });
-  const watched: ModelObject = {
-    specificationVersion: inner.specificationVersion,
-    provider: inner.provider,
-    modelId: inner.modelId,
-    get supportedUrls() {
-      return inner.supportedUrls;
-    },
+  const watched = forwardModel(inner, {
     async doGenerate(callOptions) {
       const result = await inner.doGenerate(callOptions);
       report(result.usage);
@@ -54,6 +42,6 @@ export function watchModelUsage(model: LanguageModel, onUsage: (usage: { inputTo
       );
       return { ...result, stream };
     },
-  };
+  });
   return watched as unknown as LanguageModel;
 }

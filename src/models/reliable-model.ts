@@ -5,6 +5,7 @@ import type { LanguageModelInstance } from './resolve-model.ts';
 import type { SecretRedactor } from './secret-redactor.ts';
 import { attemptControl, createWatchdog, type AttemptControl } from './attempt-control.ts';
 import { createStreamRedaction, redactToolInput, type StreamPart } from './stream-redaction.ts';
+import { forwardModel, type ModelObject } from '../util/forward-model.ts';
 
 /** Options of {@link reliableModel}. */
 export interface ReliableModelOptions {
@@ -29,14 +30,7 @@ export interface ReliableModelOptions {
 }
 
 /** What this wrapper relies on in a model object of any specification version the SDK accepts. */
-interface ModelObject {
-  specificationVersion: string;
-  provider: string;
-  modelId: string;
-  supportedUrls: unknown;
-  doGenerate(options: CallOptions): PromiseLike<GenerateResult>;
-  doStream(options: CallOptions): PromiseLike<StreamResult>;
-}
+type ReliableModelObject = ModelObject<GenerateResult, StreamResult>;
 interface CallOptions {
   abortSignal?: AbortSignal;
   [key: string]: unknown;
@@ -125,7 +119,7 @@ function classify(error: unknown, timedOut: boolean, nowMs: number): Failure {
  */
 export function reliableModel(model: LanguageModelInstance, options: ReliableModelOptions): LanguageModelInstance {
   if ((model as unknown as Record<symbol, unknown>)[wrapped] === true) return model;
-  const inner = model as unknown as ModelObject;
+  const inner = model as unknown as ReliableModelObject;
   const { redactor } = options;
   const timeoutMs = options.timeoutMs ?? 600_000;
   const maxRetries = options.maxRetries ?? 2;
@@ -284,17 +278,8 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
     return { ...result, stream };
   }
 
-  const reliable: ModelObject & Record<symbol, unknown> = {
-    [wrapped]: true,
-    specificationVersion: inner.specificationVersion,
-    provider: inner.provider,
-    modelId: inner.modelId,
-    get supportedUrls() {
-      return inner.supportedUrls;
-    },
-    doGenerate,
-    doStream,
-  };
+  // Marked, so wrapping a wrapped model again leaves it alone.
+  const reliable = Object.assign(forwardModel(inner, { doGenerate, doStream }), { [wrapped]: true });
   return reliable as unknown as LanguageModelInstance;
 }
 
