@@ -1,21 +1,31 @@
 import { hostname } from 'node:os';
 
 /**
- * Whether the process named in a lease (`host:pid:tag`) is certainly gone: it ran on this host
- * and no process has its pid. Unknown hosts are never presumed dead; their leases must expire.
+ * What can be told of the process named in a lease (`host:pid:tag`): `alive` or `gone` only for a
+ * process of this host (a pid no process has is gone; EPERM means it exists under another user);
+ * `unknown` for other hosts and malformed owners. No owner counts as gone.
  */
-export function ownerIsGone(owner: string | null): boolean {
-  if (owner === null) return true;
+export function probeOwner(owner: string | null): 'alive' | 'gone' | 'unknown' {
+  if (owner === null) return 'gone';
   const [host, pidText] = owner.split(':');
   const pid = Number(pidText);
-  if (host !== hostname() || !Number.isInteger(pid) || pid <= 0) return false;
-  if (pid === process.pid) return false;
+  if (host !== hostname() || !Number.isInteger(pid) || pid <= 0) return 'unknown';
+  if (pid === process.pid) return 'alive';
   try {
     process.kill(pid, 0);
-    return false;
+    return 'alive';
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ESRCH' ? 'gone' : code === 'EPERM' ? 'alive' : 'unknown';
   }
+}
+
+/**
+ * Whether the process named in a lease is certainly gone: it ran on this host and no process has
+ * its pid. Unknown hosts are never presumed dead; their leases must expire.
+ */
+export function ownerIsGone(owner: string | null): boolean {
+  return probeOwner(owner) === 'gone';
 }
 
 /**
@@ -23,16 +33,5 @@ export function ownerIsGone(owner: string | null): boolean {
  * has its pid. Owners on other hosts are never known to be alive.
  */
 export function ownerIsAlive(owner: string | null): boolean {
-  if (owner === null) return false;
-  const [host, pidText] = owner.split(':');
-  const pid = Number(pidText);
-  if (host !== hostname() || !Number.isInteger(pid) || pid <= 0) return false;
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return probeOwner(owner) === 'alive';
 }
