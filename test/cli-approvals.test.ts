@@ -41,6 +41,9 @@ describe('asks for approval from the command line', () => {
     const again = await workspace.run(['approve', approvalId, '--deny', '--db', workspace.database]);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(new RegExp(`^cadre: ${approvalId} was already approved by person: list_files[^\\n]*\\n$`));
+    const againAsJson = await workspace.run(['--json', 'approve', approvalId, '--db', workspace.database]);
+    expect(againAsJson.code).toBe(1);
+    expect(JSON.parse(againAsJson.stdout)).toMatchObject({ type: 'error', message: expect.stringContaining('was already approved by person'), approval: { id: approvalId } });
     expect(await workspace.json<ApprovalRecord[]>(['approvals'])).toEqual([]);
     const [ask] = (await workspace.json<RunRecord[]>(['runs'])).filter((run) => run.agent === 'scout');
     const types = (await eventsOf(ask.id)).map((event) => event.type);
@@ -52,11 +55,15 @@ describe('asks for approval from the command line', () => {
     const first = workspace.start(['run', ...workspace.modelFlags, ...askConfig, '--approvals', 'wait', 'delegate please']);
     const [, approvalId] = await first.waitForStderr(/\[(apr_\w+)\] scout \(run_\w+\) asks to run: list_files/);
     const [approve, deny] = await Promise.all([
-      workspace.run(['approve', approvalId, '--db', workspace.database]),
-      workspace.run(['approve', approvalId, '--deny', '--db', workspace.database]),
+      workspace.run(['approve', approvalId, '--json', '--db', workspace.database]),
+      workspace.run(['approve', approvalId, '--deny', '--json', '--db', workspace.database]),
     ]);
     expect([approve.code, deny.code].sort()).toEqual([0, 1]);
     const winner = approve.code === 0 ? 'approved' : 'denied';
+    // Under --json both answers are one JSON line: the winner's resolution, the loser's error.
+    const [won, lost] = approve.code === 0 ? [approve, deny] : [deny, approve];
+    expect(JSON.parse(won.stdout)).toMatchObject({ type: 'approval-resolve', approval: { id: approvalId, status: winner } });
+    expect(JSON.parse(lost.stdout)).toMatchObject({ type: 'error', approval: { id: approvalId, status: winner } });
     const result = await first.exited;
     expect(result.code).toBe(0);
     expect(result.stderr).toContain(`[${approvalId}] ${winner} by person`);
@@ -69,6 +76,9 @@ describe('asks for approval from the command line', () => {
     const result = await workspace.run(['run', ...workspace.modelFlags, ...askConfig, 'delegate please']);
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/\[apr_\w+\] denied by no_approver: list_files/);
+    // Nobody can answer it from elsewhere either, so its line offers no `cadre approve`.
+    expect(result.stderr).toMatch(/\[apr_\w+\] scout \(run_\w+\) asks to run: list_files[^\n(]*\n/);
+    expect(result.stderr).not.toContain('cadre approve');
     const [run] = (await workspace.json<RunRecord[]>(['runs'])).filter((each) => each.agent === 'scout');
     const store = createSqliteStore({ path: workspace.database });
     try {

@@ -40,7 +40,7 @@ describe('configuration errors exit 2 with one line naming what to set', () => {
     [['--model', 'openai-compatible:scripted'], /--base-url.*CADRE_BASE_URL/],
     [['--model', 'mistral:large'], /unknown provider 'mistral'/],
     [['--model', 'anthropic:claude-sonnet-4-5'], /ANTHROPIC_API_KEY/],
-    [[], /--model.*CADRE_MODEL.*npm run demo/],
+    [[], /--model.*CADRE_MODEL.*cadre-scripted-server/],
     [['--model', 'openai-compatible:scripted', '--base-url', 'http://127.0.0.1:9/v1', '--agent', 'nope'], /Unknown agent 'nope'\. Primary agents: main/],
     [['--model', 'openai-compatible:scripted', '--base-url', 'not a url'], /--base-url must be a URL/],
     [['--bogus-flag'], /unknown option '--bogus-flag'/],

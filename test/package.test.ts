@@ -100,7 +100,7 @@ describe('the packed package', () => {
     expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'bin/cadre.js', 'dist/index.js', 'dist/index.d.ts']));
     expect(files).toEqual(expect.arrayContaining(['dist/testing/index.js', 'dist/server/index.d.ts', 'dist/server/assets/index.html', 'dist/delegation/tools/agent.txt']));
     const unexpected = files.filter(
-      (file) => !/^(package\.json|README\.md|LICENSE|bin\/cadre\.js)$/.test(file) && !(file.startsWith('dist/') && !/\.test\.|\.case\.|fixtures/.test(file) && !/(?<!\.d)\.ts$/.test(file)),
+      (file) => !/^(package\.json|README\.md|LICENSE|bin\/cadre(-scripted-server)?\.js)$/.test(file) && !(file.startsWith('dist/') && !/\.test\.|\.case\.|fixtures/.test(file) && !/(?<!\.d)\.ts$/.test(file)),
     );
     expect(unexpected).toEqual([]);
   });
@@ -167,6 +167,26 @@ describe('the packed package', () => {
     const answered = await spawnIn(project, 'npx', ['--no-install', 'cadre', 'run', '--model', 'openai-compatible:scripted', '--base-url', server.baseURL, '--db', join(directory, 'cli.db'), 'echo this']);
     expect(withoutNpmNoise(answered.stderr)).not.toMatch(/Warning|Error/);
     expect([answered.code, answered.stdout.trim()]).toEqual([0, 'Echo: echo this']);
+  });
+
+  it('runs the installed cadre-scripted-server, which the installed cadre can use as its model', async () => {
+    await writeFile(join(project, 'script.yaml'), 'rules:\n  - turns:\n      - text: "Scripted hello."\n');
+    const server = spawn(join(project, 'node_modules', '.bin', 'cadre-scripted-server'), ['--script', 'script.yaml', '--port', '0'], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const baseURL = await new Promise<string>((resolve, reject) => {
+        let printed = '';
+        server.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+          printed += chunk;
+          if (printed.includes('\n')) resolve(printed.trim());
+        });
+        server.on('exit', (code) => reject(new Error(`cadre-scripted-server exited ${code}`)));
+      });
+      expect(baseURL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+      const answered = await spawnIn(project, installedCadre(), ['run', '--model', 'openai-compatible:scripted', '--base-url', baseURL, '--db', join(directory, 'scripted.db'), 'hello']);
+      expect([answered.code, answered.stdout.trim()]).toEqual([0, 'Scripted hello.']);
+    } finally {
+      server.kill('SIGTERM');
+    }
   });
 
   it('stops on an unsupported Node with one line: exit code 2 from the command, an error from the library', async () => {

@@ -8,6 +8,7 @@ import { openCliStore } from './open-runtime.ts';
 export interface ApproveFlags extends StoreFlags {
   deny?: boolean;
   always?: boolean;
+  json?: boolean;
 }
 
 /**
@@ -21,12 +22,15 @@ export async function approveCommand(context: CliContext, id: string, flags: App
     const decision = flags.deny ? 'deny' : 'approve';
     const { approval, changed } = await answerApproval(store, id, { decision, always: flags.always === true }, systemNow);
     await store.flush();
+    const rule = approval.always ? `${decision === 'approve' ? 'allow' : 'deny'} ${alwaysRuleOf(approval)}` : null;
     if (!changed) {
-      writeLine(context.stderr, `cadre: ${approval.id} was already ${describeResolution(approval)}: ${approval.summary}`);
+      const message = `${approval.id} was already ${describeResolution(approval)}: ${approval.summary}`;
+      if (flags.json) writeLine(context.stdout, JSON.stringify({ type: 'error', message, approval }));
+      else writeLine(context.stderr, `cadre: ${message}`);
       return 1;
     }
-    const always = approval.always ? ` (rule for the rest of the session: ${decision === 'approve' ? 'allow' : 'deny'} ${alwaysRuleOf(approval)})` : '';
-    writeLine(context.stdout, `${approval.id} ${approval.status}: ${approval.summary}${always}`);
+    if (flags.json) writeLine(context.stdout, JSON.stringify({ type: 'approval-resolve', approval, session_rule: changed && rule !== null ? rule : null }));
+    else writeLine(context.stdout, `${approval.id} ${approval.status}: ${approval.summary}${rule === null ? '' : ` (rule for the rest of the session: ${rule})`}`);
     return 0;
   } finally {
     await close();

@@ -58,11 +58,12 @@ Environment:
   CADRE_API_KEY        API key for the model provider (else the provider's own variable)
   ANTHROPIC_API_KEY    key for anthropic: models
   OPENAI_API_KEY       key for openai: models
-  CADRE_DB             the database: a file path or postgres://... (--db; default ./.cadre/cadre.db)
-  CADRE_QUEUE          a redis:// URL: runs execute on cadre worker processes
+  CADRE_DB             the database file (--db; default ./.cadre/cadre.db; postgres:// is not in this build)
+  CADRE_QUEUE          a redis:// URL for cadre worker processes (not in this build; runs execute in-process)
   CADRE_CONFIG         the config file (--config; default ./cadre.config.json)
   XDG_CONFIG_HOME      where the user's config.json and agents/ live (default ~/.config; cadre/ under it)
-  OTEL_EXPORTER_OTLP_ENDPOINT  export OpenTelemetry traces over OTLP
+  OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry traces over OTLP (not in this build: the AI SDK's own telemetry is left on while
+                       an OpenTelemetry integration is registered in code)
   NO_COLOR             no colours in the terminal
 
 Exit codes: 0 done, 1 failed, 2 bad usage or configuration, 130 stopped by a person.
@@ -92,7 +93,7 @@ export async function createProgram(context: CliContext, exit: ExitCode, registr
   const program = new Command('cadre')
     .description('Delegate work from a primary agent to subagents, and follow each run.')
     .version(cadreVersion(), '-v, --version', 'print the version of cadre')
-    .option('--db <path>', 'the database: a file or postgres://... (default ./.cadre/cadre.db, or CADRE_DB)')
+    .option('--db <path>', 'the database file (default ./.cadre/cadre.db, or CADRE_DB)')
     .option('--config <file>', 'config file (default ./cadre.config.json, or CADRE_CONFIG)')
     .option('--json', 'print JSON (JSON Lines for run); errors too, as {"type":"error",...}')
     .option('--debug', 'print stack traces of errors')

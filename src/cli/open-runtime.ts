@@ -89,7 +89,7 @@ async function sessionModel(config: CadreConfig, env: CliContext['env']): Promis
   if (config.model === undefined) {
     throw new ConfigError(
       'No model is configured: pass --model provider:model-id (like anthropic:claude-sonnet-4-5) or set CADRE_MODEL. ' +
-        'To try cadre without a key, run `npm run demo` (a scripted model).',
+        'To try cadre without a key, run a scripted model: npx cadre-scripted-server --script FILE.yaml (see docs/testing.md of the cadre package).',
     );
   }
   const [{ resolveModel }, { resolveModelAlias }] = await Promise.all([import('../models/resolve-model.ts'), import('../config/model-aliases.ts')]);

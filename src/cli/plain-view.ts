@@ -14,6 +14,11 @@ export interface PlainViewOptions {
   now?: () => string;
   /** Activity lines of one run are printed at most this often. @default 2000 */
   activityIntervalMs?: number;
+  /**
+   * Whether an ask's line says how to answer it from elsewhere (`cadre approve ...`): only while
+   * asks wait for a person, not when they are denied or approved at once. @default true
+   */
+  answerHint?: boolean;
 }
 
 interface Throttle {
@@ -66,7 +71,7 @@ export function createPlainView(options: PlainViewOptions): RunView {
   return {
     event(event) {
       if (event.type === 'approval') {
-        writeLine(stderr, approvalLine(event.approval));
+        writeLine(stderr, approvalLine(event.approval, { hint: options.answerHint ?? true }));
         return;
       }
       const change = tracker.apply(event);

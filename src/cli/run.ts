@@ -60,13 +60,13 @@ function databaseFlag(context: CliContext, database: string): string | undefined
   return `--db ${path.startsWith('..') || path === '' ? database : path}`;
 }
 
-async function chooseView(context: CliContext, sessionId: string, json: boolean | undefined, prompting: boolean): Promise<RunView> {
+async function chooseView(context: CliContext, sessionId: string, json: boolean | undefined, prompting: boolean, asksWait: boolean): Promise<RunView> {
   if (json) return createJsonView({ stdout: context.stdout, stderr: context.stderr });
   if (liveViewEnabled(context)) {
     const { createLiveView } = await import('./live-view.ts');
     return createLiveView({ stdout: context.stdout, stderr: context.stderr, sessionId, color: colorEnabled(context), prompting: () => prompting });
   }
-  return createPlainView({ stdout: context.stdout, stderr: context.stderr, sessionId });
+  return createPlainView({ stdout: context.stdout, stderr: context.stderr, sessionId, answerHint: asksWait });
 }
 
 /** `cadre run [PROMPT]`: the primary agent works on a prompt; exit code 0, 1 (it failed), 2 or 130 (stopped). */
@@ -85,7 +85,7 @@ export async function runCommand(context: CliContext, promptArgument: string | u
   const restoreConsole = quietConsole(flags.debug === true);
   try {
     const session = await openSession(runtime, flags);
-    view = await chooseView(context, session.id, flags.json, approver !== undefined);
+    view = await chooseView(context, session.id, flags.json, approver !== undefined, approvals === 'ask' || approvals === 'wait');
     const outcome = await driveSession({ cadre: runtime.cadre, sessionId: session.id, prompt, view, recover: flags.session !== undefined });
     view.finish({ ...outcome, databaseFlag: databaseFlag(context, runtime.config.db) });
     if (outcome.status === 'failed') writeLine(context.stderr, `cadre: the primary agent failed: ${outcome.error}`);

@@ -75,7 +75,7 @@ export interface CadreOptions {
   /** Asks a person about one call at a time (a terminal prompt, a chat message); see {@link Approver}. */
   approver?: Approver;
   /** Base URL for `openai-compatible:` specs. */
-  baseURL?: string;
+  baseURL?: string | undefined;
   /** Environment for API keys. @default process.env */
   env?: Record<string, string | undefined>;
   /** @default the system clock */

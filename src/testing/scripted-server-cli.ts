@@ -1,10 +1,10 @@
 #!/usr/bin/env node
-// Runs a scripted model by hand: node src/testing/scripted-server-cli.ts --script file.yaml [--port 8787]
+// Runs a scripted model by hand: cadre-scripted-server --script file.yaml [--port 8787] (bin/cadre-scripted-server.js)
 import { parseArgs } from 'node:util';
 import { loadScript } from './load-script.ts';
 import { startScriptedServer } from './scripted-server.ts';
 
-const usage = 'Usage: node src/testing/scripted-server-cli.ts --script FILE.yaml|FILE.json [--port 8787]';
+const usage = 'Usage: cadre-scripted-server --script FILE.yaml|FILE.json [--port 8787]   (prints the base URL, then one line per request)';
 
 async function main(): Promise<void> {
   let values;
