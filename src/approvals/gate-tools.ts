@@ -53,6 +53,9 @@ export function gateTools(tools: ToolSet, context: ToolGateContext, services: To
     gated[name] = {
       ...tool,
       async execute(input: unknown, options: ToolExecutionOptions<any>) {
+        // A call the tool refuses anyway (bad input, a path outside the workspace) is refused before
+        // any rule or person is consulted: nobody should be asked to approve it.
+        await info?.check(input);
         const argument = info?.argument(input);
         const call = { tool: name, risk, argument };
         let verdict = decidePermission({ rules: services.rules, agentRules: context.agentRules }, call);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
 import { scriptedLanguageModel, type Script } from '../testing/index.ts';
 import { defineTool } from '../tools/define-tool.ts';
+import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { systemNow } from '../util/clock.ts';
 import { createCadre, type Cadre } from './create-cadre.ts';
 
@@ -146,6 +147,21 @@ describe('asks for approval', () => {
     expect(output).toContain('"permissions": {"allow": ["note(docs/a.md)"]}');
     expect(written).toEqual([]);
     expect((await approvalEvents(cadre, run.id)).at(-1)).toMatchObject({ data: { decision: 'denied', by: 'no_approver' } });
+  });
+
+  it('refuses a write outside the workspace before asking anyone: no ask is stored, the model hears why', async () => {
+    const workspace = mkdtempSync(join(folder, 'workspace-'));
+    const script = writerScript([{ tool_calls: [{ name: 'write_file', arguments: { path: '../escape.txt', content: 'out' } }] }, { text: 'Could not.' }]);
+    const escaper = defineAgent({ name: 'writer', description: 'Writes files', system: 'Writer agent.', tools: ['write_file'] });
+    const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model: scriptedLanguageModel(script), agents: [escaper], tools: createWorkspaceTools({ root: workspace }), approvals: 'wait', maxRetries: 0 });
+    open.push(cadre);
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'go');
+    await cadre.waitForIdle(session.id);
+    const run = await onlyRun(cadre, session.id);
+    expect(toolOutputs(await cadre.store.listMessages(run.child_session_id), 'write_file')[0]).toContain('is outside the workspace');
+    expect(await cadre.store.listApprovals({ session_id: session.id })).toEqual([]);
+    expect(existsSync(join(workspace, '..', 'escape.txt'))).toBe(false);
   });
 
   it('approves every ask with yes (by: flag)', async () => {

@@ -22,6 +22,12 @@ export interface ToolDefinition<INPUT> {
    * prefix (`bash(npm test*)`) match and what an approval shows. @default none
    */
   argument?: (input: INPUT) => string | undefined;
+  /**
+   * Refuses a call that can never run (a path outside the workspace) by throwing a
+   * {@link ToolInputError}: called before permission rules are consulted, so nobody is asked to
+   * approve it. `execute` checks again (the file system may change meanwhile). @default none
+   */
+  check?: (input: INPUT) => Promise<void> | void;
   execute: (input: INPUT, options: ToolExecutionOptions<any>) => Promise<string> | string;
 }
 
@@ -31,6 +37,8 @@ export interface ToolInfo {
   risk: ToolRisk;
   /** The main argument of a raw (unchecked) input, when it has one. */
   argument(input: unknown): string | undefined;
+  /** Throws a {@link ToolInputError} for an input the tool would refuse anyway; see `ToolDefinition.check`. */
+  check(input: unknown): Promise<void>;
 }
 
 const toolInfos = new WeakMap<object, ToolInfo>();
@@ -65,6 +73,11 @@ export function defineTool<INPUT>(definition: ToolDefinition<INPUT>): Tool {
       if (!argumentOf) return undefined;
       const parsed = definition.inputSchema.safeParse(input);
       return parsed.success ? argumentOf(parsed.data) : undefined;
+    },
+    async check(input) {
+      const parsed = definition.inputSchema.safeParse(input);
+      if (!parsed.success) throw new ToolInputError(describeInputProblems(definition.name, parsed.error));
+      await definition.check?.(parsed.data);
     },
   });
   return made;

@@ -52,6 +52,7 @@ export function createEditFileTool({ root, maxFileBytes = 10 * 1024 * 1024 }: { 
     inputSchema,
     risk: 'write',
     argument: (input) => input.path,
+    check: async ({ path }) => void (await resolveWritablePath(root, path)),
     execute: async ({ path, old_string: oldString, new_string: newString, replace_all: replaceAll = false }) => {
       if (oldString === newString) throw new ToolInputError('old_string and new_string are the same; there is nothing to change.');
       const target = await resolveWritablePath(root, path);

@@ -21,6 +21,7 @@ export function createWriteFileTool({ root, maxBytes = 10 * 1024 * 1024 }: { roo
     inputSchema,
     risk: 'write',
     argument: (input) => input.path,
+    check: async ({ path }) => void (await resolveWritablePath(root, path)),
     execute: async ({ path, content }) => {
       const bytes = Buffer.byteLength(content, 'utf8');
       if (bytes > maxBytes) throw new ToolInputError(`content is ${bytes} bytes, more than write_file writes (${maxBytes}).`);
