@@ -25,6 +25,8 @@ export interface ToolGateContext {
   agentRules?: readonly DecidedRule[];
   /** Shows the run's activity line (`awaiting approval: bash npm test`). */
   setActivity?: (text: string) => void;
+  /** Writes the run's events held until the end of the event-loop turn, before the ask's own event. */
+  writePending?: () => void;
 }
 
 /** What {@link gateTools} needs. */
@@ -64,10 +66,15 @@ export function gateTools(tools: ToolSet, context: ToolGateContext, services: To
           const sessionRules = compilePermissions(groupRules(await services.store.listSessionRules(context.sessionId)), 'session rules');
           verdict = decidePermission({ rules: services.rules, agentRules: context.agentRules, sessionRules }, call);
         }
-        if (verdict.decision === 'deny') throw new ToolDeniedError(deniedByRule(name, argument, verdict));
+        const summary = clampActivity(argument === undefined ? name : `${name} ${argument}`, 200);
+        if (verdict.decision === 'deny') {
+          context.setActivity?.(clampActivity(`denied: ${summary}`));
+          throw new ToolDeniedError(deniedByRule(name, argument, verdict));
+        }
         if (verdict.decision === 'ask') {
-          const summary = clampActivity(argument === undefined ? name : `${name} ${argument}`, 200);
           context.setActivity?.(clampActivity(`awaiting approval: ${summary}`));
+          // The ask's event is written straight away: the call's own events go first.
+          context.writePending?.();
           const signal = options.abortSignal ?? new AbortController().signal;
           const approval = await services.broker.request({ sessionId: context.sessionId, runId: context.runId, agent: context.agent, tool: name, argument, risk, summary }, signal);
           if (approval.status !== 'approved') {

@@ -27,6 +27,11 @@ export interface RunSetup {
 export interface RunLive {
   /** Shows a line as the run's activity (throttled like every activity line). */
   setActivity(text: string): void;
+  /**
+   * Writes the step's events held for the end of the event-loop turn now, so that an event written
+   * straight to the run next (an ask for approval) is stored after them, in the order they happened.
+   */
+  writePending(): void;
 }
 
 /** Options of {@link createInProcessExecutor}. */
@@ -70,8 +75,9 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       let setup: RunSetup;
       // Tools (an ask for approval) show activity through this, once the line below exists.
       let showActivity = (_text: string) => {};
+      let writePending = () => {};
       try {
-        setup = await options.setup(run, signal, { setActivity: (text) => showActivity(text) });
+        setup = await options.setup(run, signal, { setActivity: (text) => showActivity(text), writePending: () => writePending() });
       } catch (error) {
         return { text: '', lastText: '', finishReason: 'error', steps: 0, error: { kind: 'execution_error', message: shortMessage(error) } };
       }
@@ -123,6 +129,9 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           );
         }
         if (events.length > 0 || patch !== undefined) track(ledger.record(live, events, patch));
+      };
+      writePending = () => {
+        if (stepFlush !== undefined) flushStep();
       };
       const queueStepWrite = () => {
         stepFlush ??= setImmediate(flushStep);

@@ -170,6 +170,9 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
     } else {
       const result = streamText({
         ...settings,
+        // Watched as they run, as without streaming: a tool's stream part reaches this loop only
+        // after the tool started, so events it writes itself (an ask for approval) would come first.
+        tools: watchTools(tools, options.onToolCall, options.onToolResult),
         // The error also arrives as a stream part and is returned; the SDK's default logs it whole.
         onError: () => {},
         onStepEnd,
@@ -183,15 +186,6 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
           case 'text-delta':
             stepText += part.text;
             options.onTextDelta?.(part.text, stepText);
-            break;
-          case 'tool-call':
-            options.onToolCall?.({ toolCallId: part.toolCallId, toolName: part.toolName, input: part.input });
-            break;
-          case 'tool-result':
-            options.onToolResult?.({ toolCallId: part.toolCallId, toolName: part.toolName, ok: true });
-            break;
-          case 'tool-error':
-            options.onToolResult?.({ toolCallId: part.toolCallId, toolName: part.toolName, ok: false });
             break;
           case 'error':
             error ??= part.error;

@@ -133,6 +133,9 @@ describe('asks for approval', () => {
       { type: 'approval-resolve', data: { approval_id: ask.id, decision: 'approved', by: 'person' } },
     ]);
     expect(await cadre.approve(ask.id, { decision: 'deny' })).toMatchObject({ changed: false, approval: { status: 'approved' } });
+    // Stored in the order it happened: the step and its tool call, then the ask and its answer, then the call's end.
+    const order = (await cadre.store.listRunEvents(run.id)).map((event) => event.type).filter((type) => ['step-start', 'tool-call-start', 'approval-request', 'approval-resolve', 'tool-call-end'].includes(type));
+    expect(order.slice(0, 5)).toEqual(['step-start', 'tool-call-start', 'approval-request', 'approval-resolve', 'tool-call-end']);
   });
 
   it('denies at once when nobody can answer, and tells the model what was denied and how to allow it', async () => {

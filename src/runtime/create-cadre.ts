@@ -4,7 +4,7 @@ import type { AgentDefinition } from '../agents/agent-definition.ts';
 import { AgentRegistry } from '../agents/agent-registry.ts';
 import { createApprovalBroker, type ApprovalMode, type Approver } from '../approvals/approval-broker.ts';
 import type { AnsweredApproval, ApprovalAnswer } from '../approvals/answer-approval.ts';
-import { gateTools } from '../approvals/gate-tools.ts';
+import { gateTools, type ToolGateContext } from '../approvals/gate-tools.ts';
 import { closeOrphanedApprovals } from '../approvals/close-orphaned-approvals.ts';
 import { compilePermissions, type DecidedRule, type PermissionsConfig } from '../permissions/permissions.ts';
 import { builtInAgents } from '../agents/built-in-agents.ts';
@@ -244,7 +244,7 @@ export function createCadre(options: CadreOptions): Cadre {
   });
 
   /** The agent's workspace tools, each call behind the permission rules. */
-  function gatedToolsFor(agent: AgentDefinition, context: { sessionId: string; runId: string | null; setActivity?: (text: string) => void }): ToolSet {
+  function gatedToolsFor(agent: AgentDefinition, context: Omit<ToolGateContext, 'agent' | 'agentRules'>): ToolSet {
     return gateTools(toolsFor(agent), { ...context, agent: agent.name, agentRules: rulesOfAgent(agent) }, { store, broker, rules });
   }
 
@@ -326,7 +326,7 @@ export function createCadre(options: CadreOptions): Cadre {
       if (!agent) throw new Error(`Agent '${run.agent}' is no longer defined.`);
       const session = await store.getSession(run.child_session_id);
       const sessionId = await primarySessionOf(run.parent_session_id);
-      const tools: ToolSet = { ...gatedToolsFor(agent, { sessionId, runId: run.id, setActivity: live.setActivity }) };
+      const tools: ToolSet = { ...gatedToolsFor(agent, { sessionId, runId: run.id, setActivity: live.setActivity, writePending: live.writePending }) };
       if (run.depth < limits.maxDepth) {
         Object.assign(tools, createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }));
       }
