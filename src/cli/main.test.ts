@@ -35,9 +35,11 @@ describe('main', () => {
       expect(await main(argv, io.value)).toBe(0);
       expect(io.stdout()).toMatch(/^\d+\.\d+\.\d+\n$/);
     }
-    const io = context();
-    expect(await main(['version', '--json'], io.value)).toBe(0);
-    expect(JSON.parse(io.stdout())).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+$/) });
+    for (const argv of [['version', '--json'], ['--json', '--version'], ['-v', '--json']]) {
+      const io = context();
+      expect(await main(argv, io.value)).toBe(0);
+      expect(JSON.parse(io.stdout())).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+$/) });
+    }
   });
 
   it('prints help on stdout with exit code 0 when called bare, as gh and docker do', async () => {

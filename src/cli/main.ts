@@ -136,8 +136,14 @@ function reportError(context: CliContext, error: unknown, { debug, json }: { deb
 export async function main(argv: readonly string[], context: CliContext = processContext()): Promise<number> {
   // The version alone needs no command line parser.
   // `-V` is commander's habit, which earlier versions of cadre had.
-  if (argv.length === 1 && ['-v', '-V', '--version', 'version'].includes(argv[0])) {
+  const versionFlags = ['-v', '-V', '--version', 'version'];
+  if (argv.length === 1 && versionFlags.includes(argv[0])) {
     writeLine(context.stdout, cadreVersion());
+    return 0;
+  }
+  // Under --json the version is JSON too, whichever way it is asked for.
+  if (argv.length === 2 && argv.includes('--json') && argv.some((arg) => versionFlags.includes(arg))) {
+    writeLine(context.stdout, JSON.stringify({ version: cadreVersion() }));
     return 0;
   }
   const exit: ExitCode = { code: 0 };
