@@ -10,7 +10,7 @@ import { answerApproval } from '../approvals/answer-approval.ts';
 import type { Approver, ApprovalMode } from '../approvals/approval-broker.ts';
 import type { Limits } from '../config/limits.ts';
 import type { PermissionsConfig } from '../permissions/permissions.ts';
-import type { ApprovalRecord, MessageRecord } from '../store/records.ts';
+import type { ApprovalRecord } from '../store/records.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
 import { scriptedLanguageModel, type Script } from '../testing/index.ts';
@@ -18,6 +18,7 @@ import { defineTool } from '../tools/define-tool.ts';
 import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { systemNow } from '../util/clock.ts';
 import { createCadre, type Cadre } from './create-cadre.ts';
+import { toolOutputs } from './runtime-fixtures.ts';
 
 const folder = mkdtempSync(join(tmpdir(), 'cadre-approvals-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -78,15 +79,6 @@ function makeCadre({ script = writerScript(), approvals, approver, permissions, 
   });
   open.push(cadre);
   return { cadre, written };
-}
-
-/** The text outputs of every call of a tool, in order. */
-function toolOutputs(messages: MessageRecord[], toolName: string): string[] {
-  return messages
-    .filter((message) => message.role === 'tool')
-    .flatMap((message) => message.content as Array<{ type: string; toolName: string; output: { type: string; value: unknown } }>)
-    .filter((part) => part.type === 'tool-result' && part.toolName === toolName)
-    .map((part) => String(part.output.value));
 }
 
 async function onlyRun(cadre: Cadre, sessionId: string) {

@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Limits } from '../config/limits.ts';
-import type { MessageRecord } from '../store/records.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel, type Script } from '../testing/index.ts';
 import { createCadre, type Cadre } from './create-cadre.ts';
+import { toolOutputs } from './runtime-fixtures.ts';
 
 const open: Cadre[] = [];
 afterEach(async () => {
@@ -14,15 +14,6 @@ function makeCadre(script: Script, limits: Partial<Limits> = {}) {
   const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model: scriptedLanguageModel(script), limits, maxRetries: 0, onError: (error) => { throw error; } });
   open.push(cadre);
   return cadre;
-}
-
-/** The text outputs of every call of a tool, in order. */
-function toolOutputs(messages: MessageRecord[], toolName: string): string[] {
-  return messages
-    .filter((message) => message.role === 'tool')
-    .flatMap((message) => message.content as Array<{ type: string; toolName: string; output: { type: string; value: unknown } }>)
-    .filter((part) => part.type === 'tool-result' && part.toolName === toolName)
-    .map((part) => String(part.output.value));
 }
 
 const subagent = { when: { system_includes: 'general-purpose' } };

@@ -2,11 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../agents/agent-definition.ts';
 import type { Limits } from '../config/limits.ts';
-import type { MessageRecord } from '../store/records.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel, type ScriptedRequest, type ScriptedTurn } from '../testing/index.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { createCadre, type Cadre } from './create-cadre.ts';
+import { toolOutputs } from './runtime-fixtures.ts';
 
 const open: Cadre[] = [];
 afterEach(async () => {
@@ -31,15 +31,6 @@ function makeCadre(script: (request: ScriptedRequest) => ScriptedTurn, limits: P
   });
   open.push(cadre);
   return cadre;
-}
-
-/** The text outputs of every call of a tool, in order. */
-function toolOutputs(messages: MessageRecord[], toolName: string): string[] {
-  return messages
-    .filter((message) => message.role === 'tool')
-    .flatMap((message) => message.content as Array<{ type: string; toolName: string; output: { type: string; value: unknown } }>)
-    .filter((part) => part.type === 'tool-result' && part.toolName === toolName)
-    .map((part) => String(part.output.value));
 }
 
 const isWorker = (request: ScriptedRequest) => request.system.includes('You are the worker');
