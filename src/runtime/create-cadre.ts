@@ -321,17 +321,20 @@ export function createCadre(options: CadreOptions): Cadre {
       );
   }
 
-  /** Sessions a host outside cadre drives (an MCP client, the user's own loop): never auto-resumed here. */
-  const external = new Set<string>();
   const summarize = options.summarize?.enabled ? options.summarize : undefined;
 
   /** The model that summarizes a run's result: the configured one, else the parent's, else the run's own. */
   async function summaryModel(run: RunRecord, runModel: LanguageModel): Promise<LanguageModel> {
     if (summarize?.model !== undefined) return modelFor(summarize.model);
-    if (external.has(run.parent_session_id)) return runModel;
     const parent = await store.getSession(run.parent_session_id);
-    if (!parent) return runModel;
-    return modelFor(agents.get(parent.agent)?.model ?? parent.model);
+    const parentAgent = parent && agents.get(parent.agent);
+    // A parent that is no agent of cadre's is a host's loop (an MCP client, an app's own loop).
+    if (!parent || !parentAgent) return runModel;
+    try {
+      return modelFor(parentAgent.model ?? parent.model);
+    } catch {
+      return runModel;
+    }
   }
 
   /** Summarizes a result too long for the parent, when summaries are on. */
