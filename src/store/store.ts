@@ -126,6 +126,13 @@ export interface MessageCommitResult {
 export interface Store {
   /** A label of the engine, for logs (`sqlite:./.cadre/cadre.db`). Never holds a secret. */
   readonly description: string;
+  /**
+   * The files this store keeps on this machine (a SQLite database and its `-wal`, `-shm` and
+   * `-journal`), absolute; none for a server database. Nothing else in a process that holds the
+   * store may open them: closing any descriptor of a file drops every POSIX lock the process
+   * holds on it, SQLite's included. `createWorkspaceTools({ storeFiles })` keeps its tools off them.
+   */
+  readonly files?: readonly string[];
 
   createSession(session: SessionRecord): Promise<void>;
   getSession(id: string): Promise<SessionRecord | null>;

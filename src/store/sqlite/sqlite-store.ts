@@ -2,7 +2,7 @@ import type { SQLInputValue } from 'node:sqlite';
 import { isFinished, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
 import type { RunPatch, Store } from '../store.ts';
 import { createGroupCommit } from './group-commit.ts';
-import { openDatabase } from './open-database.ts';
+import { databaseFiles, openDatabase } from './open-database.ts';
 import { runQuerySql } from './run-query-sql.ts';
 import { createHeldRuns } from './held-runs.ts';
 import { copyRun, messageFromRow, patchColumns, patchableRunColumns, patchableSessionColumns, runColumnList, runEventFromRow, runFromRow, runToSql, runValueToSql, sessionFromRow } from './rows.ts';
@@ -25,6 +25,14 @@ export interface SqliteStoreOptions {
    * @default 20
    */
   maxBatchMs?: number;
+  /**
+   * Only reads will be made: a database this process cannot write is opened read-only instead of
+   * refused (see `OpenDatabaseOptions.readOnly`).
+   * @default false
+   */
+  readOnly?: boolean;
+  /** Told about a database opened with a limitation (read-only and immutable). @default none */
+  onWarning?: (message: string) => void;
 }
 
 type Row = Record<string, unknown>;
@@ -55,8 +63,8 @@ const lastEventSeqSql = 'SELECT COALESCE(MAX(seq), 0) AS last FROM run_events WH
  * @example
  * const store = createSqliteStore({ path: './.cadre/cadre.db' });
  */
-export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 }: SqliteStoreOptions): Store {
-  const database = openDatabase(path, busyTimeoutMs);
+export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20, readOnly, onWarning }: SqliteStoreOptions): Store {
+  const database = openDatabase(path, busyTimeoutMs, { readOnly, onWarning });
   const prepared = createStatementCache(database);
   // The last seq used per session and per run, read from the table on first use or once
   // forgotten (both are bounded). Normally only this process appends to its runs and sessions;
@@ -220,6 +228,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
 
   return {
     description: `sqlite:${path}`,
+    files: databaseFiles(path),
 
     ...createSqliteApprovals({ prepared, write, ensureOpen }),
 
