@@ -133,6 +133,9 @@ export interface CadreOptions {
   onError?: (error: unknown) => void;
 }
 
+/** The `agent` of a session a host outside cadre drives; no agent name holds parentheses. */
+const hostLoopAgent = '(app)';
+
 /** The read tools on the working directory: what the built-in agents use when no tools are given. */
 function defaultTools(): ToolSet {
   const workspace = createWorkspaceTools({ root: process.cwd() });
@@ -172,6 +175,12 @@ export interface Cadre {
   pendingApprovals(options?: { sessionId?: string }): Promise<ApprovalRecord[]>;
   /** Finds runs of dead processes and resumes or abandons them. */
   recover(options?: { sessionId?: string }): Promise<RecoveryReport>;
+  /**
+   * cadre's delegation tools (`agent`, `agent_parallel`, `agent_list`, `agent_output`,
+   * `agent_stop`) for a session a host outside cadre drives (an MCP client, your own loop). The
+   * session is made on first use; cadre never runs a turn of it.
+   */
+  tools(options: { sessionId: string }): ToolSet;
   /** Live events of this process. While anyone listens, model text is streamed (see `streaming`). */
   subscribe(listener: CadreListener): () => void;
   close(): Promise<void>;
@@ -428,6 +437,20 @@ export function createCadre(options: CadreOptions): Cadre {
   });
 
 
+  /** The session of a host's loop, made on first use; a session cadre's own loop drives is refused. */
+  async function openHostSession(sessionId: string): Promise<SessionRecord> {
+    const existing = await store.getSession(sessionId);
+    if (existing) {
+      if (existing.agent !== hostLoopAgent || existing.parent_run_id !== null) throw new ConfigError(`Session '${sessionId}' is driven by cadre's own loop; give the host a session of its own.`);
+      return existing;
+    }
+    const session: SessionRecord = { id: sessionId, agent: hostLoopAgent, model: hostLoopAgent, created_at: now(), status: 'idle', parent_run_id: null, auto_resumes: 0, user_canceled_at: null };
+    await store.createSession(session).catch(async (error: unknown) => {
+      if (!(await store.getSession(sessionId))) throw error;
+    });
+    return session;
+  }
+
   const cadre: Cadre = {
     store,
     agents,
@@ -489,6 +512,15 @@ export function createCadre(options: CadreOptions): Cadre {
 
     pendingApprovals({ sessionId } = {}) {
       return store.listApprovals({ statuses: ['pending'], session_id: sessionId });
+    },
+
+    tools({ sessionId }) {
+      const opening = openHostSession(sessionId);
+      opening.catch(() => {});
+      const inner = createDelegationTools(delegation, { sessionId, depth: 0, parentRunId: null });
+      return Object.fromEntries(
+        Object.entries(inner).map(([name, tool]) => [name, { ...tool, execute: async (input: unknown, execution: never) => (await opening, tool.execute!(input, execution)) }]),
+      ) as ToolSet;
     },
 
     async recover({ sessionId } = {}) {
