@@ -8,12 +8,16 @@ import { gateTools, type ToolGateContext } from '../approvals/gate-tools.ts';
 import { closeOrphanedApprovals } from '../approvals/close-orphaned-approvals.ts';
 import { compilePermissions, type DecidedRule, type PermissionsConfig } from '../permissions/permissions.ts';
 import { builtInAgents } from '../agents/built-in-agents.ts';
+import type { Coordination } from '../coordination/coordination.ts';
+import { createPollingCoordination } from '../coordination/polling-coordination.ts';
 import { resolveLimits, type Limits } from '../config/limits.ts';
 import { defaultModelAliases, resolveModelAlias } from '../config/model-aliases.ts';
 import { readToolNames } from '../agents/agent-tool-names.ts';
 import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
+import { summarizeResult, type SummarizeSettings } from '../delegation/summarize-result.ts';
+import type { RunSummary } from '../executors/in-process-executor.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { createInProcessExecutor } from '../executors/in-process-executor.ts';
 import { describeModel } from '../models/describe-model.ts';
@@ -111,6 +115,20 @@ export interface CadreOptions {
   streaming?: 'auto' | 'always' | 'never';
   /** Primary-agent turns of all sessions running at once in this process; more wait. @default 64 */
   maxConcurrentTurns?: number;
+  /**
+   * Signals between the processes sharing the store (stops, answers to asks, ends of runs,
+   * pending notifications, live events). Postgres and Redis engines come with `cadre/postgres`
+   * and `cadre/bullmq`. @default polling the store
+   */
+  coordination?: Coordination;
+  /**
+   * Summaries instead of cuts (CONTRACT section 11): with `enabled`, a result longer than
+   * `limits.maxResultChars` reaches the parent as a model-made summary of at most `maxChars`
+   * (default 4000), by `model` (default the parent's model, or the run's own when the parent is
+   * driven by a host outside cadre); on failure or after `timeoutMs` (default 60000) the head/tail
+   * cut is used. The run keeps the full text. @default no summaries
+   */
+  summarize?: SummarizeSettings;
   /** Where internal errors go. @default console.error */
   onError?: (error: unknown) => void;
 }
@@ -187,7 +205,8 @@ export function createCadre(options: CadreOptions): Cadre {
   const specOf = (model: string) => resolveModelAlias(model, aliases);
   const ownerId = `${hostname()}:${process.pid}:${newId('own').slice(-8)}`;
   const bus = createRunBus({ onListenerError: report });
-  const ledger = createRunLedger({ store, bus, now });
+  const coordination = options.coordination ?? createPollingCoordination({ store, onError: report });
+  const ledger = createRunLedger({ store, bus, now, coordination });
   const inbox = createSessionInbox();
   const wakeups = createSessionWakeups(bus);
   const models = new Map<string, LanguageModel>();
@@ -237,6 +256,7 @@ export function createCadre(options: CadreOptions): Cadre {
     now,
     newId,
     ownerId,
+    coordination,
     mode: options.approvals,
     approver: options.approver,
     timeoutMs: limits.approvalTimeoutMs,
@@ -311,6 +331,30 @@ export function createCadre(options: CadreOptions): Cadre {
       );
   }
 
+  const summarize = options.summarize?.enabled ? options.summarize : undefined;
+
+  /** The model that summarizes a run's result: the configured one, else the parent's, else the run's own. */
+  async function summaryModel(run: RunRecord, runModel: LanguageModel): Promise<LanguageModel> {
+    if (summarize?.model !== undefined) return modelFor(summarize.model);
+    const parent = await store.getSession(run.parent_session_id);
+    const parentAgent = parent && agents.get(parent.agent);
+    // A parent that is no agent of cadre's is a host's loop (an MCP client, an app's own loop).
+    if (!parent || !parentAgent) return runModel;
+    try {
+      return modelFor(parentAgent.model ?? parent.model);
+    } catch {
+      return runModel;
+    }
+  }
+
+  /** Summarizes a result too long for the parent, when summaries are on. */
+  async function summarizeRun(run: RunRecord, text: string, runModel: LanguageModel, signal: AbortSignal, setActivity: (text: string) => void): Promise<RunSummary | null> {
+    if (!summarize || text.length <= limits.maxResultChars) return null;
+    setActivity(`summarizing ${text.length} characters`);
+    const outcome = await summarizeResult(text, { model: await summaryModel(run, runModel), task: run.task, maxChars: summarize.maxChars, timeoutMs: summarize.timeoutMs, signal });
+    return outcome.ok ? { summary: outcome.summary, error: null, usage: outcome.usage } : { summary: null, error: outcome.reason, usage: outcome.usage };
+  }
+
   const executor = createInProcessExecutor({
     store,
     ledger,
@@ -337,6 +381,7 @@ export function createCadre(options: CadreOptions): Cadre {
         instructions: agent.system,
         tools,
         takeInjectedMessages: () => takeAndStore(inbox, run.child_session_id),
+        ...(summarize ? { summarize: (text: string, signal: AbortSignal) => summarizeRun(run, text, model, signal, live.setActivity) } : {}),
         finish: async () => {
           for (const entry of inbox.close(run.child_session_id)) await entry.onTaken?.();
         },
@@ -352,6 +397,7 @@ export function createCadre(options: CadreOptions): Cadre {
     newId,
     ownerId,
     executor,
+    coordination,
     limits: { ...limits, leaseMs: options.leaseMs },
     onError: report,
     onRunFinished: (run) => {
@@ -374,6 +420,7 @@ export function createCadre(options: CadreOptions): Cadre {
     telemetry: options.telemetry,
     stream: shouldStream,
     maxConcurrentTurns: options.maxConcurrentTurns,
+    coordination,
     onError: report,
     modelFor: (agent, session) => modelFor(agent.model ?? session.model),
     toolsFor: (agent, session) => gatedToolsFor(agent, { sessionId: session.id, runId: null }),
@@ -424,7 +471,9 @@ export function createCadre(options: CadreOptions): Cadre {
 
     async stopSession(sessionId) {
       sessions.stopTurn(sessionId, 'user');
-      await store.updateSession(sessionId, { user_canceled_at: now() });
+      const at = now();
+      await store.updateSession(sessionId, { user_canceled_at: at });
+      coordination.publish({ type: 'session-stop-requested', session_id: sessionId, at });
       const active = await store.listRuns({ parent_session_id: sessionId, statuses: ['queued', 'running'] });
       const stopped = await Promise.all(active.map((run) => runs.stop(run.id, 'user', 'The session was stopped.')));
       return stopped.filter((run): run is RunRecord => run !== null && isFinished(run.status));
@@ -471,6 +520,7 @@ export function createCadre(options: CadreOptions): Cadre {
       broker.close();
       await runs.close();
       for (const sessionId of hosted) await sessions.idle(sessionId);
+      if (!options.coordination) await coordination.close();
       await store.flush();
     },
   };

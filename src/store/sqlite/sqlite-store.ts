@@ -1,5 +1,5 @@
 import type { SQLInputValue } from 'node:sqlite';
-import { isFinished, isNotificationPending, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
+import { isFinished, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
 import type { RunPatch, Store } from '../store.ts';
 import { createGroupCommit } from './group-commit.ts';
 import { databaseFiles, openDatabase } from './open-database.ts';
@@ -322,7 +322,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
       return stored.concat(heldAfter(heldMessages, sessionId, afterSeq, heldMessageRecord));
     },
 
-    deliverNotification({ session_id: sessionId, seq, content, created_at: createdAt, run_ids: runIds, delivered_at: deliveredAt }) {
+    commitMessage({ session_id: sessionId, seq, role, content, created_at: createdAt, runs }) {
       let encoded: string;
       try {
         encoded = JSON.stringify(content ?? null);
@@ -330,36 +330,38 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
         return Promise.reject(error);
       }
       return write(() => {
-        const stale = runIds.filter((id) => {
-          const current = heldRuns.load(id);
-          return current === null || !isNotificationPending(current);
-        });
-        if (stale.length > 0) return { message: null, delivered: [], stale };
-        const patch = { notification: { delivered_at: deliveredAt, suppressed: false }, lease_owner: null, lease_expires_at: null };
-        const fields = runIds.map((id) => runFields(id, patch, []));
+        const refused = runs.filter((change) => {
+          const current = heldRuns.load(change.id);
+          return current === null || !change.check(copyRun(current));
+        }).map((change) => change.id);
+        if (refused.length > 0) return { message: null, runs: [], refused };
+        const fields = runs.map((change) => runFields(change.id, change.patch, []));
         let message: MessageRecord;
         if (seq === undefined) {
           const next = nextSeq(lastMessageSeq, heldMessages, sessionId, lastMessageSeqSql);
-          hold(heldMessages, [sessionId, next, 'user', encoded, createdAt]);
-          message = { session_id: sessionId, seq: next, role: 'user', content, created_at: createdAt };
+          hold(heldMessages, [sessionId, next, role, encoded, createdAt]);
+          message = { session_id: sessionId, seq: next, role, content, created_at: createdAt };
         } else {
           const held = heldMessages.get(sessionId)?.find((row) => row[1] === seq);
-          let storedAt = held?.[4];
-          if (held) held[3] = encoded;
-          else {
-            const row = prepared('UPDATE messages SET content = ? WHERE session_id = ? AND seq = ? RETURNING created_at').get(encoded, sessionId, seq) as Row | undefined;
+          let stored: { role: string; created_at: string };
+          if (held) {
+            held[3] = encoded;
+            stored = { role: held[2], created_at: held[4] };
+          } else {
+            const row = prepared('UPDATE messages SET content = ? WHERE session_id = ? AND seq = ? RETURNING role, created_at').get(encoded, sessionId, seq) as Row | undefined;
             if (row === undefined) throw new Error(`No message ${seq} in session '${sessionId}' to rewrite.`);
-            storedAt = row.created_at as string;
+            stored = { role: row.role as string, created_at: row.created_at as string };
           }
-          message = { session_id: sessionId, seq, role: 'user', content, created_at: storedAt ?? createdAt };
+          message = { session_id: sessionId, seq, role: stored.role as MessageRecord['role'], content, created_at: stored.created_at };
         }
-        const delivered = runIds.map((id, index) => {
-          const event: NewRunEvent = { run_id: id, at: deliveredAt, type: 'notification-deliver', data: { session_id: sessionId, message_seq: message.seq } };
-          holdEvents([event]);
-          heldRuns.change(id, fields[index]);
-          return { run: copyRun(heldRuns.load(id)!), event: event as RunEventRecord };
+        const changed = runs.map((change, index) => {
+          const events = change.events(message);
+          for (const event of events) if (event.run_id !== change.id) throw mismatchedEvent(change.id, event);
+          holdEvents(events);
+          heldRuns.change(change.id, fields[index]);
+          return { run: copyRun(heldRuns.load(change.id)!), events: events as RunEventRecord[] };
         });
-        return { message, delivered, stale };
+        return { message, runs: changed, refused };
       });
     },
 
