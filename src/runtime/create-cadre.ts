@@ -9,8 +9,9 @@ import { closeOrphanedApprovals } from '../approvals/close-orphaned-approvals.ts
 import { compilePermissions, type DecidedRule, type PermissionsConfig } from '../permissions/permissions.ts';
 import { builtInAgents } from '../agents/built-in-agents.ts';
 import { resolveLimits, type Limits } from '../config/limits.ts';
-import { defaultModelAliases, resolveModelAlias } from '../config/model-aliases.ts';
+import { defaultModelAliases, resolveAgentModel, resolveModelAlias } from '../config/model-aliases.ts';
 import { readToolNames } from '../agents/agent-tool-names.ts';
+import { selectAgentTools } from '../agents/tool-selection.ts';
 import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
@@ -48,8 +49,9 @@ export interface CadreOptions {
   /** @default the CONTRACT defaults */
   limits?: Partial<Limits>;
   /**
-   * Workspace tools agents may name in their `tools` allow-list.
-   * @default the read tools (`read_file`, `list_files`, `grep`) on the working directory, which the built-in agents use
+   * The tools of this runtime: agents without a `tools` list (the built-ins too) get all of them,
+   * others those their list names; approvals decide what runs.
+   * @default the read tools (`read_file`, `list_files`, `grep`) on the working directory
    */
   tools?: ToolSet;
   /**
@@ -185,6 +187,9 @@ export function createCadre(options: CadreOptions): Cadre {
   const workspaceTools = options.tools ?? defaultTools();
   const aliases = { ...defaultModelAliases, ...options.modelAliases };
   const specOf = (model: string) => resolveModelAlias(model, aliases);
+  // An agent's model falls back to the session's when it cannot be had here (`cadre agents` says why).
+  const agentModel = (agent: AgentDefinition | undefined) =>
+    agent?.model === undefined ? undefined : (resolveAgentModel(agent.model, { aliases, env: options.env }).spec ?? undefined);
   const ownerId = `${hostname()}:${process.pid}:${newId('own').slice(-8)}`;
   const bus = createRunBus({ onListenerError: report });
   const ledger = createRunLedger({ store, bus, now });
@@ -211,15 +216,8 @@ export function createCadre(options: CadreOptions): Cadre {
   }
 
   function toolsFor(agent: AgentDefinition): ToolSet {
-    const selected: ToolSet = {};
-    for (const name of agent.tools ?? []) {
-      const tool = workspaceTools[name];
-      // Built-in agents use the read tools when they are there; a runtime given other tools runs them without.
-      if (!tool && agent.source === 'built-in') continue;
-      if (!tool) throw new ConfigError(`Agent '${agent.name}' lists tool '${name}', which does not exist. Known tools: ${Object.keys(workspaceTools).join(', ') || '(none)'}`);
-      selected[name] = tool;
-    }
-    return selected;
+    // Resolved at each run against the tools this runtime has; a listed tool it lacks is left out.
+    return selectAgentTools(agent, workspaceTools).tools;
   }
 
   const budget = createTokenBudget({ store, limits });
@@ -271,8 +269,7 @@ export function createCadre(options: CadreOptions): Cadre {
     newId,
     runs: undefined as never,
     modelLabelFor: (name) => {
-      const model = agents.get(name)?.model;
-      return model === undefined ? defaultLabel : specOf(model);
+      return agentModel(agents.get(name)) ?? defaultLabel;
     },
   };
 
@@ -330,7 +327,7 @@ export function createCadre(options: CadreOptions): Cadre {
       if (run.depth < limits.maxDepth) {
         Object.assign(tools, createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }));
       }
-      const model = modelFor(agent.model ?? session?.model);
+      const model = modelFor(agentModel(agent) ?? session?.model);
       inbox.open(run.child_session_id);
       return {
         model,
@@ -375,7 +372,7 @@ export function createCadre(options: CadreOptions): Cadre {
     stream: shouldStream,
     maxConcurrentTurns: options.maxConcurrentTurns,
     onError: report,
-    modelFor: (agent, session) => modelFor(agent.model ?? session.model),
+    modelFor: (agent, session) => modelFor(agentModel(agent) ?? session.model),
     toolsFor: (agent, session) => gatedToolsFor(agent, { sessionId: session.id, runId: null }),
     onUnansweredMessages: (sessionId) => scheduleResume(sessionId),
   });
@@ -393,7 +390,7 @@ export function createCadre(options: CadreOptions): Cadre {
       const session: SessionRecord = {
         id: newId('ses'),
         agent,
-        model: specOf(model ?? agents.get(agent)?.model ?? defaultLabel),
+        model: model === undefined ? (agentModel(agents.get(agent)) ?? defaultLabel) : specOf(model),
         created_at: now(),
         status: 'idle',
         parent_run_id: null,
