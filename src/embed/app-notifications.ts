@@ -1,6 +1,7 @@
 import type { ModelMessage, PrepareStepFunction, ToolSet } from 'ai';
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
+import { deliveryOf } from '../sessions/notifier.ts';
 import { renderNotification } from '../sessions/render-notification.ts';
 import { isNotificationPending, type RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
@@ -84,21 +85,14 @@ export function createAppNotifications(services: AppNotificationsServices, sessi
   async function deliver(batch: TakenBatch): Promise<void> {
     let runs = batch.runs;
     while (runs.length > 0) {
-      const at = now();
-      const result = await store.deliverNotification({
-        session_id: sessionId,
-        content: renderNotification(runs),
-        created_at: at,
-        run_ids: runs.map((run) => run.id),
-        delivered_at: at,
-      });
-      if (result.stale.length === 0) {
+      const result = await store.commitMessage(deliveryOf({ sessionId, seq: null }, runs, renderNotification(runs), now()));
+      if (result.refused.length === 0) {
         if (result.message) bus.publish({ type: 'message', message: result.message });
-        for (const { run, event } of result.delivered) bus.publish({ type: 'run-event', run, event });
+        for (const { run, events } of result.runs) for (const event of events) bus.publish({ type: 'run-event', run, event });
         return;
       }
       // Read (agent_output) or delivered elsewhere meanwhile: the rest is stored without them.
-      const stale = new Set(result.stale);
+      const stale = new Set(result.refused);
       runs = runs.filter((run) => !stale.has(run.id));
     }
   }
