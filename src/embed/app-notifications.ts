@@ -1,9 +1,10 @@
 import type { ModelMessage, PrepareStepFunction, ToolSet } from 'ai';
+import type { Coordination } from '../coordination/coordination.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
 import { deliveryOf } from '../sessions/notifier.ts';
 import { renderNotification } from '../sessions/render-notification.ts';
-import { isNotificationPending, type RunRecord } from '../store/records.ts';
+import type { RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { Now } from '../util/clock.ts';
 import type { AppSessions } from './app-sessions.ts';
@@ -44,9 +45,11 @@ export interface AppNotificationsServices {
   store: Store;
   bus: RunBus;
   ledger: RunLedger;
+  /** Tells `wait` of notifications that became pending, in any process sharing the store. */
+  coordination: Coordination;
   now: Now;
   sessions: AppSessions;
-  /** How often `wait` looks in the store for runs finished by other processes. @default 1000 */
+  /** How often `wait` looks in the store anyway, in case a signal was lost. @default 5000 */
   pollMs?: number;
 }
 
@@ -57,7 +60,7 @@ interface TakenBatch {
 
 /** Creates the {@link CadreNotifications} of one app session. */
 export function createAppNotifications(services: AppNotificationsServices, sessionId: string): CadreNotifications {
-  const { store, bus, ledger, now } = services;
+  const { store, bus, ledger, coordination, now } = services;
   const opening = services.sessions.open(sessionId);
   opening.catch(() => {});
   const handedOut = new Set<string>();
@@ -131,12 +134,10 @@ export function createAppNotifications(services: AppNotificationsServices, sessi
       for (;;) {
         let wake!: () => void;
         const woken = new Promise<void>((resolve) => (wake = resolve));
-        const unsubscribe = bus.subscribe((event) => {
-          if (event.type === 'run-event' && event.run.parent_session_id === sessionId && isNotificationPending(event.run)) wake();
-        });
+        const unsubscribe = coordination.subscribe('notification-pending', sessionId, () => wake());
         const onAbort = () => wake();
         signal?.addEventListener('abort', onAbort, { once: true });
-        const timer = setTimeout(wake, services.pollMs ?? 1000);
+        const timer = setTimeout(wake, services.pollMs ?? 5000);
         try {
           if ((await pendingRuns()).length > 0) return;
           await woken;

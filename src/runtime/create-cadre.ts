@@ -501,7 +501,7 @@ export function createCadre(options: CadreOptions): Cadre {
     },
 
     notifications(sessionId) {
-      return createAppNotifications({ store, bus, ledger, now, sessions: appSessions }, sessionId);
+      return createAppNotifications({ store, bus, ledger, coordination, now, sessions: appSessions }, sessionId);
     },
 
     async writeRunParts(writer, partOptions) {
