@@ -105,6 +105,8 @@ export function createAppNotifications(services: AppNotificationsServices, sessi
       await opening;
       const runs = await pendingRuns();
       if (runs.length === 0) return [];
+      // What the app is given must survive a crash: the runs' ends may still wait for their commit.
+      await store.flush();
       for (const run of runs) handedOut.add(run.id);
       batches.push({ runs });
       return [{ role: 'user', content: renderNotification(runs) } satisfies ModelMessage];
