@@ -12,6 +12,19 @@ export type { RecoveryReport } from './runtime/recover-runs.ts';
 export type { TurnResult } from './sessions/session-runner.ts';
 export type { StopCause } from './runs/run-stop.ts';
 export type { CadreEvent, CadreListener } from './runs/run-bus.ts';
+export {
+  appLoopAgent,
+  isAppSession,
+  supportedAiSdkMajors,
+  type CadreNotifications,
+  type CadreRunApproval,
+  type CadreRunPart,
+  type CadreRunPartData,
+  type CadreRunPartWriter,
+  type CadreRunProgress,
+  type CadreToolsOptions,
+  type WriteRunPartsOptions,
+} from './embed/index.ts';
 
 export {
   AgentRegistry,

@@ -40,6 +40,10 @@ import type { Store } from '../store/store.ts';
 import { systemNow, timeSortedId, type NewId, type Now } from '../util/clock.ts';
 import { addPruning } from '../util/pruned-set.ts';
 import { deliverPendingNotifications } from './deliver-pending-notifications.ts';
+import { createAppNotifications, type CadreNotifications } from '../embed/app-notifications.ts';
+import { createAppSessions, isAppSession } from '../embed/app-sessions.ts';
+import { createAppTools, type CadreToolsOptions } from '../embed/app-tools.ts';
+import { writeRunParts, type CadreRunPartWriter, type WriteRunPartsOptions } from '../embed/write-run-parts.ts';
 import { recoverRuns, type RecoveryReport } from './recover-runs.ts';
 import { createSessionWakeups, waitForIdle } from './wait-for-idle.ts';
 
@@ -174,6 +178,29 @@ export interface Cadre {
   pendingApprovals(options?: { sessionId?: string }): Promise<ApprovalRecord[]>;
   /** Finds runs of dead processes and resumes or abandons them. */
   recover(options?: { sessionId?: string }): Promise<RecoveryReport>;
+  /**
+   * cadre's delegation tools (`agent`, `agent_parallel`, `agent_list`, `agent_output`,
+   * `agent_stop`) for your own AI SDK loop (`generateText`, `streamText`, `ToolLoopAgent`), next to
+   * your tools. Their runs belong to `sessionId` (your chat's id; made on first use) and have the
+   * whole lifecycle; a foreground `agent` call streams its run's progress as preliminary results.
+   * Throws a `ConfigError` unless the app's `ai` package is AI SDK 7.
+   * @example
+   * const result = streamText({ model, messages, tools: { ...myTools, ...cadre.tools({ sessionId: chatId }) } });
+   */
+  tools(options: CadreToolsOptions): ToolSet;
+  /**
+   * The notifications of background runs of an app's session: `take` them into your loop (or let
+   * `prepareStep` add them before each step), `ack` once you stored your messages, `wait` while idle.
+   * cadre never runs a turn of such a session itself. See {@link CadreNotifications} for the contract.
+   */
+  notifications(sessionId: string): CadreNotifications;
+  /**
+   * Writes each run of an app's session as a `data-cadre-run` part (id = run id; agent,
+   * description, status, activity, usage, parent_run_id, approval) to a UI message stream writer:
+   * first every run's current state, then each change, until no run is active (and `loop` has
+   * settled) or `signal` aborts. Answer an ask shown on a card with {@link Cadre.approve}.
+   */
+  writeRunParts(writer: CadreRunPartWriter, options: WriteRunPartsOptions): Promise<void>;
   /** Live events of this process. While anyone listens, model text is streamed (see `streaming`). */
   subscribe(listener: CadreListener): () => void;
   close(): Promise<void>;
@@ -305,7 +332,9 @@ export function createCadre(options: CadreOptions): Cadre {
   const isQuiet = (sessionId: string) => !(sessions.isBusy(sessionId) || resumeTimers.has(sessionId) || runs.localRunsOf(sessionId) > 0 || notifier.pending(sessionId) > 0);
   const host = (sessionId: string) => addPruning(hosted, sessionId, isQuiet, hostedPruning);
   const resumeTimers = new Map<string, NodeJS.Timeout>();
+  const appSessions = createAppSessions({ store, now });
   const notifier = createNotifier({
+    leavesPending: (sessionId) => appSessions.isApp(sessionId),
     store,
     bus,
     inbox,
@@ -454,6 +483,7 @@ export function createCadre(options: CadreOptions): Cadre {
       const session = await store.getSession(sessionId);
       if (!session) throw new ConfigError(`No session '${sessionId}'.`);
       if (session.parent_run_id !== null) throw new ConfigError(`Session '${sessionId}' belongs to run ${session.parent_run_id}; continue it with the agent tool's resume parameter.`);
+      if (isAppSession(session)) throw new ConfigError(`Session '${sessionId}' is driven by an app's own loop (cadre.tools); cadre does not run its turns.`);
       host(sessionId);
       return sessions.send(sessionId, text, { signal });
     },
@@ -496,6 +526,19 @@ export function createCadre(options: CadreOptions): Cadre {
       // Asks of dead processes would wait forever: their runs ask again when they repeat the call.
       await closeOrphanedApprovals({ store, ledger, now });
       return { ...recovered, notified };
+    },
+
+    tools(toolOptions) {
+      return createAppTools({ delegation, bus, sessions: appSessions }, toolOptions);
+    },
+
+    notifications(sessionId) {
+      return createAppNotifications({ store, bus, ledger, coordination, now, sessions: appSessions }, sessionId);
+    },
+
+    async writeRunParts(writer, partOptions) {
+      await appSessions.open(partOptions.sessionId);
+      return writeRunParts({ store, bus }, writer, partOptions);
     },
 
     subscribe(listener) {
