@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { ToolSet } from 'ai';
 import { isAbsolute, join } from 'node:path';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
 import type { ApprovalMode, Approver } from '../approvals/approval-broker.ts';
@@ -32,6 +33,8 @@ export interface OpenedRuntime extends OpenedStore {
   agents: AgentRegistry;
   /** The workspace tools agents may name in their allow-list. */
   toolNames: string[];
+  /** The runtime's tools: what agents without a `tools` list get. */
+  tools: ToolSet;
 }
 
 /** Options of {@link openRuntime}. */
@@ -149,6 +152,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     cadre,
     agents,
     toolNames: Object.keys(tools),
+    tools,
     async close() {
       await cadre.close();
       await store.close();
