@@ -125,7 +125,8 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
   const agents = await loadAgents({ cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs });
   if (requireModel) agents.primary(config.agent);
   const store = await openStore(createDatabase ? config.db : existingDatabase(config.db));
-  const tools = createWorkspaceTools({ root: context.cwd });
+  // The tools never open the database's files: that would drop this process's SQLite locks.
+  const tools = createWorkspaceTools({ root: context.cwd, storeFiles: store.files });
   const cadre = createCadre({
     store,
     // Commands that only stop runs never call a model; the label just fills the slot.

@@ -140,8 +140,8 @@ export interface CadreOptions {
 }
 
 /** The read tools on the working directory: what the built-in agents use when no tools are given. */
-function defaultTools(): ToolSet {
-  const workspace = createWorkspaceTools({ root: process.cwd() });
+function defaultTools(store: Store): ToolSet {
+  const workspace = createWorkspaceTools({ root: process.cwd(), storeFiles: store.files });
   return Object.fromEntries(readToolNames.filter((name) => workspace[name] !== undefined).map((name) => [name, workspace[name]]));
 }
 
@@ -229,7 +229,7 @@ export function createCadre(options: CadreOptions): Cadre {
     reliableModel(model, { timeoutMs: limits.modelTimeoutMs, maxRetries: limits.maxRetries, retryDelayMs: options.retryDelayMs, redactor, gates });
   let defaultModel: LanguageModel | undefined;
   const agents = options.agents instanceof AgentRegistry ? options.agents : new AgentRegistry([...builtInAgents, ...(options.agents ?? [])]);
-  const workspaceTools = options.tools ?? defaultTools();
+  const workspaceTools = options.tools ?? defaultTools(store);
   const aliases = { ...defaultModelAliases, ...options.modelAliases };
   const specOf = (model: string) => resolveModelAlias(model, aliases);
   // An agent's model falls back to the session's when it cannot be had here (`cadre agents` says why).
