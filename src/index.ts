@@ -33,11 +33,14 @@ export {
   type AgentDefinition,
   type AgentInput,
   type AgentLoadError,
+  type AgentMcpServer,
   type AgentMode,
+  type AgentPermissionMode,
   type LoadAgentsOptions,
 } from './agents/index.ts';
 export { agentToolNames, mapAgentToolNames, readToolNames } from './agents/index.ts';
-export { configLocations, defaultModelAliases, resolveModelAlias, userConfigDirectory, type ConfigLocations } from './config/index.ts';
+export { reportAgent, selectAgentTools, toolPatternMatches, type AgentReport, type SelectedTools, type ToolSelection } from './agents/index.ts';
+export { configLocations, defaultModelAliases, resolveAgentModel, resolveModelAlias, userConfigDirectory, type ConfigLocations } from './config/index.ts';
 export { defaultLimits, loadConfig, type CadreConfig, type ConfigFlags, type Limits, type LoadConfigOptions } from './config/index.ts';
 export { describeModel, resolveModel, type LanguageModelInstance, type ResolveModelOptions } from './models/index.ts';
 export {

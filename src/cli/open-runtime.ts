@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import type { ToolSet } from 'ai';
 import { isAbsolute, join } from 'node:path';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
 import type { ApprovalMode, Approver } from '../approvals/approval-broker.ts';
@@ -32,6 +33,8 @@ export interface OpenedRuntime extends OpenedStore {
   agents: AgentRegistry;
   /** The workspace tools agents may name in their allow-list. */
   toolNames: string[];
+  /** The runtime's tools: what agents without a `tools` list get. */
+  tools: ToolSet;
 }
 
 /** Options of {@link openRuntime}. */
@@ -122,7 +125,8 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
   const agents = await loadAgents({ cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs });
   if (requireModel) agents.primary(config.agent);
   const store = await openStore(createDatabase ? config.db : existingDatabase(config.db));
-  const tools = createWorkspaceTools({ root: context.cwd });
+  // The tools never open the database's files: that would drop this process's SQLite locks.
+  const tools = createWorkspaceTools({ root: context.cwd, storeFiles: store.files });
   const cadre = createCadre({
     store,
     // Commands that only stop runs never call a model; the label just fills the slot.
@@ -148,6 +152,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     cadre,
     agents,
     toolNames: Object.keys(tools),
+    tools,
     async close() {
       await cadre.close();
       await store.close();

@@ -1,7 +1,6 @@
 import { isAbsolute, join, relative } from 'node:path';
 import { ConfigError } from '../errors/config-error.ts';
 import { redactConnectionString } from '../store/redact-connection-string.ts';
-import { agentWarnings } from './agents.ts';
 import { colorEnabled, liveViewEnabled, writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
 import { approvalModeOf, type ApprovalFlags } from './approval-mode.ts';
@@ -80,7 +79,11 @@ export async function runCommand(context: CliContext, promptArgument: string | u
       ? createTerminalApprover({ input: context.stdin, output: context.stderr, pause: () => view?.pause?.() ?? (() => {}), onInterrupt: () => process.emit('SIGINT') })
       : undefined;
   const runtime = await openRuntime({ context, flags, requireModel: true, approvals, approver });
-  const problems = [...runtime.agents.errors.map((error) => error.message), ...agentWarnings(runtime.agents, runtime.toolNames, runtime.config.modelAliases)];
+  // Of the agents' files, only the agent this run talks to is reported here; `cadre agents` reports them all.
+  const primary = runtime.agents.get(runtime.config.agent);
+  const { reportAgent } = await import('../agents/report-agent.ts');
+  const primaryWarning = primary ? reportAgent(primary, { tools: runtime.tools, aliases: runtime.config.modelAliases, env: context.env }).warning : null;
+  const problems = [...runtime.agents.errors.map((error) => error.message), ...(primaryWarning === null ? [] : [primaryWarning])];
   for (const problem of problems) writeLine(context.stderr, `cadre: warning: ${problem}`);
   const restoreConsole = quietConsole(flags.debug === true);
   try {

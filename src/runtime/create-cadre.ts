@@ -11,8 +11,9 @@ import { builtInAgents } from '../agents/built-in-agents.ts';
 import type { Coordination } from '../coordination/coordination.ts';
 import { createPollingCoordination } from '../coordination/polling-coordination.ts';
 import { resolveLimits, type Limits } from '../config/limits.ts';
-import { defaultModelAliases, resolveModelAlias } from '../config/model-aliases.ts';
+import { defaultModelAliases, resolveAgentModel, resolveModelAlias } from '../config/model-aliases.ts';
 import { readToolNames } from '../agents/agent-tool-names.ts';
+import { selectAgentTools } from '../agents/tool-selection.ts';
 import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
@@ -57,8 +58,9 @@ export interface CadreOptions {
   /** @default the CONTRACT defaults */
   limits?: Partial<Limits>;
   /**
-   * Workspace tools agents may name in their `tools` allow-list.
-   * @default the read tools (`read_file`, `list_files`, `grep`) on the working directory, which the built-in agents use
+   * The tools of this runtime: agents without a `tools` list (the built-ins too) get all of them,
+   * others those their list names; approvals decide what runs.
+   * @default the read tools (`read_file`, `list_files`, `grep`) on the working directory
    */
   tools?: ToolSet;
   /**
@@ -139,8 +141,8 @@ export interface CadreOptions {
 }
 
 /** The read tools on the working directory: what the built-in agents use when no tools are given. */
-function defaultTools(): ToolSet {
-  const workspace = createWorkspaceTools({ root: process.cwd() });
+function defaultTools(store: Store): ToolSet {
+  const workspace = createWorkspaceTools({ root: process.cwd(), storeFiles: store.files });
   return Object.fromEntries(readToolNames.filter((name) => workspace[name] !== undefined).map((name) => [name, workspace[name]]));
 }
 
@@ -229,9 +231,12 @@ export function createCadre(options: CadreOptions): Cadre {
     reliableModel(model, { timeoutMs: limits.modelTimeoutMs, maxRetries: limits.maxRetries, retryDelayMs: options.retryDelayMs, redactor, gates });
   let defaultModel: LanguageModel | undefined;
   const agents = options.agents instanceof AgentRegistry ? options.agents : new AgentRegistry([...builtInAgents, ...(options.agents ?? [])]);
-  const workspaceTools = options.tools ?? defaultTools();
+  const workspaceTools = options.tools ?? defaultTools(store);
   const aliases = { ...defaultModelAliases, ...options.modelAliases };
   const specOf = (model: string) => resolveModelAlias(model, aliases);
+  // An agent's model falls back to the session's when it cannot be had here (`cadre agents` says why).
+  const agentModel = (agent: AgentDefinition | undefined) =>
+    agent?.model === undefined ? undefined : (resolveAgentModel(agent.model, { aliases, env: options.env }).spec ?? undefined);
   const ownerId = `${hostname()}:${process.pid}:${newId('own').slice(-8)}`;
   const bus = createRunBus({ onListenerError: report });
   const coordination = options.coordination ?? createPollingCoordination({ store, onError: report });
@@ -259,15 +264,8 @@ export function createCadre(options: CadreOptions): Cadre {
   }
 
   function toolsFor(agent: AgentDefinition): ToolSet {
-    const selected: ToolSet = {};
-    for (const name of agent.tools ?? []) {
-      const tool = workspaceTools[name];
-      // Built-in agents use the read tools when they are there; a runtime given other tools runs them without.
-      if (!tool && agent.source === 'built-in') continue;
-      if (!tool) throw new ConfigError(`Agent '${agent.name}' lists tool '${name}', which does not exist. Known tools: ${Object.keys(workspaceTools).join(', ') || '(none)'}`);
-      selected[name] = tool;
-    }
-    return selected;
+    // Resolved at each run against the tools this runtime has; a listed tool it lacks is left out.
+    return selectAgentTools(agent, workspaceTools).tools;
   }
 
   const budget = createTokenBudget({ store, limits });
@@ -320,8 +318,7 @@ export function createCadre(options: CadreOptions): Cadre {
     newId,
     runs: undefined as never,
     modelLabelFor: (name) => {
-      const model = agents.get(name)?.model;
-      return model === undefined ? defaultLabel : specOf(model);
+      return agentModel(agents.get(name)) ?? defaultLabel;
     },
   };
 
@@ -405,7 +402,7 @@ export function createCadre(options: CadreOptions): Cadre {
       if (run.depth < limits.maxDepth) {
         Object.assign(tools, createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }));
       }
-      const model = modelFor(agent.model ?? session?.model);
+      const model = modelFor(agentModel(agent) ?? session?.model);
       inbox.open(run.child_session_id);
       return {
         model,
@@ -453,7 +450,7 @@ export function createCadre(options: CadreOptions): Cadre {
     maxConcurrentTurns: options.maxConcurrentTurns,
     coordination,
     onError: report,
-    modelFor: (agent, session) => modelFor(agent.model ?? session.model),
+    modelFor: (agent, session) => modelFor(agentModel(agent) ?? session.model),
     toolsFor: (agent, session) => gatedToolsFor(agent, { sessionId: session.id, runId: null }),
     onUnansweredMessages: (sessionId) => scheduleResume(sessionId),
   });
@@ -471,7 +468,7 @@ export function createCadre(options: CadreOptions): Cadre {
       const session: SessionRecord = {
         id: newId('ses'),
         agent,
-        model: specOf(model ?? agents.get(agent)?.model ?? defaultLabel),
+        model: model === undefined ? (agentModel(agents.get(agent)) ?? defaultLabel) : specOf(model),
         created_at: now(),
         status: 'idle',
         parent_run_id: null,
