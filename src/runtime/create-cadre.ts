@@ -44,6 +44,7 @@ import { deliverPendingNotifications } from './deliver-pending-notifications.ts'
 import { createAppNotifications, type CadreNotifications } from '../embed/app-notifications.ts';
 import { createAppSessions, isAppSession } from '../embed/app-sessions.ts';
 import { createAppTools, type CadreToolsOptions } from '../embed/app-tools.ts';
+import { requireAiSdk7 } from '../embed/require-ai-sdk.ts';
 import { writeRunParts, type CadreRunPartWriter, type WriteRunPartsOptions } from '../embed/write-run-parts.ts';
 import { recoverRuns, type RecoveryReport } from './recover-runs.ts';
 import { isStoreFailure, watchStoreFailure } from './watch-store-failure.ts';
@@ -222,6 +223,7 @@ export interface Cadre {
  * await cadre.waitForIdle(session.id);
  */
 export function createCadre(options: CadreOptions): Cadre {
+  requireAiSdk7('cadre');
   const { store } = options;
   const now = options.now ?? systemNow;
   const newId = options.newId ?? timeSortedId;
