@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../../errors/config-error.ts';
+import { DatabaseReplacedError } from '../store-failure-error.ts';
 import { loadSqlite } from './load-sqlite.ts';
 import { migrate, migrations } from './migrations.ts';
 
@@ -155,6 +156,23 @@ export function openDatabase(path: string, busyTimeoutMs: number, { readOnly = f
   if (isWritable(absolute)) return prepare(new Database(path, { timeout: busyTimeoutMs }), path, info.size);
   if (!readOnly) throw readOnlyError(path);
   return openReadOnly(path, absolute, busyTimeoutMs, info.size, onWarning);
+}
+
+/**
+ * A check, for each commit, that the file at `path` is still the database this process opened
+ * (same device and inode): once it was deleted (`.cadre` removed) or replaced (another file moved
+ * there), commits would go to a file nobody will read again, so the check throws.
+ * @throws {DatabaseReplacedError} from the returned check.
+ */
+export function watchDatabaseFile(path: string): () => void {
+  if (path === ':memory:' || path === '') return () => {};
+  const absolute = resolve(path);
+  const opened = statSync(absolute, { throwIfNoEntry: false });
+  if (opened === undefined) return () => {};
+  return function checkDatabaseFile() {
+    const now = statSync(absolute, { throwIfNoEntry: false });
+    if (now === undefined || now.ino !== opened.ino || now.dev !== opened.dev) throw new DatabaseReplacedError(path, now === undefined);
+  };
 }
 
 /** A read-only connection: plain read-only where the `-shm` can be used, else immutable with a warning. */
