@@ -114,7 +114,7 @@ describe('a database cadre cannot use is refused at open, naming the file and wh
     const notes = join(workspace.cwd, 'notes.txt');
     const result = await workspace.run(['runs', '--db', notes]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`cadre: The file ${notes} is not a SQLite database, not a cadre database. Point --db (or CADRE_DB, or db in cadre.config.json) at cadre's database, or move the file aside so cadre creates a new one there.`);
+    expect(result.stderr).toContain(`cadre: The file ${notes} is not a SQLite database (or its header is damaged), not a cadre database. Point --db (or CADRE_DB, or db in cadre.config.json) at cadre's database, or move the file aside so cadre creates a new one there; if it was cadre's database, restore it from a backup.`);
     expect(await readFile(notes, 'utf8')).toBe('Remember the milk.\n');
     const other = join(workspace.cwd, 'photos.db');
     const database = new DatabaseSync(other);
