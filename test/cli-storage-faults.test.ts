@@ -269,3 +269,27 @@ describe('cadre export -o never writes over the database it reads', () => {
     expect((await readFile(workspace.database)).equals(before)).toBe(true);
   });
 });
+
+describe('cadre serve on a database that fails', () => {
+  it('ends with the message and exit 1 when its database is deleted and the next write meets it', async () => {
+    const database = join(workspace.cwd, 'served', 'cadre.db');
+    const serve = workspace.start(['serve', '--json', '--port', '0', ...workspace.modelFlags.slice(0, 4), '--db', database]);
+    const ready = await new Promise<{ url: string }>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`serve never got ready: ${serve.output.stderr}`)), 20_000);
+      serve.child.stdout!.on('data', () => {
+        const line = serve.output.stdout.split('\n').find((text) => text.startsWith('{'));
+        if (line) {
+          clearTimeout(timer);
+          resolve(JSON.parse(line) as { url: string });
+        }
+      });
+    });
+    await rm(dirname(database), { recursive: true, force: true });
+    const response = await fetch(new URL('/api/sessions', ready.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'echo this' }) });
+    expect(response.status).toBe(201);
+    const result = await serve.exited;
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`cadre: The database ${database} was deleted while cadre was using it: cadre stopped, since nothing more it wrote would be kept.`);
+    expect(result.stderr.match(/was deleted while cadre was using it/g)).toHaveLength(1);
+  });
+});
