@@ -113,6 +113,8 @@ export {
   type SessionStatus,
   type SqliteStoreOptions,
   type Store,
+  StoreFailureError,
+  type StoreFailureKind,
   type Usage,
 } from './store/index.ts';
 

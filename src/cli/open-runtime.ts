@@ -6,6 +6,7 @@ import type { ApprovalMode, Approver } from '../approvals/approval-broker.ts';
 import { configLocations, databaseFromFlagsAndEnv } from '../config/config-locations.ts';
 import type { CadreConfig } from '../config/load-config.ts';
 import { ConfigError } from '../errors/config-error.ts';
+import { StoreFailureError } from '../store/store-failure-error.ts';
 import type { LanguageModelInstance } from '../models/resolve-model.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import type { Store } from '../store/store.ts';
@@ -80,6 +81,13 @@ function existingDatabase(db: string): string {
   return isAbsolute(db) && !existsSync(db) ? ':memory:' : db;
 }
 
+/** Closes the store; a store that failed has said so already (the command reports it once). */
+async function closeStore(store: Store): Promise<void> {
+  await store.close().catch((error: unknown) => {
+    if (!StoreFailureError.isInstance(error)) throw error;
+  });
+}
+
 /**
  * Opens the configured database for a command that reads it, or answers an ask (a missing file
  * is not created). A database this process cannot write is read read-only, with a warning when
@@ -92,7 +100,7 @@ export async function openCliStore(context: CliContext, flags: StoreFlags, { wri
     readOnly: !writes,
     onWarning: (message) => writeLine(context.stderr, `cadre: warning: ${message}`),
   });
-  return { config, store, close: () => store.close() };
+  return { config, store, close: () => closeStore(store) };
 }
 
 async function sessionModel(config: CadreConfig, env: CliContext['env']): Promise<LanguageModelInstance> {
@@ -142,6 +150,8 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     baseURL: config.baseURL,
     env: context.env,
     onError: (error) => {
+      // The command ends with it, and says it once (see runCommand).
+      if (StoreFailureError.isInstance(error)) return;
       const detail = error instanceof Error ? (flags.debug ? (error.stack ?? error.message) : error.message) : String(error);
       context.stderr.write(`cadre: internal error: ${detail}\n`);
     },
@@ -155,7 +165,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     tools,
     async close() {
       await cadre.close();
-      await store.close();
+      await closeStore(store);
     },
   };
 }

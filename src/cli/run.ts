@@ -2,6 +2,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { redactConnectionString } from '../store/redact-connection-string.ts';
+import { StoreFailureError } from '../store/store-failure-error.ts';
 import { colorEnabled, liveViewEnabled, writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
 import { approvalModeOf, type ApprovalFlags } from './approval-mode.ts';
@@ -70,6 +71,21 @@ async function chooseView(context: CliContext, sessionId: string, json: boolean 
   return createPlainView({ stdout: context.stdout, stderr: context.stderr, sessionId, answerHint: asksWait });
 }
 
+/**
+ * Says once what happened to the store and what to do, with how to continue the session once it
+ * is fixed; not for a database deleted or replaced (the session is gone) or damaged.
+ */
+function reportStoreFailure(context: CliContext, failure: StoreFailureError, session: { sessionId: string; databaseFlag: string | undefined } | undefined, json: boolean): void {
+  const resumable = session !== undefined && failure.kind !== 'replaced' && failure.kind !== 'damaged';
+  const resume = resumable ? `cadre run --session ${session.sessionId}${session.databaseFlag ? ` ${session.databaseFlag}` : ''} "..."` : undefined;
+  if (json) {
+    writeLine(context.stdout, JSON.stringify({ type: 'error', kind: failure.kind, message: failure.message, ...(resume ? { continue: resume } : {}) }));
+    return;
+  }
+  writeLine(context.stderr, `cadre: ${failure.message}`);
+  if (resume) writeLine(context.stderr, `  continue: ${resume}`);
+}
+
 /** `cadre run [PROMPT]`: the primary agent works on a prompt; exit code 0, 1 (it failed), 2 or 130 (stopped). */
 export async function runCommand(context: CliContext, promptArgument: string | undefined, flags: RunFlags): Promise<number> {
   const approvals = approvalModeOf(context, flags);
@@ -88,13 +104,19 @@ export async function runCommand(context: CliContext, promptArgument: string | u
   const problems = [...runtime.agents.errors.map((error) => error.message), ...(primaryWarning === null ? [] : [primaryWarning])];
   for (const problem of problems) writeLine(context.stderr, `cadre: warning: ${problem}`);
   const restoreConsole = quietConsole(flags.debug === true);
+  let sessionId: string | undefined;
   try {
     const session = await openSession(runtime, flags);
+    sessionId = session.id;
     view = await chooseView(context, session.id, flags.json, approver !== undefined, approvals === 'ask' || approvals === 'wait', runtime.agents);
     const outcome = await driveSession({ cadre: runtime.cadre, sessionId: session.id, prompt, view, recover: flags.session !== undefined });
     view.finish({ ...outcome, databaseFlag: databaseFlag(context, runtime.config.db) });
     if (outcome.status === 'failed') writeLine(context.stderr, `cadre: the primary agent failed: ${outcome.error}`);
     return exitCodes[outcome.status];
+  } catch (error) {
+    if (!StoreFailureError.isInstance(error)) throw error;
+    reportStoreFailure(context, error, sessionId === undefined ? undefined : { sessionId, databaseFlag: databaseFlag(context, runtime.config.db) }, flags.json === true);
+    return 1;
   } finally {
     await runtime.close();
     restoreConsole();

@@ -3,6 +3,7 @@ import { createDelegationTools } from '../delegation/create-delegation-tools.ts'
 import type { DelegationServices } from '../delegation/delegation-services.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import { isFinished, type RunRecord, type RunStatus, type Usage } from '../store/records.ts';
+import { activityOf } from './activity-of.ts';
 import type { AppSessions } from './app-sessions.ts';
 import { requireAiSdk7 } from './require-ai-sdk.ts';
 
@@ -107,8 +108,7 @@ async function* followDelegation(
     if (event.type !== 'run-event') return;
     const { run } = event;
     if (run.tool_call_id !== execution.toolCallId || run.parent_session_id !== sessionId || run.parent_run_id !== null) return;
-    const activity = event.event.type === 'activity' ? String((event.event.data as { text?: unknown }).text ?? '') : run.last_activity;
-    progress = advance(progress, run, activity);
+    progress = advance(progress, run, activityOf(event));
     changes.push(progress);
   });
   const done = Promise.resolve(delegate.execute!(input, execution) as Promise<string>).then(
@@ -143,7 +143,7 @@ function advance(progress: CadreRunProgress, run: RunRecord, activity: string | 
     agent: run.agent,
     description: run.description,
     status: settled ? progress.status : run.status,
-    activity: activity || progress.activity,
+    activity: activity ?? progress.activity ?? run.last_activity,
     usage: run.usage.input_tokens + run.usage.output_tokens >= progress.usage.input_tokens + progress.usage.output_tokens ? run.usage : progress.usage,
   };
 }

@@ -9,15 +9,22 @@ export const supportedAiSdkMajors: readonly number[] = [7];
 /**
  * Throws a {@link ConfigError} unless the `ai` package cadre resolves (the app's own, since `ai`
  * is a peer dependency) is AI SDK 7: tools and stream parts made for another major would fail in
- * odd ways inside the app's loop instead. Told apart by what 7 added (`isStepCount`,
- * `toUIMessageStream`), so it works however the package was installed.
+ * odd ways inside the app's loop instead.
  */
 export function requireAiSdk7(what: string): void {
-  const exports = ai as Record<string, unknown>;
-  if (typeof exports.isStepCount === 'function' && typeof exports.toUIMessageStream === 'function') return;
-  throw new ConfigError(
-    `${what} needs AI SDK 7 (the 'ai' package ${supportedAiSdkMajors.map((major) => `${major}.x`).join(' or ')}); this app resolves 'ai' ${installedAiVersion() ?? 'of an older major'}. Upgrade with: npm install ai@^7`,
-  );
+  const problem = aiSdkProblem(ai as Record<string, unknown>, installedAiVersion);
+  if (problem) throw new ConfigError(`${what} ${problem}`);
+}
+
+/**
+ * What is wrong with an `ai` package's exports for cadre, or null when they are AI SDK 7's. Told
+ * apart by what 7 added (`isStepCount`, `toUIMessageStream`), so it works however the package was
+ * installed; the version is read only to say which one was found.
+ */
+export function aiSdkProblem(exports: Record<string, unknown>, version: () => string | null): string | null {
+  if (typeof exports.isStepCount === 'function' && typeof exports.toUIMessageStream === 'function') return null;
+  const found = version();
+  return `needs AI SDK 7 (the 'ai' package ${supportedAiSdkMajors.map((major) => `${major}.x`).join(' or ')}); this app has 'ai' ${found ?? 'of an older major'}. Upgrade with: npm install ai@^7`;
 }
 
 /** The version of the `ai` package cadre resolves, when its package.json can be read. */

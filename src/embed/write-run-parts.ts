@@ -1,4 +1,5 @@
 import type { CadreEvent, RunBus } from '../runs/run-bus.ts';
+import { activityOf } from './activity-of.ts';
 import { isFinished, type ApprovalRecord, type RunRecord, type RunStatus, type Usage } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 
@@ -109,7 +110,7 @@ export async function writeRunParts(services: RunPartsServices, writer: CadreRun
       agent: run.agent,
       description: run.description,
       status,
-      activity: activity || card?.activity || run.last_activity,
+      activity: activity ?? card?.activity ?? run.last_activity,
       usage: card && totalOf(card.usage) > totalOf(run.usage) ? card.usage : run.usage,
       parent_run_id: run.parent_run_id,
       approval: isFinished(status) ? null : (card?.approval ?? null),
@@ -140,15 +141,14 @@ export async function writeRunParts(services: RunPartsServices, writer: CadreRun
   const apply = (event: CadreEvent) => {
     if (event.type === 'run-event') {
       if (!family.has(event.run.parent_session_id)) return;
-      const activity = event.event.type === 'activity' ? String((event.event.data as { text?: unknown }).text ?? '') : null;
-      applyRun(event.run, activity);
+      applyRun(event.run, activityOf(event));
     } else if (event.type === 'approval') applyApproval(event.approval);
   };
   const unsubscribe = bus.subscribe(onEvent);
   const onAbort = () => finish();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    for (const run of await familyRuns(store, sessionId)) applyRun(run, null);
+    for (const run of await familyRuns(store, sessionId)) applyRun(run, run.last_activity);
     for (const approval of await store.listApprovals({ statuses: ['pending'], session_id: sessionId })) applyApproval(approval);
     for (const event of backlog) apply(event);
     backlog = null;

@@ -37,14 +37,17 @@ import { createSessionRunner, type TurnResult } from '../sessions/session-runner
 import type { ApprovalRecord, RunRecord, SessionRecord } from '../store/records.ts';
 import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
+import type { StoreFailureError } from '../store/store-failure-error.ts';
 import { systemNow, timeSortedId, type NewId, type Now } from '../util/clock.ts';
 import { addPruning } from '../util/pruned-set.ts';
 import { deliverPendingNotifications } from './deliver-pending-notifications.ts';
 import { createAppNotifications, type CadreNotifications } from '../embed/app-notifications.ts';
 import { createAppSessions, isAppSession } from '../embed/app-sessions.ts';
 import { createAppTools, type CadreToolsOptions } from '../embed/app-tools.ts';
+import { requireAiSdk7 } from '../embed/require-ai-sdk.ts';
 import { writeRunParts, type CadreRunPartWriter, type WriteRunPartsOptions } from '../embed/write-run-parts.ts';
 import { recoverRuns, type RecoveryReport } from './recover-runs.ts';
+import { isStoreFailure, watchStoreFailure } from './watch-store-failure.ts';
 import { createSessionWakeups, waitForIdle } from './wait-for-idle.ts';
 
 /** Options of {@link createCadre}. */
@@ -158,7 +161,11 @@ export interface Cadre {
   createSession(options?: { agent?: string; model?: string }): Promise<SessionRecord>;
   /** Sends a user message and runs the primary agent's turn. */
   send(sessionId: string, text: string, options?: { signal?: AbortSignal }): Promise<TurnResult>;
-  /** Resolves when the session is idle and none of its runs is queued or running (auto-resumes included). */
+  /**
+   * Resolves when the session is idle and none of its runs is queued or running (auto-resumes
+   * included). Rejects with the store's {@link StoreFailureError} once the store stopped taking
+   * writes: the runtime then stopped every turn and run of this process.
+   */
   waitForIdle(sessionId: string, options?: { signal?: AbortSignal }): Promise<void>;
   /** A person's stop of a run (and what it started): `canceled_by_user`, from any process. */
   stopRun(runId: string, options?: { cause?: StopCause; reason?: string }): Promise<RunRecord | null>;
@@ -216,13 +223,23 @@ export interface Cadre {
  * await cadre.waitForIdle(session.id);
  */
 export function createCadre(options: CadreOptions): Cadre {
+  requireAiSdk7('cadre');
   const { store } = options;
   const now = options.now ?? systemNow;
   const newId = options.newId ?? timeSortedId;
   const limits = resolveLimits(options.maxRetries === undefined ? options.limits : { maxRetries: options.maxRetries, ...options.limits });
   const redactor = createSecretRedactor({ env: options.env, values: options.secrets });
   const onError = options.onError ?? ((error: unknown) => console.error(error));
-  const report = (error: unknown) => onError(redactor.redactError(error));
+  // Once the store fails (a full disk, a deleted database), its failure is reported once, and
+  // what follows from it (every run's and turn's write rejecting) is not reported again.
+  const storeFailure = watchStoreFailure(store, (failure) => {
+    onError(redactor.redactError(failure));
+    halt();
+  });
+  const report = (error: unknown) => {
+    if (storeFailure.failure && isStoreFailure(error)) return;
+    onError(redactor.redactError(error));
+  };
   // Every model of this runtime goes through one retry policy, with one 429 gate per provider.
   const gates = createProviderGates();
   const reliable = (model: LanguageModelInstance) =>
@@ -454,6 +471,18 @@ export function createCadre(options: CadreOptions): Cadre {
   });
 
 
+  /**
+   * The store takes no more writes: stop every turn and run of this process now. Nothing they do
+   * could be stored, and what is stored stays as it was for recovery once the store works again.
+   */
+  function halt(): void {
+    for (const timer of resumeTimers.values()) clearTimeout(timer);
+    resumeTimers.clear();
+    for (const sessionId of hosted) sessions.stopTurn(sessionId, 'user');
+    broker.close();
+    runs.close().catch(() => {});
+  }
+
   const cadre: Cadre = {
     store,
     agents,
@@ -480,6 +509,7 @@ export function createCadre(options: CadreOptions): Cadre {
     },
 
     async send(sessionId, text, { signal } = {}) {
+      if (storeFailure.failure) throw storeFailure.failure;
       const session = await store.getSession(sessionId);
       if (!session) throw new ConfigError(`No session '${sessionId}'.`);
       if (session.parent_run_id !== null) throw new ConfigError(`Session '${sessionId}' belongs to run ${session.parent_run_id}; continue it with the agent tool's resume parameter.`);
@@ -488,8 +518,11 @@ export function createCadre(options: CadreOptions): Cadre {
       return sessions.send(sessionId, text, { signal });
     },
 
-    waitForIdle(sessionId, { signal } = {}) {
-      return waitForIdle({ sessionId, store, wakeups, signal, isBusy: (id) => !isQuiet(id) });
+    async waitForIdle(sessionId, { signal } = {}) {
+      // A failed store ends the wait: the runs it shows as running will not move in this process.
+      const stopped = signal ? AbortSignal.any([signal, storeFailure.signal]) : storeFailure.signal;
+      await waitForIdle({ sessionId, store, wakeups, signal: stopped, isBusy: (id) => !isQuiet(id) });
+      if (storeFailure.failure) throw storeFailure.failure;
     },
 
     async stopRun(runId, { cause = 'user', reason } = {}) {
@@ -561,7 +594,11 @@ export function createCadre(options: CadreOptions): Cadre {
       await runs.close();
       for (const sessionId of hosted) await sessions.idle(sessionId);
       if (!options.coordination) await coordination.close();
-      await store.flush();
+      storeFailure.close();
+      // A failed store has nothing more to commit; its failure was reported when it happened.
+      await store.flush().catch((error: unknown) => {
+        if (!isStoreFailure(error)) throw error;
+      });
     },
   };
   return cadre;
