@@ -53,4 +53,24 @@ describe('notifications in an app’s own loop across a crash', () => {
     expect((await store.listMessages('chat-crash')).map((message) => message.content)).toEqual([taken[0]!.content]);
     await cadre.close();
   });
+
+  it('recovers a run of an app killed mid-run: the restarted app resumes it and takes its notification', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'cadre-own-loop-crash-'));
+    const databasePath = join(directory, 'cadre.db');
+    const messagesPath = join(directory, 'messages.json');
+    const first = startApp(['slow', databasePath, messagesPath]);
+    await first.line;
+    first.child.kill('SIGKILL');
+    await new Promise((resolve) => first.child.once('exit', resolve));
+
+    const second = startApp(['recover', databasePath, messagesPath]);
+    const { taken } = await second.line;
+    await new Promise((resolve) => second.child.once('exit', resolve));
+    expect(taken).toEqual([{ role: 'user', content: expect.stringMatching(/^<subagent-notification>\nrun_id: run_\S+\nagent: general\nstatus: completed\ndescription: survey\nsummary: The survey found three files\./) }]);
+    const store = createSqliteStore({ path: databasePath });
+    const [run] = await store.listRuns({ parent_session_id: 'chat-crash' });
+    expect(run).toMatchObject({ status: 'completed', mode: 'background' });
+    expect(run!.notification?.delivered_at).toBeTypeOf('string');
+    await store.close();
+  });
 });

@@ -53,7 +53,7 @@ describe.skipIf(skip)(title, () => {
     if (profile) await rm(profile, { recursive: true, force: true });
   });
 
-  it('sends a message, shows live run cards that go from queued to completed, stops one and approves an ask', async () => {
+  it('sends a message, shows live run cards that go from queued to completed, approves an ask, comes back after a reload and stops one', async () => {
     const page = await context.newPage();
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
@@ -76,17 +76,28 @@ describe.skipIf(skip)(title, () => {
       expect(trail[0]).toBe('queued');
       expect(trail.at(-1)).toBe('completed');
     }
-
-    // The slow one waited for a slot (two at a time), then runs until a person stops it.
+    // The slow one waited for a slot (two at a time), then works until a person stops it.
     await expect.poll(() => slow.getAttribute('data-status'), { timeout: 20_000 }).toBe('running');
     expect((await slow.getAttribute('data-trail'))!.split(' ')[0]).toBe('queued');
+
+    // A reload comes back to the same chat (its id is in the address): every card as it stands.
+    await page.reload();
+    await expect.poll(() => page.locator('.run-card').count(), { timeout: 20_000 }).toBe(3);
+    expect([await list.getAttribute('data-status'), await deploy.getAttribute('data-status'), await slow.getAttribute('data-status')]).toEqual(['completed', 'completed', 'running']);
     expect(await slow.locator('.activity').textContent()).toBe('waiting for model');
+
     await slow.locator('[data-action="stop"]').click();
     await expect.poll(() => slow.getAttribute('data-status'), { timeout: 20_000 }).toBe('canceled_by_user');
     expect(await slow.locator('[data-action="stop"]').count()).toBe(0);
 
-    // The background results reach the app's model as notifications: it answers them.
+    // The runs' notifications, never acknowledged by the page that went away, reach the model with the next message.
+    await expect.poll(() => page.locator('button[type="submit"]').isEnabled(), { timeout: 20_000 }).toBe(true);
+    await page.fill('input[name="prompt"]', 'What happened?');
+    await page.click('button[type="submit"]');
     await expect.poll(() => page.locator('.message.assistant').last().textContent(), { timeout: 20_000 }).toContain('Your subagents are done (');
+    // One message per answer: the resumed cards, then the answer, which repeats no finished card.
+    expect(await page.locator('.message.assistant').count()).toBe(2);
+    expect(await page.locator('.message.assistant').last().locator('.run-card').count()).toBe(0);
     const answer = (await page.locator('.message.assistant').last().textContent())!;
     expect(answer).toContain('completed');
     expect(answer).toContain('canceled_by_user');

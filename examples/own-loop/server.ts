@@ -51,9 +51,13 @@ app.post('/api/chat', async (context) => {
     execute: async ({ writer }) => {
       const history = await convertToModelMessages(messages);
       const result = streamText({ model, instructions, messages: history, tools, prepareStep: notifications.prepareStep, stopWhen: isStepCount(10), abortSignal: signal });
-      writer.merge(toUIMessageStream({ stream: result.stream, sendFinish: false }));
+      // One assistant message holds the answer and the cards: it starts here and ends below.
+      writer.write({ type: 'start' });
+      writer.merge(toUIMessageStream({ stream: result.stream, sendStart: false, sendFinish: false }));
       // Run cards, live, until the runs the loop started have ended (or the page goes away).
-      await cadre.writeRunParts(writer, { sessionId: id, signal, loop: result.response });
+      await cadre.writeRunParts(writer, { sessionId: id, signal, loop: result.response, runs: 'active' });
+      // The page went away: its notifications wait for the next request (nothing is acknowledged).
+      if (signal.aborted) return;
       // Runs that ended after the loop: their notifications go to the model for one more answer.
       const pending = await notifications.take();
       const more = pending.length === 0 ? null : streamText({ model, instructions, messages: [...history, ...(await result.response).messages, ...pending], tools, abortSignal: signal });
@@ -61,6 +65,23 @@ app.post('/api/chat', async (context) => {
       await more?.response;
       // useChat keeps this conversation: once it is streamed, the notifications are delivered.
       await notifications.ack();
+    },
+  });
+  return createUIMessageStreamResponse({ stream });
+});
+
+// useChat's `resume`: a page that comes back (a reload) gets every run's card as it stands now,
+// then live until the runs end. No run active: nothing to resume (204).
+app.get('/api/chat/:id/stream', async (context) => {
+  const sessionId = context.req.param('id');
+  const active = await cadre.store.listRuns({ parent_session_id: sessionId, statuses: ['queued', 'running'], limit: 1 });
+  if (active.length === 0) return context.body(null, 204);
+  const signal = context.req.raw.signal;
+  const stream = createUIMessageStream({
+    execute: async ({ writer }) => {
+      writer.write({ type: 'start' });
+      await cadre.writeRunParts(writer, { sessionId, signal });
+      writer.write({ type: 'finish' });
     },
   });
   return createUIMessageStreamResponse({ stream });

@@ -1,4 +1,4 @@
-import type { ModelMessage, PrepareStepFunction, ToolSet } from 'ai';
+import type { ModelMessage } from 'ai';
 import type { Coordination } from '../coordination/coordination.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
@@ -32,7 +32,7 @@ export interface CadreNotifications {
    * background result reaches the model mid-loop (AI SDK 7 carries them to later steps). Call
    * {@link ack} once you stored the loop's messages, these included.
    */
-  prepareStep: PrepareStepFunction<ToolSet>;
+  prepareStep(step: { messages: ModelMessage[] }): Promise<{ messages: ModelMessage[] } | undefined>;
   /**
    * Resolves when a notification is waiting to be taken (at once if one is), so an idle app can
    * wake its loop. Rejects with the signal's reason when `signal` aborts.
@@ -125,7 +125,7 @@ export function createAppNotifications(services: AppNotificationsServices, sessi
     take,
     ack,
 
-    prepareStep: async ({ messages }) => {
+    async prepareStep({ messages }) {
       const taken = await take();
       return taken.length === 0 ? undefined : { messages: [...messages, ...taken] };
     },

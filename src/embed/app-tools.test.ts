@@ -79,7 +79,10 @@ describe('cadre.tools in an app’s own loop', () => {
       return { text: `end: ${last.content}` };
     });
     const weather = tool({ description: 'Weather', inputSchema: z.object({ city: z.string() }), execute: ({ city }) => `sunny in ${city}` });
-    const agent = new ToolLoopAgent({ model, instructions: appInstructions, tools: { weather, ...cadre.tools({ sessionId: 'chat-3' }) }, stopWhen: isStepCount(4) });
+    // prepareStep fits a loop with typed tools of the app's own: a type check (another chat's, so
+    // the background result below stays pending for the assertions).
+    const { prepareStep } = cadre.notifications('chat-3-other');
+    const agent = new ToolLoopAgent({ model, instructions: appInstructions, tools: { weather, ...cadre.tools({ sessionId: 'chat-3' }) }, prepareStep, stopWhen: isStepCount(4) });
     const result = await agent.generate({ prompt: 'go' });
     const first = result.steps[0]!.content.filter((part) => part.type === 'tool-result' || part.type === 'tool-error');
     expect(first.map((part) => [part.type, part.toolName])).toEqual([['tool-error', 'agent'], ['tool-result', 'weather']]);

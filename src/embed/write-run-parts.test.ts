@@ -104,6 +104,26 @@ describe('cadre.writeRunParts', () => {
     expect(writer.latest.get(helperId)?.usage.output_tokens).toBeGreaterThan(0);
   });
 
+  it('leaves out finished runs at first with runs: active, so a new answer does not repeat earlier cards', async () => {
+    const { cadre, model } = makeCadre();
+    const writer = recordingWriter();
+    const loop = generateText({ model, instructions: 'You are the app.', prompt: 'go', tools: cadre.tools({ sessionId: 'chat-active' }), stopWhen: isStepCount(3) });
+    await loop;
+    await until(async () => (await cadre.store.listRuns({ parent_session_id: 'chat-active', statuses: ['completed'] })).length > 0);
+    const answering = (async () => {
+      await until(async () => (await cadre.pendingApprovals({ sessionId: 'chat-active' })).length > 0);
+      const [ask] = await cadre.pendingApprovals({ sessionId: 'chat-active' });
+      await cadre.approve(ask!.id, { decision: 'approve' });
+    })();
+    await cadre.writeRunParts(writer, { sessionId: 'chat-active', runs: 'active', throttleMs: 10 });
+    await answering;
+    // The quick run had finished before: no card for it; the others were still going.
+    expect([...writer.latest.values()].map((card) => card.agent).sort()).toEqual(['helper', 'lead']);
+    const all = recordingWriter();
+    await cadre.writeRunParts(all, { sessionId: 'chat-active' });
+    expect(all.latest.size).toBe(3);
+  });
+
   it('ends at once for a session with no active run, after writing what there is', async () => {
     const { cadre } = makeCadre();
     const writer = recordingWriter();

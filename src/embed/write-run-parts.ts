@@ -50,6 +50,12 @@ export interface WriteRunPartsOptions {
    * settles, so runs it starts show up live, then until every run has ended. @default none
    */
   loop?: PromiseLike<unknown>;
+  /**
+   * Which runs the first write covers: `all` of the session's (a page that reconnects), or only
+   * the `active` ones (queued or running), so a new answer does not repeat the cards of finished
+   * runs an earlier answer showed. Runs that start later are written either way. @default 'all'
+   */
+  runs?: 'all' | 'active';
   /** Changes of one run within this many milliseconds go out as one part. @default 100 */
   throttleMs?: number;
 }
@@ -148,7 +154,9 @@ export async function writeRunParts(services: RunPartsServices, writer: CadreRun
   const onAbort = () => finish();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    for (const run of await familyRuns(store, sessionId)) applyRun(run, run.last_activity);
+    for (const run of await familyRuns(store, sessionId)) {
+      if (options.runs !== 'active' || !isFinished(run.status)) applyRun(run, run.last_activity);
+    }
     for (const approval of await store.listApprovals({ statuses: ['pending'], session_id: sessionId })) applyApproval(approval);
     for (const event of backlog) apply(event);
     backlog = null;

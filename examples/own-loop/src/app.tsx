@@ -7,10 +7,22 @@ import { RunCard } from './run-card.tsx';
 /** The page's messages: cadre's runs arrive as `data-cadre-run` parts. */
 export type ChatMessage = UIMessage<never, { 'cadre-run': CadreRunPartData }>;
 
+/** The chat's id lives in the address (`#id`), so a reload comes back to the same chat and its runs. */
+function chatId(): string {
+  if (location.hash.length > 1) return location.hash.slice(1);
+  const id = crypto.randomUUID();
+  history.replaceState(null, '', `#${id}`);
+  return id;
+}
+
 export function App() {
+  const [id] = useState(chatId);
   // Every status a run's card went through, in order (parts replace each other in the message).
   const [trails, setTrails] = useState<Record<string, string[]>>({});
   const { messages, sendMessage, status } = useChat<ChatMessage>({
+    id,
+    // After a reload, GET /api/chat/:id/stream brings back the cards of runs still going.
+    resume: true,
     transport: new DefaultChatTransport({ api: '/api/chat' }),
     onData: (part) => {
       if (part.type !== 'data-cadre-run' || !part.id) return;
