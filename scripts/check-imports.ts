@@ -15,7 +15,7 @@ const rank: Record<string, number> = {
   executors: 4, approvals: 4, 'mcp/client': 4,
   delegation: 5,
   sessions: 6,
-  runtime: 7,
+  runtime: 7, embed: 7,
   server: 8, 'mcp/server': 8, 'mcp/index.ts': 8, cli: 9,
   'index.ts': 10,
 };
