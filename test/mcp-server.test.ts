@@ -180,3 +180,42 @@ describe('cadre mcp', () => {
     }
   });
 });
+
+describe('cadre mcp --http', () => {
+  it('serves streamable HTTP on 127.0.0.1 behind a bearer token and an Origin check, with a token generated once and stored', async () => {
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    const started = workspace.start(['mcp', '--http', '0', ...flags()]);
+    try {
+      await expect.poll(() => started.output.stdout, { timeout: 15_000 }).toMatch(/Token: \S+/);
+      const url = /cadre mcp: (\S+)/.exec(started.output.stdout)![1];
+      const token = /Token: (\S+)/.exec(started.output.stdout)![1];
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+      expect(started.output.stdout).toContain('(generated now, stored in');
+      const client = new Client({ name: 'http-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+      const { tools } = await client.listTools();
+      expect(tools.map((tool) => tool.name)).toContain('agent');
+      const answer = text(await client.callTool({ name: 'agent', arguments: { agent: 'general', task: 'over http' } }));
+      expect(answer).toContain('Answer to: over http');
+      await client.close();
+      const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+      const post = (headers: Record<string, string>) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(initialize) });
+      expect((await post({})).status).toBe(401);
+      expect((await post({ authorization: 'Bearer wrong' })).status).toBe(401);
+      expect((await post({ authorization: `Bearer ${token}`, origin: 'https://evil.example' })).status).toBe(403);
+      expect((await post({ authorization: `Bearer ${token}` })).status).toBe(200);
+    } finally {
+      started.child.kill('SIGTERM');
+      await started.exited;
+    }
+    // The next start uses the stored token.
+    const again = workspace.start(['mcp', '--http', '0', ...flags()]);
+    try {
+      await expect.poll(() => again.output.stdout, { timeout: 15_000 }).toMatch(/Token: \S+/);
+      expect(again.output.stdout).not.toContain('generated now');
+    } finally {
+      again.child.kill('SIGTERM');
+      await again.exited;
+    }
+  });
+});

@@ -1,5 +1,11 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync, realpathSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { configLocations } from '../config/config-locations.ts';
+import { ConfigError } from '../errors/config-error.ts';
+import { serveMcpHttp } from '../mcp/server/serve-mcp-http.ts';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createMcpHub } from '../mcp/server/mcp-hub.ts';
 import { createMcpServer } from '../mcp/server/create-mcp-server.ts';
@@ -11,6 +17,8 @@ import { openRuntime } from './open-runtime.ts';
 /** Options of `cadre mcp`. */
 export interface McpFlags extends RuntimeFlags {
   session?: string;
+  /** `--http PORT`: streamable HTTP on 127.0.0.1 instead of stdio. */
+  http?: string;
 }
 
 /**
@@ -33,8 +41,10 @@ export function workspaceSessionId(cwd: string): string {
  * SIGINT/SIGTERM, after which the next `cadre mcp` resumes them).
  */
 export async function mcpCommand(context: CliContext, flags: McpFlags, signal?: AbortSignal): Promise<number> {
+  const port = flags.http === undefined ? undefined : Number(flags.http);
+  if (flags.http !== undefined && (!/^\d+$/.test(flags.http) || port! > 65_535)) throw new ConfigError(`--http must be a port from 0 to 65535, not '${flags.http}'.`);
   // stdout carries the protocol: anything a library prints there would break it.
-  const restoreConsole = keepStdoutForProtocol();
+  const restoreConsole = port === undefined ? keepStdoutForProtocol() : () => {};
   const runtime = await openRuntime({ context, flags, requireModel: true, approvals: 'wait' });
   const { cadre } = runtime;
   const sessionId = flags.session ?? workspaceSessionId(context.cwd);
@@ -43,6 +53,12 @@ export async function mcpCommand(context: CliContext, flags: McpFlags, signal?: 
     const tools = cadre.tools({ sessionId });
     const taskStore = createRunTaskStore({ cadre, sessionId, tools });
     await cadre.recover();
+    if (port !== undefined) return await serveHttp(context, flags, port, () => {
+      const server = createMcpServer({ cadre, sessionId, tools, taskStore, version: packageVersion() });
+      const remove = hub.add(server);
+      server.onclose = remove;
+      return server;
+    }, signal);
     const server = createMcpServer({ cadre, sessionId, tools, taskStore, version: packageVersion() });
     hub.add(server);
     const closed = new Promise<void>((resolve) => (server.onclose = resolve));
@@ -62,6 +78,46 @@ export async function mcpCommand(context: CliContext, flags: McpFlags, signal?: 
     await runtime.close();
     restoreConsole();
   }
+}
+
+/** `cadre mcp --http PORT`: until SIGINT or SIGTERM. */
+async function serveHttp(context: CliContext, flags: McpFlags, port: number, makeServer: () => Server, signal?: AbortSignal): Promise<number> {
+  const { token, generated, file } = await mcpToken(context, flags);
+  const endpoint = await serveMcpHttp({ port, token, createServer: makeServer, onError: (error) => writeLine(context.stderr, `cadre mcp: ${error instanceof Error ? error.message : String(error)}`) }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'EADDRINUSE') throw new ConfigError(`port ${port} is in use on 127.0.0.1; pass --http N (or --http 0 for any free port).`);
+    throw error;
+  });
+  if (flags.json) writeLine(context.stdout, JSON.stringify({ type: 'mcp-ready', url: endpoint.url, token }));
+  else {
+    writeLine(context.stdout, `cadre mcp: ${endpoint.url}`);
+    writeLine(context.stdout, `Token: ${token}${generated ? ` (generated now, stored in ${file})` : ''}`);
+    writeLine(context.stdout, 'Every request needs Authorization: Bearer <token>. Keep it secret.');
+  }
+  const stopped = untilStopped(signal);
+  await stopped.promise;
+  stopped.dispose();
+  await endpoint.close();
+  return 0;
+}
+
+/**
+ * The bearer token of `cadre mcp --http`: `CADRE_MCP_TOKEN`, else the one stored in the user's
+ * configuration directory (`mcp-token`), else a new one, generated once and stored there (mode 600).
+ */
+async function mcpToken(context: CliContext, flags: McpFlags): Promise<{ token: string; generated: boolean; file: string }> {
+  const { userDirectory } = configLocations({ cwd: context.cwd, configFile: flags.config, env: context.env, home: context.env.HOME });
+  const file = join(userDirectory, 'mcp-token');
+  const fromEnv = context.env.CADRE_MCP_TOKEN?.trim();
+  if (fromEnv) return { token: fromEnv, generated: false, file };
+  const stored = (await readFile(file, 'utf8').catch(() => '')).trim();
+  if (stored) return { token: stored, generated: false, file };
+  const token = randomBytes(24).toString('base64url');
+  await mkdir(userDirectory, { recursive: true });
+  await writeFile(file, `${token}\n`, { mode: 0o600, flag: 'wx' }).catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EEXIST') throw error;
+  });
+  // Another process may have stored one first: use whichever is stored.
+  return { token: (await readFile(file, 'utf8')).trim(), generated: true, file };
 }
 
 /** Resolves on the first SIGINT or SIGTERM (or when `signal` aborts). */

@@ -4,6 +4,7 @@ import { configLocations, defaultConfigFileName, given, resolveDatabase } from '
 import { resolveLimits, type Limits } from './limits.ts';
 import { defaultModelAliases } from './model-aliases.ts';
 import { readConfigFile, type ConfigFile } from './read-config-file.ts';
+import type { McpServerConfig } from './mcp-servers-config.ts';
 import { compilePermissions, type PermissionsConfig } from '../permissions/permissions.ts';
 
 export { defaultConfigFileName };
@@ -68,6 +69,8 @@ export interface CadreConfig {
   permissions: PermissionsConfig;
   /** Summarizing settings from the file. */
   summarize?: SummarizeConfig;
+  /** MCP servers whose tools agents may use: the user's file's, then the project's (same name: the project's). @default {} */
+  mcpServers: Record<string, McpServerConfig>;
   /** Absolute agent directories: the file's `agents`, then each `--agents` flag. @default [] */
   agentsDirs: string[];
   /** The primary agent's name. @default 'main' */
@@ -157,6 +160,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     limits: resolveLimits(file?.limits),
     permissions,
     summarize: file?.summarize,
+    mcpServers: { ...file?.mcpServers },
     agentsDirs: [
       ...(file?.agents ?? []).map((directory) => resolve(fileDirectory, directory)),
       ...(flags.agentsDirs ?? []).map((directory) => resolve(cwd, directory)),

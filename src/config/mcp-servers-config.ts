@@ -25,11 +25,11 @@ export const mcpServerConfigSchema = z.union([httpMcpServerSchema, stdioMcpServe
 });
 
 /** `mcpServers`: server name → how to reach it. Names become part of tool names (`mcp__<name>__<tool>`). */
-export const mcpServersSchema = z.record(
-  z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, { error: 'server names must be 1 to 40 letters, digits, "-" or "_"' }),
-  mcpServerConfigSchema,
-  { error: 'must map server names to {"command", ...} or {"type": "http", "url", ...}' },
-);
+export const mcpServersSchema = z.record(z.string(), mcpServerConfigSchema).superRefine((servers, context) => {
+  for (const name of Object.keys(servers)) {
+    if (!/^[A-Za-z0-9_-]{1,40}$/.test(name)) context.addIssue({ code: 'custom', path: [name], message: 'server names must be 1 to 40 letters, digits, "-" or "_"' });
+  }
+});
 
 /** A stdio MCP server's configuration. */
 export type StdioMcpServerConfig = z.infer<typeof stdioMcpServerSchema>;

@@ -18,6 +18,10 @@ import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
 import { summarizeResult, type SummarizeSettings } from '../delegation/summarize-result.ts';
+import { mcpServerConfigSchema, type McpServerConfig } from '../config/mcp-servers-config.ts';
+import { createMcpClients, type McpClients, type McpServerEntry } from '../mcp/client/mcp-clients.ts';
+import { serversNamedBy } from '../mcp/client/mcp-tool-name.ts';
+import { withNotices } from '../sessions/session-runner.ts';
 import type { RunSummary } from '../executors/in-process-executor.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { createInProcessExecutor } from '../executors/in-process-executor.ts';
@@ -138,6 +142,15 @@ export interface CadreOptions {
    * cut is used. The run keeps the full text. @default no summaries
    */
   summarize?: SummarizeSettings;
+  /**
+   * MCP servers whose tools agents get (CONTRACT section 12), in the format Claude Desktop and
+   * Claude Code use: `{ command, args, env }` or `{ type: 'http', url, headers }`. Their tools are
+   * named `mcp__<server>__<tool>`, risk `network` (or `read` when the server marks a tool
+   * `readOnlyHint`). A server starts when a run first needs it, is shared, and closes with
+   * {@link Cadre.close}; one that fails is reported and the others go on.
+   * @example { github: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'] } }
+   */
+  mcpServers?: Record<string, McpServerConfig | McpServerEntry>;
   /** Where internal errors go. @default console.error */
   onError?: (error: unknown) => void;
 }
@@ -278,9 +291,41 @@ export function createCadre(options: CadreOptions): Cadre {
     return model;
   }
 
-  function toolsFor(agent: AgentDefinition): ToolSet {
-    // Resolved at each run against the tools this runtime has; a listed tool it lacks is left out.
-    return selectAgentTools(agent, workspaceTools).tools;
+  function toolsFor(agent: AgentDefinition, available: ToolSet = workspaceTools): ToolSet {
+    // Resolved at each run against the tools this runtime has (MCP servers' too); a listed tool it lacks is left out.
+    return selectAgentTools(agent, available).tools;
+  }
+
+  const mcp: McpClients = createMcpClients({
+    servers: Object.fromEntries(Object.entries(options.mcpServers ?? {}).map(([name, entry]) => [name, 'config' in entry ? entry : { config: entry, source: 'configuration' }])),
+    env: options.env,
+    clientInfo: { name: 'cadre', version: '0.1.0' },
+  });
+  /** Per agent: why MCP servers it needs are unavailable (told to the model with its prompt). */
+  const mcpNotices = new WeakMap<AgentDefinition, string[]>();
+
+  /** The tools an agent may pick from: the workspace tools and those of the MCP servers it needs (started if need be). */
+  async function availableTools(agent: AgentDefinition): Promise<ToolSet> {
+    const own = agentMcpServers(agent);
+    if (mcp.names.length === 0 && Object.keys(own).length === 0) return workspaceTools;
+    const listed = agent.tools.kind === 'list' ? agent.tools.names : null;
+    // A server the agent file names (configured elsewhere, or defined inline) is the agent's either way.
+    const named = (agent.mcpServers ?? []).map((server) => server.name).filter((name) => mcp.names.includes(name) && !(name in own));
+    const { tools, failures } = await mcp.tools([...new Set([...serversNamedBy(listed, mcp.names), ...named])], own);
+    mcpNotices.set(agent, failures.map((failure) => `${failure.message} Its tools are not available in this conversation.`));
+    return { ...workspaceTools, ...tools };
+  }
+
+  /** The servers an agent file defines inline (Claude Code's `mcpServers`), for that agent's runs. */
+  function agentMcpServers(agent: AgentDefinition): Record<string, McpServerEntry> {
+    const own: Record<string, McpServerEntry> = {};
+    for (const server of agent.mcpServers ?? []) {
+      if (!server.config) continue;
+      const parsed = mcpServerConfigSchema.safeParse(server.config);
+      if (parsed.success) own[server.name] = { config: parsed.data, source: `agent ${agent.name}` };
+      else report(new ConfigError(`Agent '${agent.name}': MCP server '${server.name}' is not a valid server definition; it is left out.`));
+    }
+    return own;
   }
 
   const budget = createTokenBudget({ store, limits });
@@ -306,8 +351,8 @@ export function createCadre(options: CadreOptions): Cadre {
   });
 
   /** The agent's workspace tools, each call behind the permission rules. */
-  function gatedToolsFor(agent: AgentDefinition, context: Omit<ToolGateContext, 'agent' | 'agentRules'>): ToolSet {
-    return gateTools(toolsFor(agent), { ...context, agent: agent.name, agentRules: rulesOfAgent(agent) }, { store, broker, rules });
+  async function gatedToolsFor(agent: AgentDefinition, context: Omit<ToolGateContext, 'agent' | 'agentRules'>): Promise<ToolSet> {
+    return gateTools(toolsFor(agent, await availableTools(agent)), { ...context, agent: agent.name, agentRules: rulesOfAgent(agent) }, { store, broker, rules });
   }
 
   /** The primary session a session belongs to: asks and "always" rules are per primary session. */
@@ -413,7 +458,7 @@ export function createCadre(options: CadreOptions): Cadre {
       if (!agent) throw new Error(`Agent '${run.agent}' is no longer defined.`);
       const session = await store.getSession(run.child_session_id);
       const sessionId = await primarySessionOf(run.parent_session_id);
-      const tools: ToolSet = { ...gatedToolsFor(agent, { sessionId, runId: run.id, setActivity: live.setActivity, writePending: live.writePending }) };
+      const tools: ToolSet = { ...(await gatedToolsFor(agent, { sessionId, runId: run.id, setActivity: live.setActivity, writePending: live.writePending })) };
       if (run.depth < limits.maxDepth) {
         Object.assign(tools, createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }));
       }
@@ -421,7 +466,7 @@ export function createCadre(options: CadreOptions): Cadre {
       inbox.open(run.child_session_id);
       return {
         model,
-        instructions: agent.system,
+        instructions: withNotices(agent.system, mcpNotices.get(agent) ?? []),
         tools,
         takeInjectedMessages: () => takeAndStore(inbox, run.child_session_id),
         ...(summarize ? { summarize: (text: string, signal: AbortSignal) => summarizeRun(run, text, model, signal, live.setActivity) } : {}),
@@ -467,6 +512,7 @@ export function createCadre(options: CadreOptions): Cadre {
     onError: report,
     modelFor: (agent, session) => modelFor(agentModel(agent) ?? session.model),
     toolsFor: (agent, session) => gatedToolsFor(agent, { sessionId: session.id, runId: null }),
+    noticesFor: (agent) => mcpNotices.get(agent) ?? [],
     onUnansweredMessages: (sessionId) => scheduleResume(sessionId),
   });
 

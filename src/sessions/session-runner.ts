@@ -40,7 +40,9 @@ export interface SessionRunnerOptions {
   delegation: DelegationServices;
   modelFor: (agent: AgentDefinition, session: SessionRecord) => LanguageModel;
   /** The agent's workspace tools for one session (behind its permission rules). */
-  toolsFor: (agent: AgentDefinition, session: SessionRecord) => ToolSet;
+  toolsFor: (agent: AgentDefinition, session: SessionRecord) => ToolSet | Promise<ToolSet>;
+  /** What the agent should know besides its prompt (MCP servers that could not start). @default nothing */
+  noticesFor?: (agent: AgentDefinition) => string[];
   /** Redacts tool results before the model sees them. @default nothing is redacted */
   redactor?: SecretRedactor;
   /** The AI SDK's telemetry settings of every loop. @default on only while someone receives it */
@@ -131,12 +133,12 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     inbox.open(sessionId);
     try {
       const tools: ToolSet = {
-        ...options.toolsFor(agent, session),
+        ...(await options.toolsFor(agent, session)),
         ...createDelegationTools(options.delegation, { sessionId, depth: 0, parentRunId: null }),
       };
       const result = await runAgentLoop({
         model: options.modelFor(agent, session),
-        instructions: agent.system,
+        instructions: withNotices(agent.system, options.noticesFor?.(agent) ?? []),
         messages: toModelMessages(await listMessages(sessionId)),
         tools,
         maxTurns: agent.maxTurns ?? limits.defaultMaxTurns,
@@ -255,4 +257,9 @@ function createSlots(size: number) {
       else used--;
     },
   };
+}
+
+/** The agent's prompt with what it should know about its tools (an MCP server that did not start). */
+export function withNotices(system: string, notices: readonly string[]): string {
+  return notices.length === 0 ? system : `${system}\n\n${notices.map((notice) => `Note: ${notice}`).join('\n')}`;
 }

@@ -115,6 +115,8 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
       } while (cursor !== undefined);
       connection.client = client;
       connection.status.state = 'ready';
+      // What it wrote while starting was chatter, not a reason.
+      connection.status.error = null;
       connection.status.tools = tools.map((tool) => mcpToolName(name, tool.name));
       return { client, tools };
     } catch (error) {
@@ -148,7 +150,8 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
       buffered = lines.pop() ?? '';
       for (const line of lines) {
         if (line.trim() === '') continue;
-        if (connection) connection.status.error = connection.status.state === 'ready' ? connection.status.error : `it said: ${line.trim().slice(0, 300)}`;
+        // The first line it wrote while starting usually says why it failed (the last is often a version banner).
+        if (connection && connection.status.state !== 'ready' && connection.status.error === null) connection.status.error = `it said: ${line.trim().slice(0, 300)}`;
         options.onServerLog?.(name, line);
       }
     });
