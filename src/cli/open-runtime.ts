@@ -123,8 +123,19 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
   if (requireModel) agents.primary(config.agent);
   const store = await openStore(createDatabase ? config.db : existingDatabase(config.db));
   const tools = createWorkspaceTools({ root: context.cwd });
+  const onError = (error: unknown) => {
+    const detail = error instanceof Error ? (flags.debug ? (error.stack ?? error.message) : error.message) : String(error);
+    context.stderr.write(`cadre: internal error: ${detail}\n`);
+  };
+  // Signals between processes: LISTEN/NOTIFY on Postgres, polling the file otherwise.
+  const { openCoordination } = await import('../coordination/open-coordination.ts');
+  const coordination = await openCoordination(config.db, store, onError).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
   const cadre = createCadre({
     store,
+    coordination,
     // Commands that only stop runs never call a model; the label just fills the slot.
     model: model ?? config.model ?? 'none:unconfigured',
     agents,
@@ -136,10 +147,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     approver,
     baseURL: config.baseURL,
     env: context.env,
-    onError: (error) => {
-      const detail = error instanceof Error ? (flags.debug ? (error.stack ?? error.message) : error.message) : String(error);
-      context.stderr.write(`cadre: internal error: ${detail}\n`);
-    },
+    onError,
   });
   return {
     config,
@@ -149,6 +157,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     toolNames: Object.keys(tools),
     async close() {
       await cadre.close();
+      await coordination.close();
       await store.close();
     },
   };
