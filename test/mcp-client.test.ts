@@ -183,9 +183,16 @@ describe("a project's .mcp.json", () => {
       await write(['--changed']);
       const changed = await workspace.run(['mcp', 'list']);
       expect(changed.stdout).toContain('fx (.mcp.json, changed since trusted: cadre mcp trust)');
+      await writeFile(`${workspace.cwd}/.mcp.json`, JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [fixture] }, broken: { command: process.execPath, args: [fixture, '--fail'] } } }));
+      expect((await workspace.run(['mcp', 'trust', 'broken'])).code).toBe(0);
+      const agents = await workspace.run(['agents', '--json']);
+      expect(agents.stderr).toMatch(/warning: MCP server 'broken' \(\.mcp\.json\) failed to start: .*missing FIXTURE_TOKEN/);
+      const report = JSON.parse(agents.stdout) as { agents: Array<{ name: string; tools: string[] }>; mcp_server_status: Array<{ name: string; state: string }> };
+      expect(report.mcp_server_status.map((server) => [server.name, server.state]).sort()).toEqual([['broken', 'failed'], ['fx', 'ready']]);
+      expect(report.agents.find((agent) => agent.name === 'general')?.tools).toContain('mcp__fx__echo');
       const unknown = await workspace.run(['mcp', 'trust', 'nope']);
       expect(unknown.code).toBe(2);
-      expect(unknown.stderr).toContain("has no server 'nope'. Its servers: fx");
+      expect(unknown.stderr).toContain("has no server 'nope'. Its servers: fx, broken");
     } finally {
       await workspace.close();
     }

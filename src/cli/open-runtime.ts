@@ -120,7 +120,7 @@ async function sessionModel(config: CadreConfig, env: CliContext['env']): Promis
  * (`cadre mcp trust`); the configuration wins on equal names. Untrusted ones are named on stderr
  * by commands that run agents, and never started.
  */
-async function mcpServersOf(context: CliContext, flags: RuntimeFlags, config: CadreConfig, announce: boolean): Promise<Record<string, McpServerEntry>> {
+export async function mcpServersOf(context: CliContext, flags: RuntimeFlags, config: CadreConfig, announce: boolean): Promise<Record<string, McpServerEntry>> {
   const { readProjectMcpServers } = await import('../mcp/client/project-mcp-servers.ts');
   const { userDirectory } = configLocations({ cwd: context.cwd, configFile: flags.config, env: context.env, home: context.env.HOME });
   const project = await readProjectMcpServers({ cwd: context.cwd, userConfigDirectory: userDirectory, env: context.env });
