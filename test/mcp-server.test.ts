@@ -94,7 +94,9 @@ describe('cadre mcp', () => {
       const started = text(await connection.client.callTool({ name: 'agent', arguments: { agent: 'general', task: 'quick background job', run_in_background: true } }));
       const runId = /run_id: (run_\w+)/.exec(started)![1];
       expect(started).toContain('note: Started in the background.');
-      await expect.poll(() => connection.logs.join('\n'), { timeout: 10_000 }).toContain(`Run ${runId} (general: quick background job) ended completed.`);
+      await expect.poll(() => connection.logs.join('\n'), { timeout: 10_000 }).toContain(`run_id: ${runId}`);
+      expect(connection.logs.join('\n')).toMatch(/^<subagent-notification>/);
+      expect(connection.logs.join('\n')).toContain('status: completed');
       const output = text(await connection.client.callTool({ name: 'agent_output', arguments: { run_id: runId } }));
       expect(output).toBe(`run_id: ${runId}\nagent: general\nstatus: completed\n\nAnswer to: quick background job`);
       const listing = text(await connection.client.callTool({ name: 'agent_list', arguments: { status: 'all' } }));
@@ -143,6 +145,8 @@ describe('cadre mcp', () => {
     await foreground;
     const second = await connect();
     try {
+      // It ends in the first process, which stays for it; this connection hears of it.
+      await expect.poll(() => second.logs.join('\n'), { timeout: 20_000 }).toContain(`run_id: ${runId}`);
       const output = text(await second.client.callTool({ name: 'agent_output', arguments: { run_id: runId, wait: true, timeout_seconds: 20 } }));
       expect(output).toBe(`run_id: ${runId}\nagent: general\nstatus: completed\n\nSlow answer: slow job after disconnect`);
       const listing = text(await second.client.callTool({ name: 'agent_list', arguments: { status: 'all' } }));

@@ -1,7 +1,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Cadre } from '../../runtime/create-cadre.ts';
 import type { CadreEvent } from '../../runs/run-bus.ts';
-import type { ApprovalRecord, RunRecord } from '../../store/records.ts';
+import type { ApprovalRecord } from '../../store/records.ts';
 
 /** Options of {@link createMcpHub}. */
 export interface McpHubOptions {
@@ -12,8 +12,9 @@ export interface McpHubOptions {
 }
 
 /**
- * What the connections of one `cadre mcp` share: announcements of finished runs of the session
- * (an MCP log message to each connected client) and asks for approval, which go to a client that
+ * What the connections of one `cadre mcp` share: the notifications of the session's background
+ * runs (an MCP log message to each connected client, marked delivered once sent; kept until a
+ * client is there) and asks for approval, which go to a client that
  * can answer them (elicitation) while they also wait in cadre's queue (`cadre approvals`, the
  * dashboard, `cadre approve`): the first answer wins.
  */
@@ -31,12 +32,37 @@ export function createMcpHub({ cadre, sessionId, onError = () => {} }: McpHubOpt
   /** Asks put to a client now; an answer from elsewhere withdraws the question. */
   const asking = new Map<string, AbortController>();
 
-  function announce(run: RunRecord): void {
-    const data = `Run ${run.id} (${run.agent}: ${run.description}) ended ${run.status}. Read it with agent_output, run_id: ${run.id}.`;
-    for (const server of servers) {
-      server.sendLoggingMessage({ level: 'notice', logger: 'cadre', data }).catch(onError);
+  // Background runs' notifications wait in the store until a client is connected to hear them;
+  // they are marked delivered once sent, so a host that was away hears them when it comes back.
+  const inbox = cadre.notifications(sessionId);
+  const stop = new AbortController();
+  let delivering = Promise.resolve();
+
+  function deliver(): Promise<void> {
+    delivering = delivering.then(async () => {
+      const ready = [...servers].filter((server) => server.transport !== undefined && server.getClientVersion() !== undefined);
+      if (ready.length === 0) return;
+      const messages = await inbox.take();
+      if (messages.length === 0) return;
+      for (const message of messages) {
+        const data = typeof message.content === 'string' ? message.content : JSON.stringify(message.content);
+        await Promise.all(ready.map((server) => server.sendLoggingMessage({ level: 'notice', logger: 'cadre', data }).catch(onError)));
+      }
+      await inbox.ack();
+    }).catch(onError);
+    return delivering;
+  }
+
+  async function watch(): Promise<void> {
+    while (!stop.signal.aborted) {
+      await inbox.wait({ signal: stop.signal }).catch(() => {});
+      if (stop.signal.aborted) return;
+      await deliver();
+      // Nobody to tell yet: look again when a client connects (or in a moment).
+      if (servers.size === 0) await new Promise((resolve) => setTimeout(resolve, 1000).unref());
     }
   }
+  void watch();
 
   async function elicit(approval: ApprovalRecord): Promise<void> {
     const server = [...servers].find((candidate) => candidate.getClientCapabilities()?.elicitation !== undefined);
@@ -61,7 +87,6 @@ export function createMcpHub({ cadre, sessionId, onError = () => {} }: McpHubOpt
   }
 
   const listener = (event: CadreEvent) => {
-    if (event.type === 'run-event' && event.event.type === 'run-end' && event.run.parent_session_id === sessionId) announce(event.run);
     if (event.type === 'approval' && event.approval.session_id === sessionId) {
       if (event.approval.status === 'pending') elicit(event.approval).catch((error: unknown) => (isAbort(error) ? undefined : onError(error)));
       else asking.get(event.approval.id)?.abort();
@@ -72,12 +97,18 @@ export function createMcpHub({ cadre, sessionId, onError = () => {} }: McpHubOpt
   return {
     add(server) {
       servers.add(server);
+      const initialized = server.oninitialized;
+      server.oninitialized = () => {
+        initialized?.();
+        void deliver();
+      };
       return () => servers.delete(server);
     },
     get size() {
       return servers.size;
     },
     close() {
+      stop.abort();
       unsubscribe();
       for (const controller of asking.values()) controller.abort();
       servers.clear();
