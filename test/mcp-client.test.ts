@@ -109,12 +109,12 @@ describe('MCP tools in runs', () => {
       store: createSqliteStore({ path: ':memory:' }),
       maxRetries: 0,
       approvals: 'deny',
-      mcpServers: { fx: stdio(), broken: stdio('--fail') },
+      mcpServers: { fx: { ...stdio(), env: { FIXTURE_KEY: 'fixture-secret-value-123' } }, broken: stdio('--fail') },
       agents: [defineAgent({ name: 'helper', description: 'Uses MCP tools.', system: 'You are the helper.', tools: ['mcp__fx__*', 'mcp__broken__*'], mode: 'subagent' })],
       model: scriptedLanguageModel((request) => {
         if (request.system.includes('You are the helper')) {
           requests.push(request);
-          if (request.turn === 0) return { tool_calls: [{ name: 'mcp__fx__echo', arguments: { text: 'from a run' } }, { name: 'mcp__fx__add', arguments: { a: 1, b: 2 } }] };
+          if (request.turn === 0) return { tool_calls: [{ name: 'mcp__fx__echo', arguments: { text: 'from a run fixture-secret-value-123' } }, { name: 'mcp__fx__add', arguments: { a: 1, b: 2 } }] };
           return { text: 'helper done' };
         }
         if (request.turn === 0) return { tool_calls: [{ name: 'agent', arguments: { agent: 'helper', task: 'use the tools' } }] };
@@ -127,7 +127,9 @@ describe('MCP tools in runs', () => {
     const [run] = await cadre.store.listRuns({ parent_session_id: session.id });
     expect(run?.status).toBe('completed');
     const messages = await cadre.store.listMessages(run!.child_session_id);
-    expect(toolOutputs(messages, 'mcp__fx__echo')).toEqual(['echo: from a run']);
+    // A configured server's env values are secrets: they never reach the transcript.
+    expect(toolOutputs(messages, 'mcp__fx__echo')).toEqual(['echo: from a run [redacted]']);
+    expect(JSON.stringify(messages)).not.toContain('fixture-secret-value-123');
     // Risk network asks, and nobody can answer here: denied, as any such call.
     expect(JSON.stringify(messages)).toMatch(/Permission denied: mcp__fx__add/);
     expect(requests[0]?.system).toMatch(/Note: MCP server 'broken' \(configuration\) failed to start: .*Its tools are not available/);

@@ -155,6 +155,24 @@ export interface CadreOptions {
   onError?: (error: unknown) => void;
 }
 
+/**
+ * What MCP server definitions hold that must never show: header values (and a bearer token on its
+ * own) and environment values, as the keys they usually are.
+ */
+function mcpSecrets(servers: CadreOptions['mcpServers']): string[] {
+  const values: string[] = [];
+  for (const entry of Object.values(servers ?? {})) {
+    const config = 'config' in entry ? entry.config : entry;
+    const given = config.type === 'http' ? Object.values(config.headers ?? {}) : Object.values(config.env ?? {});
+    for (const value of given) {
+      values.push(value);
+      const token = /^(?:Bearer|Basic|token)\s+(\S+)$/i.exec(value.trim())?.[1];
+      if (token) values.push(token);
+    }
+  }
+  return values.filter((value) => value.trim().length >= 8);
+}
+
 /** The read tools on the working directory: what the built-in agents use when no tools are given. */
 function defaultTools(store: Store): ToolSet {
   const workspace = createWorkspaceTools({ root: process.cwd(), storeFiles: store.files });
@@ -241,7 +259,7 @@ export function createCadre(options: CadreOptions): Cadre {
   const now = options.now ?? systemNow;
   const newId = options.newId ?? timeSortedId;
   const limits = resolveLimits(options.maxRetries === undefined ? options.limits : { maxRetries: options.maxRetries, ...options.limits });
-  const redactor = createSecretRedactor({ env: options.env, values: options.secrets });
+  const redactor = createSecretRedactor({ env: options.env, values: [...(options.secrets ?? []), ...mcpSecrets(options.mcpServers)] });
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   // Once the store fails (a full disk, a deleted database), its failure is reported once, and
   // what follows from it (every run's and turn's write rejecting) is not reported again.
