@@ -1,4 +1,5 @@
 import { isAbsolute, join, relative } from 'node:path';
+import type { AgentRegistry } from '../agents/agent-registry.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { redactConnectionString } from '../store/redact-connection-string.ts';
 import { StoreFailureError } from '../store/store-failure-error.ts';
@@ -60,11 +61,12 @@ function databaseFlag(context: CliContext, database: string): string | undefined
   return `--db ${path.startsWith('..') || path === '' ? database : path}`;
 }
 
-async function chooseView(context: CliContext, sessionId: string, json: boolean | undefined, prompting: boolean, asksWait: boolean): Promise<RunView> {
+async function chooseView(context: CliContext, sessionId: string, json: boolean | undefined, prompting: boolean, asksWait: boolean, agents: AgentRegistry): Promise<RunView> {
   if (json) return createJsonView({ stdout: context.stdout, stderr: context.stderr });
   if (liveViewEnabled(context)) {
-    const { createLiveView } = await import('./live-view.ts');
-    return createLiveView({ stdout: context.stdout, stderr: context.stderr, sessionId, color: colorEnabled(context), prompting: () => prompting });
+    const [{ createLiveView }, { resolveAgentColor }] = await Promise.all([import('./live-view.ts'), import('../agents/agent-color.ts')]);
+    const agentColor = (name: string) => resolveAgentColor(agents.get(name)?.color);
+    return createLiveView({ stdout: context.stdout, stderr: context.stderr, sessionId, color: colorEnabled(context), prompting: () => prompting, agentColor });
   }
   return createPlainView({ stdout: context.stdout, stderr: context.stderr, sessionId, answerHint: asksWait });
 }
@@ -106,7 +108,7 @@ export async function runCommand(context: CliContext, promptArgument: string | u
   try {
     const session = await openSession(runtime, flags);
     sessionId = session.id;
-    view = await chooseView(context, session.id, flags.json, approver !== undefined, approvals === 'ask' || approvals === 'wait');
+    view = await chooseView(context, session.id, flags.json, approver !== undefined, approvals === 'ask' || approvals === 'wait', runtime.agents);
     const outcome = await driveSession({ cadre: runtime.cadre, sessionId: session.id, prompt, view, recover: flags.session !== undefined });
     view.finish({ ...outcome, databaseFlag: databaseFlag(context, runtime.config.db) });
     if (outcome.status === 'failed') writeLine(context.stderr, `cadre: the primary agent failed: ${outcome.error}`);

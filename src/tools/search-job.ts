@@ -70,12 +70,13 @@ export async function runSearchJob(job: SearchJob, emit: (line: string) => void)
   }
   const expression = compilePattern(job.pattern, job.ignoreCase);
   const files = job.startIsFile ? [job.start] : walkFiles(job.start, { root: job.root, guard });
+  const fileGuard = job.startIsFile ? guard : await guard.forWalkedFiles();
   let count = 0;
   for await (const file of files) {
     const relative = workspaceRelative(job.root, file);
     if (!job.startIsFile && !keep(relative)) continue;
-    // The guard also refuses a link (symbolic or hard) to a store file, which the walk cannot tell by name.
-    const buffer = await readRegularFile(file, relative, job.maxFileBytes, guard).catch(() => null);
+    // A hard link to a store file is one the walk cannot tell by its name: the guard then checks each file.
+    const buffer = await readRegularFile(file, relative, job.maxFileBytes, fileGuard).catch(() => null);
     if (buffer === null || looksBinary(buffer)) continue;
     const lines = buffer.toString('utf8').split(/\r?\n/);
     for (let index = 0; index < lines.length; index++) {

@@ -25,6 +25,13 @@ export interface StoreFileGuard {
    * @throws {ToolInputError} when `path` is one of the store's files.
    */
   check(path: string, shown: string): Promise<void>;
+  /**
+   * The guard files a walk yielded still need before they are opened: a walk yields regular
+   * files by their own names (never through a symbolic link) and has left out the store's names,
+   * so only a hard link can still reach a store file. Undefined when no store file has one, which
+   * spares a `stat` per file.
+   */
+  forWalkedFiles(): Promise<StoreFileGuard | undefined>;
 }
 
 /** Compared the way the most lenient file systems compare names (APFS, NTFS: case and normalization). */
@@ -76,10 +83,19 @@ export function createStoreFileGuard(files: readonly string[] = []): StoreFileGu
     return names;
   }
 
+  let hardLinked = false;
   function storeIdentities(): Promise<Set<string>> {
-    identities ??= Promise.all(absolute.map((file) => stat(file).then((info) => `${info.dev}:${info.ino}`, () => null))).then(
-      (found) => new Set(found.filter((identity): identity is string => identity !== null)),
-    );
+    identities ??= Promise.all(
+      absolute.map((file) =>
+        stat(file).then(
+          (info) => {
+            if (info.nlink > 1) hardLinked = true;
+            return `${info.dev}:${info.ino}`;
+          },
+          () => null,
+        ),
+      ),
+    ).then((found) => new Set(found.filter((identity): identity is string => identity !== null)));
     return identities;
   }
 
@@ -100,12 +116,18 @@ export function createStoreFileGuard(files: readonly string[] = []): StoreFileGu
     return (await storeIdentities()).has(`${info.dev}:${info.ino}`);
   }
 
-  return {
+  const guard: StoreFileGuard = {
     active: absolute.length > 0,
     isStoreName,
     isStoreFile,
     async check(path, shown) {
       if (await isStoreFile(path)) throw storeFileError(shown);
     },
+    async forWalkedFiles() {
+      if (absolute.length === 0) return undefined;
+      await storeIdentities();
+      return hardLinked ? guard : undefined;
+    },
   };
+  return guard;
 }

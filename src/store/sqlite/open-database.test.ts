@@ -191,4 +191,19 @@ describe.runIf(process.platform === 'linux')('openDatabase never opens the file 
     expect(locksOn(path)).toBeGreaterThan(0);
     first.close();
   });
+
+  it('keeps them through a migration too (a backup must be made by SQLite, never by copying the file)', () => {
+    const path = join(newFolder(), 'cadre.db');
+    const older = new DatabaseSync(path);
+    older.exec('PRAGMA journal_mode = WAL');
+    for (const migration of migrations.slice(0, -1)) older.exec(migration.sql);
+    older.exec(`PRAGMA user_version = ${migrations.at(-2)!.version}`);
+    older.prepare('SELECT 1').get();
+    expect(locksOn(path)).toBeGreaterThan(0);
+    const upgraded = openDatabase(path, 1000);
+    expect(upgraded.prepare('PRAGMA user_version').get()).toEqual({ user_version: migrations.at(-1)!.version });
+    expect(locksOn(path)).toBeGreaterThan(0);
+    upgraded.close();
+    older.close();
+  });
 });

@@ -181,6 +181,9 @@ function openReadOnly(path: string, absolute: string, busyTimeoutMs: number, siz
     database?.close();
     database = undefined;
     if (isDamage(error)) throw unreadableError(path, error);
+    // Only a -shm that cannot be opened or made (CANTOPEN, READONLY, IOERR_SHM*) calls for immutable.
+    const code = ((error as { errcode?: number } | null)?.errcode ?? 0) & 0xff;
+    if (code !== 14 && code !== 8 && code !== 10) throw error;
   }
   if (database === undefined) {
     const url = pathToFileURL(absolute);
