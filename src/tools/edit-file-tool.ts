@@ -47,7 +47,7 @@ function listLines(lines: readonly number[]): string {
  * an `old_string` written with `\n` matches its CRLF form. Confined to the workspace, and off the
  * store's files (`storeFiles`).
  */
-export function createEditFileTool({ root, maxFileBytes = 10 * 1024 * 1024, storeFiles = [] }: { root: string; maxFileBytes?: number; storeFiles?: readonly string[] }) {
+export function createEditFileTool({ root, maxFileBytes = 10 * 1024 * 1024, storeFiles = [] }: { root: string; maxFileBytes?: number; storeFiles?: readonly string[] | undefined }) {
   return defineTool({
     name: 'edit_file',
     description: toolDescription('edit-file.txt'),

@@ -26,7 +26,7 @@ export function createListFilesTool({
   root: string;
   maxEntries?: number;
   timeoutMs?: number;
-  storeFiles?: readonly string[];
+  storeFiles?: readonly string[] | undefined;
 }) {
   return defineTool({
     name: 'list_files',

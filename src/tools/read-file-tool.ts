@@ -24,7 +24,7 @@ const defaults: ReadFileLimits = { defaultLines: 400, maxLineLength: 2000, maxOu
  * `offset` (1-based), at most `limit` lines, with a note saying how to read on when it stops early.
  * The store's files (`storeFiles`) are refused, never opened.
  */
-export function createReadFileTool({ root, limits = {}, storeFiles = [] }: { root: string; limits?: Partial<ReadFileLimits>; storeFiles?: readonly string[] }) {
+export function createReadFileTool({ root, limits = {}, storeFiles = [] }: { root: string; limits?: Partial<ReadFileLimits>; storeFiles?: readonly string[] | undefined }) {
   const caps = { ...defaults, ...limits };
   return defineTool({
     name: 'read_file',

@@ -22,7 +22,7 @@ export interface WorkspaceToolsOptions {
    * @default none
    * @example createWorkspaceTools({ storeFiles: store.files })
    */
-  storeFiles?: readonly string[];
+  storeFiles?: readonly string[] | undefined;
 }
 
 /**

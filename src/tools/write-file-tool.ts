@@ -16,7 +16,7 @@ const inputSchema = z.object({
  * path, `..` or symbolic link (of the file or of a parent folder) carries it outside, nor onto the
  * store's files (`storeFiles`).
  */
-export function createWriteFileTool({ root, maxBytes = 10 * 1024 * 1024, storeFiles = [] }: { root: string; maxBytes?: number; storeFiles?: readonly string[] }) {
+export function createWriteFileTool({ root, maxBytes = 10 * 1024 * 1024, storeFiles = [] }: { root: string; maxBytes?: number; storeFiles?: readonly string[] | undefined }) {
   return defineTool({
     name: 'write_file',
     description: toolDescription('write-file.txt', { maxBytes }),

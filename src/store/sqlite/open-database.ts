@@ -16,9 +16,9 @@ export interface OpenDatabaseOptions {
    * that says the database is read-only.
    * @default false
    */
-  readOnly?: boolean;
+  readOnly?: boolean | undefined;
   /** Told once about a database opened with a limitation (immutable: uncheckpointed rows missing). */
-  onWarning?: (message: string) => void;
+  onWarning?: ((message: string) => void) | undefined;
 }
 
 /** SQLite result codes that mean the file is damaged or not a database at all. */

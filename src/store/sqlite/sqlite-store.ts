@@ -31,9 +31,9 @@ export interface SqliteStoreOptions {
    * refused (see `OpenDatabaseOptions.readOnly`).
    * @default false
    */
-  readOnly?: boolean;
+  readOnly?: boolean | undefined;
   /** Told about a database opened with a limitation (read-only and immutable). @default none */
-  onWarning?: (message: string) => void;
+  onWarning?: ((message: string) => void) | undefined;
 }
 
 type Row = Record<string, unknown>;
