@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors/config-error.ts';
+import type { StoreFailureError } from '../store/store-failure-error.ts';
 import { startDashboard } from '../server/create-server.ts';
 import { isWildcardHost } from '../server/dashboard-security.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
@@ -59,9 +60,13 @@ export async function serveCommand(context: CliContext, flags: ServeFlags, signa
     }
     if (config.model === undefined) writeLine(context.stderr, 'No model is configured (--model or CADRE_MODEL): new sessions and messages will fail.');
     writeLine(context.stderr, 'Press Ctrl-C to stop.');
-    await untilStopped(signal);
+    // A store that stops taking writes (a full disk, a deleted database) ends the server too, saying why.
+    const failed = new Promise<StoreFailureError>((resolve) => runtime.store.onFailure?.(resolve));
+    const failure = await Promise.race([untilStopped(signal).then(() => null), failed]);
     await dashboard.close();
-    return 0;
+    if (failure === null) return 0;
+    writeLine(context.stderr, `cadre: ${failure.message}`);
+    return 1;
   } finally {
     await runtime.close();
   }

@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { Cadre } from '../runtime/create-cadre.ts';
+import { createAgentRoutes } from './agent-routes.ts';
 import { createApprovalRoutes } from './approval-routes.ts';
 import { createAccessToken, guardPosts, isLoopbackHost, isWildcardHost, requireAccess, securityHeaders } from './dashboard-security.ts';
 import { streamCadreEvents } from './event-stream.ts';
@@ -61,6 +62,7 @@ export function createDashboardApp({ cadre, token = null, heartbeatMs, onError: 
   app.route('/api/sessions', createExportRoute({ cadre }));
   app.route('/api/runs', createRunRoutes({ cadre }));
   app.route('/api/approvals', createApprovalRoutes({ cadre }));
+  app.route('/api/agents', createAgentRoutes({ cadre }));
 
   app.notFound((context) => context.json({ error: `No route ${context.req.method} ${context.req.path}.` }, 404));
   app.onError((error, context) => {

@@ -14,22 +14,32 @@ export interface WorkspaceToolsOptions {
    * @default process.cwd()
    */
   root?: string;
+  /**
+   * The store's files (`store.files`), which no tool opens, lists or searches. Pass them whenever
+   * the store is a file in or near the workspace: a tool that opened the database in the process
+   * holding it would drop SQLite's locks (closing any descriptor of a file drops the process's
+   * POSIX locks on it), and other processes would then lose sight of its runs.
+   * @default none
+   * @example createWorkspaceTools({ storeFiles: store.files })
+   */
+  storeFiles?: readonly string[] | undefined;
 }
 
 /**
  * The workspace tools agents may name in their `tools` allow-list (CONTRACT section 10), all
  * confined to `root`: `read_file`, `list_files`, `grep` (risk `read`), `write_file`, `edit_file`
- * (`write`) and `bash` (`exec`). Permission rules and approvals decide which calls run.
- * @example createCadre({ store, model, tools: createWorkspaceTools() })
+ * (`write`) and `bash` (`exec`). Permission rules and approvals decide which calls run. None of
+ * them opens the store's files (`storeFiles`).
+ * @example createCadre({ store, model, tools: createWorkspaceTools({ storeFiles: store.files }) })
  */
-export function createWorkspaceTools({ root = process.cwd() }: WorkspaceToolsOptions = {}): ToolSet {
+export function createWorkspaceTools({ root = process.cwd(), storeFiles = [] }: WorkspaceToolsOptions = {}): ToolSet {
   const absolute = resolve(root);
   return {
-    read_file: createReadFileTool({ root: absolute }),
-    list_files: createListFilesTool({ root: absolute }),
-    grep: createGrepTool({ root: absolute }),
-    write_file: createWriteFileTool({ root: absolute }),
-    edit_file: createEditFileTool({ root: absolute }),
+    read_file: createReadFileTool({ root: absolute, storeFiles }),
+    list_files: createListFilesTool({ root: absolute, storeFiles }),
+    grep: createGrepTool({ root: absolute, storeFiles }),
+    write_file: createWriteFileTool({ root: absolute, storeFiles }),
+    edit_file: createEditFileTool({ root: absolute, storeFiles }),
     bash: createBashTool({ root: absolute }),
   };
 }
