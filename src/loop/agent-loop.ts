@@ -16,6 +16,7 @@ import {
 import type { SecretRedactor } from '../models/secret-redactor.ts';
 import { letEventLoopTurn } from '../util/event-loop-turn.ts';
 import { forwardModel, type ModelObject } from '../util/forward-model.ts';
+import { recordToolCalls, type ToolCallRecorder } from './record-tool-calls.ts';
 import { composeTools, type ToolMiddleware } from './tool-pipeline.ts';
 import { watchModelUsage } from './watch-model-usage.ts';
 import { watchToolCalls } from './watch-tool-calls.ts';
@@ -90,6 +91,11 @@ export interface AgentLoopOptions {
   /** Awaited before the next step, so a step is stored before the loop goes on. */
   onStepFinish?: (step: LoopStep) => Promise<void> | void;
   onTextDelta?: (text: string, textSoFar: string) => void;
+  /**
+   * Stores each tool call before it runs (and hears how it ended), so a crash mid-step keeps the
+   * calls that started work. @default calls are stored only with their step
+   */
+  toolCalls?: ToolCallRecorder;
   onToolCall?: (call: { toolCallId: string; toolName: string; input: unknown }) => void;
   onToolResult?: (result: { toolCallId: string; toolName: string; ok: boolean }) => void;
 }
@@ -149,9 +155,10 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
     await options.onStepFinish?.({ stepNumber: step.stepNumber, messages, text: step.text, finishReason: step.finishReason, usage: stepUsage });
   };
   // One pipeline per loop: the activity watch outermost (a call's start is stored before its own
-  // events, an ask), then the caller's entries.
+  // events, an ask), the call recorded durably before anything else runs, then the caller's entries.
   const watch = options.onToolCall || options.onToolResult ? [watchToolCalls({ onToolCall: options.onToolCall, onToolResult: options.onToolResult })] : [];
-  const middleware = [...watch, ...(options.toolMiddleware ?? [])];
+  const record = options.toolCalls ? [recordToolCalls(options.toolCalls)] : [];
+  const middleware = [...watch, ...record, ...(options.toolMiddleware ?? [])];
   const tools = middleware.length > 0 ? composeTools(options.tools, middleware) : options.tools;
   const settings = {
     model: options.onModelUsage ? watchModelUsage(options.model, options.onModelUsage) : options.model,
