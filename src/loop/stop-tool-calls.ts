@@ -1,10 +1,13 @@
 import { isPromiseLike, type ToolMiddleware } from './tool-pipeline.ts';
 
+/** How long a stopped call has to end on its own (with its own result) before it is given up. */
+const stopGraceMs = 2000;
+
 /**
- * The tool pipeline's stop entry: a call still running when its loop is stopped (the run's abort
- * signal) ends at once with the stop's reason, so a tool that ignores its signal cannot hold a
- * stopped run. The tool is told through the same signal and may finish its own cleanup. A call
- * that answers at once pays nothing.
+ * The tool pipeline's stop entry: a call still running 2 s after its loop was stopped (the run's
+ * abort signal) ends with the stop's reason, so a tool that ignores its signal cannot hold a
+ * stopped run. A tool that honours the signal ends first with its own result (a foreground
+ * delegation says which run it stopped). A call that answers at once pays nothing.
  */
 export const stopToolCalls: ToolMiddleware = {
   name: 'stop',
@@ -12,21 +15,25 @@ export const stopToolCalls: ToolMiddleware = {
     const signal = call.options.abortSignal;
     const output = next();
     if (signal === undefined || !isPromiseLike(output)) return output;
-    if (signal.aborted) {
-      // The call was made and will settle on its own: nobody may be left to hear a failure.
-      Promise.resolve(output).then(undefined, () => {});
-      return Promise.reject(signal.reason);
-    }
     return new Promise((resolve, reject) => {
-      const onAbort = () => reject(signal.reason);
-      signal.addEventListener('abort', onAbort, { once: true });
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => {
+        timer = setTimeout(() => reject(signal.reason), stopGraceMs);
+        timer.unref();
+      };
+      const settle = () => {
+        signal.removeEventListener('abort', onAbort);
+        clearTimeout(timer);
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
       output.then(
         (value) => {
-          signal.removeEventListener('abort', onAbort);
+          settle();
           resolve(value);
         },
         (error: unknown) => {
-          signal.removeEventListener('abort', onAbort);
+          settle();
           reject(error);
         },
       );

@@ -1,5 +1,5 @@
 import type { Tool, ToolExecutionOptions } from 'ai';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { checkToolInput } from '../tools/check-tool-input.ts';
 import { defineTool, toolInfo, ToolInputError } from '../tools/define-tool.ts';
@@ -115,13 +115,34 @@ describe('checkToolInput', () => {
 });
 
 describe('stopToolCalls', () => {
-  it('ends a call at once when its run is stopped, even if the tool ignores its signal', async () => {
+  it('ends a call 2 s after its run is stopped when the tool ignores its signal', async () => {
+    vi.useFakeTimers();
     const hanging = defineTool({ name: 'hang', description: 'Never ends', inputSchema: z.object({}), execute: () => new Promise<string>(() => {}) });
     const tools = composeTools({ hanging }, [checkToolInput, stopToolCalls]);
     const controller = new AbortController();
     const result = execute(tools.hanging!, {}, options('call_1', controller.signal)) as Promise<unknown>;
     controller.abort(new Error('stopped by a person'));
+    const settled = vi.fn();
+    result.then(settled, settled);
+    await vi.advanceTimersByTimeAsync(1900);
+    expect(settled).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(200);
     await expect(result).rejects.toThrow('stopped by a person');
+    vi.useRealTimers();
+  });
+
+  it('lets a tool that honours the stop end with its own result', async () => {
+    const polite = defineTool({
+      name: 'polite',
+      description: 'Ends when stopped',
+      inputSchema: z.object({}),
+      execute: (_input, { abortSignal }) => new Promise<string>((resolve) => abortSignal?.addEventListener('abort', () => resolve('stopped: run_1'))),
+    });
+    const tools = composeTools({ polite }, [checkToolInput, stopToolCalls]);
+    const controller = new AbortController();
+    const result = execute(tools.polite!, {}, options('call_1', controller.signal));
+    controller.abort(new Error('stopped by a person'));
+    expect(await result).toBe('stopped: run_1');
   });
 });
 
