@@ -10,6 +10,7 @@ import { answerOrphanedCalls } from '../executors/answer-orphaned-calls.ts';
 import { toModelMessages, toNewMessages } from '../executors/message-codec.ts';
 import { createToolCallJournal } from '../executors/tool-call-journal.ts';
 import { runAgentLoop } from '../loop/agent-loop.ts';
+import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RunManager } from '../runs/run-manager.ts';
@@ -45,11 +46,16 @@ export interface SessionRunnerOptions {
   leaseMs?: number;
   delegation: DelegationServices;
   modelFor: (agent: AgentDefinition, session: SessionRecord) => LanguageModel;
-  /** The agent's workspace tools for one session (behind its permission rules). */
+  /** The agent's workspace tools for one session (MCP servers' tools among them, started if need be). */
   toolsFor: (agent: AgentDefinition, session: SessionRecord) => ToolSet | Promise<ToolSet>;
   /** What the agent should know besides its prompt (MCP servers that could not start). @default nothing */
   noticesFor?: (agent: AgentDefinition) => string[];
-  /** Redacts tool results before the model sees them. @default nothing is redacted */
+  /**
+   * The tool pipeline's entries for a turn's tools, its workspace and delegation tools together
+   * (input check, permission rules, redaction, stop), given the workspace tools `toolsFor` gave. @default none
+   */
+  toolMiddlewareFor?: (agent: AgentDefinition, session: SessionRecord, workspace: ToolSet) => readonly ToolMiddleware[];
+  /** Redacts the error a turn's loop ends with. @default nothing is redacted */
   redactor?: SecretRedactor;
   /** The AI SDK's telemetry settings of every loop. @default on only while someone receives it */
   telemetry?: TelemetryOptions;
@@ -147,8 +153,9 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     inbox.open(sessionId);
     const journal = createToolCallJournal({ store, sessionId, ownerId: options.ownerId, now });
     try {
+      const workspace = await options.toolsFor(agent, session);
       const tools: ToolSet = {
-        ...(await options.toolsFor(agent, session)),
+        ...workspace,
         ...createDelegationTools(options.delegation, { sessionId, depth: 0, parentRunId: null }),
       };
       const result = await runAgentLoop({
@@ -156,6 +163,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         instructions: withNotices(agent.system, options.noticesFor?.(agent) ?? []),
         messages: toModelMessages(await listMessages(sessionId)),
         tools,
+        toolMiddleware: options.toolMiddlewareFor?.(agent, session, workspace),
         maxTurns: agent.maxTurns ?? limits.defaultMaxTurns,
         abortSignal: controller.signal,
         redactor: options.redactor,
