@@ -7,6 +7,7 @@ import { writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
 import { loadCliConfig } from './open-runtime.ts';
 import { formatTable } from './run-lines.ts';
+import { configuredSandboxStatus, describeSandbox } from './sandbox-lines.ts';
 
 /**
  * What the loaded agents' files hold that cadre does not use (unknown keys, tools without an
@@ -61,8 +62,9 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
   const config = await loadCliConfig(context, flags);
   const agents = await loadAgents({ cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs });
   const warnings = agentWarnings(agents, Object.keys(createWorkspaceTools({ root: context.cwd })), config.modelAliases);
+  const sandbox = await configuredSandboxStatus(context, flags, config);
   if (flags.json) {
-    const document = { agents: agents.list().map((agent) => toJson(agent, config.modelAliases)), errors: agents.errors, warnings };
+    const document = { agents: agents.list().map((agent) => toJson(agent, config.modelAliases)), errors: agents.errors, warnings, sandbox };
     writeLine(context.stdout, JSON.stringify(document, null, 2));
   } else {
     const rows = agents.list().map((agent) => [
@@ -73,6 +75,8 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
       clampActivity(agent.description, 72),
     ]);
     writeLine(context.stdout, formatTable(['NAME', 'MODE', 'MODEL', 'SOURCE', 'DESCRIPTION'], rows));
+    // How every agent's bash is confined: the same box for all of them.
+    writeLine(context.stdout, `\n${describeSandbox(sandbox)}`);
   }
   if (agents.errors.length > 0) {
     writeLine(context.stderr, `${agents.errors.length} agent file(s) did not load:`);

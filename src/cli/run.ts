@@ -1,7 +1,7 @@
 import { isAbsolute, join, relative } from 'node:path';
 import { ConfigError } from '../errors/config-error.ts';
 import { redactConnectionString } from '../store/redact-connection-string.ts';
-import { agentWarnings } from './agents.ts';
+import { warnAtStart } from './start-warnings.ts';
 import { colorEnabled, liveViewEnabled, writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
 import { approvalModeOf, type ApprovalFlags } from './approval-mode.ts';
@@ -80,8 +80,7 @@ export async function runCommand(context: CliContext, promptArgument: string | u
       ? createTerminalApprover({ input: context.stdin, output: context.stderr, pause: () => view?.pause?.() ?? (() => {}), onInterrupt: () => process.emit('SIGINT') })
       : undefined;
   const runtime = await openRuntime({ context, flags, requireModel: true, approvals, approver });
-  const problems = [...runtime.agents.errors.map((error) => error.message), ...agentWarnings(runtime.agents, runtime.toolNames, runtime.config.modelAliases)];
-  for (const problem of problems) writeLine(context.stderr, `cadre: warning: ${problem}`);
+  await warnAtStart(context, runtime);
   const restoreConsole = quietConsole(flags.debug === true);
   try {
     const session = await openSession(runtime, flags);

@@ -15,3 +15,12 @@ export {
   type ConfigLocations,
 } from './config-locations.ts';
 export { defaultModelAliases, resolveModelAlias } from './model-aliases.ts';
+export {
+  defaultSandboxConfig,
+  resolveSandboxConfig,
+  sandboxConfigSchema,
+  sandboxModes,
+  type SandboxConfig,
+  type SandboxConfigFile,
+  type SandboxMode,
+} from './sandbox-config.ts';
