@@ -99,22 +99,22 @@ export function createMemoryStore(): Store {
       const message = messages.get(sessionId)?.[seq - 1];
       if (message) message.content = content;
     },
-    async deliverNotification(delivery) {
-      const stale = delivery.run_ids.filter((id) => !runs.has(id) || !isNotificationPending(runs.get(id)!));
-      if (stale.length > 0) return { message: null, delivered: [], stale };
+    async commitMessage(commit) {
+      const refused = commit.runs.filter((each) => !runs.has(each.id) || !each.check({ ...runs.get(each.id)! })).map((each) => each.id);
+      if (refused.length > 0) return { message: null, runs: [], refused };
       let message: MessageRecord;
-      if (delivery.seq === undefined) {
-        [message] = await this.appendMessages([{ session_id: delivery.session_id, role: 'user', content: delivery.content, created_at: delivery.created_at }]);
+      if (commit.seq === undefined) {
+        [message] = await this.appendMessages([{ session_id: commit.session_id, role: commit.role, content: commit.content, created_at: commit.created_at }]);
       } else {
-        message = messages.get(delivery.session_id)![delivery.seq - 1];
-        message.content = delivery.content;
+        message = messages.get(commit.session_id)![commit.seq - 1];
+        message.content = commit.content;
       }
-      const delivered = delivery.run_ids.map((id) => {
-        const event: NewRunEvent = { run_id: id, at: delivery.delivered_at, type: 'notification-deliver', data: { session_id: delivery.session_id, message_seq: message.seq } };
-        const run = change(id, { notification: { delivered_at: delivery.delivered_at, suppressed: false }, lease_owner: null, lease_expires_at: null }, [event])!;
-        return { run: { ...run }, event: event as RunEventRecord };
+      const changed = commit.runs.map((each) => {
+        const events = each.events({ ...message });
+        const run = change(each.id, each.patch, events)!;
+        return { run: { ...run }, events: events as RunEventRecord[] };
       });
-      return { message: { ...message }, delivered, stale };
+      return { message: { ...message }, runs: changed, refused };
     },
     async insertRun(run, event) {
       runs.set(run.id, { ...run });

@@ -90,6 +90,9 @@ export {
   type ApprovalResolver,
   type ApprovalStatus,
   type ExportSessionOptions,
+  type GuardedRunChange,
+  type MessageCommit,
+  type MessageCommitResult,
   type MessageRecord,
   type MessageRole,
   type RunErrorKind,
@@ -108,6 +111,8 @@ export {
   type Store,
   type Usage,
 } from './store/index.ts';
+
+export { createPollingCoordination, type Coordination, type CoordinationSignal, type LiveRunEvent, type PollingCoordinationOptions, type SignalType } from './coordination/index.ts';
 
 export { createTokenBudget, totalTokens, type SessionTokens, type TokenBudget, type TokenBudgetLimits } from './runs/token-budget.ts';
 export { displayStatus, runOwnerGone, viewRun, type RunView } from './runs/run-owner.ts';

@@ -65,7 +65,7 @@ describe.skipIf(skip)(title, () => {
     await expect.poll(() => slowCard.locator('[data-field="activity"]').textContent()).not.toBe('');
     // The notification of the quick run wakes the parent up; its reply can only arrive live.
     await expect.poll(() => page.locator('#messages').textContent(), { timeout: 10_000 }).toContain('Noted the subagent result.');
-    const sessionId = (await page.locator('#session-title').textContent())!;
+    const sessionId = (await page.locator('#session-id').textContent())!;
     const slowRun = await waitForRun(cadre, sessionId, (run) => run.description === 'slow survey');
     expect(slowRun.status).toBe('running');
     expect(await quickCard.locator('[data-action="stop"]').isHidden()).toBe(true);
@@ -89,6 +89,76 @@ describe.skipIf(skip)(title, () => {
 
     await mkdir(join(screenshotPath, '..'), { recursive: true });
     await page.screenshot({ path: screenshotPath, fullPage: true });
+    await page.close();
+  });
+
+  it('reads at a glance: sessions by title and real state, a live timeline, notifications as cards, no console errors', async () => {
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'Survey BOTH parts of the project and report back.');
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
+    await page.goto(`${dashboard.url}#${session.id}`);
+
+    const item = page.locator('.session-item', { hasText: session.id });
+    await expect.poll(() => item.locator('.session-name').textContent()).toBe('Survey BOTH parts of the project and report back.');
+    // The quick run ends and its notification wakes the parent; the slow run still works.
+    await expect.poll(() => page.locator('#session-state').textContent(), { timeout: 10_000 }).toBe('waiting on 1 run');
+    await expect.poll(() => item.locator('.badge').textContent(), { timeout: 15_000 }).toBe('waiting on 1 run');
+    expect(await page.locator('#session-title').textContent()).toBe('Survey BOTH parts of the project and report back.');
+
+    const rows = page.locator('.timeline-row');
+    await expect.poll(() => rows.count()).toBe(2);
+    await expect.poll(() => page.locator('.timeline-row[data-status="completed"] .timeline-bar.completed').count()).toBe(1);
+    expect(await page.locator('.timeline-row[data-status="running"] .timeline-bar.running').count()).toBe(1);
+    // Live: while a run works, the timeline's span grows with the clock.
+    const axis = page.locator('#timeline-axis');
+    const before = await axis.textContent();
+    await expect.poll(() => axis.textContent(), { timeout: 5_000 }).not.toBe(before);
+
+    const notification = page.locator('.notification-card');
+    await expect.poll(() => notification.count(), { timeout: 10_000 }).toBe(1);
+    expect(await notification.textContent()).toContain('quick answer');
+    expect(await notification.locator('.badge').textContent()).toBe('completed');
+    expect(await notification.textContent()).toContain('Quick result: the answer is 42.');
+    expect(await page.locator('#messages').textContent()).not.toContain('<subagent-notification>');
+
+    if (process.env.CADRE_UPDATE_SCREENSHOT === '1') {
+      await page.screenshot({ path: fileURLToPath(new URL('../docs/images/dashboard-desktop.png', import.meta.url)), fullPage: true });
+    }
+    const slowRun = await waitForRun(cadre, session.id, (run) => run.description === 'slow survey');
+    await page.locator('.run-card', { hasText: 'slow survey' }).locator('[data-action="stop"]').click();
+    await expect.poll(() => page.locator('.timeline-row[data-status="canceled_by_user"] .timeline-bar.canceled').count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => page.locator('#session-state').textContent(), { timeout: 10_000 }).toBe('idle');
+    expect((await cadre.store.getRun(slowRun.id))?.status).toBe('canceled_by_user');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('fits a phone: nothing scrolls sideways and run cards read as text, not a letter per line', async () => {
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'Survey BOTH parts of the project and report back.');
+    const page = await context.newPage();
+    await page.setViewportSize({ width: 390, height: 844 });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
+    await page.goto(`${dashboard.url}#${session.id}`);
+    const slowCard = page.locator('.run-card', { hasText: 'slow survey' });
+    await expect.poll(() => slowCard.getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
+    await expect.poll(() => page.locator('.notification-card').count(), { timeout: 10_000 }).toBe(1);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    const description = slowCard.locator('[data-field="description"]');
+    const box = (await description.boundingBox())!;
+    expect(box.width).toBeGreaterThan(60);
+    expect(box.height).toBeLessThan(40);
+    if (process.env.CADRE_UPDATE_SCREENSHOT === '1') {
+      await page.screenshot({ path: fileURLToPath(new URL('../docs/images/dashboard-phone.png', import.meta.url)), fullPage: true });
+    }
+    await slowCard.locator('[data-action="stop"]').click();
+    await expect.poll(() => slowCard.getAttribute('data-status'), { timeout: 10_000 }).toBe('canceled_by_user');
+    expect(problems).toEqual([]);
     await page.close();
   });
 
@@ -139,11 +209,14 @@ describe.skipIf(skip)(title, () => {
     expect(await card.locator('[data-field="agent"]').textContent()).toBe('writer');
     expect(await card.locator('button').allTextContents()).toEqual(['Approve', 'Deny', 'Always']);
     const runCard = page.locator('.run-card', { hasText: 'write a note' });
+    // The ask is answered on its run's card, and the session reads as awaiting approval.
+    expect(await runCard.locator('.approval-card').count()).toBe(1);
+    await expect.poll(() => page.locator('#session-state').textContent()).toBe('awaiting approval');
     await expect.poll(() => runCard.locator('[data-field="activity"]').textContent(), { timeout: 10_000 }).toBe('awaiting approval: note docs/notes.md');
     await card.locator('[data-action="approve"]').click();
     await expect.poll(() => card.count()).toBe(0);
     await expect.poll(() => runCard.getAttribute('data-status'), { timeout: 10_000 }).toBe('completed');
-    const sessionId = (await page.locator('#session-title').textContent())!;
+    const sessionId = (await page.locator('#session-id').textContent())!;
     const [approval] = await cadre.store.listApprovals({ session_id: sessionId });
     expect(approval).toMatchObject({ status: 'approved', resolved_by: 'person' });
     expect(await page.locator('#approvals').isHidden()).toBe(true);

@@ -1,3 +1,5 @@
+import type { Coordination } from '../coordination/coordination.ts';
+import { createPollingCoordination } from '../coordination/polling-coordination.ts';
 import { compilePermissions, matchRules } from '../permissions/permissions.ts';
 import type { PermissionRisk } from '../permissions/permission-rule.ts';
 import type { RunBus } from '../runs/run-bus.ts';
@@ -49,8 +51,10 @@ export interface ApprovalBrokerOptions {
   approver?: Approver;
   /** How long an ask waits for an answer before it is denied (`by: timeout`). */
   timeoutMs: number;
-  /** How often answers written by other processes are looked for. @default 250 */
+  /** How often answers written by other processes are looked for, with the default (polling) coordination. @default 250 */
   pollMs?: number;
+  /** Where answers given in any process are announced and heard. @default polling the store */
+  coordination?: Coordination;
   onError?: (error: unknown) => void;
 }
 
@@ -85,32 +89,23 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
   /** Asks waiting for the approver, oldest first; one is shown at a time. */
   const queue: Waiter[] = [];
   let prompting: Waiter | null = null;
-  let poll: NodeJS.Timeout | undefined;
-
-  function ensurePolling(): void {
-    if (poll !== undefined || waiters.size === 0) return;
-    poll = setInterval(() => {
-      if (waiters.size === 0) {
-        clearInterval(poll);
-        poll = undefined;
-        return;
-      }
-      lookForAnswers().catch(report);
-    }, options.pollMs ?? 250);
-    poll.unref();
-  }
+  const coordination = options.coordination ?? createPollingCoordination({ store, pollMs: { 'approval-answered': options.pollMs ?? 250 }, onError: report });
 
   /** Answers written by other processes (`cadre approve`) reach the waiting ask here. */
-  async function lookForAnswers(): Promise<void> {
-    for (const waiter of [...waiters.values()]) {
-      const stored = await store.getApproval(waiter.approval.id);
-      if (stored && stored.status !== 'pending') finish(stored);
-    }
+  function listenForAnswer(id: string): () => void {
+    return coordination.subscribe('approval-answered', id, () => {
+      if (!waiters.has(id)) return;
+      store.getApproval(id).then((stored) => {
+        if (stored && stored.status !== 'pending') finish(stored);
+      }, report);
+    });
   }
 
   /** Writes an answer if the ask is still pending; whoever wins, the ask ends with the stored answer. */
   async function resolve(id: string, status: Exclude<ApprovalStatus, 'pending'>, by: ApprovalResolver): Promise<void> {
-    const resolved = (await store.resolveApproval({ id, status, by, at: now() })) ?? (await store.getApproval(id));
+    const won = await store.resolveApproval({ id, status, by, at: now() });
+    if (won) coordination.publish({ type: 'approval-answered', approval_id: id });
+    const resolved = won ?? (await store.getApproval(id));
     if (resolved && resolved.status !== 'pending') finish(resolved);
   }
 
@@ -186,6 +181,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
 
   async function answerHere(id: string, answer: ApprovalAnswer): Promise<AnsweredApproval> {
     const answered = await answerApproval(store, id, answer, now);
+    if (answered.changed) coordination.publish({ type: 'approval-answered', approval_id: id });
     if (answered.approval.status !== 'pending') finish(answered.approval);
     return answered;
   }
@@ -222,11 +218,12 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
         timer.unref();
         const onAbort = () => resolve(approval.id, 'canceled', 'stop').catch(report);
         signal.addEventListener('abort', onAbort, { once: true });
+        const stopListening = listenForAnswer(approval.id);
         answered.finally(() => {
           clearTimeout(timer);
           signal.removeEventListener('abort', onAbort);
+          stopListening();
         }).catch(report);
-        ensurePolling();
         if (mode === 'ask' && waiters.has(approval.id)) {
           queue.push(waiter);
           pump();
@@ -244,8 +241,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
     },
 
     close() {
-      clearInterval(poll);
-      poll = undefined;
+      if (!options.coordination) coordination.close().catch(report);
       for (const waiter of waiters.values()) waiter.prompt?.abort();
     },
   };

@@ -17,7 +17,7 @@ export interface ApproveFlags extends StoreFlags {
  * decided the ask, 1 when it was answered already (by someone, a rule, the timeout or a stop).
  */
 export async function approveCommand(context: CliContext, id: string, flags: ApproveFlags): Promise<number> {
-  const { store, close } = await openCliStore(context, flags);
+  const { store, close } = await openCliStore(context, flags, { writes: true });
   try {
     const decision = flags.deny ? 'deny' : 'approve';
     const { approval, changed } = await answerApproval(store, id, { decision, always: flags.always === true }, systemNow);

@@ -9,7 +9,7 @@ import type { LanguageModelInstance } from '../models/resolve-model.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import type { Store } from '../store/store.ts';
 import type { Sandbox } from '../tools/sandbox/create-sandbox.ts';
-import type { CliContext } from './cli-context.ts';
+import { writeLine, type CliContext } from './cli-context.ts';
 import { configFlags, type RuntimeFlags, type StoreFlags } from './command-options.ts';
 
 /** What a command needs to talk to the database only. */
@@ -80,11 +80,18 @@ function existingDatabase(db: string): string {
   return isAbsolute(db) && !existsSync(db) ? ':memory:' : db;
 }
 
-/** Opens the configured database, for commands that only read it (a missing file is not created). */
-export async function openCliStore(context: CliContext, flags: StoreFlags): Promise<OpenedStore> {
+/**
+ * Opens the configured database for a command that reads it, or answers an ask (a missing file
+ * is not created). A database this process cannot write is read read-only, with a warning when
+ * rows may be missing; a command that `writes` is refused instead, with a message saying so.
+ */
+export async function openCliStore(context: CliContext, flags: StoreFlags, { writes = false }: { writes?: boolean } = {}): Promise<OpenedStore> {
   const config = await storeConfig(context, flags);
   const { openStore } = await import('../store/open-store.ts');
-  const store = await openStore(existingDatabase(config.db));
+  const store = await openStore(existingDatabase(config.db), {
+    readOnly: !writes,
+    onWarning: (message) => writeLine(context.stderr, `cadre: warning: ${message}`),
+  });
   return { config, store, close: () => store.close() };
 }
 

@@ -1,5 +1,6 @@
+import type { Coordination } from '../coordination/coordination.ts';
 import type { NewRunEvent, RunEventType, RunRecord, RunStatus } from '../store/records.ts';
-import { isFinished } from '../store/records.ts';
+import { isFinished, isNotificationPending } from '../store/records.ts';
 import type { RunPatch, Store } from '../store/store.ts';
 import type { Now } from '../util/clock.ts';
 import type { RunBus } from './run-bus.ts';
@@ -32,6 +33,8 @@ export interface RunLedgerDeps {
   store: Store;
   bus: RunBus;
   now: Now;
+  /** Where the end of a run (and its pending notification) is announced to other processes. */
+  coordination?: Coordination;
 }
 
 /**
@@ -69,7 +72,7 @@ export interface RecordedEvent {
 }
 
 /** Creates the {@link RunLedger}. */
-export function createRunLedger({ store, bus, now }: RunLedgerDeps): RunLedger {
+export function createRunLedger({ store, bus, now, coordination }: RunLedgerDeps): RunLedger {
   return {
     async insert(run) {
       if (run.status !== 'queued') throw new Error(`A new run starts queued, not ${run.status}`);
@@ -100,6 +103,10 @@ export function createRunLedger({ store, bus, now }: RunLedgerDeps): RunLedger {
       const patchFor = finished ? (current: RunRecord) => notificationAtEnd({ ...current, ...fullPatch, lease_owner: current.lease_owner }, to) : undefined;
       const run = await store.transitionRun({ id: runId, from, to, patch: fullPatch, patchFor, event });
       if (run) bus.publish({ type: 'run-event', run, event: { ...event, seq: event.seq ?? 0 } });
+      if (run && finished && coordination) {
+        coordination.publish({ type: 'run-ended', run_id: run.id, parent_session_id: run.parent_session_id, status: run.status });
+        if (isNotificationPending(run)) coordination.publish({ type: 'notification-pending', run_id: run.id, parent_session_id: run.parent_session_id });
+      }
       return run;
     },
 

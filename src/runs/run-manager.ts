@@ -1,9 +1,12 @@
+import type { Coordination } from '../coordination/coordination.ts';
+import { createPollingCoordination } from '../coordination/polling-coordination.ts';
 import type { RunErrorKind, RunMode, RunRecord, RunStatus } from '../store/records.ts';
 import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { NewId, Now } from '../util/clock.ts';
 import { ownerIsGone } from '../util/owner-liveness.ts';
 import { finalActivity } from './activity.ts';
+import { createLeaseKeeper } from './lease-keeper.ts';
 import type { RunBus } from './run-bus.ts';
 import type { RunLedger } from './run-ledger.ts';
 import { RunStopSignal, stoppedStatus, type StopCause } from './run-stop.ts';
@@ -32,7 +35,10 @@ export interface RunManagerLimits {
   runTimeoutMs?: number;
   /** How long a lease lasts without renewal. @default 15000 */
   leaseMs?: number;
-  /** How often to look for stops requested by other processes. @default 500 */
+  /**
+   * How often to look for stops requested by other processes, with the default (polling)
+   * coordination. @default 500
+   */
   stopPollMs?: number;
 }
 
@@ -65,6 +71,11 @@ export interface RunManagerOptions {
   /** This process's identity in leases. */
   ownerId: string;
   executor: RunExecutor;
+  /**
+   * Signals between processes: stops requested of this process's runs, ends of runs it waits for
+   * elsewhere. @default polling the store
+   */
+  coordination?: Coordination;
   /** Called once when a run reaches a finished state (in this process). */
   onRunFinished?: (run: RunRecord) => void;
   onError?: (error: unknown) => void;
@@ -105,8 +116,10 @@ interface Execution {
 /** Creates the {@link RunManager}. */
 export function createRunManager(options: RunManagerOptions): RunManager {
   const { store, ledger, now, limits, ownerId, executor } = options;
-  const leaseMs = limits.leaseMs ?? 15_000;
   const report = options.onError ?? ((error: unknown) => console.error(error));
+  const coordination = options.coordination ?? createPollingCoordination({ store, pollMs: { 'stop-requested': limits.stopPollMs ?? 500 }, onError: report });
+  // Stop requests of other processes are listened for while this process holds runs.
+  let stopRequests: (() => void) | null = null;
   const scheduler: Scheduler = createScheduler(limits);
   const executions = new Map<string, Execution>();
   const local = new Set<string>();
@@ -114,10 +127,17 @@ export function createRunManager(options: RunManagerOptions): RunManager {
   const trackLocal = (run: RunRecord) => {
     if (local.has(run.id)) return;
     local.add(run.id);
+    stopRequests ??= coordination.subscribe('stop-requested', ownerId, (signal) => {
+      if (local.has(signal.run_id)) manager.stop(signal.run_id, signal.cause, signal.reason ?? undefined).catch(report);
+    });
     localParents.set(run.parent_session_id, (localParents.get(run.parent_session_id) ?? 0) + 1);
   };
   const untrackLocal = (run: Pick<RunRecord, 'id' | 'parent_session_id'>) => {
     if (!local.delete(run.id)) return;
+    if (local.size === 0) {
+      stopRequests?.();
+      stopRequests = null;
+    }
     const count = (localParents.get(run.parent_session_id) ?? 1) - 1;
     if (count > 0) localParents.set(run.parent_session_id, count);
     else localParents.delete(run.parent_session_id);
@@ -126,24 +146,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
   const waiters = new Map<string, Array<(run: RunRecord) => void>>();
   let closed = false;
 
-  const leaseUntil = () => new Date(Date.parse(now()) + leaseMs).toISOString();
-
-  const renewTimer = setInterval(() => {
-    if (local.size > 0) store.renewLeases(ownerId, leaseUntil()).catch(report);
-  }, Math.max(50, Math.floor(leaseMs / 3)));
-  renewTimer.unref();
-
-  const pollTimer = setInterval(() => {
-    if (local.size > 0) pollStopRequests().catch(report);
-  }, limits.stopPollMs ?? 500);
-  pollTimer.unref();
-
-  async function pollStopRequests(): Promise<void> {
-    const requested = await store.listRuns({ lease_owner: ownerId, stop_requested: true, statuses: ['queued', 'running'] });
-    for (const run of requested) {
-      if (local.has(run.id)) await manager.stop(run.id, run.stop_requested_by ?? 'user', run.stop_reason ?? undefined);
-    }
-  }
+  const leases = createLeaseKeeper({ store, now, ownerId, leaseMs: limits.leaseMs, holding: () => local.size > 0, onError: report });
+  const leaseUntil = leases.until;
 
   function settle(run: RunRecord): void {
     const list = waiters.get(run.id);
@@ -342,8 +346,10 @@ export function createRunManager(options: RunManagerOptions): RunManager {
 
     async close() {
       closed = true;
-      clearInterval(renewTimer);
-      clearInterval(pollTimer);
+      leases.close();
+      stopRequests?.();
+      stopRequests = null;
+      if (!options.coordination) await coordination.close();
       const running = [...executions.entries()];
       for (const [, execution] of running) {
         execution.detached = true;
@@ -364,16 +370,29 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       return stopped ?? store.getRun(run.id);
     }
     await ledger.update(run.id, { stop_requested_at: now(), stop_requested_by: cause, stop_reason: reason ?? null });
+    coordination.publish({ type: 'stop-requested', run_id: run.id, owner: run.lease_owner!, cause, reason: reason ?? null });
     return waitRemote(run.id, { timeoutMs: 2_500 });
   }
 
+  /** Waits for a run another process executes to end (its `run-ended` signal), or for the timeout or abort. */
   async function waitRemote(runId: string, { signal, timeoutMs }: { signal?: AbortSignal; timeoutMs?: number }): Promise<RunRecord> {
     const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
     for (;;) {
       const run = await store.getRun(runId);
       if (!run) throw new Error(`No run ${runId}`);
       if (isFinished(run.status) || signal?.aborted || Date.now() >= deadline) return run;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(100, Math.max(1, deadline - Date.now()))));
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          off();
+          signal?.removeEventListener('abort', done);
+          resolve();
+        };
+        const off = coordination.subscribe('run-ended', runId, done);
+        // Read again now and then: a signal may be lost on its way (a dropped connection).
+        const timer = setTimeout(done, Math.min(1_000, Math.max(1, deadline - Date.now())));
+        signal?.addEventListener('abort', done, { once: true });
+      });
     }
   }
 

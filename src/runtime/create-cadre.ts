@@ -8,6 +8,8 @@ import { gateTools, type ToolGateContext } from '../approvals/gate-tools.ts';
 import { closeOrphanedApprovals } from '../approvals/close-orphaned-approvals.ts';
 import { compilePermissions, type DecidedRule, type PermissionsConfig } from '../permissions/permissions.ts';
 import { builtInAgents } from '../agents/built-in-agents.ts';
+import type { Coordination } from '../coordination/coordination.ts';
+import { createPollingCoordination } from '../coordination/polling-coordination.ts';
 import { resolveLimits, type Limits } from '../config/limits.ts';
 import { defaultModelAliases, resolveModelAlias } from '../config/model-aliases.ts';
 import { readToolNames } from '../agents/agent-tool-names.ts';
@@ -111,6 +113,12 @@ export interface CadreOptions {
   streaming?: 'auto' | 'always' | 'never';
   /** Primary-agent turns of all sessions running at once in this process; more wait. @default 64 */
   maxConcurrentTurns?: number;
+  /**
+   * Signals between the processes sharing the store (stops, answers to asks, ends of runs,
+   * pending notifications, live events). Postgres and Redis engines come with `cadre/postgres`
+   * and `cadre/bullmq`. @default polling the store
+   */
+  coordination?: Coordination;
   /** Where internal errors go. @default console.error */
   onError?: (error: unknown) => void;
 }
@@ -187,7 +195,8 @@ export function createCadre(options: CadreOptions): Cadre {
   const specOf = (model: string) => resolveModelAlias(model, aliases);
   const ownerId = `${hostname()}:${process.pid}:${newId('own').slice(-8)}`;
   const bus = createRunBus({ onListenerError: report });
-  const ledger = createRunLedger({ store, bus, now });
+  const coordination = options.coordination ?? createPollingCoordination({ store, onError: report });
+  const ledger = createRunLedger({ store, bus, now, coordination });
   const inbox = createSessionInbox();
   const wakeups = createSessionWakeups(bus);
   const models = new Map<string, LanguageModel>();
@@ -237,6 +246,7 @@ export function createCadre(options: CadreOptions): Cadre {
     now,
     newId,
     ownerId,
+    coordination,
     mode: options.approvals,
     approver: options.approver,
     timeoutMs: limits.approvalTimeoutMs,
@@ -352,6 +362,7 @@ export function createCadre(options: CadreOptions): Cadre {
     newId,
     ownerId,
     executor,
+    coordination,
     limits: { ...limits, leaseMs: options.leaseMs },
     onError: report,
     onRunFinished: (run) => {
@@ -374,6 +385,7 @@ export function createCadre(options: CadreOptions): Cadre {
     telemetry: options.telemetry,
     stream: shouldStream,
     maxConcurrentTurns: options.maxConcurrentTurns,
+    coordination,
     onError: report,
     modelFor: (agent, session) => modelFor(agent.model ?? session.model),
     toolsFor: (agent, session) => gatedToolsFor(agent, { sessionId: session.id, runId: null }),
@@ -424,7 +436,9 @@ export function createCadre(options: CadreOptions): Cadre {
 
     async stopSession(sessionId) {
       sessions.stopTurn(sessionId, 'user');
-      await store.updateSession(sessionId, { user_canceled_at: now() });
+      const at = now();
+      await store.updateSession(sessionId, { user_canceled_at: at });
+      coordination.publish({ type: 'session-stop-requested', session_id: sessionId, at });
       const active = await store.listRuns({ parent_session_id: sessionId, statuses: ['queued', 'running'] });
       const stopped = await Promise.all(active.map((run) => runs.stop(run.id, 'user', 'The session was stopped.')));
       return stopped.filter((run): run is RunRecord => run !== null && isFinished(run.status));
@@ -471,6 +485,7 @@ export function createCadre(options: CadreOptions): Cadre {
       broker.close();
       await runs.close();
       for (const sessionId of hosted) await sessions.idle(sessionId);
+      if (!options.coordination) await coordination.close();
       await store.flush();
     },
   };

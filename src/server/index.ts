@@ -15,4 +15,4 @@ export {
 } from './create-server.ts';
 export { createAccessToken, isLoopbackHost } from './dashboard-security.ts';
 export { sessionOfEvent } from './event-stream.ts';
-export type { SessionSummary } from './session-views.ts';
+export type { SessionState, SessionSummary } from './session-views.ts';

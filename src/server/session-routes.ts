@@ -3,7 +3,7 @@ import { ConfigError } from '../errors/config-error.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import type { SessionRecord } from '../store/records.ts';
 import { failRequest, optionalText, readJsonObject, requiredText } from './request-input.ts';
-import { listSessionRuns, summarizeSession, viewRuns } from './session-views.ts';
+import { listSessionRuns, sessionState, sessionTitle, summarizeSession, viewRuns } from './session-views.ts';
 
 /** Options of {@link createSessionRoutes}. */
 export interface SessionRoutesOptions {
@@ -54,10 +54,23 @@ export function createSessionRoutes({ cadre, onError }: SessionRoutesOptions): H
 
   routes.get('/:id', async (context) => {
     const session = await findSession(context.req.param('id'));
-    const [messages, runs, tokens] = await Promise.all([store.listMessages(session.id), listSessionRuns(store, session.id), cadre.sessionTokens(session.id)]);
+    const [messages, runs, tokens, approvals] = await Promise.all([
+      store.listMessages(session.id),
+      listSessionRuns(store, session.id),
+      cadre.sessionTokens(session.id),
+      store.listApprovals({ statuses: ['pending'], session_id: session.id }),
+    ]);
     // What the session spent against its budgets, for the dashboard's header and cards.
     const limits = { max_tokens_per_run: cadre.limits.maxTokensPerRun ?? null, max_tokens_per_session: cadre.limits.maxTokensPerSession ?? null };
-    return context.json({ session, messages, runs: viewRuns(runs), tokens: { ...tokens, ...limits } });
+    const views = viewRuns(runs);
+    return context.json({
+      session,
+      title: sessionTitle(messages),
+      state: sessionState(session, views, approvals.length),
+      messages,
+      runs: views,
+      tokens: { ...tokens, ...limits },
+    });
   });
 
   routes.get('/:id/runs', async (context) => {

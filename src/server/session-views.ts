@@ -1,4 +1,4 @@
-import type { RunRecord, RunStatus, SessionRecord, Usage } from '../store/records.ts';
+import type { MessageRecord, RunRecord, RunStatus, SessionRecord, Usage } from '../store/records.ts';
 import { viewRun, type RunView } from '../runs/run-owner.ts';
 import type { Store } from '../store/store.ts';
 
@@ -10,7 +10,28 @@ export interface SessionSummary extends SessionRecord {
   run_counts: Partial<Record<RunStatus, number>>;
   /** Tokens of the primary agent's own model calls (not counted in `usage`). */
   agent_usage: Usage;
+  /** The session's first prompt on one line (at most {@link maxTitleChars} characters); null before it has one. */
+  title: string | null;
+  /** Where the session stands, its runs and asks included: data, rendered by the page. */
+  state: SessionState;
 }
+
+/**
+ * Where a session stands as a person reads it, more than its stored `status`: a session whose
+ * primary agent is idle while its runs still work is `waiting_on_runs`, not idle.
+ */
+export type SessionState =
+  | { kind: 'awaiting_approval'; approvals: number }
+  | { kind: 'running' }
+  | { kind: 'waiting_on_runs'; runs: number }
+  | { kind: 'idle' }
+  | { kind: 'failed' }
+  | { kind: 'canceled' };
+
+/** Longest session title the list shows. */
+export const maxTitleChars = 120;
+
+const activeStatuses: ReadonlySet<RunStatus> = new Set(['queued', 'running']);
 
 /** Runs as the API shows them: with `owner_gone` for a run whose process died. */
 export function viewRuns(runs: readonly RunRecord[], now: string = new Date().toISOString()): RunView[] {
@@ -50,8 +71,48 @@ export function countByStatus(runs: readonly RunRecord[]): Partial<Record<RunSta
   return counts;
 }
 
-/** A session with the usage and run counts of everything it started. */
-export async function summarizeSession(store: Store, session: SessionRecord): Promise<SessionSummary> {
-  const [runs, agentUsage] = await Promise.all([listSessionRuns(store, session.id), store.getSessionUsage(session.id)]);
-  return { ...session, usage: sumUsage(runs), run_counts: countByStatus(runs), agent_usage: agentUsage ?? { input_tokens: 0, output_tokens: 0 } };
+/**
+ * A session's state: an ask waiting for a person comes first (someone must act), then the
+ * primary agent's own turn, then runs still queued or working (a run whose process died and
+ * whose lease ran out does not count: it waits for recovery, not for time).
+ */
+export function sessionState(session: SessionRecord, runs: readonly RunView[], pendingApprovals: number): SessionState {
+  if (pendingApprovals > 0) return { kind: 'awaiting_approval', approvals: pendingApprovals };
+  if (session.status === 'running') return { kind: 'running' };
+  const working = runs.filter((run) => activeStatuses.has(run.status) && !run.owner_gone).length;
+  if (working > 0) return { kind: 'waiting_on_runs', runs: working };
+  if (session.status === 'failed' || session.status === 'canceled') return { kind: session.status };
+  return { kind: 'idle' };
+}
+
+/** The text of a session's first user message on one line, cut to {@link maxTitleChars}; null when there is none. */
+export function sessionTitle(messages: readonly MessageRecord[]): string | null {
+  const first = messages.find((message) => message.role === 'user');
+  if (!first) return null;
+  const parts = typeof first.content === 'string' ? [{ type: 'text', text: first.content }] : first.content;
+  const text = Array.isArray(parts)
+    ? parts.map((part: { type?: unknown; text?: unknown }) => (part.type === 'text' && typeof part.text === 'string' ? part.text : '')).join(' ')
+    : '';
+  const line = text.replace(/\s+/g, ' ').trim();
+  if (line === '') return null;
+  const characters = [...line];
+  return characters.length <= maxTitleChars ? line : `${characters.slice(0, maxTitleChars - 1).join('')}…`;
+}
+
+/** A session with its title, its state, and the usage and run counts of everything it started. */
+export async function summarizeSession(store: Store, session: SessionRecord, now: string = new Date().toISOString()): Promise<SessionSummary> {
+  const [runs, agentUsage, messages, approvals] = await Promise.all([
+    listSessionRuns(store, session.id),
+    store.getSessionUsage(session.id),
+    store.listMessages(session.id),
+    store.listApprovals({ statuses: ['pending'], session_id: session.id }),
+  ]);
+  return {
+    ...session,
+    usage: sumUsage(runs),
+    run_counts: countByStatus(runs),
+    agent_usage: agentUsage ?? { input_tokens: 0, output_tokens: 0 },
+    title: sessionTitle(messages),
+    state: sessionState(session, viewRuns(runs, now), approvals.length),
+  };
 }

@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 const assetTypes = {
   'app.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
 } as const;
 
 function readAsset(name: string): string {
@@ -22,7 +23,9 @@ export function createStaticAssets({ token }: { token: string | null }): Hono {
   const assets = new Map(Object.entries(assetTypes).map(([name, type]) => [name, { body: readAsset(name), type }]));
 
   routes.get('/', (context) => context.html(page));
-  routes.get('/:name{app\\.(js|css)}', (context) => {
+  // Browsers ask for /favicon.ico whatever the page links; answer with the icon rather than a 404 in the console.
+  routes.get('/favicon.ico', (context) => context.redirect(`/favicon.svg${assetQuery}`, 301));
+  routes.get('/:name{app\\.(js|css)|favicon\\.svg}', (context) => {
     const asset = assets.get(context.req.param('name'));
     if (!asset) return context.notFound();
     return context.body(asset.body, 200, { 'Content-Type': asset.type });

@@ -1,7 +1,7 @@
 import type { ModelMessage } from 'ai';
 import type { RunBus } from '../runs/run-bus.ts';
 import { isNotificationPending, type RunRecord } from '../store/records.ts';
-import type { Store } from '../store/store.ts';
+import type { MessageCommit, Store } from '../store/store.ts';
 import type { Now } from '../util/clock.ts';
 import { renderNotification } from './render-notification.ts';
 import type { SessionInbox } from './session-inbox.ts';
@@ -52,7 +52,7 @@ interface OpenMessage {
 /**
  * Exactly one notification per run with a pending notification, across crashes. The run's end
  * stores the notification pending (see `notificationAtEnd`); this stores the message and marks
- * the runs it announces delivered in one commit (`Store.deliverNotification`), so a crash keeps
+ * the runs it announces delivered in one commit (`Store.commitMessage`, see {@link deliveryOf}), so a crash keeps
  * both or neither, and recovery delivers what is still pending. That write is a compare-and-set:
  * a run another process delivered meanwhile is left out of the message, never announced twice.
  *
@@ -86,17 +86,9 @@ export function createNotifier(options: NotifierOptions): Notifier {
     for (;;) {
       if (fresh.length === 0) return entry.seq !== null;
       const content = renderNotification(entry.runs);
-      const at = now();
-      const result = await store.deliverNotification({
-        session_id: entry.sessionId,
-        seq: entry.seq ?? undefined,
-        content,
-        created_at: at,
-        run_ids: fresh.map((run) => run.id),
-        delivered_at: at,
-      });
-      if (result.stale.length > 0) {
-        const stale = new Set(result.stale);
+      const result = await store.commitMessage(deliveryOf(entry, fresh, content, now()));
+      if (result.refused.length > 0) {
+        const stale = new Set(result.refused);
         entry.runs = entry.runs.filter((run) => !stale.has(run.id));
         fresh = fresh.filter((run) => !stale.has(run.id));
         continue;
@@ -104,7 +96,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
       entry.message.content = content;
       entry.seq = result.message!.seq;
       options.bus?.publish({ type: 'message', message: result.message! });
-      for (const { run, event } of result.delivered) options.bus?.publish({ type: 'run-event', run, event });
+      for (const { run, events } of result.runs) for (const event of events) options.bus?.publish({ type: 'run-event', run, event });
       return true;
     }
   }
@@ -183,5 +175,28 @@ export function createNotifier(options: NotifierOptions): Notifier {
     holds(runId) {
       return held.has(runId);
     },
+  };
+}
+
+/**
+ * The delivery rules of a notification, as one commit: the message (appended, or rewriting the
+ * open one at `entry.seq`) and, for each run it newly announces, `notification.delivered_at`, the
+ * end of the lease the run kept while its notification was pending, and a `notification-deliver`
+ * event naming the message. Only a run whose notification is still pending may be marked: one
+ * delivered or suppressed meanwhile (by another process) refuses the commit.
+ */
+export function deliveryOf(entry: { sessionId: string; seq: number | null }, fresh: readonly RunRecord[], content: unknown, at: string): MessageCommit {
+  return {
+    session_id: entry.sessionId,
+    seq: entry.seq ?? undefined,
+    role: 'user',
+    content,
+    created_at: at,
+    runs: fresh.map((run) => ({
+      id: run.id,
+      check: isNotificationPending,
+      patch: { notification: { delivered_at: at, suppressed: false }, lease_owner: null, lease_expires_at: null },
+      events: (message) => [{ run_id: run.id, at, type: 'notification-deliver', data: { session_id: entry.sessionId, message_seq: message.seq } }],
+    })),
   };
 }

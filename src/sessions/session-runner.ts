@@ -1,6 +1,8 @@
 import type { LanguageModel, TelemetryOptions, ToolSet } from 'ai';
 import type { AgentDefinition } from '../agents/agent-definition.ts';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
+import type { Coordination } from '../coordination/coordination.ts';
+import { createPollingCoordination } from '../coordination/polling-coordination.ts';
 import type { Limits } from '../config/limits.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
@@ -52,8 +54,10 @@ export interface SessionRunnerOptions {
   maxConcurrentTurns?: number;
   /** Called when a turn ended with notifications it did not answer. */
   onUnansweredMessages?: (sessionId: string) => void;
-  /** How often a running turn looks for a stop requested by another process. @default 500 */
+  /** How often a running turn looks for a stop requested by another process, with the default (polling) coordination. @default 500 */
   stopPollMs?: number;
+  /** Where a person's stop of a session from another process is heard. @default polling the store */
+  coordination?: Coordination;
   onError?: (error: unknown) => void;
 }
 
@@ -77,6 +81,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const chains = new Map<string, Promise<unknown>>();
   const controllers = new Map<string, AbortController>();
   const slots = createSlots(options.maxConcurrentTurns ?? 64);
+  const coordination = options.coordination ?? createPollingCoordination({ store, pollMs: { 'session-stop-requested': options.stopPollMs ?? 500 }, onError: report });
   /**
    * The last message seq a turn of each session read: a resume looks only past it. Bounded, so
    * a long-lived process does not keep one per session it ever ran; a forgotten session's resume
@@ -118,13 +123,10 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     signal.addEventListener('abort', onAbort, { once: true });
     controllers.set(sessionId, controller);
     // A person may stop this session from another process (`cadre stop SESSION_ID`): it marks
-    // the session in the store, and the turn notices here.
-    const watch = setInterval(() => {
-      store.getSession(sessionId).then((current) => {
-        if (current?.user_canceled_at && current.user_canceled_at >= startedAt) controller.abort(new RunStopSignal('user'));
-      }, report);
-    }, options.stopPollMs ?? 500);
-    watch.unref();
+    // the session in the store and signals it, and the turn notices here.
+    const unwatch = coordination.subscribe('session-stop-requested', sessionId, (signal) => {
+      if (signal.at >= startedAt) controller.abort(new RunStopSignal('user'));
+    });
     await setStatus(sessionId, 'running');
     inbox.open(sessionId);
     try {
@@ -175,7 +177,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       const left = inbox.close(sessionId);
       for (const entry of left) await entry.onTaken?.().catch(report);
       if (left.length > 0) options.onUnansweredMessages?.(sessionId);
-      clearInterval(watch);
+      unwatch();
       signal.removeEventListener('abort', onAbort);
       if (controllers.get(sessionId) === controller) controllers.delete(sessionId);
     }

@@ -20,7 +20,7 @@ export type {
   SessionStatus,
   Usage,
 } from './records.ts';
-export type { ApprovalQuery, ApprovalResolution, RunPatch, RunQuery, RunTransition, Store } from './store.ts';
+export type { ApprovalQuery, ApprovalResolution, GuardedRunChange, MessageCommit, MessageCommitResult, RunPatch, RunQuery, RunTransition, Store } from './store.ts';
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.ts';
 export { openStore } from './open-store.ts';
 export { exportSession, type ExportSessionOptions } from './export-session.ts';

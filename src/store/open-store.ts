@@ -5,6 +5,18 @@ import { redactConnectionString } from './redact-connection-string.ts';
 import { createSqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './store.ts';
 
+/** Options of {@link openStore}. */
+export interface OpenStoreOptions {
+  /**
+   * Only reads will be made: a SQLite file this process cannot write is opened read-only instead
+   * of refused (immutable, with a warning, when even its `-shm` cannot be used).
+   * @default false
+   */
+  readOnly?: boolean;
+  /** Told about a database opened with a limitation. @default none */
+  onWarning?: (message: string) => void;
+}
+
 /**
  * Opens the store a spec names (`--db`, `CADRE_DB`, `db` in the config):
  * `:memory:`, a SQLite file path (`./.cadre/cadre.db`, `sqlite:./x.db`, `file:///...`),
@@ -13,7 +25,7 @@ import type { Store } from './store.ts';
  * @example
  * const store = await openStore('./.cadre/cadre.db');
  */
-export async function openStore(spec: string): Promise<Store> {
+export async function openStore(spec: string, { readOnly, onWarning }: OpenStoreOptions = {}): Promise<Store> {
   const trimmed = spec.trim();
   if (trimmed === '') {
     throw new ConfigError('No database given: set `db` in cadre.config.json, CADRE_DB, or --db.');
@@ -24,7 +36,7 @@ export async function openStore(spec: string): Promise<Store> {
     );
   }
   try {
-    return createSqliteStore({ path: sqlitePath(trimmed) });
+    return createSqliteStore({ path: sqlitePath(trimmed), readOnly, onWarning });
   } catch (error) {
     if (CadreError.isInstance(error)) throw error;
     const reason = error instanceof Error ? error.message : String(error);

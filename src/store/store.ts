@@ -3,6 +3,7 @@ import type {
   ApprovalResolver,
   ApprovalStatus,
   MessageRecord,
+  MessageRole,
   NewMessage,
   NewRunEvent,
   RunEventRecord,
@@ -73,31 +74,44 @@ export interface RunTransition {
 }
 
 /**
- * A notification message and the runs it announces, written in one commit: the message and the
- * runs' delivery marks are stored together or not at all.
+ * A change to one run written together with a message, if the run as stored passes `check`
+ * (compare-and-set inside the commit). The rules (which runs may change, what changes, which
+ * events) are the caller's; the store only writes them atomically.
  */
-export interface NotificationDelivery {
+export interface GuardedRunChange {
+  id: string;
+  /** Whether the run as it stands may take this change; an unknown run never may. */
+  check: (current: RunRecord) => boolean;
+  patch: RunPatch;
+  /** The run's events written with the change, given the message as stored (its `seq`). */
+  events: (message: MessageRecord) => NewRunEvent[];
+}
+
+/**
+ * A message and changes to runs, written in one commit: all of it or nothing. A crash keeps both
+ * or neither (a notification message and the delivery marks of the runs it announces).
+ */
+export interface MessageCommit {
   session_id: string;
   /** A stored message to rewrite (a later notification joining it); absent, the message is appended. */
   seq?: number;
+  role: MessageRole;
   content: unknown;
   created_at: string;
-  /** Runs marked delivered now; each must have a pending notification. */
-  run_ids: readonly string[];
-  delivered_at: string;
+  runs: readonly GuardedRunChange[];
 }
 
-/** What {@link Store.deliverNotification} did. */
-export interface NotificationDeliveryResult {
+/** What {@link Store.commitMessage} did. */
+export interface MessageCommitResult {
   /** The message as stored; null when nothing was written. */
   message: MessageRecord | null;
-  /** The runs marked delivered, each with its `notification-deliver` event. */
-  delivered: Array<{ run: RunRecord; event: RunEventRecord }>;
+  /** The runs changed, each with its events as stored. */
+  runs: Array<{ run: RunRecord; events: RunEventRecord[] }>;
   /**
-   * Runs whose notification was not pending (delivered or suppressed already, or unknown). When
-   * any is, nothing at all is written: the caller renders the message without them and tries again.
+   * Runs that failed their `check` (or are unknown). When any does, nothing at all is written:
+   * the caller decides again without them.
    */
-  stale: string[];
+  refused: string[];
 }
 
 /**
@@ -112,6 +126,13 @@ export interface NotificationDeliveryResult {
 export interface Store {
   /** A label of the engine, for logs (`sqlite:./.cadre/cadre.db`). Never holds a secret. */
   readonly description: string;
+  /**
+   * The files this store keeps on this machine (a SQLite database and its `-wal`, `-shm` and
+   * `-journal`), absolute; none for a server database. Nothing else in a process that holds the
+   * store may open them: closing any descriptor of a file drops every POSIX lock the process
+   * holds on it, SQLite's included. `createWorkspaceTools({ storeFiles })` keeps its tools off them.
+   */
+  readonly files?: readonly string[];
 
   createSession(session: SessionRecord): Promise<void>;
   getSession(id: string): Promise<SessionRecord | null>;
@@ -136,13 +157,11 @@ export interface Store {
   updateMessageContent(sessionId: string, seq: number, content: unknown): Promise<void>;
 
   /**
-   * Stores a notification message (appended, or rewriting message `seq`) and marks its runs
-   * delivered (`notification.delivered_at`, a `notification-deliver` event with the message's
-   * seq), in one commit, so a crash keeps both or neither. The runs give up the lease they kept
-   * while the notification was pending. Compare-and-set: if any run's notification is not pending,
-   * nothing is written and those runs are returned as `stale`.
+   * Stores a message (appended, or rewriting message `seq`) and changes runs with their events,
+   * in one commit. Compare-and-set: if any run fails its `check`, nothing is written and those
+   * runs are returned as `refused`. Rewriting a message that does not exist rejects.
    */
-  deliverNotification(delivery: NotificationDelivery): Promise<NotificationDeliveryResult>;
+  commitMessage(commit: MessageCommit): Promise<MessageCommitResult>;
 
   /** Stores a new run together with its first event. */
   insertRun(run: RunRecord, event: NewRunEvent): Promise<void>;

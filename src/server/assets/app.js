@@ -114,20 +114,45 @@ function shorten(value, length = 120) {
 
 // Sessions list.
 
-async function loadSessions() {
-  const { sessions } = await api('/api/sessions');
-  byId('session-rows').replaceChildren(...sessions.map(sessionRow));
+/** A session's state (`/api/sessions`: kind plus fields) as a person reads it. */
+function stateText(sessionState) {
+  switch (sessionState?.kind) {
+    case 'awaiting_approval': return sessionState.approvals > 1 ? `awaiting approval (${sessionState.approvals})` : 'awaiting approval';
+    case 'waiting_on_runs': return `waiting on ${sessionState.runs} run${sessionState.runs === 1 ? '' : 's'}`;
+    case undefined: return '';
+    default: return sessionState.kind;
+  }
 }
 
-function sessionRow(session) {
-  const row = element('tr', session.id === state.sessionId ? 'selected' : '');
-  const status = element('td');
-  status.append(badge(session.status));
-  row.append(element('td', 'mono id', session.id), element('td', '', session.agent), status,
-    element('td', '', formatTime(session.created_at)),
-    element('td', '', `${session.usage.input_tokens + session.agent_usage.input_tokens} / ${session.usage.output_tokens + session.agent_usage.output_tokens}`));
-  row.addEventListener('click', () => attempt(() => openSession(session.id)));
-  return row;
+function setStateBadge(node, sessionState) {
+  node.className = `badge state-${sessionState?.kind ?? 'idle'}`;
+  node.textContent = stateText(sessionState);
+}
+
+async function loadSessions() {
+  const { sessions } = await api('/api/sessions');
+  byId('session-rows').replaceChildren(...sessions.map(sessionItem));
+  byId('no-sessions').hidden = sessions.length > 0;
+}
+
+function sessionItem(session) {
+  const item = element('li', `session-item${session.id === state.sessionId ? ' selected' : ''}`);
+  item.dataset.sessionId = session.id;
+  item.tabIndex = 0;
+  const head = element('div', 'session-line');
+  const stateBadge = element('span');
+  setStateBadge(stateBadge, session.state);
+  head.append(element('span', 'session-name', session.title ?? '(no prompt yet)'), stateBadge);
+  const tokens = session.usage.input_tokens + session.agent_usage.input_tokens + session.usage.output_tokens + session.agent_usage.output_tokens;
+  const runs = Object.values(session.run_counts).reduce((sum, count) => sum + count, 0);
+  const meta = element('div', 'session-meta muted');
+  meta.append(element('span', '', session.agent), element('span', '', formatTime(session.created_at)),
+    element('span', '', `${runs} run${runs === 1 ? '' : 's'}`), element('span', '', `${tokens} tokens`), element('span', 'mono', session.id));
+  item.append(head, meta);
+  const open = () => attempt(() => openSession(session.id));
+  item.addEventListener('click', open);
+  item.addEventListener('keydown', (key) => { if (key.key === 'Enter') open(); });
+  return item;
 }
 
 // The open session: conversation and runs.
@@ -137,6 +162,7 @@ async function openSession(id) {
   state.runs.clear();
   state.cards.clear();
   state.tokens = null;
+  state.sessionStatus = null;
   showSessionTokens();
   state.approvals.clear();
   byId('run-cards').replaceChildren();
@@ -144,7 +170,10 @@ async function openSession(id) {
   byId('approvals').hidden = true;
   history.replaceState(null, '', `${location.pathname}${location.search}#${id}`);
   byId('session-view').hidden = false;
-  byId('session-title').textContent = id;
+  byId('session-title').textContent = '';
+  byId('session-id').textContent = id;
+  byId('timeline').replaceChildren();
+  byId('timeline-panel').hidden = true;
   byId('export-json').href = withToken(`/api/sessions/${id}/export?format=json`);
   byId('export-markdown').href = withToken(`/api/sessions/${id}/export?format=markdown`);
   connectEvents(id);
@@ -153,12 +182,14 @@ async function openSession(id) {
 
 async function loadSession() {
   const id = state.sessionId;
-  const [{ session, messages, runs, tokens }, { approvals }] = await Promise.all([
+  const [{ session, title, state: sessionState, messages, runs, tokens }, { approvals }] = await Promise.all([
     api(`/api/sessions/${id}`),
     api(`/api/approvals?session=${encodeURIComponent(id)}`),
   ]);
   if (id !== state.sessionId) return;
   state.tokens = tokens;
+  byId('session-title').textContent = title ?? '(no prompt yet)';
+  setStateBadge(byId('session-state'), sessionState);
   showSessionStatus(session.status);
   byId('messages').replaceChildren(...messages.map(messageItem));
   byId('streaming').hidden = true;
@@ -171,9 +202,70 @@ async function loadSession() {
 function showSessionStatus(status) {
   state.sessionStatus = status;
   setBadge(byId('session-status'), status);
+  showSessionState();
+}
+
+/** The open session's state from what the page holds, kept live between loads (the server's rule: asks, turn, runs). */
+function showSessionState() {
+  if (!state.sessionStatus) return;
+  const approvals = state.approvals.size;
+  const working = [...state.runs.values()].filter((run) => activeStatuses.has(run.status) && !run.owner_gone).length;
+  let sessionState = { kind: 'idle' };
+  if (approvals > 0) sessionState = { kind: 'awaiting_approval', approvals };
+  else if (state.sessionStatus === 'running') sessionState = { kind: 'running' };
+  else if (working > 0) sessionState = { kind: 'waiting_on_runs', runs: working };
+  else if (state.sessionStatus === 'failed' || state.sessionStatus === 'canceled') sessionState = { kind: state.sessionStatus };
+  setStateBadge(byId('session-state'), sessionState);
+}
+
+/** The runs a `<subagent-notification>` message announces (CONTRACT section 6), or null for any other text. */
+function parseNotification(text) {
+  const match = /^<subagent-notification>\n([\s\S]*?)\n<\/subagent-notification>\s*$/.exec(text.trim());
+  if (!match) return null;
+  const runs = [];
+  for (const block of match[1].split(/\n\n+/)) {
+    const fields = {};
+    for (const line of block.split('\n')) {
+      const field = /^(run_id|agent|status|description|summary): ?(.*)$/.exec(line);
+      if (field) fields[field[1]] = field[2];
+    }
+    if (fields.run_id) runs.push(fields);
+  }
+  return runs.length > 0 ? runs : null;
+}
+
+/** A notification as a card: one row per finished run, its status, agent, description and the start of its result. */
+function notificationItem(message, runs) {
+  const item = element('li', 'message notification-card');
+  item.dataset.seq = message.seq;
+  item.append(element('span', 'role', runs.length === 1 ? 'subagent finished' : `${runs.length} subagents finished`));
+  for (const run of runs) {
+    const row = element('div', 'notification-run');
+    const head = element('div', 'notification-head');
+    head.append(badge(run.status ?? 'completed'), element('strong', '', run.agent ?? ''), element('span', 'description', run.description ?? ''));
+    const link = element('a', 'mono muted', run.run_id);
+    link.href = '#';
+    link.addEventListener('click', (click) => {
+      click.preventDefault();
+      state.cards.get(run.run_id)?.scrollIntoView({ behavior: 'smooth', block: 'center' });
+    });
+    row.append(head, element('div', 'text', run.summary ?? ''), link);
+    item.append(row);
+  }
+  return item;
+}
+
+function messageText(message) {
+  if (typeof message.content === 'string') return message.content;
+  if (!Array.isArray(message.content)) return '';
+  return message.content.filter((part) => part.type === 'text').map((part) => part.text).join('');
 }
 
 function messageItem(message) {
+  if (message.role === 'user') {
+    const runs = parseNotification(messageText(message));
+    if (runs) return notificationItem(message, runs);
+  }
   const item = element('li', `message ${message.role}`);
   item.dataset.seq = message.seq;
   item.append(element('span', 'role', message.role));
@@ -212,6 +304,8 @@ function upsertRun(run) {
     state.cards.set(run.id, card);
     const parent = run.parent_run_id && state.cards.get(run.parent_run_id);
     (parent ? field(parent, 'children') : byId('run-cards')).append(card);
+    // An ask that arrived before its run's card waits in the session's list: it belongs on the card.
+    for (const [id, ask] of state.approvals) if (ask.dataset.runId === run.id) placeApproval(id, ask);
   }
   card.dataset.status = run.status;
   setBadge(field(card, 'status'), run.status);
@@ -219,12 +313,107 @@ function upsertRun(run) {
   field(card, 'agent').textContent = run.agent;
   field(card, 'description').textContent = run.description;
   field(card, 'id').textContent = run.id;
+  field(card, 'id').title = `cadre stop ${run.id}`;
   field(card, 'elapsed').textContent = formatElapsed(run);
   field(card, 'usage').textContent = runTokensText(run);
   field(card, 'activity').textContent = run.last_activity || '';
   card.querySelector('[data-action="stop"]').hidden = !activeStatuses.has(run.status);
   byId('no-runs').hidden = state.cards.size > 0;
   if (state.tokens) showSessionTokens();
+  showSessionState();
+  scheduleTimeline();
+}
+
+// The timeline: one bar per run from queued to started to ended, nested under the run that started it.
+
+let timelineFrame = 0;
+
+function scheduleTimeline() {
+  if (timelineFrame) return;
+  timelineFrame = requestAnimationFrame(() => {
+    timelineFrame = 0;
+    renderTimeline();
+  });
+}
+
+/** Runs in the order of their cards: each after the run that started it, oldest first. */
+function runsInTreeOrder() {
+  const children = new Map();
+  for (const run of state.runs.values()) {
+    const parent = run.parent_run_id && state.runs.has(run.parent_run_id) ? run.parent_run_id : null;
+    if (!children.has(parent)) children.set(parent, []);
+    children.get(parent).push(run);
+  }
+  const ordered = [];
+  const visit = (parent, depth) => {
+    for (const run of (children.get(parent) ?? []).sort((left, right) => (left.id < right.id ? -1 : 1))) {
+      ordered.push({ run, depth });
+      visit(run.id, depth + 1);
+    }
+  };
+  visit(null, 0);
+  return ordered;
+}
+
+/** Where a run's time ends on the timeline: its end, the end of its last lease when its process died, or now. */
+function runEnd(run, now) {
+  if (run.ended_at) return Date.parse(run.ended_at);
+  if (run.owner_gone && run.lease_expires_at) return Math.min(Date.parse(run.lease_expires_at), now);
+  return now;
+}
+
+function statusGroup(status) {
+  if (status.startsWith('canceled')) return 'canceled';
+  if (status === 'abandoned') return 'failed';
+  return status;
+}
+
+function renderTimeline() {
+  const rows = runsInTreeOrder();
+  byId('timeline-panel').hidden = rows.length === 0;
+  if (rows.length === 0) return;
+  const now = Date.now();
+  const start = Math.min(...rows.map(({ run }) => Date.parse(run.created_at)));
+  const end = Math.max(start + 1000, ...rows.map(({ run }) => runEnd(run, now)));
+  const span = end - start;
+  const percent = (time) => `${(((time - start) / span) * 100).toFixed(2)}%`;
+  const width = (from, to) => `${Math.max(0.4, ((to - from) / span) * 100).toFixed(2)}%`;
+  byId('timeline').replaceChildren(...rows.map(({ run, depth }) => {
+    const row = element('div', 'timeline-row');
+    row.setAttribute('role', 'listitem');
+    row.dataset.runId = run.id;
+    row.dataset.status = run.status;
+    const label = element('div', 'timeline-label');
+    label.style.paddingLeft = `${depth * 14}px`;
+    label.append(element('strong', '', run.agent), element('span', 'muted', ` ${shorten(run.description, 40)}`));
+    const track = element('div', 'timeline-track');
+    const created = Date.parse(run.created_at);
+    const started = run.started_at ? Date.parse(run.started_at) : null;
+    const finish = runEnd(run, now);
+    if (started === null || started > created) {
+      const queued = element('span', 'timeline-bar queued');
+      queued.style.left = percent(created);
+      queued.style.width = width(created, started ?? finish);
+      queued.title = `${run.agent}: waited for a slot ${formatSeconds((started ?? finish) - created)}`;
+      track.append(queued);
+    }
+    if (started !== null) {
+      const ran = element('span', `timeline-bar ${statusGroup(run.status)}`);
+      ran.style.left = percent(started);
+      ran.style.width = width(started, finish);
+      ran.title = `${run.agent}: ${run.status}, ran ${formatSeconds(finish - started)}`;
+      track.append(ran);
+    }
+    row.append(label, track);
+    row.addEventListener('click', () => state.cards.get(run.id)?.scrollIntoView({ behavior: 'smooth', block: 'center' }));
+    return row;
+  }));
+  byId('timeline-axis').textContent = `0s … ${formatSeconds(span)}`;
+}
+
+function formatSeconds(milliseconds) {
+  const seconds = Math.max(0, Math.round(milliseconds / 1000));
+  return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, '0')}s`;
 }
 
 // Events whose run record comes fresh from the store. The frequent ones (step-start, tool-call-start,
@@ -297,15 +486,25 @@ function upsertApproval(approval) {
   card.querySelector('[data-action="approve"]').addEventListener('click', () => answer('approve', false));
   card.querySelector('[data-action="deny"]').addEventListener('click', () => answer('deny', false));
   card.querySelector('[data-action="always"]').addEventListener('click', () => answer('approve', true));
+  if (approval.run_id) card.dataset.runId = approval.run_id;
   state.approvals.set(approval.id, card);
-  byId('approval-cards').append(card);
-  byId('approvals').hidden = false;
+  placeApproval(approval.id, card);
+  showSessionState();
+}
+
+/** An ask sits on its run's card; the primary agent's asks (and asks of runs not shown yet) above the runs. */
+function placeApproval(id, card) {
+  const runCard = card.dataset.runId && state.cards.get(card.dataset.runId);
+  if (runCard) field(runCard, 'ask').append(card);
+  else byId('approval-cards').append(card);
+  byId('approvals').hidden = byId('approval-cards').childElementCount === 0;
 }
 
 function removeApproval(id) {
   state.approvals.get(id)?.remove();
   state.approvals.delete(id);
-  byId('approvals').hidden = state.approvals.size === 0;
+  byId('approvals').hidden = byId('approval-cards').childElementCount === 0;
+  showSessionState();
 }
 
 // Live updates.
@@ -350,9 +549,13 @@ setInterval(() => {
 }, 3000);
 
 setInterval(() => {
+  let active = false;
   for (const run of state.runs.values()) {
-    if (activeStatuses.has(run.status)) field(state.cards.get(run.id), 'elapsed').textContent = formatElapsed(run);
+    if (!activeStatuses.has(run.status)) continue;
+    active = true;
+    field(state.cards.get(run.id), 'elapsed').textContent = formatElapsed(run);
   }
+  if (active) scheduleTimeline();
 }, 1000);
 
 // Forms and buttons.

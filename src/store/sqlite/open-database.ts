@@ -1,18 +1,205 @@
-import { mkdirSync } from 'node:fs';
+import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readSync, statSync, type Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
+import { pathToFileURL } from 'node:url';
+import { ConfigError } from '../../errors/config-error.ts';
 import { loadSqlite } from './load-sqlite.ts';
-import { migrate } from './migrations.ts';
+import { migrate, migrations } from './migrations.ts';
+
+/** Options of {@link openDatabase} besides the busy timeout. */
+export interface OpenDatabaseOptions {
+  /**
+   * The caller only reads (`cadre runs`, `show`, `export`): a database this process cannot write
+   * (file mode, read-only folder or mount) is opened read-only instead of refused, or immutable
+   * when even its `-shm` cannot be used, with a warning. Writing callers are refused with an error
+   * that says the database is read-only.
+   * @default false
+   */
+  readOnly?: boolean;
+  /** Told once about a database opened with a limitation (immutable: uncheckpointed rows missing). */
+  onWarning?: (message: string) => void;
+}
+
+/** SQLite result codes that mean the file is damaged or not a database at all. */
+const corruptCode = 11;
+const notADatabaseCode = 26;
+
+/** Files up to this size are checked page by page at open (`PRAGMA quick_check`, ~1 ms per MB). */
+const checkedBytes = 64 * 1024 * 1024;
+
+const sqliteHeader = Buffer.from('SQLite format 3\0', 'latin1');
+
+/** The files SQLite keeps for the database `path`: the database and its `-wal`, `-shm` and `-journal`. */
+export function databaseFiles(path: string): string[] {
+  if (path === ':memory:' || path === '') return [];
+  const absolute = resolve(path);
+  return [absolute, `${absolute}-wal`, `${absolute}-shm`, `${absolute}-journal`];
+}
+
+function canWrite(path: string): boolean {
+  try {
+    accessSync(path, constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether SQLite can write the database at `path`: the file itself, and its folder (for the
+ * `-wal`, `-shm` and `-journal` files) unless the WAL files are there and writable already.
+ */
+function isWritable(path: string): boolean {
+  if (!canWrite(path)) return false;
+  return canWrite(dirname(path)) || (canWrite(`${path}-wal`) && canWrite(`${path}-shm`));
+}
+
+function damagedError(path: string, cause: unknown): ConfigError {
+  // quick_check reports over several lines; one line reads better after "cadre:".
+  const reason = (cause instanceof Error ? cause.message : String(cause)).replace(/\*\*\* in database \w+ \*\*\*/g, '').replace(/\s+/g, ' ').trim();
+  return new ConfigError(
+    `The database ${path} is damaged (${reason}). Restore it from a backup, or move it aside (with its -wal and -shm files) so cadre starts a new one.`,
+    { cause },
+  );
+}
+
+function foreignError(path: string, what: string): ConfigError {
+  return new ConfigError(
+    `The file ${path} is ${what}, not a cadre database. Point --db (or CADRE_DB, or db in cadre.config.json) at cadre's database, or move the file aside so cadre creates a new one there.`,
+  );
+}
+
+function readOnlyError(path: string): ConfigError {
+  return new ConfigError(
+    `The database ${path} is read-only (its file, its folder or the disk cannot be written), and this command writes to it. Make it writable, or use another --db; commands that only read (runs, show, export, sessions, approvals) still work.`,
+  );
+}
+
+/** Refuses a file that is not a SQLite database before SQLite touches it. */
+function checkHeader(path: string, info: Stats): void {
+  if (info.isDirectory()) throw foreignError(path, 'a directory');
+  if (!info.isFile()) throw foreignError(path, 'not a regular file');
+  // An empty file is a new database (in WAL mode it stays empty until the first checkpoint).
+  if (info.size === 0) return;
+  const header = Buffer.alloc(100);
+  const descriptor = openSync(path, 'r');
+  let read: number;
+  try {
+    read = readSync(descriptor, header, 0, header.length, 0);
+  } finally {
+    closeSync(descriptor);
+  }
+  if (!header.subarray(0, sqliteHeader.length).equals(sqliteHeader)) {
+    throw read >= sqliteHeader.length || !sqliteHeader.subarray(0, read).equals(header.subarray(0, read))
+      ? foreignError(path, 'not a SQLite database')
+      : damagedError(path, 'the file ends inside its header');
+  }
+  if (read < header.length) throw damagedError(path, 'the file ends inside its header');
+}
+
+function isDamage(error: unknown): boolean {
+  const code = (error as { errcode?: number } | null)?.errcode;
+  // Extended codes keep the primary code in the low byte.
+  return code !== undefined && ((code & 0xff) === corruptCode || (code & 0xff) === notADatabaseCode);
+}
+
+/**
+ * Reads what the file is, writing nothing: its schema version and its tables. Refuses a database
+ * of a newer cadre, a SQLite database of another program, and a damaged one.
+ * @returns the schema version.
+ */
+function inspect(database: DatabaseSync, path: string, size: number): number {
+  const latest = migrations[migrations.length - 1].version;
+  let version: number;
+  let tables: Set<string>;
+  try {
+    version = (database.prepare('PRAGMA user_version').get() as { user_version: number }).user_version;
+    const rows = database.prepare("SELECT name FROM sqlite_schema WHERE type = 'table'").all() as Array<{ name: string }>;
+    tables = new Set(rows.map((row) => row.name));
+    if (size <= checkedBytes) {
+      const [first] = database.prepare('PRAGMA quick_check(1)').all() as Array<{ quick_check: string }>;
+      if (first?.quick_check !== 'ok') throw new Error(first?.quick_check ?? 'quick_check found a problem');
+    }
+  } catch (error) {
+    throw damagedError(path, error);
+  }
+  if (version > latest) {
+    throw new ConfigError(
+      `The database ${path} has schema version ${version}, newer than this build of cadre knows (${latest}); it was left untouched. Upgrade cadre, or use another --db.`,
+    );
+  }
+  if (tables.size > 0 && !tables.has('sessions')) throw foreignError(path, 'a SQLite database of another program');
+  return version;
+}
 
 /**
  * Opens (or creates) a cadre database with the newest schema. A file's folder is created;
  * `:memory:` gives a private database that lives as long as the connection.
+ *
+ * Before anything is written the file is checked: one that is not a SQLite database, another
+ * program's database, a damaged one or one of a newer cadre is refused with a {@link ConfigError}
+ * that names the file and says what to do. A database this process cannot write is refused too,
+ * unless `readOnly` is set: then it is opened read-only (see {@link OpenDatabaseOptions}).
  */
-export function openDatabase(path: string, busyTimeoutMs: number): DatabaseSync {
-  if (path !== ':memory:') mkdirSync(dirname(resolve(path)), { recursive: true });
-  // The busy timeout lets a second process (a `cadre stop`) wait for the write lock.
-  const database = new (loadSqlite().DatabaseSync)(path, { timeout: busyTimeoutMs });
+export function openDatabase(path: string, busyTimeoutMs: number, { readOnly = false, onWarning }: OpenDatabaseOptions = {}): DatabaseSync {
+  const { DatabaseSync: Database } = loadSqlite();
+  if (path === ':memory:') return prepare(new Database(path, { timeout: busyTimeoutMs }), path, 0);
+  const absolute = resolve(path);
+  const info = statSync(absolute, { throwIfNoEntry: false });
+  if (info === undefined) {
+    mkdirSync(dirname(absolute), { recursive: true });
+    if (!canWrite(dirname(absolute))) throw readOnlyError(path);
+    return prepare(new Database(path, { timeout: busyTimeoutMs }), path, 0);
+  }
+  checkHeader(path, info);
+  if (isWritable(absolute)) return prepare(new Database(path, { timeout: busyTimeoutMs }), path, info.size);
+  if (!readOnly) throw readOnlyError(path);
+  return openReadOnly(path, absolute, busyTimeoutMs, info.size, onWarning);
+}
+
+/** A read-only connection: plain read-only where the `-shm` can be used, else immutable with a warning. */
+function openReadOnly(path: string, absolute: string, busyTimeoutMs: number, size: number, onWarning: OpenDatabaseOptions['onWarning']): DatabaseSync {
+  const { DatabaseSync: Database } = loadSqlite();
+  let database: DatabaseSync | undefined;
   try {
+    database = new Database(path, { readOnly: true, timeout: busyTimeoutMs });
+    // Opening is lazy: the first read is what needs the -shm.
+    database.prepare('SELECT 1 FROM sqlite_schema LIMIT 1').all();
+  } catch (error) {
+    database?.close();
+    database = undefined;
+    if (isDamage(error)) throw damagedError(path, error);
+  }
+  if (database === undefined) {
+    const url = pathToFileURL(absolute);
+    url.searchParams.set('immutable', '1');
+    database = new Database(url, { readOnly: true });
+    if (existsSync(`${absolute}-wal`) && statSync(`${absolute}-wal`).size > 0) {
+      onWarning?.(
+        `The database ${path} and its folder are read-only and its -shm file cannot be used, so it was opened as an unchanging file: rows not yet checkpointed from ${path}-wal are missing from what is shown.`,
+      );
+    }
+  }
+  try {
+    const version = inspect(database, path, size);
+    const latest = migrations[migrations.length - 1].version;
+    if (version < latest) {
+      throw new ConfigError(
+        `The database ${path} has schema version ${version}, older than this cadre's (${latest}), and is read-only, so it cannot be upgraded. Make it writable and run any cadre command once.`,
+      );
+    }
+    return database;
+  } catch (error) {
+    database.close();
+    throw error;
+  }
+}
+
+/** Checks the file, then sets WAL mode and brings the schema up to date. */
+function prepare(database: DatabaseSync, path: string, size: number): DatabaseSync {
+  try {
+    // Read before anything is written: a file of a newer cadre is left exactly as it was.
+    inspect(database, path, size);
     database.exec('PRAGMA journal_mode = WAL');
     // In WAL mode this survives a crash of the process; only a power loss can drop the last commits.
     database.exec('PRAGMA synchronous = NORMAL');
@@ -24,6 +211,7 @@ export function openDatabase(path: string, busyTimeoutMs: number): DatabaseSync 
     return database;
   } catch (error) {
     database.close();
+    if (isDamage(error)) throw damagedError(path, error);
     throw error;
   }
 }

@@ -235,7 +235,13 @@ describe('sqlite store asynchronous commit', () => {
     await store.insertRun(runFixture({ mode: 'background', status: 'completed', notification: { delivered_at: null, suppressed: false } }), eventFixture('run_1', 'run-queued'));
     await store.flush();
     const other = createSqliteStore({ path });
-    const delivery = store.deliverNotification({ session_id: 'ses_1', content: '<subagent-notification>', created_at: at, run_ids: ['run_1'], delivered_at: at });
+    const delivery = store.commitMessage({
+      session_id: 'ses_1',
+      role: 'user',
+      content: '<subagent-notification>',
+      created_at: at,
+      runs: [{ id: 'run_1', check: () => true, patch: { notification: { delivered_at: at, suppressed: false } }, events: () => [] }],
+    });
     // Another write right after it commits it, whole.
     await store.appendRunEvents([eventFixture('run_1', 'activity')]);
     await delivery;

@@ -1,8 +1,8 @@
 import type { SQLInputValue } from 'node:sqlite';
-import { isFinished, isNotificationPending, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
+import { isFinished, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
 import type { RunPatch, Store } from '../store.ts';
 import { createGroupCommit } from './group-commit.ts';
-import { openDatabase } from './open-database.ts';
+import { databaseFiles, openDatabase } from './open-database.ts';
 import { runQuerySql } from './run-query-sql.ts';
 import { createHeldRuns } from './held-runs.ts';
 import { copyRun, messageFromRow, patchColumns, patchableRunColumns, patchableSessionColumns, runColumnList, runEventFromRow, runFromRow, runToSql, runValueToSql, sessionFromRow } from './rows.ts';
@@ -25,6 +25,14 @@ export interface SqliteStoreOptions {
    * @default 20
    */
   maxBatchMs?: number;
+  /**
+   * Only reads will be made: a database this process cannot write is opened read-only instead of
+   * refused (see `OpenDatabaseOptions.readOnly`).
+   * @default false
+   */
+  readOnly?: boolean;
+  /** Told about a database opened with a limitation (read-only and immutable). @default none */
+  onWarning?: (message: string) => void;
 }
 
 type Row = Record<string, unknown>;
@@ -55,8 +63,8 @@ const lastEventSeqSql = 'SELECT COALESCE(MAX(seq), 0) AS last FROM run_events WH
  * @example
  * const store = createSqliteStore({ path: './.cadre/cadre.db' });
  */
-export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 }: SqliteStoreOptions): Store {
-  const database = openDatabase(path, busyTimeoutMs);
+export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20, readOnly, onWarning }: SqliteStoreOptions): Store {
+  const database = openDatabase(path, busyTimeoutMs, { readOnly, onWarning });
   const prepared = createStatementCache(database);
   // The last seq used per session and per run, read from the table on first use or once
   // forgotten (both are bounded). Normally only this process appends to its runs and sessions;
@@ -220,6 +228,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
 
   return {
     description: `sqlite:${path}`,
+    files: databaseFiles(path),
 
     ...createSqliteApprovals({ prepared, write, ensureOpen }),
 
@@ -313,7 +322,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
       return stored.concat(heldAfter(heldMessages, sessionId, afterSeq, heldMessageRecord));
     },
 
-    deliverNotification({ session_id: sessionId, seq, content, created_at: createdAt, run_ids: runIds, delivered_at: deliveredAt }) {
+    commitMessage({ session_id: sessionId, seq, role, content, created_at: createdAt, runs }) {
       let encoded: string;
       try {
         encoded = JSON.stringify(content ?? null);
@@ -321,36 +330,38 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20 
         return Promise.reject(error);
       }
       return write(() => {
-        const stale = runIds.filter((id) => {
-          const current = heldRuns.load(id);
-          return current === null || !isNotificationPending(current);
-        });
-        if (stale.length > 0) return { message: null, delivered: [], stale };
-        const patch = { notification: { delivered_at: deliveredAt, suppressed: false }, lease_owner: null, lease_expires_at: null };
-        const fields = runIds.map((id) => runFields(id, patch, []));
+        const refused = runs.filter((change) => {
+          const current = heldRuns.load(change.id);
+          return current === null || !change.check(copyRun(current));
+        }).map((change) => change.id);
+        if (refused.length > 0) return { message: null, runs: [], refused };
+        const fields = runs.map((change) => runFields(change.id, change.patch, []));
         let message: MessageRecord;
         if (seq === undefined) {
           const next = nextSeq(lastMessageSeq, heldMessages, sessionId, lastMessageSeqSql);
-          hold(heldMessages, [sessionId, next, 'user', encoded, createdAt]);
-          message = { session_id: sessionId, seq: next, role: 'user', content, created_at: createdAt };
+          hold(heldMessages, [sessionId, next, role, encoded, createdAt]);
+          message = { session_id: sessionId, seq: next, role, content, created_at: createdAt };
         } else {
           const held = heldMessages.get(sessionId)?.find((row) => row[1] === seq);
-          let storedAt = held?.[4];
-          if (held) held[3] = encoded;
-          else {
-            const row = prepared('UPDATE messages SET content = ? WHERE session_id = ? AND seq = ? RETURNING created_at').get(encoded, sessionId, seq) as Row | undefined;
+          let stored: { role: string; created_at: string };
+          if (held) {
+            held[3] = encoded;
+            stored = { role: held[2], created_at: held[4] };
+          } else {
+            const row = prepared('UPDATE messages SET content = ? WHERE session_id = ? AND seq = ? RETURNING role, created_at').get(encoded, sessionId, seq) as Row | undefined;
             if (row === undefined) throw new Error(`No message ${seq} in session '${sessionId}' to rewrite.`);
-            storedAt = row.created_at as string;
+            stored = { role: row.role as string, created_at: row.created_at as string };
           }
-          message = { session_id: sessionId, seq, role: 'user', content, created_at: storedAt ?? createdAt };
+          message = { session_id: sessionId, seq, role: stored.role as MessageRecord['role'], content, created_at: stored.created_at };
         }
-        const delivered = runIds.map((id, index) => {
-          const event: NewRunEvent = { run_id: id, at: deliveredAt, type: 'notification-deliver', data: { session_id: sessionId, message_seq: message.seq } };
-          holdEvents([event]);
-          heldRuns.change(id, fields[index]);
-          return { run: copyRun(heldRuns.load(id)!), event: event as RunEventRecord };
+        const changed = runs.map((change, index) => {
+          const events = change.events(message);
+          for (const event of events) if (event.run_id !== change.id) throw mismatchedEvent(change.id, event);
+          holdEvents(events);
+          heldRuns.change(change.id, fields[index]);
+          return { run: copyRun(heldRuns.load(change.id)!), events: events as RunEventRecord[] };
         });
-        return { message, delivered, stale };
+        return { message, runs: changed, refused };
       });
     },
 

@@ -1,0 +1,73 @@
+import type { RunEventRecord, RunRecord, RunStatus } from '../store/records.ts';
+
+/**
+ * A run event as live views see it: a stored event, or an activity line that is shown but not
+ * stored one by one.
+ */
+export type LiveRunEvent = RunEventRecord | { type: 'activity'; at: string; data: { text: string } };
+
+/**
+ * A signal between the processes that share a store (`cadre run`, `cadre serve`, `cadre stop`,
+ * `cadre approve`, workers). The store holds the truth; a signal only says where to look, and
+ * may arrive more than once or, on a lossy engine, late: a listener reads the store when it
+ * must be sure.
+ */
+export type CoordinationSignal =
+  /** A person or a parent asked the process executing `run_id` (its lease `owner`) to stop it. */
+  | { type: 'stop-requested'; run_id: string; owner: string; cause: 'user' | 'parent'; reason: string | null }
+  /** A person stopped a session (`cadre stop SESSION_ID`): its turn and runs end. */
+  | { type: 'session-stop-requested'; session_id: string; at: string }
+  /** An ask for approval was answered, from anywhere. */
+  | { type: 'approval-answered'; approval_id: string }
+  /** A run reached a finished state. */
+  | { type: 'run-ended'; run_id: string; parent_session_id: string; status: RunStatus }
+  /** A finished background run waits for its notification to reach its parent session. */
+  | { type: 'notification-pending'; run_id: string; parent_session_id: string }
+  /** A run's live event, for views of its parent session in other processes (the dashboard). */
+  | { type: 'live-event'; parent_session_id: string; run: RunRecord; event: LiveRunEvent };
+
+/** The kinds of {@link CoordinationSignal}. */
+export type SignalType = CoordinationSignal['type'];
+
+/** The signal of one kind. */
+export type SignalOf<T extends SignalType> = Extract<CoordinationSignal, { type: T }>;
+
+/**
+ * What a listener subscribes to within a kind: the lease owner of `stop-requested`, the session
+ * of `session-stop-requested`, `notification-pending` and `live-event`, the approval of
+ * `approval-answered`, the run of `run-ended`.
+ */
+export function signalKey(signal: CoordinationSignal): string {
+  switch (signal.type) {
+    case 'stop-requested':
+      return signal.owner;
+    case 'session-stop-requested':
+      return signal.session_id;
+    case 'approval-answered':
+      return signal.approval_id;
+    case 'run-ended':
+      return signal.run_id;
+    case 'notification-pending':
+    case 'live-event':
+      return signal.parent_session_id;
+  }
+}
+
+/**
+ * The one port that carries every signal between processes. The embedded build polls the store
+ * (`createPollingCoordination`); Postgres uses LISTEN/NOTIFY and a Redis queue pub/sub. Every
+ * engine delivers a signal published in this process to this process's listeners at once.
+ */
+export interface Coordination {
+  /**
+   * Announces a signal to every process, this one included. Call it after the store has the
+   * change the signal points at. Never throws; failures go to the engine's error report.
+   */
+  publish(signal: CoordinationSignal): void;
+  /**
+   * Calls `listener` with signals of `type` for `key` (see {@link signalKey}) until the returned
+   * function is called.
+   */
+  subscribe<T extends SignalType>(type: T, key: string, listener: (signal: SignalOf<T>) => void): () => void;
+  close(): Promise<void>;
+}

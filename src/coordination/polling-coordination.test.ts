@@ -1,0 +1,75 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
+import type { Store } from '../store/store.ts';
+import { approvalFixture } from '../store/store-approvals.case.ts';
+import { eventFixture, runFixture, sessionFixture } from '../store/store-fixtures.ts';
+import type { Coordination, CoordinationSignal } from './coordination.ts';
+import { createPollingCoordination } from './polling-coordination.ts';
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const each of open.splice(0).reverse()) await each.close();
+});
+
+function coordinationOn(store: Store): Coordination {
+  const coordination = createPollingCoordination({ store, pollMs: { 'stop-requested': 10, 'session-stop-requested': 10, 'approval-answered': 10, 'run-ended': 10, 'notification-pending': 10 } });
+  open.push(coordination);
+  return coordination;
+}
+
+function next<T extends CoordinationSignal['type']>(coordination: Coordination, type: T, key: string): Promise<Extract<CoordinationSignal, { type: T }>> {
+  return new Promise((resolve) => {
+    const off = coordination.subscribe(type, key, (signal) => {
+      off();
+      resolve(signal);
+    });
+  });
+}
+
+describe('createPollingCoordination', () => {
+  it('delivers a signal published in this process to its listeners of that kind and key only, at once', () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    open.push(store);
+    const coordination = coordinationOn(store);
+    const heard: string[] = [];
+    coordination.subscribe('run-ended', 'run_1', (signal) => heard.push(`1 ${signal.status}`));
+    const off = coordination.subscribe('run-ended', 'run_2', (signal) => heard.push(`2 ${signal.status}`));
+    coordination.subscribe('approval-answered', 'run_1', () => heard.push('wrong kind'));
+    off();
+    coordination.publish({ type: 'run-ended', run_id: 'run_1', parent_session_id: 'ses_1', status: 'completed' });
+    coordination.publish({ type: 'run-ended', run_id: 'run_2', parent_session_id: 'ses_1', status: 'failed' });
+    expect(heard).toEqual(['1 completed']);
+  });
+
+  it('finds what another process wrote to the shared store: stop requests, answers, ends, session stops, pending notifications', async () => {
+    const path = `/tmp/cadre-coordination-${process.pid}-${Date.now()}.db`;
+    const writer = createSqliteStore({ path });
+    const reader = createSqliteStore({ path });
+    open.push(writer, reader);
+    const coordination = coordinationOn(reader);
+    await writer.createSession(sessionFixture());
+    await writer.insertRun(runFixture({ status: 'running', lease_owner: 'host:1:me' }), eventFixture('run_1', 'run-start'));
+    await writer.insertRun(runFixture({ id: 'run_2', mode: 'background', status: 'completed', notification: { delivered_at: null, suppressed: false } }), eventFixture('run_2', 'run-end'));
+    await writer.insertApproval(approvalFixture());
+    await writer.flush();
+
+    const stop = next(coordination, 'stop-requested', 'host:1:me');
+    const answered = next(coordination, 'approval-answered', 'apr_1');
+    const ended = next(coordination, 'run-ended', 'run_1');
+    const sessionStop = next(coordination, 'session-stop-requested', 'ses_1');
+    const pending = next(coordination, 'notification-pending', 'ses_1');
+    expect(await pending).toEqual({ type: 'notification-pending', run_id: 'run_2', parent_session_id: 'ses_1' });
+
+    await writer.updateRun('run_1', { stop_requested_at: '2025-01-01T00:00:09.000Z', stop_requested_by: 'parent', stop_reason: 'enough' });
+    await writer.flush();
+    expect(await stop).toEqual({ type: 'stop-requested', run_id: 'run_1', owner: 'host:1:me', cause: 'parent', reason: 'enough' });
+
+    await writer.resolveApproval({ id: 'apr_1', status: 'approved', by: 'person', at: '2025-01-01T00:00:09.000Z' });
+    await writer.updateSession('ses_1', { user_canceled_at: '2025-01-01T00:00:10.000Z' });
+    await writer.transitionRun({ id: 'run_1', from: ['running'], to: 'canceled_by_parent', event: eventFixture('run_1', 'run-end') });
+    await writer.flush();
+    expect(await answered).toEqual({ type: 'approval-answered', approval_id: 'apr_1' });
+    expect(await sessionStop).toEqual({ type: 'session-stop-requested', session_id: 'ses_1', at: '2025-01-01T00:00:10.000Z' });
+    expect(await ended).toEqual({ type: 'run-ended', run_id: 'run_1', parent_session_id: 'ses_1', status: 'canceled_by_parent' });
+  });
+});

@@ -1,0 +1,104 @@
+import { isFinished } from '../store/records.ts';
+import type { Store } from '../store/store.ts';
+import type { Coordination, SignalType } from './coordination.ts';
+import { createSignalListeners } from './signal-listeners.ts';
+
+/** Options of {@link createPollingCoordination}. */
+export interface PollingCoordinationOptions {
+  store: Store;
+  /**
+   * How often the store is read for each kind of signal while someone listens to it.
+   * @default stop-requested and session-stop-requested 500, approval-answered 250, run-ended 100, notification-pending 500
+   */
+  pollMs?: Partial<Record<Exclude<SignalType, 'live-event'>, number>>;
+  onError?: (error: unknown) => void;
+}
+
+const defaultPollMs: Record<Exclude<SignalType, 'live-event'>, number> = {
+  'stop-requested': 500,
+  'session-stop-requested': 500,
+  'approval-answered': 250,
+  'run-ended': 100,
+  'notification-pending': 500,
+};
+
+/**
+ * The embedded coordination: signals of this process reach its listeners at once; signals of
+ * other processes are found by reading the store while someone listens (a stop request on a run
+ * this process leases, an answered ask, a finished run, a stopped session, a pending
+ * notification). Live events of other processes are not carried: with a file store each view
+ * watches its own process. No timer runs while nobody listens.
+ *
+ * @example
+ * const coordination = createPollingCoordination({ store });
+ */
+export function createPollingCoordination({ store, pollMs = {}, onError = (error) => console.error(error) }: PollingCoordinationOptions): Coordination {
+  const timers = new Map<SignalType, NodeJS.Timeout>();
+  const busy = new Set<SignalType>();
+  const listeners = createSignalListeners({
+    onError,
+    onChange(type, listening) {
+      if (type === 'live-event') return;
+      if (!listening) {
+        clearInterval(timers.get(type));
+        timers.delete(type);
+        return;
+      }
+      const timer = setInterval(() => {
+        // A slow store never stacks reads of one kind.
+        if (busy.has(type)) return;
+        busy.add(type);
+        poll(type)
+          .catch(onError)
+          .finally(() => busy.delete(type));
+      }, pollMs[type] ?? defaultPollMs[type]);
+      timer.unref();
+      timers.set(type, timer);
+    },
+  });
+
+  async function poll(type: Exclude<SignalType, 'live-event'>): Promise<void> {
+    for (const key of listeners.keys(type)) {
+      switch (type) {
+        case 'stop-requested': {
+          const runs = await store.listRuns({ lease_owner: key, stop_requested: true, statuses: ['queued', 'running'] });
+          for (const run of runs) listeners.dispatch({ type, run_id: run.id, owner: key, cause: run.stop_requested_by ?? 'user', reason: run.stop_reason });
+          break;
+        }
+        case 'session-stop-requested': {
+          const session = await store.getSession(key);
+          if (session?.user_canceled_at) listeners.dispatch({ type, session_id: key, at: session.user_canceled_at });
+          break;
+        }
+        case 'approval-answered': {
+          const approval = await store.getApproval(key);
+          if (approval && approval.status !== 'pending') listeners.dispatch({ type, approval_id: key });
+          break;
+        }
+        case 'run-ended': {
+          const run = await store.getRun(key);
+          if (run && isFinished(run.status)) listeners.dispatch({ type, run_id: key, parent_session_id: run.parent_session_id, status: run.status });
+          break;
+        }
+        case 'notification-pending': {
+          const runs = await store.listRuns({ parent_session_id: key, notification_pending: true, order: 'oldest' });
+          for (const run of runs) listeners.dispatch({ type, run_id: run.id, parent_session_id: key });
+          break;
+        }
+      }
+    }
+  }
+
+  return {
+    publish(signal) {
+      listeners.dispatch(signal);
+    },
+    subscribe(type, key, listener) {
+      return listeners.add(type, key, listener);
+    },
+    async close() {
+      for (const timer of timers.values()) clearInterval(timer);
+      timers.clear();
+    },
+  };
+}
