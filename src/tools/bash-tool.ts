@@ -65,7 +65,9 @@ export function createBashTool(options: BashToolOptions) {
   });
   return defineTool({
     name: 'bash',
-    description: toolDescription('bash.txt', { shell, defaultTimeoutSeconds, maxTimeoutSeconds, halfOutputChars }),
+    description:
+      toolDescription('bash.txt', { shell, defaultTimeoutSeconds, maxTimeoutSeconds, halfOutputChars }) +
+      (sandbox === undefined || sandbox.mode === 'off' ? '' : `\n\n${toolDescription('bash-sandbox.txt')}`),
     inputSchema,
     risk: 'exec',
     argument: (input) => input.command,

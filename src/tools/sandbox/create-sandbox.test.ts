@@ -195,6 +195,13 @@ describe('without an OS sandbox', () => {
     expect(await detectSandbox({ platform: 'linux', path: root })).toMatchObject({ available: false, reason: expect.stringContaining('bwrap) is not installed') });
   });
 
+  it('tells the model about the box in the description of bash, unless the sandbox is off', () => {
+    const described = (sandbox?: ReturnType<typeof createSandbox>) => createBashTool({ root, sandbox }).description ?? '';
+    expect(described(createSandbox({ root }))).toContain('Commands run in an OS sandbox where the machine has one');
+    expect(described(createSandbox({ root, mode: 'off' }))).not.toContain('OS sandbox');
+    expect(described()).not.toContain('OS sandbox');
+  });
+
   it('refuses a list of hosts for network: this build has no filtering proxy', () => {
     expect(() => createSandbox({ root, network: ['example.com'] as unknown as boolean })).toThrow(/only true or false is supported/);
   });
