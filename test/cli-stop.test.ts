@@ -53,6 +53,16 @@ describe('a person stops work', () => {
     expect((await runById(runId)).status).toBe('canceled_by_user');
   });
 
+  it('cadre stop takes the short id the live view shows for an active run', async () => {
+    const first = workspace.start(['run', ...workspace.modelFlags, 'slow background']);
+    const [, runId] = await first.waitForStderr(/\[(run_\w+) scout\] started/);
+    const stop = await workspace.run(['stop', runId.slice(-6).toLowerCase(), '--db', workspace.database]);
+    expect(stop.code).toBe(0);
+    expect(stop.stdout).toContain(`${runId}  scout  canceled_by_user`);
+    expect((await first.exited).code).toBe(0);
+    expect((await runById(runId)).status).toBe('canceled_by_user');
+  });
+
   it('answers an unknown id with exit 2', async () => {
     const result = await workspace.run(['stop', 'run_unknown', '--db', workspace.database]);
     expect(result.code).toBe(2);

@@ -3,13 +3,14 @@ import type { CadreEvent } from '../runs/run-bus.ts';
 import type { RunRecord } from '../store/records.ts';
 import { runFixture } from '../store/store-fixtures.ts';
 import { createLiveView, renderRunLine } from './live-view.ts';
+import { shortRunId } from './run-lines.ts';
 
 const now = '2025-01-01T00:00:13.000Z';
 const running = runFixture({ status: 'running', started_at: '2025-01-01T00:00:01.000Z', last_activity: 'read_file src/store/store.ts' });
 
 describe('renderRunLine', () => {
   it('shows status, agent, description, elapsed time and activity of an active run', () => {
-    expect(renderRunLine(running, now)).toBe('⠋ running   researcher  Find the facts  12s  read_file src/store/store.ts');
+    expect(renderRunLine(running, now)).toBe('⠋ running   researcher  1  Find the facts  12s  read_file src/store/store.ts');
   });
 
   it('turns the spinner with the clock', () => {
@@ -17,17 +18,17 @@ describe('renderRunLine', () => {
   });
 
   it('shows a queued run without repeating its status as activity', () => {
-    expect(renderRunLine(runFixture({ last_activity: 'queued' }), now)).toBe('· queued    researcher  Find the facts  12s');
+    expect(renderRunLine(runFixture({ last_activity: 'queued' }), now)).toBe('· queued    researcher  1  Find the facts  12s');
   });
 
   it('shows what a finished run came to: its result, its error, or its partial result', () => {
     const ended = { ...running, ended_at: '2025-01-01T00:00:04.000Z' };
     const completed: RunRecord = { ...ended, status: 'completed', result: { text: 'The store keeps runs.\nMore.', truncated: false, original_length: 27 } };
-    expect(renderRunLine(completed, now)).toBe('✓ completed researcher  Find the facts  3s  The store keeps runs. More.');
+    expect(renderRunLine(completed, now)).toBe('✓ completed researcher  1  Find the facts  3s  The store keeps runs. More.');
     const failed: RunRecord = { ...ended, status: 'failed', error: { kind: 'model_error', message: 'HTTP 500' } };
-    expect(renderRunLine(failed, now)).toBe('✗ failed    researcher  Find the facts  3s  model_error: HTTP 500');
+    expect(renderRunLine(failed, now)).toBe('✗ failed    researcher  1  Find the facts  3s  model_error: HTTP 500');
     const canceled: RunRecord = { ...ended, status: 'canceled_by_user', partial_result: 'Halfway' };
-    expect(renderRunLine(canceled, now)).toBe('■ canceled_by_user researcher  Find the facts  3s  partial: Halfway');
+    expect(renderRunLine(canceled, now)).toBe('■ canceled_by_user researcher  1  Find the facts  3s  partial: Halfway');
   });
 
   it('keeps activity to 80 characters and cuts the line to the width', () => {
@@ -67,9 +68,28 @@ describe('createLiveView', () => {
     view.finish({ sessionId: 'ses_1', status: 'completed', text: 'All done.' });
     const screen = stdout.written.join('');
     expect(screen).toContain('Delegating now.');
-    expect(screen).toContain('running   researcher  Find the facts');
-    expect(screen).toContain('✓ completed researcher  Find the facts  3s  Found it.\n');
+    expect(screen).toContain('running   researcher  1  Find the facts');
+    expect(screen).toContain('✓ completed researcher  1  Find the facts  3s  Found it.\n');
     expect(screen.match(/All done\./g)).toHaveLength(1);
     expect(stderr.written.join('')).toContain('cadre export ses_1 --format markdown');
+  });
+
+  it('prints the final answer last, even when it streamed before run lines were printed under it', () => {
+    const stdout = terminal();
+    const stderr = terminal();
+    const view = createLiveView({ stdout: stdout.stream, stderr: stderr.stream, sessionId: 'ses_1', color: false, now: () => now, frameIntervalMs: 10_000 });
+    view.event({ type: 'message', message: { session_id: 'ses_1', seq: 3, role: 'assistant', content: [{ type: 'text', text: 'The answer.' }], created_at: now } });
+    const ended: RunRecord = { ...running, status: 'completed', ended_at: '2025-01-01T00:00:04.000Z', result: { text: 'Late run.', truncated: false, original_length: 9 } };
+    view.event({ type: 'run-event', run: ended, event: { run_id: ended.id, seq: 2, at: now, type: 'run-end', data: {} } });
+    view.finish({ sessionId: 'ses_1', status: 'completed', text: 'The answer.' });
+    const screen = stdout.written.join('');
+    expect(screen.lastIndexOf('The answer.')).toBeGreaterThan(screen.indexOf('Late run.'));
+  });
+});
+
+describe('shortRunId', () => {
+  it('is the last six characters of the id, without the prefix', () => {
+    expect(shortRunId('run_01JD8X2Q7W3NB5K2M4P6R8T0V1')).toBe('R8T0V1');
+    expect(shortRunId('run_1')).toBe('1');
   });
 });

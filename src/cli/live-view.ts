@@ -7,7 +7,7 @@ import { isFinished, type RunRecord, type RunStatus } from '../store/records.ts'
 import type { OutputStream } from './cli-context.ts';
 import { approvalLine } from './approval-lines.ts';
 import { printClosingHints } from './closing-hints.ts';
-import { endDetail } from './run-lines.ts';
+import { endDetail, shortRunId } from './run-lines.ts';
 import { RunTracker } from './run-tracker.ts';
 import type { RunView } from './run-view.ts';
 
@@ -34,17 +34,18 @@ const marks: Record<Exclude<RunStatus, 'running'>, { mark: string; style: Style 
 };
 
 /**
- * One line of the live view for a run: mark, status, agent, description, elapsed time, and its
- * latest activity while it works, or what it came to once it ended (at most 80 characters).
- * Pure: the spinner frame and the elapsed time come from `now`.
- * @example renderRunLine(run, '2025-01-01T00:00:12.000Z') // '⠋ running   researcher  Survey src/  12s  read_file src/a.ts'
+ * One line of the live view for a run: mark, status, agent, short id (what `cadre stop` takes),
+ * description, elapsed time, and its latest activity while it works, or what it came to once it
+ * ended (at most 80 characters). Pure: the spinner frame and the elapsed time come from `now`.
+ * @example renderRunLine(run, '2025-01-01T00:00:12.000Z') // '⠋ running   researcher  R8T0V1  Survey src/  12s  read_file src/a.ts'
  */
 export function renderRunLine(run: RunRecord, now: string, options: RenderRunLineOptions = {}): string {
   const { width = Infinity, color = false } = options;
   const finished = isFinished(run.status);
   const frame = spinner[Math.floor(Date.parse(now) / 100) % spinner.length];
   const { mark, style } = run.status === 'running' ? { mark: frame, style: 'cyan' as Style } : marks[run.status];
-  const head = `${mark} ${run.status.padEnd(9)} ${run.agent}`;
+  const id = shortRunId(run.id);
+  const head = `${mark} ${run.status.padEnd(9)} ${run.agent}  ${id}`;
   const elapsed = formatElapsed(run, now);
   let description = clampActivity(run.description, 48);
   let detail = finished ? endDetail(run) : clampActivity(run.last_activity === run.status ? '' : (run.last_activity ?? ''));
@@ -52,7 +53,7 @@ export function renderRunLine(run: RunRecord, now: string, options: RenderRunLin
   if (length() > width) detail = detail.length - (length() - width) < 12 ? '' : clampActivity(detail, detail.length - (length() - width));
   if (length() > width) description = clampActivity(description, Math.max(12, description.length - (length() - width)));
   const paint = (styles: Style, text: string) => (color && text !== '' ? styleText(styles, text, { validateStream: false }) : text);
-  const parts = [`${paint(style, `${mark} ${run.status.padEnd(9)}`)} ${paint('bold', run.agent)}`, description, paint('gray', elapsed), paint(finished ? style : 'gray', detail)];
+  const parts = [`${paint(style, `${mark} ${run.status.padEnd(9)}`)} ${paint('bold', run.agent)}`, paint('gray', id), description, paint('gray', elapsed), paint(finished ? style : 'gray', detail)];
   return parts.filter((part) => part !== '').join('  ');
 }
 
@@ -81,6 +82,8 @@ export function createLiveView(options: LiveViewOptions): RunView {
   const tracker = new RunTracker(sessionId);
   let streamed = '';
   let lastPersisted = '';
+  // Whether the answer last persisted is still the last thing on screen (nothing printed under it).
+  let answerIsLast = false;
   let notice = '';
   let dirty = true;
   let paused = false;
@@ -101,6 +104,7 @@ export function createLiveView(options: LiveViewOptions): RunView {
   }
 
   function persist(text: string): void {
+    answerIsLast = false;
     log.persist(`${text}\n`);
     dirty = true;
     draw();
@@ -110,6 +114,7 @@ export function createLiveView(options: LiveViewOptions): RunView {
     if (text.trim() === '' || text.trim() === lastPersisted) return;
     lastPersisted = text.trim();
     persist(text.trimEnd());
+    answerIsLast = true;
   }
 
   const timer = setInterval(draw, options.frameIntervalMs ?? 100);
@@ -156,7 +161,8 @@ export function createLiveView(options: LiveViewOptions): RunView {
       clearInterval(timer);
       log.clear();
       log.done();
-      if (outcome.text.trim() !== '' && outcome.text.trim() !== lastPersisted) stdout.write(`${outcome.text.trimEnd()}\n`);
+      // The final answer closes the output, even when it streamed earlier and run lines came under it.
+      if (outcome.text.trim() !== '' && !(answerIsLast && outcome.text.trim() === lastPersisted)) stdout.write(`${outcome.text.trimEnd()}\n`);
       printClosingHints(stderr, outcome);
     },
   };

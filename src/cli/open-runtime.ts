@@ -157,6 +157,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     tools,
     modelAliases: config.modelAliases,
     permissions: config.permissions,
+    summarize: config.summarize,
     approvals,
     approver,
     baseURL: config.baseURL,

@@ -7,6 +7,18 @@ export function runLabel(run: Pick<RunRecord, 'id' | 'agent'>): string {
   return `[${run.id} ${run.agent}]`;
 }
 
+/** How many characters of a run id the live view shows; `cadre stop` takes them for an active run. */
+export const shortRunIdLength = 6;
+
+/**
+ * The end of a run's id (its random part: runs of one session share the time prefix), short
+ * enough for a live line and enough for `cadre stop` to find an active run by it.
+ * @example shortRunId('run_01JD8X2Q7W3NB5K2M4P6R8T0V1') // 'R8T0V1'
+ */
+export function shortRunId(id: string): string {
+  return id.replace(/^run_/, '').slice(-shortRunIdLength);
+}
+
 /** What a finished run came to, in one line of at most `max` characters. */
 export function endDetail(run: Pick<RunRecord, 'status' | 'result' | 'error' | 'partial_result'>, max = 80): string {
   if (run.error) return clampActivity(`${run.error.kind}: ${run.error.message}`, max);

@@ -14,7 +14,7 @@ describe('cadre serve', () => {
     };
     const stop = new AbortController();
     const served = serveCommand(context, { host: '127.0.0.1', port: '0', json: true }, stop.signal);
-    await expect.poll(() => stdout).toContain('\n');
+    await expect.poll(() => stdout, { timeout: 10_000 }).toContain('\n');
     const line = JSON.parse(stdout);
     expect(line).toEqual({ type: 'serve-ready', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+/), token: null });
     const response = await fetch(`${line.url.replace(/\/$/, '')}/api/sessions`);

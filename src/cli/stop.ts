@@ -4,6 +4,8 @@ import { isFinished, type RunRecord } from '../store/records.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
 import { openRuntime } from './open-runtime.ts';
+import { shortRunId, shortRunIdLength } from './run-lines.ts';
+import type { Store } from '../store/store.ts';
 
 function line(run: RunRecord): string {
   return `${run.id}  ${run.agent}  ${run.status}`;
@@ -17,10 +19,26 @@ function stillActive(run: RunRecord): string {
 }
 
 /**
- * `cadre stop RUN_ID|SESSION_ID`: a person's stop, from any process. A run (and the runs it
+ * The active run whose id ends with `text`: the short id the live view shows (`R8T0V1`), any case.
+ * Null when none does; a usage error when several do, naming them.
+ */
+async function findActiveRunByShortId(store: Store, text: string): Promise<RunRecord | null> {
+  const suffix = text.toUpperCase();
+  if (!/^[0-9A-Z]+$/.test(suffix) || suffix.length < Math.min(4, shortRunIdLength)) return null;
+  const active = await store.listRuns({ statuses: ['queued', 'running'] });
+  const matches = active.filter((run) => run.id.toUpperCase().endsWith(suffix));
+  if (matches.length > 1) {
+    throw new ConfigError(`'${text}' is the end of ${matches.length} active runs (${matches.map((run) => run.id).join(', ')}); give more of the id.`);
+  }
+  return matches[0] ?? null;
+}
+
+/**
+ * `cadre stop RUN_ID|SHORT_ID|SESSION_ID`: a person's stop, from any process. A run (and the runs it
  * started) ends `canceled_by_user`: the process that owns it is asked through the store and stops
  * it within about half a second, or this process takes over when that owner is gone. A session
- * stops its current turn and every active run. Exit 0 when everything asked for has stopped.
+ * stops its current turn and every active run. An active run is also found by the short id the
+ * live view shows ({@link shortRunId}). Exit 0 when everything asked for has stopped.
  */
 export async function stopCommand(context: CliContext, id: string, flags: StoreFlags): Promise<number> {
   const { cadre, store, close } = await openRuntime({ context, flags, requireModel: false, createDatabase: false });
@@ -35,7 +53,7 @@ export async function stopCommand(context: CliContext, id: string, flags: StoreF
     writeLine(context.stderr, stillActive(run));
   };
   try {
-    const run = await store.getRun(id);
+    const run = (await store.getRun(id)) ?? (await store.getSession(id) ? null : await findActiveRunByShortId(store, id));
     const session = run ? null : await store.getSession(id);
     if (!run && !session) throw new ConfigError(`No run or session '${id}'. List them with: cadre runs, cadre sessions`);
     if (run && isFinished(run.status)) {

@@ -105,10 +105,10 @@ describe('loadConfig', () => {
   });
 
   it('merges file limits over the defaults and passes summarize and the --agent flag through', async () => {
-    await writeConfig({ limits: { maxDepth: 2, runTimeoutMs: 60_000 }, summarize: { enabled: false } });
+    await writeConfig({ limits: { maxDepth: 2, runTimeoutMs: 60_000 }, summarize: { enabled: false, maxChars: 3000, timeoutMs: 20_000 } });
     const config = await loadConfig({ cwd, env: {}, flags: { agent: 'lead' } });
     expect(config.limits).toEqual({ ...defaultLimits, maxDepth: 2, runTimeoutMs: 60_000 });
-    expect(config.summarize).toEqual({ enabled: false });
+    expect(config.summarize).toEqual({ enabled: false, maxChars: 3000, timeoutMs: 20_000 });
     expect(config.agent).toBe('lead');
   });
 
@@ -139,6 +139,9 @@ describe('loadConfig', () => {
     [{ limits: { maxDepth: 0 } }, 'limits.maxDepth: must be a positive whole number'],
     [{ limits: { maxResultChars: 10.5 } }, 'limits.maxResultChars: must be a positive whole number'],
     [{ summarize: { enabled: 'yes' } }, 'summarize.enabled: must be true or false'],
+    [{ summarize: { maxChars: 10 } }, 'summarize.maxChars: must be a whole number of characters, 200 or more'],
+    [{ summarize: { timeoutMs: 0 } }, 'summarize.timeoutMs: must be a whole number of milliseconds, 1 or more'],
+    [{ summarize: { maxchars: 10 } }, 'summarize.maxchars: unknown key (known keys: model, enabled, maxChars, timeoutMs)'],
     [{ baseURL: 'not a url' }, 'baseURL: must be a URL'],
     [{ agents: 'dir' }, 'agents: must be a list of directory paths'],
     [[1, 2], 'must hold a JSON object'],

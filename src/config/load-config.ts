@@ -47,6 +47,10 @@ export interface SummarizeConfig {
   model?: string;
   /** Whether to summarize at all. */
   enabled?: boolean;
+  /** The longest summary, in characters. @default 4000 */
+  maxChars?: number;
+  /** How long a summary may take before the head/tail cut is used. @default 60000 */
+  timeoutMs?: number;
 }
 
 /** The configuration of one cadre process, merged from flags, environment, file and defaults. */

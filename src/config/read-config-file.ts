@@ -27,6 +27,8 @@ export const configFileSchema = z.strictObject({
     .strictObject({
       model: text('a model spec like anthropic:claude-haiku-4-5').optional(),
       enabled: z.boolean({ error: 'must be true or false' }).optional(),
+      maxChars: z.int({ error: 'must be a whole number of characters, 200 or more' }).min(200, { error: 'must be a whole number of characters, 200 or more' }).optional(),
+      timeoutMs: z.int({ error: 'must be a whole number of milliseconds, 1 or more' }).positive({ error: 'must be a whole number of milliseconds, 1 or more' }).optional(),
     })
     .optional(),
 });
@@ -45,7 +47,7 @@ function unknownKeyMessage(parent: string, key: string) {
   if (parent === 'limits') return unknownLimitMessage;
   if (parent === 'permissions') return 'unknown key (known keys: allow, ask, deny)';
   if (parent === 'sandbox') return 'unknown key (known keys: mode, network, writable)';
-  const allowed = parent === 'summarize' ? 'model, enabled' : 'model, baseURL, db, agents, limits, permissions, sandbox, summarize, modelAliases';
+  const allowed = parent === 'summarize' ? 'model, enabled, maxChars, timeoutMs' : 'model, baseURL, db, agents, limits, permissions, sandbox, summarize, modelAliases';
   return `unknown key (known keys: ${allowed})`;
 }
 

@@ -18,18 +18,31 @@ export interface FormatRunOutputOptions {
  */
 export function formatRunOutput(run: RunRecord, { maxResultChars = 8000, note, body }: FormatRunOutputOptions = {}): string {
   const lines = [`run_id: ${run.id}`, `agent: ${run.agent}`, `status: ${run.status}`];
+  const notes: string[] = [];
   if (run.status === 'failed' && run.error) lines.push(`error: ${run.error.kind}: ${run.error.message}`);
   let text = body ?? describeOutcome(run);
-  if (body === undefined && run.result) {
+  if (body === undefined && run.result?.summarized && run.result.summary) {
+    lines.push(`summarized: ${run.result.original_length} characters`);
+    notes.push(`This is a summary; page through the full result with agent_output (run_id: ${run.id}, offset, limit).`);
+    text = run.result.summary;
+  } else if (body === undefined && run.result) {
     const cut = truncateResult(run.result.text, { maxChars: maxResultChars });
-    if (cut.truncated) lines.push(`truncated: ${cut.originalLength} characters, ${cut.omitted} omitted`);
+    if (cut.truncated) {
+      lines.push(`truncated: ${cut.originalLength} characters, ${cut.omitted} omitted`);
+      if (run.result.summary_error) notes.push(`No summary: ${run.result.summary_error}; showing the head and tail instead.`);
+      notes.push(`Page through the full result with agent_output (run_id: ${run.id}, offset, limit).`);
+    }
     text = cut.text;
   } else if (body === undefined && run.partial_result && run.partial_result.trim() !== '') {
     const cut = truncateResult(run.partial_result, { maxChars: maxResultChars });
-    if (cut.truncated) lines.push(`truncated: ${cut.originalLength} characters, ${cut.omitted} omitted`);
+    if (cut.truncated) {
+      lines.push(`truncated: ${cut.originalLength} characters, ${cut.omitted} omitted`);
+      notes.push(`Page through the full partial result with agent_output (run_id: ${run.id}, offset, limit).`);
+    }
     text = `Partial result (the run did not finish):\n${cut.text}`;
   }
-  if (note) lines.push(`note: ${note}`);
+  if (note) notes.unshift(note);
+  if (notes.length > 0) lines.push(`note: ${notes.join(' ')}`);
   return `${lines.join('\n')}\n\n${text}`;
 }
 

@@ -7,7 +7,7 @@ import type { RunBus } from '../runs/run-bus.ts';
 import type { RecordedEvent, RunLedger } from '../runs/run-ledger.ts';
 import type { TokenBudget } from '../runs/token-budget.ts';
 import { shortMessage, type ExecutionOutcome, type RunExecutor } from '../runs/run-manager.ts';
-import type { NewMessage, RunEventType, RunRecord } from '../store/records.ts';
+import type { NewMessage, RunEventType, RunRecord, Usage } from '../store/records.ts';
 import type { RunPatch, Store } from '../store/store.ts';
 import type { Now } from '../util/clock.ts';
 import { toModelMessages, toNewMessages } from './message-codec.ts';
@@ -21,6 +21,19 @@ export interface RunSetup {
   takeInjectedMessages?: () => ModelMessage[] | Promise<ModelMessage[]>;
   /** Called once the loop is over, whatever the outcome. */
   finish?: () => Promise<void>;
+  /**
+   * Summarizes a final text too long for the parent (`summarize.enabled`); resolves null when the
+   * text needs none. Its tokens count in the run's usage. @default no summaries
+   */
+  summarize?: (text: string, signal: AbortSignal) => Promise<RunSummary | null>;
+}
+
+/** A summary of a run's result for its parent, or why there is none. */
+export interface RunSummary {
+  summary: string | null;
+  /** Why there is no summary (it failed or took too long). */
+  error: string | null;
+  usage: Usage;
 }
 
 /** What a run's setup can do to the run while it works. */
@@ -232,6 +245,15 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         outcome.error = { kind: 'budget_exceeded', message: budgetMessage };
       } else if (writeError !== undefined) {
         outcome.error = { kind: 'execution_error', message: `A step could not be stored: ${shortMessage(writeError)}` };
+      } else if (setup.summarize && !result.aborted && result.text.trim() !== '') {
+        const summary = await setup.summarize(result.text, signal).catch((error: unknown): RunSummary => ({ summary: null, error: shortMessage(error), usage: { input_tokens: 0, output_tokens: 0 } }));
+        if (summary) {
+          outcome.summary = { summary: summary.summary, error: summary.error };
+          usage.input_tokens += summary.usage.input_tokens;
+          usage.output_tokens += summary.usage.output_tokens;
+          const data = summary.summary === null ? { original_length: result.text.length, summary_length: 0, error: summary.error } : { original_length: result.text.length, summary_length: summary.summary.length };
+          await ledger.update(run.id, { usage: { ...usage } }, { type: 'summary', data }).catch(report);
+        }
       }
       return outcome;
     },

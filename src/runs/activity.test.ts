@@ -4,7 +4,9 @@ import { clampActivity, describeToolCall, finalActivity, lastSentence } from './
 describe('activity line', () => {
   it('names the tool and its main argument', () => {
     expect(describeToolCall('read_file', { path: 'src/a.ts' })).toBe('read_file src/a.ts');
-    expect(describeToolCall('grep', { pattern: 'TODO', path: 'src' })).toBe('grep src');
+    expect(describeToolCall('grep', { pattern: 'TODO', path: 'src' })).toBe('grep TODO in src');
+    expect(describeToolCall('grep', { pattern: 'needle', path: '.' })).toBe('grep needle');
+    expect(describeToolCall('list_files', { pattern: '*.ts' })).toBe('list_files *.ts');
     expect(describeToolCall('noop', {})).toBe('noop');
   });
 

@@ -16,10 +16,14 @@ export function clampActivity(text: string, max = maxActivityLength): string {
 
 const mainArgumentKeys = ['path', 'file', 'file_path', 'pattern', 'query', 'command', 'url', 'agent', 'run_id', 'description', 'task'];
 
-/** `read_file src/a.ts`: the tool and its main argument. */
+/** `read_file src/a.ts`, `grep TODO in src`: the tool and its main argument (a search shows its pattern first). */
 export function describeToolCall(tool: string, input: unknown): string {
   if (input && typeof input === 'object') {
     const record = input as Record<string, unknown>;
+    const { pattern, path } = record;
+    if (typeof pattern === 'string' && pattern.trim() !== '') {
+      return clampActivity(typeof path === 'string' && path.trim() !== '' && path !== '.' ? `${tool} ${pattern} in ${path}` : `${tool} ${pattern}`);
+    }
     for (const key of mainArgumentKeys) {
       const value = record[key];
       if (typeof value === 'string' && value.trim() !== '') return clampActivity(`${tool} ${value}`);

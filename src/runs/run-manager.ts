@@ -19,6 +19,8 @@ export interface ExecutionOutcome {
   finishReason: string;
   steps: number;
   error?: { kind: Extract<RunErrorKind, 'model_error' | 'execution_error' | 'budget_exceeded'>; message: string };
+  /** A summary of the text for the parent (`summarize.enabled`), or why it failed; absent when none was tried. */
+  summary?: { summary: string | null; error: string | null };
 }
 
 /** Runs a run's loop somewhere (in this process, or on a worker). */
@@ -218,7 +220,9 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         await finish(runId, 'failed', { partial_result: partial, error: outcome.error });
       } else if (outcome.text.trim() !== '') {
         const text = outcome.text;
-        await finish(runId, 'completed', { result: { text, truncated: text.length > limits.maxResultChars, original_length: text.length } });
+        const summarized = outcome.summary?.summary != null;
+        const summary = outcome.summary ? { summarized, summary: outcome.summary.summary, summary_error: outcome.summary.error } : {};
+        await finish(runId, 'completed', { result: { text, truncated: !summarized && text.length > limits.maxResultChars, original_length: text.length, ...summary } });
       } else if (outcome.finishReason === 'tool-calls' && outcome.steps >= run.max_turns) {
         await finish(runId, 'failed', { partial_result: partial, error: { kind: 'max_turns', message: `The subagent used all ${run.max_turns} turns without a final answer.` } });
       } else {

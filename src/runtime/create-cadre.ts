@@ -16,6 +16,8 @@ import { readToolNames } from '../agents/agent-tool-names.ts';
 import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
+import { summarizeResult, type SummarizeSettings } from '../delegation/summarize-result.ts';
+import type { RunSummary } from '../executors/in-process-executor.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { createInProcessExecutor } from '../executors/in-process-executor.ts';
 import { describeModel } from '../models/describe-model.ts';
@@ -119,6 +121,14 @@ export interface CadreOptions {
    * and `cadre/bullmq`. @default polling the store
    */
   coordination?: Coordination;
+  /**
+   * Summaries instead of cuts (CONTRACT section 11): with `enabled`, a result longer than
+   * `limits.maxResultChars` reaches the parent as a model-made summary of at most `maxChars`
+   * (default 4000), by `model` (default the parent's model, or the run's own when the parent is
+   * driven by a host outside cadre); on failure or after `timeoutMs` (default 60000) the head/tail
+   * cut is used. The run keeps the full text. @default no summaries
+   */
+  summarize?: SummarizeSettings;
   /** Where internal errors go. @default console.error */
   onError?: (error: unknown) => void;
 }
@@ -321,6 +331,30 @@ export function createCadre(options: CadreOptions): Cadre {
       );
   }
 
+  const summarize = options.summarize?.enabled ? options.summarize : undefined;
+
+  /** The model that summarizes a run's result: the configured one, else the parent's, else the run's own. */
+  async function summaryModel(run: RunRecord, runModel: LanguageModel): Promise<LanguageModel> {
+    if (summarize?.model !== undefined) return modelFor(summarize.model);
+    const parent = await store.getSession(run.parent_session_id);
+    const parentAgent = parent && agents.get(parent.agent);
+    // A parent that is no agent of cadre's is a host's loop (an MCP client, an app's own loop).
+    if (!parent || !parentAgent) return runModel;
+    try {
+      return modelFor(parentAgent.model ?? parent.model);
+    } catch {
+      return runModel;
+    }
+  }
+
+  /** Summarizes a result too long for the parent, when summaries are on. */
+  async function summarizeRun(run: RunRecord, text: string, runModel: LanguageModel, signal: AbortSignal, setActivity: (text: string) => void): Promise<RunSummary | null> {
+    if (!summarize || text.length <= limits.maxResultChars) return null;
+    setActivity(`summarizing ${text.length} characters`);
+    const outcome = await summarizeResult(text, { model: await summaryModel(run, runModel), task: run.task, maxChars: summarize.maxChars, timeoutMs: summarize.timeoutMs, signal });
+    return outcome.ok ? { summary: outcome.summary, error: null, usage: outcome.usage } : { summary: null, error: outcome.reason, usage: outcome.usage };
+  }
+
   const executor = createInProcessExecutor({
     store,
     ledger,
@@ -347,6 +381,7 @@ export function createCadre(options: CadreOptions): Cadre {
         instructions: agent.system,
         tools,
         takeInjectedMessages: () => takeAndStore(inbox, run.child_session_id),
+        ...(summarize ? { summarize: (text: string, signal: AbortSignal) => summarizeRun(run, text, model, signal, live.setActivity) } : {}),
         finish: async () => {
           for (const entry of inbox.close(run.child_session_id)) await entry.onTaken?.();
         },

@@ -52,6 +52,15 @@ export interface RunResult {
   /** Whether the text the parent saw was cut to `limits.maxResultChars`. */
   truncated: boolean;
   original_length: number;
+  /**
+   * Whether the parent got a summary instead of a cut (`summarize.enabled`, CONTRACT section 11).
+   * Absent when no summary was tried.
+   */
+  summarized?: boolean;
+  /** The summary the parent got, when there is one; `text` keeps the full result. */
+  summary?: string | null;
+  /** Why a summary that was tried is missing (it failed or took too long): the parent got a cut. */
+  summary_error?: string | null;
 }
 
 /** Token usage of a run or a session. */
@@ -112,7 +121,8 @@ export type RunEventType =
   | 'notification-deliver'
   | 'result-consume'
   | 'approval-request'
-  | 'approval-resolve';
+  | 'approval-resolve'
+  | 'summary';
 
 /** One stored event of a run, ordered by `seq` within the run. */
 export interface RunEventRecord {

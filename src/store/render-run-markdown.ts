@@ -110,8 +110,11 @@ function eventDetail(event: ExportedRunEvent): string {
 function outcome(run: ExportedRun): string {
   if (run.result) {
     const { text, truncated, original_length: length } = run.result;
-    const note = truncated ? `, cut to the result limit when the parent read it` : '';
-    return `**Result** (${numbers.format(length)} characters${note})\n\n${fencedBlock(cutMiddle(text, maxShownChars))}`;
+    const { summarized, summary, summary_error: summaryError } = run.result;
+    const note = summarized ? ', summarized for the parent' : truncated ? `, cut to the result limit when the parent read it` : '';
+    const full = `**Result** (${numbers.format(length)} characters${note})\n\n${fencedBlock(cutMiddle(text, maxShownChars))}`;
+    if (summarized && summary) return `**Summary the parent got** (${numbers.format(summary.length)} characters)\n\n${fencedBlock(summary)}\n\n${full}`;
+    return summaryError ? `_No summary: ${summaryError}._\n\n${full}` : full;
   }
   if (run.partial_result) {
     return `**Partial result** (the last text before the run ended)\n\n${fencedBlock(cutMiddle(run.partial_result, maxShownChars))}`;

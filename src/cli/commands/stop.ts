@@ -7,7 +7,7 @@ export function registerStop(program: Command, context: CliContext, exit: ExitCo
   program
     .command('stop')
     .description('stop a run (and the runs it started) or a whole session: canceled_by_user, from any process')
-    .argument('<id>', 'a run id or a session id')
+    .argument('<id>', 'a run id, the short id the live view shows for an active run, or a session id')
     .action(async (id: string, _flags: StoreFlags, command: Command) => {
       const { stopCommand } = await import('../stop.ts');
       exit.code = await stopCommand(context, id, command.optsWithGlobals());

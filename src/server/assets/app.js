@@ -446,7 +446,8 @@ async function toggleDetails(id, { refresh = false } = {}) {
   transcript.append(...messages.map(messageItem));
   const eventList = element('ol', 'events');
   eventList.append(...events.map((event) => element('li', 'mono', `${event.seq} ${event.at.slice(11, 19)} ${event.type} ${shorten(event.data, 80)}`)));
-  details.replaceChildren(element('h4', '', 'Result'), element('div', 'text', outcome), element('h4', '', 'Transcript'), transcript,
+  const summary = run.result?.summarized && run.result.summary ? [element('h4', '', `Summary the parent got (of ${run.result.original_length} characters)`), element('div', 'text', run.result.summary)] : [];
+  details.replaceChildren(...summary, element('h4', '', 'Result'), element('div', 'text', outcome), element('h4', '', 'Transcript'), transcript,
     element('h4', '', 'Events'), eventList);
   details.hidden = false;
 }
