@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only fanout|lifecycle|coldstart] [-- --quick] [-- --max-active-global 64,1000]`:
+ * `npm run bench [-- --only fanout|lifecycle|coldstart|own-loop] [-- --quick] [-- --max-active-global 64,1000]`:
  * runs cadre's benchmarks and prints Markdown tables. `--quick` uses small sizes, as a smoke
  * test that ends in seconds.
  * @module
@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { runColdStart } from './cold-start.ts';
 import { runFanOut } from './fanout.ts';
 import { runLifecycle } from './lifecycle.ts';
+import { runOwnLoop } from './own-loop.ts';
 
 const { values } = parseArgs({
   options: {
@@ -20,7 +21,7 @@ const { values } = parseArgs({
     child: { type: 'boolean', default: false },
   },
 });
-const benchmarks = ['fanout', 'lifecycle', 'coldstart'];
+const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop'];
 if (values.only !== undefined && !benchmarks.includes(values.only)) {
   console.error(`--only must be one of ${benchmarks.join(', ')}, not '${values.only}'.`);
   process.exit(2);
@@ -46,6 +47,7 @@ if (!values.child) {
     for (const cap of caps ?? (quick ? [64] : [64, 1000])) cases.push(['--only', 'lifecycle', '--max-active-global', String(cap)]);
   }
   if (values.only === undefined || values.only === 'coldstart') cases.push(['--only', 'coldstart']);
+  if (values.only === undefined || values.only === 'own-loop') cases.push(['--only', 'own-loop']);
   for (const args of cases) {
     const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', ...(quick ? ['--quick'] : []), ...args], { stdio: 'inherit' });
     if (child.status !== 0) process.exit(child.status ?? 1);
@@ -53,6 +55,8 @@ if (!values.child) {
 } else if (values.only === 'fanout') {
   const sizes = quick ? [{ fanOut: 5, toolCalls: 2 }] : [{ fanOut: 20, toolCalls: 5 }, { fanOut: 200, toolCalls: 3 }];
   console.log(await runFanOut({ sizes, rounds: quick ? 3 : 20, warmUp: quick ? 1 : 3, answerChars: 2000 }));
+} else if (values.only === 'own-loop') {
+  console.log(await runOwnLoop(quick ? { fanOut: 5, toolCalls: 2, rounds: 3, warmUp: 1 } : {}));
 } else if (values.only === 'coldstart') {
   console.log(await runColdStart({ rounds: quick ? 3 : 20, warmUp: quick ? 1 : 3, runs: 1000 }));
 } else {

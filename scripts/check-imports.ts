@@ -14,7 +14,7 @@ const rank: Record<string, number> = {
   executors: 4, approvals: 4,
   delegation: 5,
   sessions: 6,
-  runtime: 7,
+  runtime: 7, embed: 7,
   server: 8, cli: 9,
   'index.ts': 10,
 };

@@ -12,6 +12,19 @@ export type { RecoveryReport } from './runtime/recover-runs.ts';
 export type { TurnResult } from './sessions/session-runner.ts';
 export type { StopCause } from './runs/run-stop.ts';
 export type { CadreEvent, CadreListener } from './runs/run-bus.ts';
+export {
+  appLoopAgent,
+  isAppSession,
+  supportedAiSdkMajors,
+  type CadreNotifications,
+  type CadreRunApproval,
+  type CadreRunPart,
+  type CadreRunPartData,
+  type CadreRunPartWriter,
+  type CadreRunProgress,
+  type CadreToolsOptions,
+  type WriteRunPartsOptions,
+} from './embed/index.ts';
 
 export {
   AgentRegistry,
@@ -20,11 +33,14 @@ export {
   type AgentDefinition,
   type AgentInput,
   type AgentLoadError,
+  type AgentMcpServer,
   type AgentMode,
+  type AgentPermissionMode,
   type LoadAgentsOptions,
 } from './agents/index.ts';
 export { agentToolNames, mapAgentToolNames, readToolNames } from './agents/index.ts';
-export { configLocations, defaultModelAliases, resolveModelAlias, userConfigDirectory, type ConfigLocations } from './config/index.ts';
+export { reportAgent, selectAgentTools, toolPatternMatches, type AgentReport, type SelectedTools, type ToolSelection } from './agents/index.ts';
+export { configLocations, defaultModelAliases, resolveAgentModel, resolveModelAlias, userConfigDirectory, type ConfigLocations } from './config/index.ts';
 export { defaultLimits, loadConfig, type CadreConfig, type ConfigFlags, type Limits, type LoadConfigOptions } from './config/index.ts';
 export { describeModel, resolveModel, type LanguageModelInstance, type ResolveModelOptions } from './models/index.ts';
 export {
@@ -109,6 +125,8 @@ export {
   type SessionStatus,
   type SqliteStoreOptions,
   type Store,
+  StoreFailureError,
+  type StoreFailureKind,
   type Usage,
 } from './store/index.ts';
 

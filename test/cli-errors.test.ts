@@ -24,7 +24,7 @@ describe('cadre agents', () => {
     await writeFile(join(directory, 'broken.md'), '---\nname: broken\nmode: subagent\n---\nNo description.\n');
     const result = await workspace.run(['agents', '--agents', 'more-agents']);
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^helper\s+all\s+\(session model\)\s+more-agents\/helper\.md\s+Helps\./m);
+    expect(result.stdout).toMatch(/^helper\s+all\s+\(session model\)\s+all \(6\)\s+more-agents\/helper\.md\s+Helps\./m);
     expect(result.stdout).toMatch(/^scout\s+subagent/m);
     expect(result.stdout).toMatch(/^main\s+primary/m);
     expect(result.stderr).toContain(`${join(directory, 'broken.md')}: description: required`);

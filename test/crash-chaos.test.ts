@@ -1,3 +1,6 @@
+import { readdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { startScriptedServer, type ScriptedRequest, type ScriptedServer, type ScriptedTurn } from '../src/testing/index.ts';
@@ -8,7 +11,9 @@ import { createWorkspace, type CadreProcess, type Workspace } from './helpers/ca
  * Crash chaos: `cadre run` is killed with SIGKILL at random moments of a session whose parent
  * starts background, foreground and parallel runs, then restarted the way a person would
  * (`cadre run --session ID ...`, sometimes killed again while it recovers). After each recovery
- * that ran to its end, the session must be whole (see `checkChaos`).
+ * that ran to its end, the session must be whole (see `checkChaos`). Each subagent lists, greps
+ * and reads the whole workspace, the database's own files included (which the tools must refuse
+ * without opening them: an open would drop the process's SQLite locks).
  *
  * Reproduce a failure with the seed it prints: `CADRE_CHAOS_SEED=<seed> npx vitest run test/crash-chaos.test.ts`.
  * Soak: `CADRE_CHAOS_ROUNDS=200` (about 3 s a round).
@@ -23,11 +28,28 @@ afterEach(async () => {
   await workspace?.close();
 });
 
+/** Every file in the workspace, the database and its -wal and -shm included, relative to it. */
+function everyFile(root: string): string[] {
+  return readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)))
+    .sort();
+}
+
+const scout = `---
+description: Looks around the workspace and reports what is there.
+tools: [list_files, read_file, grep]
+mode: subagent
+---
+You are the scout. List, search and read files, then report.
+`;
+
 /** The scripted model: the prompt of a round carries each subagent's delay, so the random plan lives in the test. */
 function respond(request: ScriptedRequest): ScriptedTurn {
   const firstUser = request.messages.find((message) => message.role === 'user')?.content ?? '';
   if (request.system.includes('You are the scout')) {
-    if (request.turn === 0) return { tool_calls: [{ name: 'list_files', arguments: {} }] };
+    if (request.turn === 0) return { tool_calls: [{ name: 'list_files', arguments: {} }, { name: 'grep', arguments: { pattern: 'milk|app|SQLite' } }] };
+    if (request.turn === 1) return { tool_calls: everyFile(workspace!.cwd).map((path) => ({ name: 'read_file', arguments: { path } })) };
     return { text: `Report on ${firstUser}`, delay_ms: Number(/delay=(\d+)/.exec(firstUser)?.[1] ?? 0) };
   }
   const lastUser = request.messages.findLast((message) => message.role === 'user')?.content ?? '';
@@ -65,6 +87,7 @@ describe('crash chaos', () => {
     const random = seededRandom(seed);
     const between = (low: number, high: number) => String(Math.floor(low + random() * (high - low)));
     workspace = await createWorkspace();
+    await writeFile(join(workspace.cwd, '.cadre', 'agents', 'scout.md'), scout);
     server = await startScriptedServer({ script: respond });
     const flags = ['--model', 'openai-compatible:scripted', '--base-url', server.baseURL, '--db', workspace.database];
     const opened = await workspace.run(['run', ...flags, 'Hello, chaos.']);

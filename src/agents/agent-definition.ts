@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
 import { parsePermissionRule } from '../permissions/permission-rule.ts';
 import { permissionsConfigSchema, type PermissionsConfig } from '../permissions/permissions.ts';
+import { allTools, type ToolSelection } from './tool-selection.ts';
 
 /**
  * Where an agent may run: `primary` only as the agent a person talks to, `subagent` only
@@ -12,37 +13,67 @@ export type AgentMode = 'primary' | 'subagent' | 'all';
 /** The accepted values of {@link AgentMode}, in the order shown in messages. */
 export const agentModes = ['primary', 'subagent', 'all'] as const satisfies readonly AgentMode[];
 
+/**
+ * Claude Code's `permissionMode`. Only `plan` (read tools only) is applied: the others would widen
+ * what the agent may do, which an agent file may never do, so they are kept and shown as not applied.
+ */
+export type AgentPermissionMode = 'default' | 'plan' | 'acceptEdits' | 'bypassPermissions' | 'dontAsk';
+
+/** The accepted values of {@link AgentPermissionMode}. */
+export const agentPermissionModes = ['default', 'plan', 'acceptEdits', 'bypassPermissions', 'dontAsk'] as const satisfies readonly AgentPermissionMode[];
+
+/**
+ * One entry of Claude Code's `mcpServers`: the name of a server configured elsewhere, or a server
+ * defined inline (its configuration as written). Kept as data for the MCP client.
+ */
+export interface AgentMcpServer {
+  name: string;
+  /** The inline definition (`command`, `args`, `url`, ...), when the file gives one. */
+  config?: Readonly<Record<string, unknown>>;
+}
+
 /** A named agent: system prompt, description, model, tools and turn cap. */
 export interface AgentDefinition {
-  /** Unique name matching {@link agentNamePattern}; the `agent` tool refers to it. */
+  /** Unique id matching {@link agentNamePattern}; the `agent` tool refers to it. */
   name: string;
+  /** The name as its file wrote it, when that differs from the id (`Frontend Developer`). */
+  displayName?: string;
   /** One line the parent model reads to decide when to delegate to this agent. */
   description: string;
   /**
-   * Model spec `provider:model-id`, or a name `modelAliases` resolves when the model is made
-   * (`sonnet`, opencode's `provider/model-id`); when absent (or `inherit` in a file) the session's model is used.
+   * Model as written: a spec `provider:model-id`, a name `modelAliases` resolves, a Claude tier or
+   * id (`sonnet`, `claude-opus-4-1`), or opencode's `provider/model-id`; when absent (or `inherit`
+   * in a file) the session's model is used. See `resolveAgentModel`.
    */
   model?: string;
-  /** Allow-list of tool names; when absent, only the tools the runtime adds itself. */
-  tools?: string[];
+  /** Which tools it gets: every tool the runtime has, or those a list names. */
+  tools: ToolSelection;
+  /** Tool names or patterns taken away from {@link AgentDefinition.tools}. @default none */
+  disallowedTools?: readonly string[];
   /** Turn cap; when absent `limits.defaultMaxTurns` applies. */
   maxTurns?: number;
   /** Where the agent may run. @default 'all' */
   mode: AgentMode;
   /** Permission rules of this agent; they can only make a tool call stricter. @default none */
   permissions?: PermissionsConfig;
+  /** Claude Code's `permissionMode`; only `plan` applies (read tools only). @default 'default' */
+  permissionMode?: AgentPermissionMode;
+  /** The colour its runs are shown in (a colour name like `purple`, or `#rrggbb`). */
+  color?: string;
+  /** Claude Code's `mcpServers`, kept as written for the MCP client. */
+  mcpServers?: readonly AgentMcpServer[];
   /** The system prompt: the markdown body of the file, trimmed. */
   system: string;
   /** Where the definition came from: a file path, `'built-in'` or `'code'`. */
   source: string;
-  /** What in its file cadre did not use, one line each: unknown keys, tools with no cadre equivalent. */
+  /** What of its file cadre could not honour (a mode not applied, a model it falls back from), one line each. */
   warnings?: readonly string[];
-  /** Front-matter keys cadre does not know (`color`, `temperature`, ...), kept as written. */
+  /** Front-matter keys cadre does not use (`temperature`, `emoji`, ...), kept as written. */
   extra?: Readonly<Record<string, unknown>>;
 }
 
-/** Valid agent names: a lowercase letter, then up to 63 lowercase letters, digits, `_` or `-`. */
-export const agentNamePattern = /^[a-z][a-z0-9_-]{0,63}$/;
+/** Valid agent ids: a lowercase letter, then up to 63 lowercase letters, digits, `.`, `_` or `-`. */
+export const agentNamePattern = /^[a-z][a-z0-9._-]{0,63}$/;
 
 function textOrRequired(requiredHint: string) {
   return (issue: { input?: unknown }) => (issue.input === undefined ? `required (${requiredHint})` : 'must be text');
@@ -50,7 +81,7 @@ function textOrRequired(requiredHint: string) {
 
 const nameSchema = z
   .string({ error: textOrRequired('a name like researcher') })
-  .regex(agentNamePattern, { error: (issue) => `'${String(issue.input)}' must match [a-z][a-z0-9_-]{0,63}` });
+  .regex(agentNamePattern, { error: (issue) => `'${String(issue.input)}' must match [a-z][a-z0-9._-]{0,63}` });
 
 const descriptionSchema = z
   .string({ error: textOrRequired('one line the parent model reads to decide when to delegate to this agent') })
@@ -64,22 +95,30 @@ const modelSchema = z
   });
 
 // `inherit` (Claude Code) means the session's model, which is also what no model means.
-const fileModelSchema = z.preprocess((value) => (value === 'inherit' ? undefined : value), modelSchema.optional());
+// Any other text is kept: resolving it falls back to the session's model with a warning, as an unknown tier does.
+const fileModelSchema = z.preprocess(
+  (value) => (value === 'inherit' || value === null ? undefined : typeof value === 'number' ? String(value) : value),
+  z.string({ error: 'must be a model name like sonnet or anthropic:claude-sonnet-4-5' }).trim().optional(),
+);
 
 const toolsMessage = 'must be a list of tool names, like [read_file, grep]';
 
 // A comma-separated string is accepted too, because other agent formats write tools that way.
-const toolsSchema = z.preprocess(
+const toolListSchema = z.preprocess(
   (value) => (typeof value === 'string' ? value.split(',').map((tool) => tool.trim()).filter(Boolean) : value),
   z.array(z.string({ error: toolsMessage }).min(1, { error: toolsMessage }), { error: toolsMessage }),
 );
 
 const toolMapMessage = 'must be a list of tool names, like [read_file, grep], or a map of tool names to true or false';
 
-/** `tools` in a file: a list, a comma-separated string, or opencode's map of names to true or false. */
-const fileToolsSchema = z.union([toolsSchema, z.record(z.string(), z.boolean({ error: toolMapMessage }), { error: toolMapMessage })], {
-  error: toolMapMessage,
-});
+/**
+ * `tools` in a file: a list, a comma-separated string, or opencode's map of names to true or
+ * false; no value (an empty `tools:` line) means every tool, as no line does.
+ */
+const fileToolsSchema = z.union(
+  [z.null(), toolListSchema, z.record(z.string(), z.boolean({ error: toolMapMessage }), { error: toolMapMessage })],
+  { error: toolMapMessage },
+);
 
 const maxTurnsSchema = z
   .int({ error: 'must be a whole number of at least 1' })
@@ -103,49 +142,91 @@ const permissionsSchema = permissionsConfigSchema.superRefine((value, context) =
   }
 });
 
+const colorSchema = z.union([z.string(), z.number()], { error: 'must be a colour name like purple, or #rrggbb' }).transform(String);
+
+/** Claude Code's `mcpServers`: a list of server names or `{ name: config }` entries, or one such map. */
+const mcpServersSchema = z
+  .union([z.array(z.union([z.string(), z.record(z.string(), z.unknown())])), z.record(z.string(), z.unknown())], {
+    error: 'must be a list of MCP server names, or of { name: configuration } entries',
+  })
+  .transform((value): AgentMcpServer[] =>
+    (Array.isArray(value) ? value : [value]).flatMap((entry) =>
+      typeof entry === 'string'
+        ? [{ name: entry }]
+        : Object.entries(entry).map(([name, config]) => (typeof config === 'object' && config !== null ? { name, config: config as Record<string, unknown> } : { name })),
+    ),
+  );
+
 /**
- * The front matter of an agent file, with its snake_case keys. Keys it does not name (`color`,
- * `temperature`, ...) pass through; the parser keeps them and reports them as warnings.
+ * The front matter of an agent file, with its snake_case keys (Claude Code's camelCase ones are
+ * renamed before: `maxTurns`, `disallowedTools`, `permissionMode`, `mcpServers`). Keys it does not
+ * name (`temperature`, `emoji`, ...) pass through; the parser keeps them in `extra`.
  */
 export const agentFrontMatterSchema = z.looseObject({
-  name: nameSchema.optional(),
+  name: z.union([z.string(), z.number()], { error: 'must be text' }).transform(String).optional(),
   description: descriptionSchema,
   model: fileModelSchema,
   tools: fileToolsSchema.optional(),
+  disallowed_tools: toolListSchema.optional(),
   max_turns: maxTurnsSchema.optional(),
   mode: modeSchema.default('all'),
   permissions: permissionsSchema.optional(),
+  permission_mode: z.string({ error: `must be one of ${agentPermissionModes.join(', ')}` }).optional(),
+  color: colorSchema.optional(),
+  mcp_servers: mcpServersSchema.optional(),
 });
 
 /** What {@link defineAgent} accepts: an {@link AgentDefinition} without `source`, with defaults. */
 export interface AgentInput {
-  /** Unique name matching {@link agentNamePattern}. */
+  /** Unique id matching {@link agentNamePattern}. */
   name: string;
+  /** A name to show instead of the id. @default the id */
+  displayName?: string;
   /** One line the parent model reads to decide when to delegate to this agent. */
   description: string;
   /** The system prompt. @default '' */
   system?: string;
-  /** Model spec `provider:model-id`. @default the session's model */
+  /** Model spec `provider:model-id`, or a name `modelAliases` resolves. @default the session's model */
   model?: string;
-  /** Allow-list of tool names. @default only the tools the runtime adds */
+  /**
+   * The tools it may use: names or patterns (`mcp__github__*`); `[]` for none.
+   * @default every tool the runtime has
+   */
   tools?: string[];
+  /** Tool names or patterns taken away from `tools`. @default none */
+  disallowedTools?: string[];
   /** Turn cap. @default limits.defaultMaxTurns */
   maxTurns?: number;
   /** Where the agent may run. @default 'all' */
   mode?: AgentMode;
   /** Permission rules that can only make this agent's tool calls stricter. @default none */
   permissions?: PermissionsConfig;
+  /** `plan` keeps only the read tools. @default 'default' */
+  permissionMode?: 'default' | 'plan';
+  /** The colour its runs are shown in. @default none */
+  color?: string;
+  /** MCP servers it uses, for the MCP client. @default none */
+  mcpServers?: AgentMcpServer[];
 }
 
 const agentInputSchema = z.strictObject({
   name: nameSchema,
+  displayName: z.string({ error: 'must be text' }).optional(),
   description: descriptionSchema,
   system: z.string({ error: 'must be a string' }).default(''),
   model: modelSchema.optional(),
-  tools: toolsSchema.optional(),
+  tools: toolListSchema.optional(),
+  disallowedTools: toolListSchema.optional(),
   maxTurns: maxTurnsSchema.optional(),
   mode: modeSchema.default('all'),
   permissions: permissionsSchema.optional(),
+  permissionMode: z.enum(['default', 'plan'], { error: "must be 'default' or 'plan' (an agent can only narrow its permissions)" }).optional(),
+  color: z.string({ error: 'must be a colour name like purple, or #rrggbb' }).optional(),
+  mcpServers: z
+    .array(z.strictObject({ name: z.string({ error: 'must be text' }), config: z.record(z.string(), z.unknown()).optional() }), {
+      error: 'must be a list of { name, config? }',
+    })
+    .optional(),
 });
 
 /** Every problem of a failed validation, one per offending key, in the order of the schema's keys. */
@@ -186,6 +267,13 @@ export function defineAgent(input: AgentInput): AgentDefinition {
     const { field, message } = describeValidationError(result.error, Object.keys(agentInputSchema.shape));
     throw new ConfigError(`${label}: ${field === null ? '' : `${field}: `}${message}`);
   }
-  const { name, description, system, model, tools, maxTurns, mode, permissions } = result.data;
-  return { name, description, system: system.trim(), model, tools, maxTurns, mode, ...(permissions && { permissions }), source: 'code' };
+  const { tools, system, permissions, ...rest } = result.data;
+  const definition: AgentDefinition = { ...withoutUndefined(rest), tools: tools === undefined ? allTools : { kind: 'list', names: tools }, system: system.trim(), source: 'code' };
+  if (permissions) definition.permissions = permissions;
+  return definition;
+}
+
+/** The object without its keys whose value is undefined, so definitions compare and print cleanly. */
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, entry]) => entry !== undefined)) as T;
 }

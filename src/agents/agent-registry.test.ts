@@ -44,8 +44,18 @@ describe('defineAgent', () => {
       description: 'Helps.',
       system: 'Be brief.',
       mode: 'all',
+      tools: { kind: 'all' },
       source: 'code',
     });
+    expect(defineAgent({ name: 'reader', description: 'Reads.', tools: ['read_file', 'mcp__github__*'], disallowedTools: ['grep'] })).toMatchObject({
+      tools: { kind: 'list', names: ['read_file', 'mcp__github__*'] },
+      disallowedTools: ['grep'],
+    });
+    expect(defineAgent({ name: 'none', description: 'Has none.', tools: [] }).tools).toEqual({ kind: 'list', names: [] });
+  });
+
+  it('refuses a permission mode that would widen what a code agent may do', () => {
+    expect(() => defineAgent({ name: 'x', description: 'd', permissionMode: 'acceptEdits' as 'plan' })).toThrow(/permissionMode: must be 'default' or 'plan'/);
   });
 
   it.each<[Record<string, unknown>, RegExp]>([

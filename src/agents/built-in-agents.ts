@@ -1,5 +1,5 @@
 import type { AgentDefinition } from './agent-definition.ts';
-import { readToolNames } from './agent-tool-names.ts';
+import { allTools } from './tool-selection.ts';
 
 const mainSystem = `You are the primary agent of cadre. You work with a person on their task and can delegate
 parts of it to subagents, each of which works in its own session and reports back.
@@ -39,24 +39,27 @@ task allows.`;
 
 // Frozen because every registry shares these objects.
 
-/** `main`: the default primary agent, which reads the workspace and delegates well-scoped work to subagents. */
+/**
+ * `main`: the default primary agent, which works with every tool the runtime has (approvals decide
+ * what runs) and delegates well-scoped work to subagents, as Claude Code's main agent does.
+ */
 export const mainAgent: AgentDefinition = Object.freeze({
   name: 'main',
   description: 'The default primary agent: answers directly or delegates well-scoped tasks to subagents.',
   mode: 'primary',
-  tools: [...readToolNames],
+  tools: allTools,
   system: mainSystem,
   source: 'built-in',
 });
 
-/** `general`: a general-purpose subagent with the read tools that ends with a self-contained final answer. */
+/** `general`: a general-purpose subagent with every tool the runtime has that ends with a self-contained final answer. */
 export const generalAgent: AgentDefinition = Object.freeze({
   name: 'general',
   description:
     'General-purpose subagent for any well-scoped task: research, reading code, multi-step work. ' +
     'Returns a self-contained answer.',
   mode: 'subagent',
-  tools: [...readToolNames],
+  tools: allTools,
   system: generalSystem,
   source: 'built-in',
 });

@@ -139,14 +139,32 @@ describe('loadAgents', () => {
   });
 
   it('reads ~/.config/cadre/agents without XDG_CONFIG_HOME, and gathers the warnings of the agents that loaded', async () => {
-    await writeAgent(join(home, '.config', 'cadre', 'agents'), 'mine.md', 'mine', 'color: blue\n');
-    await writeAgent(join(home, '.claude', 'agents'), 'theirs.md', 'theirs', 'tools: Read, TodoWrite\n');
+    await writeAgent(join(home, '.config', 'cadre', 'agents'), 'mine.md', 'mine', 'permissionMode: bypassPermissions\n');
+    await writeAgent(join(home, '.claude', 'agents'), 'theirs.md', 'theirs', 'tools: Read, TodoWrite\ncolor: blue\n');
     const registry = await loadAgents({ cwd, home, env: {} });
     expect(registry.get('mine')?.source).toBe(join(home, '.config', 'cadre', 'agents', 'mine.md'));
-    expect(registry.get('theirs')?.tools).toEqual(['read_file']);
-    expect(registry.warnings).toEqual([
-      `${join(home, '.config', 'cadre', 'agents', 'mine.md')}: color: not a cadre key; kept, not used`,
-      `${join(home, '.claude', 'agents', 'theirs.md')}: tools: 'TodoWrite' has no cadre equivalent and is left out`,
+    expect(registry.get('theirs')?.tools).toEqual({ kind: 'list', names: ['read_file', 'TodoWrite'] });
+    expect(registry.warnings).toEqual([expect.stringMatching(new RegExp(`^${join(home, '.config', 'cadre', 'agents', 'mine.md')}: permissionMode: bypassPermissions not applied`))]);
+  });
+
+  it('reads subfolders, skips README.md, and names both files when two of one folder share an id', async () => {
+    const folder = join(cwd, '.claude', 'agents');
+    await writeAgent(join(folder, 'review'), 'code-reviewer.md', 'reviews');
+    await writeAgent(folder, 'frontend.md', 'first', 'name: Frontend Developer\n');
+    await writeAgent(folder, 'frontend-developer.md', 'second');
+    await mkdir(folder, { recursive: true });
+    await writeFile(join(folder, 'README.md'), '# My agents\n');
+    const registry = await loadAgents({ cwd, home });
+    expect(registry.get('code-reviewer')?.description).toBe('reviews');
+    expect(registry.get('frontend-developer')?.description).toBe('second');
+    expect(registry.errors.map((error) => error.message)).toEqual([
+      `${join(folder, 'frontend.md')}: name: 'frontend-developer' is also the id of ${join(folder, 'frontend-developer.md')}: two files of one folder cannot share an id; rename one`,
     ]);
+  });
+
+  it("takes an opencode agent's id from its file name, in subfolders too", async () => {
+    await writeAgent(join(cwd, '.opencode', 'agent', 'subagents'), 'reviewer.md', 'reviews', 'name: CodeReviewer\n');
+    const registry = await loadAgents({ cwd, home });
+    expect(registry.get('reviewer')).toMatchObject({ displayName: 'CodeReviewer', description: 'reviews' });
   });
 });

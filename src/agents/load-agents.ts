@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { userConfigDirectory } from '../config/config-locations.ts';
 import type { AgentDefinition } from './agent-definition.ts';
 import { AgentRegistry } from './agent-registry.ts';
@@ -27,6 +27,8 @@ export interface LoadAgentsOptions {
 interface Place {
   directory: string;
   required: boolean;
+  /** opencode's folders: the file name is the id. */
+  opencode?: boolean;
 }
 
 function errorCode(error: unknown) {
@@ -46,15 +48,20 @@ interface Loaded {
   errors: AgentLoadError[];
 }
 
+/** A folder's agent files, its subfolders' included (collections group agents by topic), sorted by path. */
+async function agentFiles(directory: string): Promise<string[]> {
+  const entries = await readdir(directory, { withFileTypes: true, recursive: true });
+  return entries
+    .filter((entry) => entry.name.endsWith('.md') && !/^readme\.md$/i.test(entry.name) && (entry.isFile() || entry.isSymbolicLink()))
+    .map((entry) => relative(directory, join(entry.parentPath, entry.name)))
+    .sort();
+}
+
 async function loadDirectory(place: Place): Promise<Loaded> {
   const errors: AgentLoadError[] = [];
   let names: string[];
   try {
-    const entries = await readdir(place.directory, { withFileTypes: true });
-    names = entries
-      .filter((entry) => entry.name.endsWith('.md') && (entry.isFile() || entry.isSymbolicLink()))
-      .map((entry) => entry.name)
-      .sort();
+    names = await agentFiles(place.directory);
   } catch (error) {
     if (!place.required && errorCode(error) === 'ENOENT') return { agents: [], errors };
     errors.push(agentLoadError(place.directory, null, `agents directory ${reason(error)}`));
@@ -72,14 +79,14 @@ async function loadDirectory(place: Place): Promise<Loaded> {
       errors.push(agentLoadError(path, null, `cannot read the file: ${reason(text.error)}`));
       return;
     }
-    const result = parseAgentFile(path, text);
+    const result = parseAgentFile(path, text, { opencode: place.opencode === true });
     if (!result.ok) {
       errors.push(result.error);
       return;
     }
     const earlier = loaded.get(result.agent.name);
     if (earlier !== undefined) {
-      errors.push(agentLoadError(path, 'name', `'${result.agent.name}' is already defined by ${earlier.source}`));
+      errors.push(agentLoadError(path, 'name', `'${result.agent.name}' is also the id of ${earlier.source}: two files of one folder cannot share an id; rename one`));
       return;
     }
     loaded.set(result.agent.name, result.agent);
@@ -91,7 +98,8 @@ async function loadDirectory(place: Place): Promise<Loaded> {
  * Loads agent definitions; on equal names the later place wins: built-ins, Claude Code's
  * `<home>/.claude/agents/`, `$XDG_CONFIG_HOME/cadre/agents/` (default `<home>/.config/cadre/agents/`),
  * `<cwd>/.claude/agents/`, opencode's `<cwd>/.opencode/agent/` (and `agents/`), `<cwd>/.cadre/agents/`,
- * each of `dirs` in order, then `agents`. Only `*.md` files are read, sorted by name. Never throws
+ * each of `dirs` in order, then `agents`. Only `*.md` files are read (subfolders too, README.md
+ * excepted), sorted by path. Never throws
  * for a broken file or a missing `--agents` directory: those become entries of `registry.errors`
  * and the rest still loads.
  */
@@ -103,8 +111,8 @@ export async function loadAgents(options: LoadAgentsOptions): Promise<AgentRegis
     optional(join(home, '.claude', 'agents')),
     optional(join(userConfigDirectory(env, home), 'agents')),
     optional(join(project, '.claude', 'agents')),
-    optional(join(project, '.opencode', 'agent')),
-    optional(join(project, '.opencode', 'agents')),
+    { ...optional(join(project, '.opencode', 'agent')), opencode: true },
+    { ...optional(join(project, '.opencode', 'agents')), opencode: true },
     optional(join(project, '.cadre', 'agents')),
     ...dirs.map((directory) => ({ directory: resolve(cwd, directory), required: true })),
   ];

@@ -1,11 +1,15 @@
 import { basename } from 'node:path';
 import {
   agentFrontMatterSchema,
-  agentNamePattern,
+  agentPermissionModes,
   describeValidationErrors,
   type AgentDefinition,
+  type AgentPermissionMode,
 } from './agent-definition.ts';
-import { mapAgentToolNames, readToolNames } from './agent-tool-names.ts';
+import { agentIdFromName } from './agent-id.ts';
+import { mapAgentToolNames } from './agent-tool-names.ts';
+import { isCadrePermissions, opencodePermissionRules } from './opencode-permission.ts';
+import { allTools, type ToolSelection } from './tool-selection.ts';
 import { readFrontMatter } from './read-front-matter.ts';
 
 /** Why one agent file (or directory) did not load. */
@@ -42,23 +46,67 @@ export function agentLoadErrors(path: string, problems: { field: string | null; 
 
 const knownKeys = Object.keys(agentFrontMatterSchema.shape);
 
-/** What an unknown key is told: a likely misspelling of a known one, else that it is kept unused. */
-function unknownKeyWarning(key: string): string {
-  const normalized = key.toLowerCase().replace(/[-_]/g, '');
-  const suggestion = knownKeys.find((known) => known.replace(/_/g, '') === normalized);
-  return `${key}: not a cadre key; kept, not used${suggestion ? ` (did you mean ${suggestion}?)` : ''}`;
+/** Claude Code's and opencode's spellings of cadre's keys. */
+const keyAliases: Readonly<Record<string, string>> = {
+  maxTurns: 'max_turns',
+  maxSteps: 'max_turns',
+  disallowedTools: 'disallowed_tools',
+  permissionMode: 'permission_mode',
+  mcpServers: 'mcp_servers',
+};
+
+/** How a person grants what a widening `permissionMode` would have granted. */
+const wideningModes: Readonly<Record<string, string>> = {
+  acceptEdits: 'to let it edit without asking, run with --allow write_file --allow edit_file, or add "allow": ["write"] under "permissions" in cadre.config.json',
+  bypassPermissions: 'to let it run without asking, run with --yes, or add "allow" rules under "permissions" in cadre.config.json',
+  dontAsk: 'calls no rule allows ask a person; add "allow" rules under "permissions" in cadre.config.json to run them without asking',
+};
+
+/** Whether the YAML key holds nothing (`tools:` with no value, or an empty string). */
+function isBlank(value: unknown): boolean {
+  return value === null || (typeof value === 'string' && value.trim() === '');
 }
 
 /**
- * The allow-list a file's `tools` stands for. opencode's map turns tools on (`true`) and off
- * (`false`); a map that only turns tools off starts from the read tools.
+ * The front matter with Claude Code's and opencode's keys renamed to cadre's (`maxTurns` is
+ * `max_turns`, opencode's `permission` map becomes `permissions` rules), and what could not be read.
  */
-function toolList(tools: string[] | Record<string, boolean>): string[] {
-  if (Array.isArray(tools)) return tools;
-  const on = Object.keys(tools).filter((name) => tools[name]);
-  if (on.length > 0) return on;
-  const off = new Set(mapAgentToolNames(Object.keys(tools)).tools);
-  return readToolNames.filter((name) => !off.has(name));
+function normalizeKeys(data: Record<string, unknown>): { data: Record<string, unknown>; warnings: string[] } {
+  const normalized: Record<string, unknown> = {};
+  const warnings: string[] = [];
+  for (const [key, value] of Object.entries(data)) {
+    const target = keyAliases[key] ?? key;
+    if (Object.hasOwn(normalized, target) && target !== key) continue;
+    normalized[target] = value;
+  }
+  if (isBlank(normalized.tools)) normalized.tools = null;
+  // opencode writes `permission` (and some collections `permissions`) as a map of tools to decisions.
+  const opencode = 'permission' in normalized && !('permissions' in normalized) ? normalized.permission : normalized.permissions;
+  if (typeof opencode === 'object' && opencode !== null && !Array.isArray(opencode) && !isCadrePermissions(opencode)) {
+    const { permissions, skipped } = opencodePermissionRules(opencode as Record<string, unknown>);
+    normalized.permissions = permissions;
+    delete normalized.permission;
+    if (skipped.length > 0) warnings.push(`permission: ${skipped.join(', ')} not applied (no decision allow, ask or deny)`);
+  }
+  return { data: normalized, warnings };
+}
+
+/** The agent's tools: every tool, a list, or opencode's map (all, minus the tools turned off). */
+function toolSelection(tools: string[] | Record<string, boolean> | null | undefined): { tools: ToolSelection; off: string[] } {
+  if (tools === null || tools === undefined) return { tools: allTools, off: [] };
+  if (Array.isArray(tools)) return { tools: { kind: 'list', names: mapAgentToolNames(tools) }, off: [] };
+  return { tools: allTools, off: Object.keys(tools).filter((name) => tools[name] === false) };
+}
+
+/** The agent's permission mode and, for one an agent file cannot apply, the warning that says so. */
+function permissionModeOf(value: string | undefined): { mode?: AgentPermissionMode; warning?: string } {
+  if (value === undefined) return {};
+  if (!(agentPermissionModes as readonly string[]).includes(value)) {
+    return { warning: `permissionMode: '${value}' is no permission mode (${agentPermissionModes.join(', ')}); ignored` };
+  }
+  const mode = value as AgentPermissionMode;
+  if (!Object.hasOwn(wideningModes, mode)) return { mode };
+  return { mode, warning: `permissionMode: ${mode} not applied (an agent file can only narrow what it may do): ${wideningModes[mode]}` };
 }
 
 type SplitFile = { error: string } | { frontMatter: string; body: string };
@@ -71,55 +119,77 @@ function splitFrontMatter(text: string): SplitFile {
   return { frontMatter: lines.slice(1, end).join('\n'), body: lines.slice(end + 1).join('\n') };
 }
 
+/** How {@link parseAgentFile} reads a file. */
+export interface ParseAgentFileOptions {
+  /**
+   * An opencode file (`.opencode/agent/`): the file name is the id, as in opencode, and a `name`
+   * key only the name shown. @default false
+   */
+  opencode?: boolean;
+}
+
 /**
- * Parses an agent file: YAML front matter between `---` lines, then the system prompt.
+ * Parses an agent file: YAML front matter between `---` lines, then the system prompt. Files
+ * written for Claude Code and opencode load as they are (see CONTRACT section 2).
  * Never throws: a broken file comes back as an {@link AgentLoadError}.
  * @param path the file's path; it names the agent when the front matter has no `name`.
  * @param text the file's contents.
  */
-export function parseAgentFile(path: string, text: string): ParseAgentFileResult {
+export function parseAgentFile(path: string, text: string, options: ParseAgentFileOptions = {}): ParseAgentFileResult {
   const parts = splitFrontMatter(text);
   if ('error' in parts) return { ok: false, error: agentLoadError(path, null, parts.error) };
 
   const frontMatter = readFrontMatter(parts.frontMatter);
   if (!frontMatter.ok) return { ok: false, error: agentLoadError(path, null, frontMatter.error) };
-  const data = frontMatter.data;
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+  if (typeof frontMatter.data !== 'object' || frontMatter.data === null || Array.isArray(frontMatter.data)) {
     return { ok: false, error: agentLoadError(path, null, 'front matter must be YAML keys and values') };
   }
+  const { data, warnings: keyWarnings } = normalizeKeys(frontMatter.data as Record<string, unknown>);
 
   const fileName = basename(path).replace(/\.md$/i, '');
+  const result = agentFrontMatterSchema.safeParse(data);
+  const written = result.success ? result.data.name : typeof data.name === 'string' ? data.name : undefined;
+  const idSource = options.opencode || written === undefined ? fileName : written;
+  const id = agentIdFromName(idSource);
   const nameProblem = {
     field: 'name',
-    message: `the file name '${fileName}' is not a valid agent name ([a-z][a-z0-9_-]{0,63}): rename the file or set name`,
+    message:
+      idSource === fileName
+        ? `the file name '${fileName}' makes no agent name (it needs a letter): rename the file or set name`
+        : `'${idSource}' makes no agent name (it needs a letter)`,
   };
-  const needsName = !('name' in data) && !agentNamePattern.test(fileName);
-  const result = agentFrontMatterSchema.safeParse(data);
   if (!result.success) {
     const problems = describeValidationErrors(result.error, knownKeys);
-    return { ok: false, error: agentLoadErrors(path, needsName ? [nameProblem, ...problems] : problems) };
+    return { ok: false, error: agentLoadErrors(path, id === null ? [nameProblem, ...problems] : problems) };
   }
-  if (needsName) return { ok: false, error: agentLoadErrors(path, [nameProblem]) };
+  if (id === null) return { ok: false, error: agentLoadErrors(path, [nameProblem]) };
 
-  const { name, description, model, tools, max_turns: maxTurns, mode, permissions, ...unknown } = result.data;
-  const mapped = tools === undefined ? undefined : mapAgentToolNames(toolList(tools));
+  const { name, description, model, tools, disallowed_tools, max_turns: maxTurns, mode, permissions, permission_mode, color, mcp_servers, ...unknown } = result.data;
+  const selection = toolSelection(tools);
+  const disallowed = mapAgentToolNames([...(disallowed_tools ?? []), ...selection.off]);
+  const permissionMode = permissionModeOf(permission_mode);
+  const displayName = name !== undefined && name !== id ? name : undefined;
   const warnings = [
-    ...(frontMatter.lenient === null ? [] : [`front matter is not valid YAML (${frontMatter.lenient}); read line by line, as Claude Code does`]),
-    ...Object.keys(unknown).map(unknownKeyWarning),
-    ...(mapped?.warnings ?? []),
+    ...keyWarnings,
+    ...(permissionMode.warning === undefined ? [] : [permissionMode.warning]),
   ];
   const agent: AgentDefinition = {
-    name: name ?? fileName,
+    name: id,
+    ...(displayName !== undefined && { displayName }),
     description,
-    model,
-    tools: mapped?.tools,
-    maxTurns,
+    ...(model !== undefined && { model }),
+    tools: selection.tools,
+    ...(disallowed.length > 0 && { disallowedTools: disallowed }),
+    ...(maxTurns !== undefined && { maxTurns }),
     mode,
     ...(permissions && { permissions }),
+    ...(permissionMode.mode !== undefined && { permissionMode: permissionMode.mode }),
+    ...(color !== undefined && { color }),
+    ...(mcp_servers !== undefined && { mcpServers: mcp_servers }),
     system: parts.body.trim(),
     source: path,
-    ...(warnings.length > 0 ? { warnings } : {}),
-    ...(Object.keys(unknown).length > 0 ? { extra: unknown } : {}),
+    ...(warnings.length > 0 && { warnings }),
+    ...(Object.keys(unknown).length > 0 && { extra: unknown }),
   };
   return { ok: true, agent };
 }

@@ -50,46 +50,56 @@ describe('cadre agents', () => {
     expect(await main(['agents', '--json'], io.value)).toBe(0);
     const document = JSON.parse(io.stdout());
     const byName = Object.fromEntries(document.agents.map((agent: { name: string }) => [agent.name, agent]));
-    expect(byName.main).toMatchObject({ source: 'built-in', tools: ['read_file', 'list_files', 'grep'] });
-    expect(byName.planner).toMatchObject({ source: join(home, '.claude', 'agents', 'planner.md'), model: 'opus', resolved_model: 'anthropic:claude-opus-4-5' });
+    const everyTool = Object.keys(createWorkspaceTools({ root: cwd }));
+    expect(byName.main).toMatchObject({ source: 'built-in', tools: everyTool, tool_selection: { kind: 'all' } });
+    expect(byName.general).toMatchObject({ tools: everyTool });
+    // No ANTHROPIC_API_KEY: a Claude tier runs on the session's model, said once for all files.
+    expect(byName.planner).toMatchObject({ source: join(home, '.claude', 'agents', 'planner.md'), model: 'opus', resolved_model: null, tools: everyTool });
     expect(byName['code-reviewer']).toMatchObject({
       source: join(cwd, '.claude', 'agents', 'code-reviewer.md'),
-      tools: ['read_file', 'grep', 'list_files', 'bash'],
-      resolved_model: 'anthropic:claude-sonnet-4-5',
-      warnings: ['color: not a cadre key; kept, not used'],
-      extra: { color: 'purple' },
+      tools: ['read_file', 'list_files', 'grep', 'bash'],
+      tool_selection: { kind: 'list', names: ['read_file', 'grep', 'list_files', 'bash'] },
+      color: 'purple',
+      warnings: [],
+      extra: {},
     });
-    expect(byName.docs).toMatchObject({ mode: 'subagent', resolved_model: 'openai:gpt-4o', extra: { temperature: 0.3 } });
+    expect(byName.docs).toMatchObject({ mode: 'subagent', resolved_model: null, extra: { temperature: 0.3 } });
     expect(document.errors).toHaveLength(1);
     expect(document.errors[0].problems.map((problem: { field: string }) => problem.field)).toEqual(['description', 'max_turns', 'mode']);
-    expect(document.warnings).toEqual(
-      expect.arrayContaining([
-        `${join(cwd, '.claude', 'agents', 'code-reviewer.md')}: color: not a cadre key; kept, not used`,
-        `${join(cwd, '.opencode', 'agent', 'docs.md')}: temperature: not a cadre key; kept, not used`,
-      ]),
+    expect(document.warnings).toEqual([]);
+    expect(document.unused_keys).toEqual({ temperature: 1 });
+    expect(document.model_fallbacks).toBe(
+      "agents run on the session's model instead of the one their file names: sonnet (1 file), opus (1 file) needs ANTHROPIC_API_KEY, which is not set; " +
+        'openai/gpt-4o (1 file) needs OPENAI_API_KEY, which is not set. Choose one with modelAliases in cadre.config.json',
     );
-    // Until a bash tool exists, the agent that lists it is told so, and only it.
-    const bashProblems = document.warnings.filter((warning: string) => warning.includes("unknown tool 'bash'"));
-    const bashExists = 'bash' in createWorkspaceTools({ root: cwd });
-    expect(bashProblems).toEqual(bashExists ? [] : [expect.stringMatching(new RegExp(`^${join(cwd, '.claude', 'agents', 'code-reviewer.md')}: tools: unknown tool 'bash': this agent fails until it exists`))]);
+  });
+
+  it('resolves Claude tiers to Anthropic where ANTHROPIC_API_KEY is set, and modelAliases first', async () => {
+    const io = context();
+    io.value.env.ANTHROPIC_API_KEY = 'sk-test-key-000';
+    await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ modelAliases: { opus: 'openai-compatible:big' } }));
+    expect(await main(['agents', '--json'], io.value)).toBe(0);
+    const byName = Object.fromEntries(JSON.parse(io.stdout()).agents.map((agent: { name: string }) => [agent.name, agent]));
+    expect(byName['code-reviewer'].resolved_model).toBe('anthropic:claude-sonnet-4-5');
+    expect(byName.planner.resolved_model).toBe('openai-compatible:big');
   });
 
   it('shows the source of each agent in its table and reports problems on stderr', async () => {
     const io = context();
     expect(await main(['agents'], io.value)).toBe(0);
-    expect(io.stdout()).toMatch(/NAME\s+MODE\s+MODEL\s+SOURCE/);
-    expect(io.stdout()).toMatch(/code-reviewer\s+all\s+sonnet \(anthropic:claude-sonnet-4-5\)\s+\.claude\/agents\/code-reviewer\.md/);
-    expect(io.stdout()).toMatch(/main\s+primary\s+\(session model\)\s+built-in/);
+    expect(io.stdout()).toMatch(/NAME\s+MODE\s+MODEL\s+TOOLS\s+SOURCE/);
+    expect(io.stdout()).toMatch(/code-reviewer\s+all\s+sonnet \(session model\)\s+4 tools\s+\.claude\/agents\/code-reviewer\.md/);
+    expect(io.stdout()).toMatch(/main\s+primary\s+\(session model\)\s+all \(\d\)\s+built-in/);
     expect(io.stderr()).toContain(`1 agent file(s) did not load:\n${join(cwd, '.opencode', 'agent', 'broken.md')}: description: required`);
-    expect(io.stderr()).toContain('warning: .claude/agents/code-reviewer.md: color: not a cadre key; kept, not used'.replace('.claude', join(cwd, '.claude')));
+    expect(io.stderr()).toContain('note: front-matter keys cadre does not use, kept under "extra" in --json: temperature (1 file)');
   });
 
-  it('warns about a model name that is neither a spec nor an alias', async () => {
-    await writeFile(join(cwd, '.claude', 'agents', 'odd.md'), '---\ndescription: Odd.\nmodel: gpt5\n---\nOdd.');
+  it('says once which models fall back, and marks the tools a file lists that this runtime lacks', async () => {
+    await writeFile(join(cwd, '.claude', 'agents', 'odd.md'), '---\ndescription: Odd.\nmodel: gpt5\ntools: Read, WebFetch, TaskList\n---\nOdd.');
     const io = context();
-    expect(await main(['agents', '--json'], io.value)).toBe(0);
-    expect(JSON.parse(io.stdout()).warnings).toContain(
-      `${join(cwd, '.claude', 'agents', 'odd.md')}: model: 'gpt5' is no model spec and no alias: add it to modelAliases in cadre.config.json (known: sonnet, opus, haiku)`,
-    );
+    expect(await main(['agents'], io.value)).toBe(0);
+    expect(io.stdout()).toMatch(/odd\s+all\s+gpt5 \(session model\)\s+read_file \(2 dropped\)/);
+    expect(io.stderr()).toContain(`warning: ${join(cwd, '.claude', 'agents', 'odd.md')}: tools left out, it runs without them: WebFetch, TaskList (no cadre equivalent)\n`);
+    expect(io.stderr()).toMatch(/note: agents run on the session's model .*gpt5 \(1 file\) is no model cadre knows/);
   });
 });

@@ -1,7 +1,7 @@
 import { relative, sep } from 'node:path';
-import type { AgentDefinition } from '../agents/agent-definition.ts';
+import type { ToolSet } from 'ai';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
-import { resolveModelAlias } from '../config/model-aliases.ts';
+import type { AgentReport } from '../agents/report-agent.ts';
 import { clampActivity } from '../runs/activity.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
@@ -9,23 +9,17 @@ import { loadCliConfig } from './open-runtime.ts';
 import { formatTable } from './run-lines.ts';
 import { configuredSandboxStatus, describeSandbox } from './sandbox-lines.ts';
 
-/**
- * What the loaded agents' files hold that cadre does not use (unknown keys, tools without an
- * equivalent), and problems of agents that loaded but cannot work: a tool that does not exist, a
- * model name that no alias resolves. One line each, starting with the agent's source.
- */
-export function agentWarnings(agents: AgentRegistry, knownTools: readonly string[], modelAliases?: Record<string, string>): string[] {
-  const problems = agents.list().flatMap((agent) => {
-    const lines = (agent.tools ?? [])
-      // The built-in agents go without a read tool a runtime does not have; that is no problem.
-      .filter((tool) => !knownTools.includes(tool) && agent.source !== 'built-in')
-      .map((tool) => `${agent.source}: tools: unknown tool '${tool}': this agent fails until it exists (known tools: ${knownTools.join(', ')})`);
-    if (agent.model !== undefined && modelAliases !== undefined && !resolveModelAlias(agent.model, modelAliases).includes(':')) {
-      lines.push(`${agent.source}: model: '${agent.model}' is no model spec and no alias: add it to modelAliases in cadre.config.json (known: ${Object.keys(modelAliases).join(', ')})`);
-    }
-    return lines;
-  });
-  return [...agents.warnings, ...problems];
+/** What the agents are resolved against: the runtime's tools, aliases and keys. */
+export interface AgentRuntimeView {
+  tools: ToolSet;
+  aliases: Readonly<Record<string, string>>;
+  env: Record<string, string | undefined>;
+}
+
+/** Every loaded agent resolved against the runtime, sorted by name. */
+export async function reportAgents(agents: AgentRegistry, runtime: AgentRuntimeView): Promise<AgentReport[]> {
+  const { reportAgent } = await import('../agents/report-agent.ts');
+  return agents.list().map((agent) => reportAgent(agent, { tools: runtime.tools, aliases: runtime.aliases, env: runtime.env }));
 }
 
 function displaySource(context: CliContext, source: string): string {
@@ -34,47 +28,87 @@ function displaySource(context: CliContext, source: string): string {
   return path.startsWith(`..${sep}`) ? source : path;
 }
 
-function toJson(agent: AgentDefinition, modelAliases: Record<string, string>) {
-  const { name, mode, model, description, tools, maxTurns, source, warnings, extra } = agent;
+function toJson(report: AgentReport) {
+  const { agent, tools, model } = report;
   return {
-    name,
-    mode,
-    model: model ?? null,
-    resolved_model: model === undefined ? null : resolveModelAlias(model, modelAliases),
-    description,
-    tools: tools ?? [],
-    max_turns: maxTurns ?? null,
-    source,
-    warnings: warnings ?? [],
-    extra: extra ?? {},
+    name: agent.name,
+    display_name: agent.displayName ?? null,
+    mode: agent.mode,
+    model: agent.model ?? null,
+    resolved_model: model?.spec ?? null,
+    model_fallback: model?.fallback ?? null,
+    description: agent.description,
+    tools: tools.names,
+    tool_selection: agent.tools,
+    disallowed_tools: agent.disallowedTools ?? [],
+    dropped_tools: tools.missing,
+    max_turns: agent.maxTurns ?? null,
+    permission_mode: agent.permissionMode ?? null,
+    permission_mode_applied: agent.permissionMode === undefined || agent.permissionMode === 'default' || agent.permissionMode === 'plan',
+    permissions: agent.permissions ?? null,
+    color: agent.color ?? null,
+    mcp_servers: agent.mcpServers ?? [],
+    source: agent.source,
+    warnings: agent.warnings ?? [],
+    warning: report.warning,
+    extra: agent.extra ?? {},
   };
 }
 
-function modelColumn(agent: AgentDefinition, modelAliases: Record<string, string>): string {
-  if (agent.model === undefined) return '(session model)';
-  const spec = resolveModelAlias(agent.model, modelAliases);
-  return spec === agent.model ? spec : `${agent.model} (${spec})`;
+function modelColumn({ agent, model }: AgentReport): string {
+  if (agent.model === undefined || model === null) return '(session model)';
+  if (model.spec === null) return `${agent.model} (session model)`;
+  return model.spec === agent.model ? model.spec : `${agent.model} (${model.spec})`;
 }
 
-/** `cadre agents`: what loaded, and on stderr what did not. Exit 0 even when some files are broken. */
+/** `all (6)`, `read_file, grep`, `9 tools`, with what it goes without: `read_file (2 dropped)`. */
+function toolsColumn({ agent, tools }: AgentReport): string {
+  const everything = agent.tools.kind === 'all' && (agent.disallowedTools ?? []).length === 0 && tools.narrowed.length === 0;
+  let text = everything ? `all (${tools.names.length})` : tools.names.length === 0 ? 'none' : tools.names.join(', ');
+  if (text.length > 28) text = `${tools.names.length} tools`;
+  if (agent.permissionMode === 'plan') text += ' (plan)';
+  if (tools.missing.length > 0) text += ` (${tools.missing.length} dropped)`;
+  return text;
+}
+
+/**
+ * `cadre agents`: what loaded, with each agent's model and tools in this runtime; on stderr what
+ * did not load, one warning line per file whose file cadre does not fully honour, and once the
+ * keys cadre does not use. Exit 0 even when some files are broken.
+ */
 export async function agentsCommand(context: CliContext, flags: RuntimeFlags): Promise<number> {
-  const [{ loadAgents }, { createWorkspaceTools }] = await Promise.all([import('../agents/load-agents.ts'), import('../tools/workspace-tools.ts')]);
+  const [{ loadAgents }, { createWorkspaceTools }, { describeModelFallbacks, unusedKeys }] = await Promise.all([
+    import('../agents/load-agents.ts'),
+    import('../tools/workspace-tools.ts'),
+    import('../agents/report-agent.ts'),
+  ]);
   const config = await loadCliConfig(context, flags);
   const agents = await loadAgents({ cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs });
-  const warnings = agentWarnings(agents, Object.keys(createWorkspaceTools({ root: context.cwd })), config.modelAliases);
+  const reports = await reportAgents(agents, { tools: createWorkspaceTools({ root: context.cwd }), aliases: config.modelAliases, env: context.env });
+  const warnings = reports.flatMap((report) => (report.warning === null ? [] : [report.warning]));
+  const unused = unusedKeys(agents.list());
+  const fallbacks = describeModelFallbacks(reports);
   const sandbox = await configuredSandboxStatus(context, flags, config);
   if (flags.json) {
-    const document = { agents: agents.list().map((agent) => toJson(agent, config.modelAliases)), errors: agents.errors, warnings, sandbox };
+    const document = {
+      agents: reports.map(toJson),
+      errors: agents.errors,
+      warnings,
+      model_fallbacks: fallbacks,
+      unused_keys: Object.fromEntries(unused.map(({ key, files }) => [key, files])),
+      sandbox,
+    };
     writeLine(context.stdout, JSON.stringify(document, null, 2));
   } else {
-    const rows = agents.list().map((agent) => [
-      agent.name,
-      agent.mode,
-      modelColumn(agent, config.modelAliases),
-      displaySource(context, agent.source),
-      clampActivity(agent.description, 72),
+    const rows = reports.map((report) => [
+      report.agent.name,
+      report.agent.mode,
+      modelColumn(report),
+      toolsColumn(report),
+      displaySource(context, report.agent.source),
+      clampActivity(report.agent.description, 72),
     ]);
-    writeLine(context.stdout, formatTable(['NAME', 'MODE', 'MODEL', 'SOURCE', 'DESCRIPTION'], rows));
+    writeLine(context.stdout, formatTable(['NAME', 'MODE', 'MODEL', 'TOOLS', 'SOURCE', 'DESCRIPTION'], rows));
     // How every agent's bash is confined: the same box for all of them.
     writeLine(context.stdout, `\n${describeSandbox(sandbox)}`);
   }
@@ -83,5 +117,10 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
     for (const error of agents.errors) writeLine(context.stderr, error.message);
   }
   for (const warning of warnings) writeLine(context.stderr, `warning: ${warning}`);
+  if (fallbacks !== null) writeLine(context.stderr, `note: ${fallbacks}`);
+  if (unused.length > 0) {
+    const keys = unused.map(({ key, files }) => `${key} (${files} ${files === 1 ? 'file' : 'files'})`).join(', ');
+    writeLine(context.stderr, `note: front-matter keys cadre does not use, kept under "extra" in --json: ${keys}`);
+  }
   return 0;
 }

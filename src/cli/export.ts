@@ -35,6 +35,11 @@ export async function exportCommand(context: CliContext, id: string, flags: Expo
       return 0;
     }
     const path = resolve(context.cwd, flags.output);
+    // Writing there would overwrite the database, and opening it drops this process's SQLite locks.
+    const { createStoreFileGuard } = await import('../tools/store-file-guard.ts');
+    if (await createStoreFileGuard(store.files).isStoreFile(path)) {
+      throw new ConfigError(`-o ${flags.output} is the database itself (or one of its files); write the export to another file.`);
+    }
     await mkdir(dirname(path), { recursive: true });
     await writeFile(path, text);
     writeLine(context.stderr, `Wrote ${path}`);

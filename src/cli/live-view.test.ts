@@ -43,6 +43,14 @@ describe('renderRunLine', () => {
     expect(renderRunLine(running, now)).not.toContain('\u001B[');
     expect(renderRunLine(running, now, { color: true })).toContain('\u001B[');
   });
+
+  it("shows the agent's name in the colour its file names", () => {
+    const purple = renderRunLine(running, now, { color: true, agentColor: { hex: '#8e4ec6', ansi: 'magenta' } });
+    expect(purple).toContain('\u001B[35mresearcher');
+    const hex = renderRunLine(running, now, { color: true, agentColor: { hex: '#00aa00', ansi: null } });
+    expect(hex).toContain('\u001B[38;2;0;170;0mresearcher');
+    expect(renderRunLine(running, now, { agentColor: { hex: '#8e4ec6', ansi: 'magenta' } })).not.toContain('\u001B[');
+  });
 });
 
 describe('createLiveView', () => {

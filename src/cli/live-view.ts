@@ -1,5 +1,6 @@
 import { styleText } from 'node:util';
 import { createLogUpdate } from 'log-update';
+import type { AgentColor } from '../agents/agent-color.ts';
 import { formatElapsed } from '../delegation/run-views.ts';
 import { messageText } from '../executors/message-codec.ts';
 import { clampActivity } from '../runs/activity.ts';
@@ -17,6 +18,8 @@ export interface RenderRunLineOptions {
   width?: number;
   /** Colour with ANSI styles. @default false */
   color?: boolean;
+  /** The colour of the run's agent (its file's `color`), used for its name when colouring. @default none */
+  agentColor?: AgentColor | null;
 }
 
 type Style = Parameters<typeof styleText>[0];
@@ -40,7 +43,7 @@ const marks: Record<Exclude<RunStatus, 'running'>, { mark: string; style: Style 
  * @example renderRunLine(run, '2025-01-01T00:00:12.000Z') // '⠋ running   researcher  R8T0V1  Survey src/  12s  read_file src/a.ts'
  */
 export function renderRunLine(run: RunRecord, now: string, options: RenderRunLineOptions = {}): string {
-  const { width = Infinity, color = false } = options;
+  const { width = Infinity, color = false, agentColor = null } = options;
   const finished = isFinished(run.status);
   const frame = spinner[Math.floor(Date.parse(now) / 100) % spinner.length];
   const { mark, style } = run.status === 'running' ? { mark: frame, style: 'cyan' as Style } : marks[run.status];
@@ -53,8 +56,16 @@ export function renderRunLine(run: RunRecord, now: string, options: RenderRunLin
   if (length() > width) detail = detail.length - (length() - width) < 12 ? '' : clampActivity(detail, detail.length - (length() - width));
   if (length() > width) description = clampActivity(description, Math.max(12, description.length - (length() - width)));
   const paint = (styles: Style, text: string) => (color && text !== '' ? styleText(styles, text, { validateStream: false }) : text);
-  const parts = [`${paint(style, `${mark} ${run.status.padEnd(9)}`)} ${paint('bold', run.agent)}`, paint('gray', id), description, paint('gray', elapsed), paint(finished ? style : 'gray', detail)];
+  const agentName = !color || agentColor === null ? paint('bold', run.agent) : paintAgent(run.agent, agentColor);
+  const parts = [`${paint(style, `${mark} ${run.status.padEnd(9)}`)} ${agentName}`, paint('gray', id), description, paint('gray', elapsed), paint(finished ? style : 'gray', detail)];
   return parts.filter((part) => part !== '').join('  ');
+}
+
+/** An agent's name in its colour: the nearest ANSI colour, or 24-bit colour for a `#rrggbb` one. */
+function paintAgent(name: string, agentColor: AgentColor): string {
+  if (agentColor.ansi !== null) return styleText(['bold', agentColor.ansi], name, { validateStream: false });
+  const [red, green, blue] = [1, 3, 5].map((start) => Number.parseInt(agentColor.hex.slice(start, start + 2), 16));
+  return styleText('bold', `\u001B[38;2;${red};${green};${blue}m${name}\u001B[39m`, { validateStream: false });
 }
 
 /** Options of {@link createLiveView}. */
@@ -69,6 +80,8 @@ export interface LiveViewOptions {
   prompting?: () => boolean;
   /** How often the view is redrawn at most. @default 100 */
   frameIntervalMs?: number;
+  /** The colour of an agent's runs (its file's `color`). @default none */
+  agentColor?: (agent: string) => AgentColor | null;
 }
 
 /**
@@ -77,6 +90,7 @@ export interface LiveViewOptions {
  */
 export function createLiveView(options: LiveViewOptions): RunView {
   const { stdout, stderr, sessionId, color } = options;
+  const lineOptions = (run: RunRecord) => ({ width: (stdout.columns || 80) - 1, color, agentColor: options.agentColor?.(run.agent) ?? null });
   const now = options.now ?? (() => new Date().toISOString());
   const log = createLogUpdate(stdout as NodeJS.WriteStream);
   const tracker = new RunTracker(sessionId);
@@ -97,7 +111,7 @@ export function createLiveView(options: LiveViewOptions): RunView {
     const lines: string[] = [];
     if (streamed.trim() !== '') lines.push(streamed.trimEnd());
     if (active.length > 0 && lines.length > 0) lines.push('');
-    for (const run of active) lines.push(renderRunLine(run, now(), { width, color }));
+    for (const run of active) lines.push(renderRunLine(run, now(), { ...lineOptions(run), width }));
     if (notice !== '') lines.push(color ? styleText('yellow', notice, { validateStream: false }) : notice);
     if (lines.length === 0) log.clear();
     else log(lines.join('\n'));
@@ -139,7 +153,7 @@ export function createLiveView(options: LiveViewOptions): RunView {
           persistAnswer(streamed);
           streamed = '';
         }
-        if (change.type === 'run-end') persist(renderRunLine(change.run, now(), { width: (stdout.columns || 80) - 1, color }));
+        if (change.type === 'run-end') persist(renderRunLine(change.run, now(), lineOptions(change.run)));
         dirty = true;
       }
     },

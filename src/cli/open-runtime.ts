@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
+import type { ToolSet } from 'ai';
 import { isAbsolute, join } from 'node:path';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
 import type { ApprovalMode, Approver } from '../approvals/approval-broker.ts';
 import { configLocations, databaseFromFlagsAndEnv } from '../config/config-locations.ts';
 import type { CadreConfig } from '../config/load-config.ts';
 import { ConfigError } from '../errors/config-error.ts';
+import { StoreFailureError } from '../store/store-failure-error.ts';
 import type { LanguageModelInstance } from '../models/resolve-model.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import type { Store } from '../store/store.ts';
@@ -35,6 +37,8 @@ export interface OpenedRuntime extends OpenedStore {
   toolNames: string[];
   /** The OS sandbox `bash` runs in, as `sandbox` in the configuration says. */
   sandbox: Sandbox;
+  /** The runtime's tools: what agents without a `tools` list get. */
+  tools: ToolSet;
 }
 
 /** Options of {@link openRuntime}. */
@@ -80,6 +84,13 @@ function existingDatabase(db: string): string {
   return isAbsolute(db) && !existsSync(db) ? ':memory:' : db;
 }
 
+/** Closes the store; a store that failed has said so already (the command reports it once). */
+async function closeStore(store: Store): Promise<void> {
+  await store.close().catch((error: unknown) => {
+    if (!StoreFailureError.isInstance(error)) throw error;
+  });
+}
+
 /**
  * Opens the configured database for a command that reads it, or answers an ask (a missing file
  * is not created). A database this process cannot write is read read-only, with a warning when
@@ -92,7 +103,7 @@ export async function openCliStore(context: CliContext, flags: StoreFlags, { wri
     readOnly: !writes,
     onWarning: (message) => writeLine(context.stderr, `cadre: warning: ${message}`),
   });
-  return { config, store, close: () => store.close() };
+  return { config, store, close: () => closeStore(store) };
 }
 
 async function sessionModel(config: CadreConfig, env: CliContext['env']): Promise<LanguageModelInstance> {
@@ -147,7 +158,8 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
   if (requireModel) agents.primary(config.agent);
   const store = await openStore(createDatabase ? config.db : existingDatabase(config.db));
   const sandbox = cliSandbox(createSandbox, context, flags, config);
-  const tools = createWorkspaceTools({ root: context.cwd, sandbox });
+  // The tools never open the database's files: that would drop this process's SQLite locks.
+  const tools = createWorkspaceTools({ root: context.cwd, storeFiles: store.files, sandbox });
   const cadre = createCadre({
     store,
     // Commands that only stop runs never call a model; the label just fills the slot.
@@ -163,6 +175,8 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     baseURL: config.baseURL,
     env: context.env,
     onError: (error) => {
+      // The command ends with it, and says it once (see runCommand).
+      if (StoreFailureError.isInstance(error)) return;
       const detail = error instanceof Error ? (flags.debug ? (error.stack ?? error.message) : error.message) : String(error);
       context.stderr.write(`cadre: internal error: ${detail}\n`);
     },
@@ -174,9 +188,10 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     agents,
     toolNames: Object.keys(tools),
     sandbox,
+    tools,
     async close() {
       await cadre.close();
-      await store.close();
+      await closeStore(store);
     },
   };
 }

@@ -1,7 +1,9 @@
 import { isAbsolute, join, relative } from 'node:path';
+import type { AgentRegistry } from '../agents/agent-registry.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { redactConnectionString } from '../store/redact-connection-string.ts';
 import { warnAtStart } from './start-warnings.ts';
+import { StoreFailureError } from '../store/store-failure-error.ts';
 import { colorEnabled, liveViewEnabled, writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
 import { approvalModeOf, type ApprovalFlags } from './approval-mode.ts';
@@ -60,13 +62,29 @@ function databaseFlag(context: CliContext, database: string): string | undefined
   return `--db ${path.startsWith('..') || path === '' ? database : path}`;
 }
 
-async function chooseView(context: CliContext, sessionId: string, json: boolean | undefined, prompting: boolean, asksWait: boolean): Promise<RunView> {
+async function chooseView(context: CliContext, sessionId: string, json: boolean | undefined, prompting: boolean, asksWait: boolean, agents: AgentRegistry): Promise<RunView> {
   if (json) return createJsonView({ stdout: context.stdout, stderr: context.stderr });
   if (liveViewEnabled(context)) {
-    const { createLiveView } = await import('./live-view.ts');
-    return createLiveView({ stdout: context.stdout, stderr: context.stderr, sessionId, color: colorEnabled(context), prompting: () => prompting });
+    const [{ createLiveView }, { resolveAgentColor }] = await Promise.all([import('./live-view.ts'), import('../agents/agent-color.ts')]);
+    const agentColor = (name: string) => resolveAgentColor(agents.get(name)?.color);
+    return createLiveView({ stdout: context.stdout, stderr: context.stderr, sessionId, color: colorEnabled(context), prompting: () => prompting, agentColor });
   }
   return createPlainView({ stdout: context.stdout, stderr: context.stderr, sessionId, answerHint: asksWait });
+}
+
+/**
+ * Says once what happened to the store and what to do, with how to continue the session once it
+ * is fixed; not for a database deleted or replaced (the session is gone) or damaged.
+ */
+function reportStoreFailure(context: CliContext, failure: StoreFailureError, session: { sessionId: string; databaseFlag: string | undefined } | undefined, json: boolean): void {
+  const resumable = session !== undefined && failure.kind !== 'replaced' && failure.kind !== 'damaged';
+  const resume = resumable ? `cadre run --session ${session.sessionId}${session.databaseFlag ? ` ${session.databaseFlag}` : ''} "..."` : undefined;
+  if (json) {
+    writeLine(context.stdout, JSON.stringify({ type: 'error', kind: failure.kind, message: failure.message, ...(resume ? { continue: resume } : {}) }));
+    return;
+  }
+  writeLine(context.stderr, `cadre: ${failure.message}`);
+  if (resume) writeLine(context.stderr, `  continue: ${resume}`);
 }
 
 /** `cadre run [PROMPT]`: the primary agent works on a prompt; exit code 0, 1 (it failed), 2 or 130 (stopped). */
@@ -80,15 +98,26 @@ export async function runCommand(context: CliContext, promptArgument: string | u
       ? createTerminalApprover({ input: context.stdin, output: context.stderr, pause: () => view?.pause?.() ?? (() => {}), onInterrupt: () => process.emit('SIGINT') })
       : undefined;
   const runtime = await openRuntime({ context, flags, requireModel: true, approvals, approver });
-  await warnAtStart(context, runtime);
+  // Of the agents' files, only the agent this run talks to is reported here; `cadre agents` reports them all.
+  const primary = runtime.agents.get(runtime.config.agent);
+  const { reportAgent } = await import('../agents/report-agent.ts');
+  const primaryWarning = primary ? reportAgent(primary, { tools: runtime.tools, aliases: runtime.config.modelAliases, env: context.env }).warning : null;
+  const problems = [...runtime.agents.errors.map((error) => error.message), ...(primaryWarning === null ? [] : [primaryWarning])];
+  await warnAtStart(context, problems, runtime.sandbox);
   const restoreConsole = quietConsole(flags.debug === true);
+  let sessionId: string | undefined;
   try {
     const session = await openSession(runtime, flags);
-    view = await chooseView(context, session.id, flags.json, approver !== undefined, approvals === 'ask' || approvals === 'wait');
+    sessionId = session.id;
+    view = await chooseView(context, session.id, flags.json, approver !== undefined, approvals === 'ask' || approvals === 'wait', runtime.agents);
     const outcome = await driveSession({ cadre: runtime.cadre, sessionId: session.id, prompt, view, recover: flags.session !== undefined });
     view.finish({ ...outcome, databaseFlag: databaseFlag(context, runtime.config.db) });
     if (outcome.status === 'failed') writeLine(context.stderr, `cadre: the primary agent failed: ${outcome.error}`);
     return exitCodes[outcome.status];
+  } catch (error) {
+    if (!StoreFailureError.isInstance(error)) throw error;
+    reportStoreFailure(context, error, sessionId === undefined ? undefined : { sessionId, databaseFlag: databaseFlag(context, runtime.config.db) }, flags.json === true);
+    return 1;
   } finally {
     await runtime.close();
     restoreConsole();

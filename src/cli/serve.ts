@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors/config-error.ts';
+import type { StoreFailureError } from '../store/store-failure-error.ts';
 import { startDashboard } from '../server/create-server.ts';
 import { isWildcardHost } from '../server/dashboard-security.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
@@ -59,11 +60,15 @@ export async function serveCommand(context: CliContext, flags: ServeFlags, signa
       writeLine(context.stdout, `Listening on every address (${flags.host}): from another machine, use this machine's address with the same ?token=.`);
     }
     if (config.model === undefined) writeLine(context.stderr, 'No model is configured (--model or CADRE_MODEL): new sessions and messages will fail.');
-    await warnAtStart(context, runtime);
+    await warnAtStart(context, runtime.agents.errors.map((error) => error.message), runtime.sandbox);
     writeLine(context.stderr, 'Press Ctrl-C to stop.');
-    await untilStopped(signal);
+    // A store that stops taking writes (a full disk, a deleted database) ends the server too, saying why.
+    const failed = new Promise<StoreFailureError>((resolve) => runtime.store.onFailure?.(resolve));
+    const failure = await Promise.race([untilStopped(signal).then(() => null), failed]);
     await dashboard.close();
-    return 0;
+    if (failure === null) return 0;
+    writeLine(context.stderr, `cadre: ${failure.message}`);
+    return 1;
   } finally {
     await runtime.close();
   }

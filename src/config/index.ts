@@ -14,7 +14,7 @@ export {
   userConfigDirectory,
   type ConfigLocations,
 } from './config-locations.ts';
-export { defaultModelAliases, resolveModelAlias } from './model-aliases.ts';
+export { defaultModelAliases, resolveAgentModel, resolveModelAlias, type AgentModelResolution, type ResolveAgentModelOptions } from './model-aliases.ts';
 export {
   defaultSandboxConfig,
   resolveSandboxConfig,

@@ -1,6 +1,8 @@
 import { tracingChannel } from 'node:diagnostics_channel';
+import * as aiSdk from 'ai';
+// Read through the namespace: AI SDK 6 lacks this export, and cadre must still load there to say it needs 7.
+const AI_SDK_TELEMETRY_TRACING_CHANNEL = (aiSdk as { AI_SDK_TELEMETRY_TRACING_CHANNEL?: string }).AI_SDK_TELEMETRY_TRACING_CHANNEL ?? 'ai:telemetry';
 import {
-  AI_SDK_TELEMETRY_TRACING_CHANNEL,
   generateText,
   stepCountIs,
   streamText,

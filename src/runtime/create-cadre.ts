@@ -11,8 +11,9 @@ import { builtInAgents } from '../agents/built-in-agents.ts';
 import type { Coordination } from '../coordination/coordination.ts';
 import { createPollingCoordination } from '../coordination/polling-coordination.ts';
 import { resolveLimits, type Limits } from '../config/limits.ts';
-import { defaultModelAliases, resolveModelAlias } from '../config/model-aliases.ts';
+import { defaultModelAliases, resolveAgentModel, resolveModelAlias } from '../config/model-aliases.ts';
 import { readToolNames } from '../agents/agent-tool-names.ts';
+import { selectAgentTools } from '../agents/tool-selection.ts';
 import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
@@ -36,10 +37,17 @@ import { createSessionRunner, type TurnResult } from '../sessions/session-runner
 import type { ApprovalRecord, RunRecord, SessionRecord } from '../store/records.ts';
 import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
+import type { StoreFailureError } from '../store/store-failure-error.ts';
 import { systemNow, timeSortedId, type NewId, type Now } from '../util/clock.ts';
 import { addPruning } from '../util/pruned-set.ts';
 import { deliverPendingNotifications } from './deliver-pending-notifications.ts';
+import { createAppNotifications, type CadreNotifications } from '../embed/app-notifications.ts';
+import { createAppSessions, isAppSession } from '../embed/app-sessions.ts';
+import { createAppTools, type CadreToolsOptions } from '../embed/app-tools.ts';
+import { requireAiSdk7 } from '../embed/require-ai-sdk.ts';
+import { writeRunParts, type CadreRunPartWriter, type WriteRunPartsOptions } from '../embed/write-run-parts.ts';
 import { recoverRuns, type RecoveryReport } from './recover-runs.ts';
+import { isStoreFailure, watchStoreFailure } from './watch-store-failure.ts';
 import { createSessionWakeups, waitForIdle } from './wait-for-idle.ts';
 
 /** Options of {@link createCadre}. */
@@ -52,8 +60,9 @@ export interface CadreOptions {
   /** @default the CONTRACT defaults */
   limits?: Partial<Limits>;
   /**
-   * Workspace tools agents may name in their `tools` allow-list.
-   * @default the read tools (`read_file`, `list_files`, `grep`) on the working directory, which the built-in agents use
+   * The tools of this runtime: agents without a `tools` list (the built-ins too) get all of them,
+   * others those their list names; approvals decide what runs.
+   * @default the read tools (`read_file`, `list_files`, `grep`) on the working directory
    */
   tools?: ToolSet;
   /**
@@ -134,8 +143,8 @@ export interface CadreOptions {
 }
 
 /** The read tools on the working directory: what the built-in agents use when no tools are given. */
-function defaultTools(): ToolSet {
-  const workspace = createWorkspaceTools({ root: process.cwd() });
+function defaultTools(store: Store): ToolSet {
+  const workspace = createWorkspaceTools({ root: process.cwd(), storeFiles: store.files });
   return Object.fromEntries(readToolNames.filter((name) => workspace[name] !== undefined).map((name) => [name, workspace[name]]));
 }
 
@@ -152,7 +161,11 @@ export interface Cadre {
   createSession(options?: { agent?: string; model?: string }): Promise<SessionRecord>;
   /** Sends a user message and runs the primary agent's turn. */
   send(sessionId: string, text: string, options?: { signal?: AbortSignal }): Promise<TurnResult>;
-  /** Resolves when the session is idle and none of its runs is queued or running (auto-resumes included). */
+  /**
+   * Resolves when the session is idle and none of its runs is queued or running (auto-resumes
+   * included). Rejects with the store's {@link StoreFailureError} once the store stopped taking
+   * writes: the runtime then stopped every turn and run of this process.
+   */
   waitForIdle(sessionId: string, options?: { signal?: AbortSignal }): Promise<void>;
   /** A person's stop of a run (and what it started): `canceled_by_user`, from any process. */
   stopRun(runId: string, options?: { cause?: StopCause; reason?: string }): Promise<RunRecord | null>;
@@ -172,6 +185,29 @@ export interface Cadre {
   pendingApprovals(options?: { sessionId?: string }): Promise<ApprovalRecord[]>;
   /** Finds runs of dead processes and resumes or abandons them. */
   recover(options?: { sessionId?: string }): Promise<RecoveryReport>;
+  /**
+   * cadre's delegation tools (`agent`, `agent_parallel`, `agent_list`, `agent_output`,
+   * `agent_stop`) for your own AI SDK loop (`generateText`, `streamText`, `ToolLoopAgent`), next to
+   * your tools. Their runs belong to `sessionId` (your chat's id; made on first use) and have the
+   * whole lifecycle; a foreground `agent` call streams its run's progress as preliminary results.
+   * Throws a `ConfigError` unless the app's `ai` package is AI SDK 7.
+   * @example
+   * const result = streamText({ model, messages, tools: { ...myTools, ...cadre.tools({ sessionId: chatId }) } });
+   */
+  tools(options: CadreToolsOptions): ToolSet;
+  /**
+   * The notifications of background runs of an app's session: `take` them into your loop (or let
+   * `prepareStep` add them before each step), `ack` once you stored your messages, `wait` while idle.
+   * cadre never runs a turn of such a session itself. See {@link CadreNotifications} for the contract.
+   */
+  notifications(sessionId: string): CadreNotifications;
+  /**
+   * Writes each run of an app's session as a `data-cadre-run` part (id = run id; agent,
+   * description, status, activity, usage, parent_run_id, approval) to a UI message stream writer:
+   * first every run's current state, then each change, until no run is active (and `loop` has
+   * settled) or `signal` aborts. Answer an ask shown on a card with {@link Cadre.approve}.
+   */
+  writeRunParts(writer: CadreRunPartWriter, options: WriteRunPartsOptions): Promise<void>;
   /** Live events of this process. While anyone listens, model text is streamed (see `streaming`). */
   subscribe(listener: CadreListener): () => void;
   close(): Promise<void>;
@@ -187,22 +223,35 @@ export interface Cadre {
  * await cadre.waitForIdle(session.id);
  */
 export function createCadre(options: CadreOptions): Cadre {
+  requireAiSdk7('cadre');
   const { store } = options;
   const now = options.now ?? systemNow;
   const newId = options.newId ?? timeSortedId;
   const limits = resolveLimits(options.maxRetries === undefined ? options.limits : { maxRetries: options.maxRetries, ...options.limits });
   const redactor = createSecretRedactor({ env: options.env, values: options.secrets });
   const onError = options.onError ?? ((error: unknown) => console.error(error));
-  const report = (error: unknown) => onError(redactor.redactError(error));
+  // Once the store fails (a full disk, a deleted database), its failure is reported once, and
+  // what follows from it (every run's and turn's write rejecting) is not reported again.
+  const storeFailure = watchStoreFailure(store, (failure) => {
+    onError(redactor.redactError(failure));
+    halt();
+  });
+  const report = (error: unknown) => {
+    if (storeFailure.failure && isStoreFailure(error)) return;
+    onError(redactor.redactError(error));
+  };
   // Every model of this runtime goes through one retry policy, with one 429 gate per provider.
   const gates = createProviderGates();
   const reliable = (model: LanguageModelInstance) =>
     reliableModel(model, { timeoutMs: limits.modelTimeoutMs, maxRetries: limits.maxRetries, retryDelayMs: options.retryDelayMs, redactor, gates });
   let defaultModel: LanguageModel | undefined;
   const agents = options.agents instanceof AgentRegistry ? options.agents : new AgentRegistry([...builtInAgents, ...(options.agents ?? [])]);
-  const workspaceTools = options.tools ?? defaultTools();
+  const workspaceTools = options.tools ?? defaultTools(store);
   const aliases = { ...defaultModelAliases, ...options.modelAliases };
   const specOf = (model: string) => resolveModelAlias(model, aliases);
+  // An agent's model falls back to the session's when it cannot be had here (`cadre agents` says why).
+  const agentModel = (agent: AgentDefinition | undefined) =>
+    agent?.model === undefined ? undefined : (resolveAgentModel(agent.model, { aliases, env: options.env }).spec ?? undefined);
   const ownerId = `${hostname()}:${process.pid}:${newId('own').slice(-8)}`;
   const bus = createRunBus({ onListenerError: report });
   const coordination = options.coordination ?? createPollingCoordination({ store, onError: report });
@@ -230,15 +279,8 @@ export function createCadre(options: CadreOptions): Cadre {
   }
 
   function toolsFor(agent: AgentDefinition): ToolSet {
-    const selected: ToolSet = {};
-    for (const name of agent.tools ?? []) {
-      const tool = workspaceTools[name];
-      // Built-in agents use the read tools when they are there; a runtime given other tools runs them without.
-      if (!tool && agent.source === 'built-in') continue;
-      if (!tool) throw new ConfigError(`Agent '${agent.name}' lists tool '${name}', which does not exist. Known tools: ${Object.keys(workspaceTools).join(', ') || '(none)'}`);
-      selected[name] = tool;
-    }
-    return selected;
+    // Resolved at each run against the tools this runtime has; a listed tool it lacks is left out.
+    return selectAgentTools(agent, workspaceTools).tools;
   }
 
   const budget = createTokenBudget({ store, limits });
@@ -291,8 +333,7 @@ export function createCadre(options: CadreOptions): Cadre {
     newId,
     runs: undefined as never,
     modelLabelFor: (name) => {
-      const model = agents.get(name)?.model;
-      return model === undefined ? defaultLabel : specOf(model);
+      return agentModel(agents.get(name)) ?? defaultLabel;
     },
   };
 
@@ -308,7 +349,9 @@ export function createCadre(options: CadreOptions): Cadre {
   const isQuiet = (sessionId: string) => !(sessions.isBusy(sessionId) || resumeTimers.has(sessionId) || runs.localRunsOf(sessionId) > 0 || notifier.pending(sessionId) > 0);
   const host = (sessionId: string) => addPruning(hosted, sessionId, isQuiet, hostedPruning);
   const resumeTimers = new Map<string, NodeJS.Timeout>();
+  const appSessions = createAppSessions({ store, now });
   const notifier = createNotifier({
+    leavesPending: (sessionId) => appSessions.isApp(sessionId),
     store,
     bus,
     inbox,
@@ -374,7 +417,7 @@ export function createCadre(options: CadreOptions): Cadre {
       if (run.depth < limits.maxDepth) {
         Object.assign(tools, createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }));
       }
-      const model = modelFor(agent.model ?? session?.model);
+      const model = modelFor(agentModel(agent) ?? session?.model);
       inbox.open(run.child_session_id);
       return {
         model,
@@ -422,11 +465,23 @@ export function createCadre(options: CadreOptions): Cadre {
     maxConcurrentTurns: options.maxConcurrentTurns,
     coordination,
     onError: report,
-    modelFor: (agent, session) => modelFor(agent.model ?? session.model),
+    modelFor: (agent, session) => modelFor(agentModel(agent) ?? session.model),
     toolsFor: (agent, session) => gatedToolsFor(agent, { sessionId: session.id, runId: null }),
     onUnansweredMessages: (sessionId) => scheduleResume(sessionId),
   });
 
+
+  /**
+   * The store takes no more writes: stop every turn and run of this process now. Nothing they do
+   * could be stored, and what is stored stays as it was for recovery once the store works again.
+   */
+  function halt(): void {
+    for (const timer of resumeTimers.values()) clearTimeout(timer);
+    resumeTimers.clear();
+    for (const sessionId of hosted) sessions.stopTurn(sessionId, 'user');
+    broker.close();
+    runs.close().catch(() => {});
+  }
 
   const cadre: Cadre = {
     store,
@@ -440,7 +495,7 @@ export function createCadre(options: CadreOptions): Cadre {
       const session: SessionRecord = {
         id: newId('ses'),
         agent,
-        model: specOf(model ?? agents.get(agent)?.model ?? defaultLabel),
+        model: model === undefined ? (agentModel(agents.get(agent)) ?? defaultLabel) : specOf(model),
         created_at: now(),
         status: 'idle',
         parent_run_id: null,
@@ -454,15 +509,20 @@ export function createCadre(options: CadreOptions): Cadre {
     },
 
     async send(sessionId, text, { signal } = {}) {
+      if (storeFailure.failure) throw storeFailure.failure;
       const session = await store.getSession(sessionId);
       if (!session) throw new ConfigError(`No session '${sessionId}'.`);
       if (session.parent_run_id !== null) throw new ConfigError(`Session '${sessionId}' belongs to run ${session.parent_run_id}; continue it with the agent tool's resume parameter.`);
+      if (isAppSession(session)) throw new ConfigError(`Session '${sessionId}' is driven by an app's own loop (cadre.tools); cadre does not run its turns.`);
       host(sessionId);
       return sessions.send(sessionId, text, { signal });
     },
 
-    waitForIdle(sessionId, { signal } = {}) {
-      return waitForIdle({ sessionId, store, wakeups, signal, isBusy: (id) => !isQuiet(id) });
+    async waitForIdle(sessionId, { signal } = {}) {
+      // A failed store ends the wait: the runs it shows as running will not move in this process.
+      const stopped = signal ? AbortSignal.any([signal, storeFailure.signal]) : storeFailure.signal;
+      await waitForIdle({ sessionId, store, wakeups, signal: stopped, isBusy: (id) => !isQuiet(id) });
+      if (storeFailure.failure) throw storeFailure.failure;
     },
 
     async stopRun(runId, { cause = 'user', reason } = {}) {
@@ -501,6 +561,19 @@ export function createCadre(options: CadreOptions): Cadre {
       return { ...recovered, notified };
     },
 
+    tools(toolOptions) {
+      return createAppTools({ delegation, bus, sessions: appSessions }, toolOptions);
+    },
+
+    notifications(sessionId) {
+      return createAppNotifications({ store, bus, ledger, coordination, now, sessions: appSessions }, sessionId);
+    },
+
+    async writeRunParts(writer, partOptions) {
+      await appSessions.open(partOptions.sessionId);
+      return writeRunParts({ store, bus }, writer, partOptions);
+    },
+
     subscribe(listener) {
       const unsubscribe = bus.subscribe(listener);
       watchers++;
@@ -521,7 +594,11 @@ export function createCadre(options: CadreOptions): Cadre {
       await runs.close();
       for (const sessionId of hosted) await sessions.idle(sessionId);
       if (!options.coordination) await coordination.close();
-      await store.flush();
+      storeFailure.close();
+      // A failed store has nothing more to commit; its failure was reported when it happened.
+      await store.flush().catch((error: unknown) => {
+        if (!isStoreFailure(error)) throw error;
+      });
     },
   };
   return cadre;

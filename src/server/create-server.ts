@@ -5,6 +5,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import type { Sandbox } from '../tools/sandbox/create-sandbox.ts';
+import { createAgentRoutes } from './agent-routes.ts';
 import { createApprovalRoutes } from './approval-routes.ts';
 import { createAccessToken, guardPosts, isLoopbackHost, isWildcardHost, requireAccess, securityHeaders } from './dashboard-security.ts';
 import { streamCadreEvents } from './event-stream.ts';
@@ -68,6 +69,7 @@ export function createDashboardApp({ cadre, token = null, heartbeatMs, onError: 
   app.route('/api/runs', createRunRoutes({ cadre }));
   app.route('/api/approvals', createApprovalRoutes({ cadre }));
   app.get('/api/sandbox', async (context) => context.json({ sandbox: sandbox === undefined ? null : await sandbox.status() }));
+  app.route('/api/agents', createAgentRoutes({ cadre }));
 
   app.notFound((context) => context.json({ error: `No route ${context.req.method} ${context.req.path}.` }, 404));
   app.onError((error, context) => {

@@ -53,7 +53,7 @@ export function createTestCadre(options: { slowDelayMs?: number; notes?: string[
   return createCadre({
     store: createSqliteStore({ path: ':memory:' }),
     model: scriptedLanguageModel(dashboardScript(options)),
-    agents: [defineAgent({ name: 'writer', description: 'Writes notes', system: 'Note writer.', tools: ['note'], mode: 'subagent' })],
+    agents: [defineAgent({ name: 'writer', description: 'Writes notes', system: 'Note writer.', tools: ['note'], mode: 'subagent', color: 'purple' })],
     tools: { note },
     approvals: 'wait',
     limits: options.limits,

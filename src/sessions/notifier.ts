@@ -15,6 +15,11 @@ export interface NotifierOptions {
   now: Now;
   /** Notifications within this many ms of the first share one message. @default 250 */
   coalesceMs?: number;
+  /**
+   * Sessions whose notifications stay pending for someone else to take (an app's own loop takes
+   * them with `cadre.notifications`). @default none
+   */
+  leavesPending?: (sessionId: string) => Promise<boolean>;
   /** Called after a notification message is stored for an idle session. */
   onDelivered?: (sessionId: string) => void;
   onError?: (error: unknown) => void;
@@ -153,6 +158,8 @@ export function createNotifier(options: NotifierOptions): Notifier {
     async runFinished(run) {
       if (!isNotificationPending(run) || held.has(run.id)) return;
       const sessionId = run.parent_session_id;
+      if (await options.leavesPending?.(sessionId).catch((error: unknown) => (report(error), false))) return;
+      if (held.has(run.id)) return;
       held.add(run.id);
       inFlight.set(sessionId, (inFlight.get(sessionId) ?? 0) + 1);
       try {

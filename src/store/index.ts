@@ -22,7 +22,8 @@ export type {
 } from './records.ts';
 export type { ApprovalQuery, ApprovalResolution, GuardedRunChange, MessageCommit, MessageCommitResult, RunPatch, RunQuery, RunTransition, Store } from './store.ts';
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.ts';
-export { openStore } from './open-store.ts';
+export { openStore, type OpenStoreOptions } from './open-store.ts';
+export { StoreFailureError, type StoreFailureKind } from './store-failure-error.ts';
 export { exportSession, type ExportSessionOptions } from './export-session.ts';
 export { renderMarkdownExport } from './render-markdown-export.ts';
 export type {

@@ -12,9 +12,9 @@ export interface OpenStoreOptions {
    * of refused (immutable, with a warning, when even its `-shm` cannot be used).
    * @default false
    */
-  readOnly?: boolean;
+  readOnly?: boolean | undefined;
   /** Told about a database opened with a limitation. @default none */
-  onWarning?: (message: string) => void;
+  onWarning?: ((message: string) => void) | undefined;
 }
 
 /**

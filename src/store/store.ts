@@ -13,6 +13,7 @@ import type {
   Usage,
   SessionRuleRecord,
 } from './records.ts';
+import type { StoreFailureError } from './store-failure-error.ts';
 
 /** Which asks for approval to list, oldest first. All given filters must match. */
 export interface ApprovalQuery {
@@ -200,5 +201,12 @@ export interface Store {
 
   /** Commits everything written so far; rejects if that cannot be done (the writes are then lost). */
   flush(): Promise<void>;
+  /**
+   * Calls `listener` once the store stops taking writes for good (a full disk, a file that became
+   * read-only, was damaged, deleted or replaced): from then on every write and `flush()` rejects
+   * with that {@link StoreFailureError}. The runtime stops its runs' work when it hears of it.
+   * @returns a function that removes the listener.
+   */
+  onFailure?(listener: (failure: StoreFailureError) => void): () => void;
   close(): Promise<void>;
 }

@@ -3,6 +3,7 @@ import { defineTool, ToolInputError } from './define-tool.ts';
 import { looksBinary, readRegularFile } from './read-regular-file.ts';
 import { toolDescription } from './tool-description.ts';
 import { resolveWritablePath } from './workspace-path.ts';
+import { createStoreFileGuard } from './store-file-guard.ts';
 import { writeRegularFile } from './write-regular-file.ts';
 
 const inputSchema = z.object({
@@ -43,20 +44,22 @@ function listLines(lines: readonly number[]): string {
  * `edit_file {path, old_string, new_string, replace_all?}`: replaces an exact piece of a text
  * file. The match must be unique unless `replace_all`; a missing or ambiguous match is a tool
  * error saying how many matches there are and on which lines. In a file with CRLF line endings,
- * an `old_string` written with `\n` matches its CRLF form. Confined to the workspace.
+ * an `old_string` written with `\n` matches its CRLF form. Confined to the workspace, and off the
+ * store's files (`storeFiles`).
  */
-export function createEditFileTool({ root, maxFileBytes = 10 * 1024 * 1024 }: { root: string; maxFileBytes?: number }) {
+export function createEditFileTool({ root, maxFileBytes = 10 * 1024 * 1024, storeFiles = [] }: { root: string; maxFileBytes?: number; storeFiles?: readonly string[] | undefined }) {
   return defineTool({
     name: 'edit_file',
     description: toolDescription('edit-file.txt'),
     inputSchema,
     risk: 'write',
     argument: (input) => input.path,
-    check: async ({ path }) => void (await resolveWritablePath(root, path)),
+    check: async ({ path }) => void (await resolveWritablePath(root, path, createStoreFileGuard(storeFiles))),
     execute: async ({ path, old_string: oldString, new_string: newString, replace_all: replaceAll = false }) => {
       if (oldString === newString) throw new ToolInputError('old_string and new_string are the same; there is nothing to change.');
-      const target = await resolveWritablePath(root, path);
-      const buffer = await readRegularFile(target.real, target.relative, maxFileBytes);
+      const guard = createStoreFileGuard(storeFiles);
+      const target = await resolveWritablePath(root, path, guard);
+      const buffer = await readRegularFile(target.real, target.relative, maxFileBytes, guard);
       if (looksBinary(buffer)) throw new ToolInputError(`'${target.relative}' is a binary file; edit_file edits text only.`);
       const text = buffer.toString('utf8');
       if (!Buffer.from(text, 'utf8').equals(buffer)) throw new ToolInputError(`'${target.relative}' is not valid UTF-8 text; edit_file would damage it.`);
@@ -84,7 +87,7 @@ export function createEditFileTool({ root, maxFileBytes = 10 * 1024 * 1024 }: { 
         last = index + search.length;
       }
       edited += text.slice(last);
-      await writeRegularFile(target, edited);
+      await writeRegularFile(target, edited, guard);
       const what = found.length === 1 ? `1 occurrence at line ${lines[0]}` : `${found.length} occurrences (lines ${listLines(lines)})`;
       return `Edited ${target.relative}: replaced ${what}.`;
     },

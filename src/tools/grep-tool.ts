@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defineTool, ToolInputError } from './define-tool.ts';
 import { runSearch } from './run-search.ts';
 import { toolDescription } from './tool-description.ts';
+import { createStoreFileGuard } from './store-file-guard.ts';
 import { fileProblem, resolveWorkspacePath } from './workspace-path.ts';
 
 /** Caps of `grep`. */
@@ -30,9 +31,10 @@ const inputSchema = z.object({
  * `grep {pattern, path?, glob?, ignore_case?}`: lines of text files under a file or directory of
  * the workspace that match a regular expression, as `file:line: text`. The pattern is RE2 syntax,
  * matched in linear time by re2js, and the whole search runs in a worker thread with a deadline,
- * so no pattern can block the process and a stop ends it at once.
+ * so no pattern can block the process and a stop ends it at once. The store's files (`storeFiles`)
+ * are never opened: a walk skips them, and naming one is a tool error.
  */
-export function createGrepTool({ root, limits = {} }: { root: string; limits?: Partial<GrepLimits> }) {
+export function createGrepTool({ root, limits = {}, storeFiles = [] }: { root: string; limits?: Partial<GrepLimits>; storeFiles?: readonly string[] | undefined }) {
   const caps = { ...defaults, ...limits };
   return defineTool({
     name: 'grep',
@@ -41,7 +43,7 @@ export function createGrepTool({ root, limits = {} }: { root: string; limits?: P
     risk: 'read',
     argument: (input) => input.pattern,
     execute: async ({ pattern, path, glob, ignore_case: ignoreCase = false }, { abortSignal }) => {
-      const target = await resolveWorkspacePath(root, path);
+      const target = await resolveWorkspacePath(root, path, createStoreFileGuard(storeFiles));
       const info = await stat(target.absolute).catch((error: unknown) => {
         throw fileProblem(target.relative, error);
       });
@@ -53,6 +55,7 @@ export function createGrepTool({ root, limits = {} }: { root: string; limits?: P
         {
           kind: 'grep',
           root,
+          storeFiles,
           start: target.absolute,
           startIsFile: info.isFile(),
           pattern,

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { defineTool } from './define-tool.ts';
 import { runSearch } from './run-search.ts';
 import { toolDescription } from './tool-description.ts';
+import { createStoreFileGuard } from './store-file-guard.ts';
 import { fileProblem, resolveWorkspacePath } from './workspace-path.ts';
 
 const inputSchema = z.object({
@@ -13,9 +14,20 @@ const inputSchema = z.object({
 /**
  * `list_files {path?, pattern?}`: the files under a directory of the workspace, recursively,
  * relative to the root, honouring `.gitignore` and skipping `node_modules` and `.git`, at most
- * `maxEntries` of them. Walks and matches in the search worker, with a deadline.
+ * `maxEntries` of them, never the store's files (`storeFiles`). Walks and matches in the search
+ * worker, with a deadline.
  */
-export function createListFilesTool({ root, maxEntries = 500, timeoutMs = 30_000 }: { root: string; maxEntries?: number; timeoutMs?: number }) {
+export function createListFilesTool({
+  root,
+  maxEntries = 500,
+  timeoutMs = 30_000,
+  storeFiles = [],
+}: {
+  root: string;
+  maxEntries?: number;
+  timeoutMs?: number;
+  storeFiles?: readonly string[] | undefined;
+}) {
   return defineTool({
     name: 'list_files',
     description: toolDescription('list-files.txt', { maxEntries }),
@@ -23,14 +35,14 @@ export function createListFilesTool({ root, maxEntries = 500, timeoutMs = 30_000
     risk: 'read',
     argument: (input) => input.path ?? '.',
     execute: async ({ path, pattern }, { abortSignal }) => {
-      const directory = await resolveWorkspacePath(root, path);
+      const directory = await resolveWorkspacePath(root, path, createStoreFileGuard(storeFiles));
       const info = await stat(directory.absolute).catch((error: unknown) => {
         throw fileProblem(directory.relative, error);
       });
       if (!info.isDirectory()) throw fileProblem(directory.relative, { code: 'ENOTDIR' });
       const glob = pattern?.trim() ? pattern.trim() : undefined;
       const { lines, note } = await runSearch(
-        { kind: 'list', root, start: directory.absolute, glob, maxEntries },
+        { kind: 'list', root, storeFiles, start: directory.absolute, glob, maxEntries },
         { signal: abortSignal, timeoutMs, toolName: 'list_files' },
       );
       if (lines.length === 0) return note ?? `(no files${glob ? ` match '${glob}'` : ''} under ${directory.relative})`;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool, ToolInputError } from './define-tool.ts';
 import { looksBinary, readRegularFile } from './read-regular-file.ts';
 import { toolDescription } from './tool-description.ts';
+import { createStoreFileGuard } from './store-file-guard.ts';
 import { resolveWorkspacePath } from './workspace-path.ts';
 
 /** Caps of `read_file`. */
@@ -21,8 +22,9 @@ const defaults: ReadFileLimits = { defaultLines: 400, maxLineLength: 2000, maxOu
 /**
  * `read_file {path, offset?, limit?}`: a text file of the workspace with line numbers, from line
  * `offset` (1-based), at most `limit` lines, with a note saying how to read on when it stops early.
+ * The store's files (`storeFiles`) are refused, never opened.
  */
-export function createReadFileTool({ root, limits = {} }: { root: string; limits?: Partial<ReadFileLimits> }) {
+export function createReadFileTool({ root, limits = {}, storeFiles = [] }: { root: string; limits?: Partial<ReadFileLimits>; storeFiles?: readonly string[] | undefined }) {
   const caps = { ...defaults, ...limits };
   return defineTool({
     name: 'read_file',
@@ -35,8 +37,9 @@ export function createReadFileTool({ root, limits = {} }: { root: string; limits
       limit: z.number('must be a number of lines').int('must be a whole number').min(1, 'must be at least 1').max(Number.MAX_SAFE_INTEGER, 'is too large').optional(),
     }),
     execute: async ({ path, offset = 1, limit = caps.defaultLines }) => {
-      const target = await resolveWorkspacePath(root, path);
-      const buffer = await readRegularFile(target.absolute, target.relative, caps.maxFileBytes);
+      const guard = createStoreFileGuard(storeFiles);
+      const target = await resolveWorkspacePath(root, path, guard);
+      const buffer = await readRegularFile(target.absolute, target.relative, caps.maxFileBytes, guard);
       if (looksBinary(buffer)) throw new ToolInputError(`'${target.relative}' is a binary file; read_file reads text only.`);
       const lines = buffer.toString('utf8').split(/\r?\n/);
       if (lines.length > 1 && lines.at(-1) === '') lines.pop();

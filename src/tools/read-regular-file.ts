@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
+import type { StoreFileGuard } from './store-file-guard.ts';
 import { ToolInputError } from './tool-input-error.ts';
 import { fileProblem } from './workspace-path.ts';
 
@@ -16,9 +17,11 @@ export class FileTooLargeError extends ToolInputError {
  * Reads a regular file, at most `maxBytes`. The file is opened without blocking and checked
  * with `fstat` on the open handle, so a FIFO, socket or device is refused instead of hanging
  * the process (and there is no gap between the check and the read).
- * @throws {ToolInputError} for a missing file, a directory, a special file or one too large.
+ * A `guard` keeps it off the store's files: they are never opened (see {@link StoreFileGuard}).
+ * @throws {ToolInputError} for a missing file, a directory, a special file, one too large, or the store's.
  */
-export async function readRegularFile(absolute: string, relative: string, maxBytes: number): Promise<Buffer> {
+export async function readRegularFile(absolute: string, relative: string, maxBytes: number, guard?: StoreFileGuard): Promise<Buffer> {
+  await guard?.check(absolute, relative);
   const handle = await open(absolute, constants.O_RDONLY | constants.O_NONBLOCK).catch((error: unknown) => {
     throw fileProblem(relative, error);
   });

@@ -2,6 +2,7 @@ import { RE2JS } from 're2js';
 import { ToolInputError } from './tool-input-error.ts';
 import { matchGlob } from './match-glob.ts';
 import { looksBinary, readRegularFile } from './read-regular-file.ts';
+import { createStoreFileGuard } from './store-file-guard.ts';
 import { walkFiles } from './walk-files.ts';
 import { workspaceRelative } from './workspace-path.ts';
 
@@ -9,6 +10,8 @@ import { workspaceRelative } from './workspace-path.ts';
 export interface ListJob {
   kind: 'list';
   root: string;
+  /** The store's files (`Store.files`): never listed. */
+  storeFiles: readonly string[];
   start: string;
   glob?: string;
   maxEntries: number;
@@ -18,6 +21,8 @@ export interface ListJob {
 export interface GrepJob {
   kind: 'grep';
   root: string;
+  /** The store's files (`Store.files`): never opened, so never searched. */
+  storeFiles: readonly string[];
   start: string;
   startIsFile: boolean;
   pattern: string;
@@ -51,9 +56,10 @@ export interface SearchJobEnd {
  */
 export async function runSearchJob(job: SearchJob, emit: (line: string) => void): Promise<SearchJobEnd> {
   const keep = job.glob === undefined ? () => true : compileGlob(job.glob);
+  const guard = createStoreFileGuard(job.storeFiles);
   if (job.kind === 'list') {
     let count = 0;
-    for await (const file of walkFiles(job.start, { root: job.root })) {
+    for await (const file of walkFiles(job.start, { root: job.root, guard })) {
       const relative = workspaceRelative(job.root, file);
       if (!keep(relative)) continue;
       if (count === job.maxEntries) return { note: `(stopped at ${job.maxEntries} files; narrow it with path or pattern)` };
@@ -63,12 +69,14 @@ export async function runSearchJob(job: SearchJob, emit: (line: string) => void)
     return {};
   }
   const expression = compilePattern(job.pattern, job.ignoreCase);
-  const files = job.startIsFile ? [job.start] : walkFiles(job.start, { root: job.root });
+  const files = job.startIsFile ? [job.start] : walkFiles(job.start, { root: job.root, guard });
+  const fileGuard = job.startIsFile ? guard : await guard.forWalkedFiles();
   let count = 0;
   for await (const file of files) {
     const relative = workspaceRelative(job.root, file);
     if (!job.startIsFile && !keep(relative)) continue;
-    const buffer = await readRegularFile(file, relative, job.maxFileBytes).catch(() => null);
+    // A hard link to a store file is one the walk cannot tell by its name: the guard then checks each file.
+    const buffer = await readRegularFile(file, relative, job.maxFileBytes, fileGuard).catch(() => null);
     if (buffer === null || looksBinary(buffer)) continue;
     const lines = buffer.toString('utf8').split(/\r?\n/);
     for (let index = 0; index < lines.length; index++) {

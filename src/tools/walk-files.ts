@@ -2,6 +2,7 @@ import { readdir, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import { readRegularFile } from './read-regular-file.ts';
+import type { StoreFileGuard } from './store-file-guard.ts';
 
 const maxIgnoreFileBytes = 1024 * 1024;
 
@@ -24,15 +25,17 @@ export interface WalkFilesOptions {
   root: string;
   /** Stops the walk at the next directory. */
   signal?: AbortSignal;
+  /** The store's files, never yielded (nor read as a `.gitignore`): see {@link StoreFileGuard}. */
+  guard?: StoreFileGuard;
 }
 
 function toPosix(path: string): string {
   return sep === '/' ? path : path.split(sep).join('/');
 }
 
-async function readRules(file: string): Promise<Ignore | null> {
+async function readRules(file: string, guard: StoreFileGuard | undefined): Promise<Ignore | null> {
   // Read like any file a tool reads: a FIFO named .gitignore must not block a thread for good.
-  const text = await readRegularFile(file, file, maxIgnoreFileBytes).then((buffer) => buffer.toString('utf8'), () => null);
+  const text = await readRegularFile(file, file, maxIgnoreFileBytes, guard).then((buffer) => buffer.toString('utf8'), () => null);
   if (text === null) return null;
   try {
     return ignore({ allowRelativePaths: true }).add(text);
@@ -71,7 +74,7 @@ async function exists(path: string): Promise<boolean> {
  * directory from the git repository's root (or the workspace root when it is not in one) down to
  * the parent of `start`.
  */
-async function levelsAbove(root: string, start: string): Promise<IgnoreLevel[]> {
+async function levelsAbove(root: string, start: string, guard: StoreFileGuard | undefined): Promise<IgnoreLevel[]> {
   let top = root;
   for (let directory = root; ; directory = dirname(directory)) {
     if (await exists(join(directory, '.git'))) {
@@ -88,10 +91,10 @@ async function levelsAbove(root: string, start: string): Promise<IgnoreLevel[]> 
     }
   }
   const levels: IgnoreLevel[] = [];
-  const exclude = await readRules(join(top, '.git', 'info', 'exclude'));
+  const exclude = await readRules(join(top, '.git', 'info', 'exclude'), guard);
   if (exclude) levels.push({ directory: top, rules: exclude });
   for (const directory of chain) {
-    const rules = await readRules(join(directory, '.gitignore'));
+    const rules = await readRules(join(directory, '.gitignore'), guard);
     if (rules) levels.push({ directory, rules });
   }
   return levels;
@@ -100,22 +103,23 @@ async function levelsAbove(root: string, start: string): Promise<IgnoreLevel[]> 
 /**
  * Every regular file under `start`, depth first in name order. Honours `.gitignore` files the
  * way git does (nested files, `!` re-includes, rules of the directories above `start`), skips
- * {@link skippedDirectories}, and does not follow symbolic links (so a walk cannot leave the
- * workspace or loop). FIFOs, sockets and devices are not files here. A `start` that the rules
- * above it ignore is still walked (it was asked for by name) under its own `.gitignore` files.
+ * {@link skippedDirectories} and the store's files (`guard`), and does not follow symbolic links
+ * (so a walk cannot leave the workspace or loop). FIFOs, sockets and devices are not files here.
+ * A `start` that the rules above it ignore is still walked (it was asked for by name) under its
+ * own `.gitignore` files.
  */
-export async function* walkFiles(start: string, { root, signal }: WalkFilesOptions): AsyncGenerator<string> {
-  let levels = await levelsAbove(root, start);
+export async function* walkFiles(start: string, { root, signal, guard }: WalkFilesOptions): AsyncGenerator<string> {
+  let levels = await levelsAbove(root, start, guard);
   if (isIgnored(levels, start, true)) levels = [];
-  yield* walkDirectory(start, levels, signal);
+  yield* walkDirectory(start, levels, signal, guard?.active ? guard : undefined);
 }
 
-async function* walkDirectory(directory: string, above: readonly IgnoreLevel[], signal: AbortSignal | undefined): AsyncGenerator<string> {
+async function* walkDirectory(directory: string, above: readonly IgnoreLevel[], signal: AbortSignal | undefined, guard: StoreFileGuard | undefined): AsyncGenerator<string> {
   if (signal?.aborted) return;
   const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
   let levels = above;
   if (entries.some((entry) => entry.name === '.gitignore' && entry.isFile())) {
-    const rules = await readRules(join(directory, '.gitignore'));
+    const rules = await readRules(join(directory, '.gitignore'), guard);
     if (rules) levels = [...above, { directory, rules }];
   }
   entries.sort((left, right) => (left.name < right.name ? -1 : left.name > right.name ? 1 : 0));
@@ -123,8 +127,8 @@ async function* walkDirectory(directory: string, above: readonly IgnoreLevel[], 
     const path = join(directory, entry.name);
     if (entry.isDirectory()) {
       if (skippedDirectories.has(entry.name) || isIgnored(levels, path, true)) continue;
-      yield* walkDirectory(path, levels, signal);
-    } else if (entry.isFile() && !isIgnored(levels, path, false)) {
+      yield* walkDirectory(path, levels, signal, guard);
+    } else if (entry.isFile() && !isIgnored(levels, path, false) && !(guard && (await guard.isStoreName(path)))) {
       yield path;
     }
   }

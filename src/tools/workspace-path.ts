@@ -1,5 +1,6 @@
 import { lstat, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { StoreFileGuard } from './store-file-guard.ts';
 import { ToolInputError } from './tool-input-error.ts';
 
 /** A path inside the workspace, both absolute and as the model should see it. */
@@ -38,16 +39,19 @@ function givenPath(path: string | undefined): string {
 
 /**
  * Resolves a path a model gave against the workspace root and refuses anything outside it,
- * including a symbolic link inside the root that points out of it.
- * @throws {ToolInputError} telling the model the path is outside the workspace.
+ * including a symbolic link inside the root that points out of it, and any of the store's own
+ * files (by `..`, a link or another spelling of the name: see {@link StoreFileGuard}).
+ * @throws {ToolInputError} telling the model the path is outside the workspace, or the store's.
  */
-export async function resolveWorkspacePath(root: string, path: string | undefined): Promise<WorkspacePath> {
+export async function resolveWorkspacePath(root: string, path: string | undefined, guard?: StoreFileGuard): Promise<WorkspacePath> {
   const given = givenPath(path);
   const absolute = resolve(root, given);
   if (!isInside(root, absolute)) throw outsideError(root, given);
   const real = await realpath(absolute).catch(() => null);
   if (real !== null && !isInside(await realpath(root).catch(() => root), real)) throw outsideError(root, given);
-  return { absolute, relative: workspaceRelative(root, absolute) };
+  const relativePath = workspaceRelative(root, absolute);
+  await guard?.check(absolute, relativePath);
+  return { absolute, relative: relativePath };
 }
 
 /**
@@ -56,8 +60,8 @@ export async function resolveWorkspacePath(root: string, path: string | undefine
  * symlinked parent directory nor a link to a missing file outside can carry the write out.
  * @throws {ToolInputError} for a path outside the workspace, the root itself, or a dangling link.
  */
-export async function resolveWritablePath(root: string, path: string | undefined): Promise<WritableWorkspacePath> {
-  const target = await resolveWorkspacePath(root, path);
+export async function resolveWritablePath(root: string, path: string | undefined, guard?: StoreFileGuard): Promise<WritableWorkspacePath> {
+  const target = await resolveWorkspacePath(root, path, guard);
   const given = givenPath(path);
   if (target.relative === '.') throw new ToolInputError(`'${given}' is the workspace root, a directory; give a file path.`);
   const realRoot = await realpath(root).catch(() => root);
@@ -78,6 +82,8 @@ export async function resolveWritablePath(root: string, path: string | undefined
   }
   const real = join(realExisting, ...missing);
   if (!isInside(realRoot, real)) throw outsideError(root, given);
+  // A file not there yet is the store's by its name in its real folder (a -journal SQLite may create).
+  await guard?.check(real, target.relative);
   return { ...target, real };
 }
 

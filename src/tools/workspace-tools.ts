@@ -16,6 +16,15 @@ export interface WorkspaceToolsOptions {
    */
   root?: string;
   /**
+   * The store's files (`store.files`), which no tool opens, lists or searches. Pass them whenever
+   * the store is a file in or near the workspace: a tool that opened the database in the process
+   * holding it would drop SQLite's locks (closing any descriptor of a file drops the process's
+   * POSIX locks on it), and other processes would then lose sight of its runs.
+   * @default none
+   * @example createWorkspaceTools({ storeFiles: store.files })
+   */
+  storeFiles?: readonly string[] | undefined;
+  /**
    * The OS sandbox `bash` runs in: one made with `createSandbox`, or its options (`mode`,
    * `network`, `writable`, `db`, `readOnly`) for one rooted at `root`.
    * @default { mode: 'auto', network: false }: confined where the OS has a sandbox, network off
@@ -30,19 +39,21 @@ function isSandbox(value: Sandbox | Omit<SandboxOptions, 'root'>): value is Sand
 /**
  * The workspace tools agents may name in their `tools` allow-list (CONTRACT section 10), all
  * confined to `root`: `read_file`, `list_files`, `grep` (risk `read`), `write_file`, `edit_file`
- * (`write`) and `bash` (`exec`). Permission rules and approvals decide which calls run; `bash`
- * runs in the OS sandbox where there is one (`sandbox`).
- * @example createCadre({ store, model, tools: createWorkspaceTools() })
+ * (`write`) and `bash` (`exec`). Permission rules and approvals decide which calls run. None of
+ * them opens the store's files (`storeFiles`); `bash` runs in the OS sandbox where there is one
+ * (`sandbox`).
+ * @example createCadre({ store, model, tools: createWorkspaceTools({ storeFiles: store.files }) })
  */
-export function createWorkspaceTools({ root = process.cwd(), sandbox = {} }: WorkspaceToolsOptions = {}): ToolSet {
+export function createWorkspaceTools({ root = process.cwd(), storeFiles = [], sandbox = {} }: WorkspaceToolsOptions = {}): ToolSet {
   const absolute = resolve(root);
-  const box = isSandbox(sandbox) ? sandbox : createSandbox({ ...sandbox, root: absolute });
+  // The store's files stay read-only inside the box too, wherever `db` points.
+  const box = isSandbox(sandbox) ? sandbox : createSandbox({ ...sandbox, root: absolute, readOnly: [...(sandbox.readOnly ?? []), ...storeFiles] });
   return {
-    read_file: createReadFileTool({ root: absolute }),
-    list_files: createListFilesTool({ root: absolute }),
-    grep: createGrepTool({ root: absolute }),
-    write_file: createWriteFileTool({ root: absolute }),
-    edit_file: createEditFileTool({ root: absolute }),
+    read_file: createReadFileTool({ root: absolute, storeFiles }),
+    list_files: createListFilesTool({ root: absolute, storeFiles }),
+    grep: createGrepTool({ root: absolute, storeFiles }),
+    write_file: createWriteFileTool({ root: absolute, storeFiles }),
+    edit_file: createEditFileTool({ root: absolute, storeFiles }),
     bash: createBashTool({ root: absolute, sandbox: box }),
   };
 }

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineTool, ToolInputError } from './define-tool.ts';
 import { toolDescription } from './tool-description.ts';
 import { resolveWritablePath } from './workspace-path.ts';
+import { createStoreFileGuard } from './store-file-guard.ts';
 import { writeRegularFile } from './write-regular-file.ts';
 
 const inputSchema = z.object({
@@ -12,21 +13,23 @@ const inputSchema = z.object({
 /**
  * `write_file {path, content}`: creates a file of the workspace (with its missing parent folders)
  * or replaces its whole content. The write is confined to the workspace like the read tools: no
- * path, `..` or symbolic link (of the file or of a parent folder) carries it outside.
+ * path, `..` or symbolic link (of the file or of a parent folder) carries it outside, nor onto the
+ * store's files (`storeFiles`).
  */
-export function createWriteFileTool({ root, maxBytes = 10 * 1024 * 1024 }: { root: string; maxBytes?: number }) {
+export function createWriteFileTool({ root, maxBytes = 10 * 1024 * 1024, storeFiles = [] }: { root: string; maxBytes?: number; storeFiles?: readonly string[] | undefined }) {
   return defineTool({
     name: 'write_file',
     description: toolDescription('write-file.txt', { maxBytes }),
     inputSchema,
     risk: 'write',
     argument: (input) => input.path,
-    check: async ({ path }) => void (await resolveWritablePath(root, path)),
+    check: async ({ path }) => void (await resolveWritablePath(root, path, createStoreFileGuard(storeFiles))),
     execute: async ({ path, content }) => {
       const bytes = Buffer.byteLength(content, 'utf8');
       if (bytes > maxBytes) throw new ToolInputError(`content is ${bytes} bytes, more than write_file writes (${maxBytes}).`);
-      const target = await resolveWritablePath(root, path);
-      const { created } = await writeRegularFile(target, content);
+      const guard = createStoreFileGuard(storeFiles);
+      const target = await resolveWritablePath(root, path, guard);
+      const { created } = await writeRegularFile(target, content, guard);
       const lines = content === '' ? 0 : content.split('\n').length - (content.endsWith('\n') ? 1 : 0);
       return `${created ? 'Created' : 'Replaced'} ${target.relative} (${bytes} bytes, ${lines} line${lines === 1 ? '' : 's'}).`;
     },

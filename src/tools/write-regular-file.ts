@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { lstat, mkdir, open } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import type { StoreFileGuard } from './store-file-guard.ts';
 import { ToolInputError } from './tool-input-error.ts';
 import { fileProblem, type WritableWorkspacePath } from './workspace-path.ts';
 
@@ -9,10 +10,12 @@ import { fileProblem, type WritableWorkspacePath } from './workspace-path.ts';
  * creating missing parent folders. Opened at its real path with `O_NOFOLLOW` (a link swapped in
  * after the check fails instead of being followed) and without blocking, then checked with
  * `fstat`, so only a regular file is ever written: never a FIFO, device or directory.
+ * A `guard` keeps it off the store's files: they are never opened (see {@link StoreFileGuard}).
  * @returns whether the file was created.
- * @throws {ToolInputError} for a path that is not a regular file or cannot be written.
+ * @throws {ToolInputError} for a path that is not a regular file, cannot be written, or is the store's.
  */
-export async function writeRegularFile(target: WritableWorkspacePath, content: string): Promise<{ created: boolean }> {
+export async function writeRegularFile(target: WritableWorkspacePath, content: string, guard?: StoreFileGuard): Promise<{ created: boolean }> {
+  await guard?.check(target.real, target.relative);
   await mkdir(dirname(target.real), { recursive: true }).catch((error: unknown) => {
     throw fileProblem(target.relative, error);
   });

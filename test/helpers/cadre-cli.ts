@@ -47,8 +47,11 @@ export interface Workspace {
   close(): Promise<void>;
 }
 
-/** Creates a {@link Workspace}; call `close()` when done. */
-export async function createWorkspace(): Promise<Workspace> {
+/**
+ * Creates a {@link Workspace}; call `close()` when done.
+ * @param options.script the scripted model's script. @default test/fixtures/script.yaml
+ */
+export async function createWorkspace(options: { script?: string } = {}): Promise<Workspace> {
   const cwd = await mkdtemp(join(tmpdir(), 'cadre-e2e-'));
   await mkdir(join(cwd, 'src'));
   await writeFile(join(cwd, 'notes.txt'), 'Remember the milk.\n');
@@ -56,7 +59,7 @@ export async function createWorkspace(): Promise<Workspace> {
   await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ limits: { maxActivePerParent: 4 } }));
   await mkdir(join(cwd, '.cadre', 'agents'), { recursive: true });
   await writeFile(join(cwd, '.cadre', 'agents', 'scout.md'), scoutAgent);
-  const server = await startScriptedServer({ script: await loadScript(resolve(import.meta.dirname, '..', 'fixtures', 'script.yaml')) });
+  const server = await startScriptedServer({ script: await loadScript(options.script ?? resolve(import.meta.dirname, '..', 'fixtures', 'script.yaml')) });
   const database = join(cwd, '.cadre', 'test.db');
   // Only what a child needs: no keys or cadre settings of the person running the tests.
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: cwd, NO_COLOR: '1', LANG: 'C.UTF-8' };

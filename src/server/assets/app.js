@@ -3,7 +3,7 @@
 
 const token = new URLSearchParams(location.search).get('token');
 const activeStatuses = new Set(['queued', 'running']);
-const state = { sessionId: null, sessionStatus: null, runs: new Map(), cards: new Map(), approvals: new Map(), events: null, lastEventAt: 0, tokens: null };
+const state = { sessionId: null, sessionStatus: null, runs: new Map(), cards: new Map(), approvals: new Map(), events: null, lastEventAt: 0, tokens: null, agentColors: new Map() };
 
 const byId = (id) => document.getElementById(id);
 
@@ -38,6 +38,20 @@ function notice(text) {
 
 function attempt(work) {
   return Promise.resolve().then(work).catch((error) => notice(error.message));
+}
+
+/** Colours a node with its agent's colour (the agent file's `color`, from /api/agents as #rrggbb). */
+function paintAgent(node, agent) {
+  const color = state.agentColors.get(agent);
+  if (!color) return node;
+  node.style.setProperty('--agent-color', color);
+  node.classList.add('agent-colored');
+  return node;
+}
+
+async function loadAgentColors() {
+  const { agents } = await api('/api/agents');
+  for (const agent of agents) if (agent.color) state.agentColors.set(agent.name, agent.color);
 }
 
 function badge(status) {
@@ -242,7 +256,7 @@ function notificationItem(message, runs) {
   for (const run of runs) {
     const row = element('div', 'notification-run');
     const head = element('div', 'notification-head');
-    head.append(badge(run.status ?? 'completed'), element('strong', '', run.agent ?? ''), element('span', 'description', run.description ?? ''));
+    head.append(badge(run.status ?? 'completed'), paintAgent(element('strong', '', run.agent ?? ''), run.agent), element('span', 'description', run.description ?? ''));
     const link = element('a', 'mono muted', run.run_id);
     link.href = '#';
     link.addEventListener('click', (click) => {
@@ -310,7 +324,7 @@ function upsertRun(run) {
   card.dataset.status = run.status;
   setBadge(field(card, 'status'), run.status);
   field(card, 'status').textContent = runStatusText(run);
-  field(card, 'agent').textContent = run.agent;
+  paintAgent(field(card, 'agent'), run.agent).textContent = run.agent;
   field(card, 'description').textContent = run.description;
   field(card, 'id').textContent = run.id;
   field(card, 'id').title = `cadre stop ${run.id}`;
@@ -385,7 +399,7 @@ function renderTimeline() {
     row.dataset.status = run.status;
     const label = element('div', 'timeline-label');
     label.style.paddingLeft = `${depth * 14}px`;
-    label.append(element('strong', '', run.agent), element('span', 'muted', ` ${shorten(run.description, 40)}`));
+    label.append(paintAgent(element('strong', '', run.agent), run.agent), element('span', 'muted', ` ${shorten(run.description, 40)}`));
     const track = element('div', 'timeline-track');
     const created = Date.parse(run.created_at);
     const started = run.started_at ? Date.parse(run.started_at) : null;
@@ -605,6 +619,8 @@ async function showSandbox() {
 setInterval(() => attempt(loadSessions), 10_000);
 attempt(showSandbox);
 attempt(async () => {
+  // Colours are a nicety: a failure to load them leaves the runs uncoloured, nothing else.
+  await loadAgentColors().catch(() => {});
   await loadSessions();
   if (location.hash.length > 1) await openSession(decodeURIComponent(location.hash.slice(1)));
 });

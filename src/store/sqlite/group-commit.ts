@@ -1,4 +1,5 @@
 import type { DatabaseSync } from 'node:sqlite';
+import { StoreFailureError } from '../store-failure-error.ts';
 
 /** Writes that share one transaction, committed together a little later. */
 export interface GroupCommit {
@@ -27,6 +28,10 @@ export interface GroupCommitOptions {
   onUndo: () => void;
   /** Called when the whole open transaction is lost (a failed commit): rows kept back go with it. */
   onRollback?: () => void;
+  /** The database, named in the failure's message. */
+  path?: string;
+  /** Called once, when a commit fails and the store stops taking writes. */
+  onFailure?: (failure: StoreFailureError) => void;
 }
 
 /**
@@ -54,7 +59,7 @@ export function createGroupCommit(database: DatabaseSync, options: GroupCommitOp
   let open = false;
   let openedAt = 0;
   let scheduled: NodeJS.Immediate | null = null;
-  let failure: Error | null = null;
+  let failure: StoreFailureError | null = null;
 
   function openTransaction(): void {
     if (open) {
@@ -97,10 +102,9 @@ export function createGroupCommit(database: DatabaseSync, options: GroupCommitOp
   }
 
   function fail(cause: unknown): void {
-    const reason = cause instanceof Error ? cause.message : String(cause);
-    failure ??= new Error(`The store could not commit (${reason}); the writes since the previous commit were lost, and it takes no more writes.`, {
-      cause,
-    });
+    if (failure) return;
+    failure = new StoreFailureError(cause, options.path);
+    options.onFailure?.(failure);
   }
 
   return {

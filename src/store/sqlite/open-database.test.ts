@@ -61,7 +61,7 @@ describe('openDatabase refuses what it cannot use, naming the file and what to d
     const error = openError(path);
     expect(ConfigError.isInstance(error)).toBe(true);
     expect(error.message).toBe(
-      `The file ${path} is not a SQLite database, not a cadre database. Point --db (or CADRE_DB, or db in cadre.config.json) at cadre's database, or move the file aside so cadre creates a new one there.`,
+      `The file ${path} is not a SQLite database (or its header is damaged), not a cadre database. Point --db (or CADRE_DB, or db in cadre.config.json) at cadre's database, or move the file aside so cadre creates a new one there; if it was cadre's database, restore it from a backup.`,
     );
     expect(readFileSync(path, 'utf8')).toMatch(/^just some notes/);
     expect(existsSync(`${path}-wal`)).toBe(false);
@@ -93,7 +93,7 @@ describe('openDatabase refuses what it cannot use, naming the file and what to d
     expect(error.message).toMatch(new RegExp(`^The database ${path} is damaged \\(.+\\)\\. Restore it from a backup, or move it aside \\(with its -wal and -shm files\\) so cadre starts a new one\\.$`));
 
     writeFileSync(path, bytes.subarray(0, 40));
-    expect(openError(path).message).toContain(`The database ${path} is damaged (the file ends inside its header)`);
+    expect(openError(path).message).toMatch(new RegExp(`^The database ${path} is damaged \\(.+\\)\\. Restore it from a backup`));
   });
 
   it('refuses a database of a newer cadre before writing anything to it, journal mode included', () => {
@@ -167,5 +167,43 @@ describe('openDatabase on a database it cannot write', () => {
       '',
     ]);
     chmodSync(directory, 0o755);
+  });
+});
+
+describe.runIf(process.platform === 'linux')('openDatabase never opens the file behind SQLite', () => {
+  /** The POSIX locks this process holds on a file (SQLite keeps a shared one on an open database). */
+  function locksOn(path: string): number {
+    const inode = String(statSync(path).ino);
+    return readFileSync('/proc/locks', 'utf8')
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/))
+      .filter((fields) => fields[4] === String(process.pid) && fields[5]?.split(':')[2] === inode).length;
+  }
+
+  it('keeps the locks of a connection this process holds when it opens the same database again', () => {
+    const path = join(newFolder(), 'cadre.db');
+    cadreDatabase(path);
+    const first = openDatabase(path, 1000);
+    first.prepare('SELECT COUNT(*) FROM sessions').get();
+    expect(locksOn(path)).toBeGreaterThan(0);
+    // A header read by hand (open, read, close) would drop every lock SQLite holds on the file here.
+    openDatabase(path, 1000).close();
+    expect(locksOn(path)).toBeGreaterThan(0);
+    first.close();
+  });
+
+  it('keeps them through a migration too (a backup must be made by SQLite, never by copying the file)', () => {
+    const path = join(newFolder(), 'cadre.db');
+    const older = new DatabaseSync(path);
+    older.exec('PRAGMA journal_mode = WAL');
+    for (const migration of migrations.slice(0, -1)) older.exec(migration.sql);
+    older.exec(`PRAGMA user_version = ${migrations.at(-2)!.version}`);
+    older.prepare('SELECT 1').get();
+    expect(locksOn(path)).toBeGreaterThan(0);
+    const upgraded = openDatabase(path, 1000);
+    expect(upgraded.prepare('PRAGMA user_version').get()).toEqual({ user_version: migrations.at(-1)!.version });
+    expect(locksOn(path)).toBeGreaterThan(0);
+    upgraded.close();
+    older.close();
   });
 });

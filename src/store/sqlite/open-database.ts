@@ -1,8 +1,9 @@
-import { accessSync, closeSync, constants, existsSync, mkdirSync, openSync, readSync, statSync, type Stats } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, statSync, type Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../../errors/config-error.ts';
+import { DatabaseReplacedError } from '../store-failure-error.ts';
 import { loadSqlite } from './load-sqlite.ts';
 import { migrate, migrations } from './migrations.ts';
 
@@ -15,9 +16,9 @@ export interface OpenDatabaseOptions {
    * that says the database is read-only.
    * @default false
    */
-  readOnly?: boolean;
+  readOnly?: boolean | undefined;
   /** Told once about a database opened with a limitation (immutable: uncheckpointed rows missing). */
-  onWarning?: (message: string) => void;
+  onWarning?: ((message: string) => void) | undefined;
 }
 
 /** SQLite result codes that mean the file is damaged or not a database at all. */
@@ -27,7 +28,6 @@ const notADatabaseCode = 26;
 /** Files up to this size are checked page by page at open (`PRAGMA quick_check`, ~1 ms per MB). */
 const checkedBytes = 64 * 1024 * 1024;
 
-const sqliteHeader = Buffer.from('SQLite format 3\0', 'latin1');
 
 /** The files SQLite keeps for the database `path`: the database and its `-wal`, `-shm` and `-journal`. */
 export function databaseFiles(path: string): string[] {
@@ -65,7 +65,7 @@ function damagedError(path: string, cause: unknown): ConfigError {
 
 function foreignError(path: string, what: string): ConfigError {
   return new ConfigError(
-    `The file ${path} is ${what}, not a cadre database. Point --db (or CADRE_DB, or db in cadre.config.json) at cadre's database, or move the file aside so cadre creates a new one there.`,
+    `The file ${path} is ${what}, not a cadre database. Point --db (or CADRE_DB, or db in cadre.config.json) at cadre's database, or move the file aside so cadre creates a new one there; if it was cadre's database, restore it from a backup.`,
   );
 }
 
@@ -75,26 +75,21 @@ function readOnlyError(path: string): ConfigError {
   );
 }
 
-/** Refuses a file that is not a SQLite database before SQLite touches it. */
-function checkHeader(path: string, info: Stats): void {
+/**
+ * Refuses what is not a file, by `stat` alone. The file itself is never opened here: in a process
+ * that already holds it through SQLite, closing any descriptor of it would drop SQLite's locks.
+ */
+function checkKind(path: string, info: Stats): void {
   if (info.isDirectory()) throw foreignError(path, 'a directory');
   if (!info.isFile()) throw foreignError(path, 'not a regular file');
-  // An empty file is a new database (in WAL mode it stays empty until the first checkpoint).
-  if (info.size === 0) return;
-  const header = Buffer.alloc(100);
-  const descriptor = openSync(path, 'r');
-  let read: number;
-  try {
-    read = readSync(descriptor, header, 0, header.length, 0);
-  } finally {
-    closeSync(descriptor);
-  }
-  if (!header.subarray(0, sqliteHeader.length).equals(sqliteHeader)) {
-    throw read >= sqliteHeader.length || !sqliteHeader.subarray(0, read).equals(header.subarray(0, read))
-      ? foreignError(path, 'not a SQLite database')
-      : damagedError(path, 'the file ends inside its header');
-  }
-  if (read < header.length) throw damagedError(path, 'the file ends inside its header');
+}
+
+/** The error for a file SQLite could not read as a database. */
+function unreadableError(path: string, error: unknown): ConfigError {
+  const code = (error as { errcode?: number } | null)?.errcode;
+  // SQLite cannot tell another file from a database whose header was overwritten; neither can we.
+  if (code !== undefined && (code & 0xff) === notADatabaseCode) return foreignError(path, 'not a SQLite database (or its header is damaged)');
+  return damagedError(path, error);
 }
 
 function isDamage(error: unknown): boolean {
@@ -121,7 +116,7 @@ function inspect(database: DatabaseSync, path: string, size: number): number {
       if (first?.quick_check !== 'ok') throw new Error(first?.quick_check ?? 'quick_check found a problem');
     }
   } catch (error) {
-    throw damagedError(path, error);
+    throw unreadableError(path, error);
   }
   if (version > latest) {
     throw new ConfigError(
@@ -151,10 +146,27 @@ export function openDatabase(path: string, busyTimeoutMs: number, { readOnly = f
     if (!canWrite(dirname(absolute))) throw readOnlyError(path);
     return prepare(new Database(path, { timeout: busyTimeoutMs }), path, 0);
   }
-  checkHeader(path, info);
+  checkKind(path, info);
   if (isWritable(absolute)) return prepare(new Database(path, { timeout: busyTimeoutMs }), path, info.size);
   if (!readOnly) throw readOnlyError(path);
   return openReadOnly(path, absolute, busyTimeoutMs, info.size, onWarning);
+}
+
+/**
+ * A check, for each commit, that the file at `path` is still the database this process opened
+ * (same device and inode): once it was deleted (`.cadre` removed) or replaced (another file moved
+ * there), commits would go to a file nobody will read again, so the check throws.
+ * @throws {DatabaseReplacedError} from the returned check.
+ */
+export function watchDatabaseFile(path: string): () => void {
+  if (path === ':memory:' || path === '') return () => {};
+  const absolute = resolve(path);
+  const opened = statSync(absolute, { throwIfNoEntry: false });
+  if (opened === undefined) return () => {};
+  return function checkDatabaseFile() {
+    const now = statSync(absolute, { throwIfNoEntry: false });
+    if (now === undefined || now.ino !== opened.ino || now.dev !== opened.dev) throw new DatabaseReplacedError(path, now === undefined);
+  };
 }
 
 /** A read-only connection: plain read-only where the `-shm` can be used, else immutable with a warning. */
@@ -168,7 +180,10 @@ function openReadOnly(path: string, absolute: string, busyTimeoutMs: number, siz
   } catch (error) {
     database?.close();
     database = undefined;
-    if (isDamage(error)) throw damagedError(path, error);
+    if (isDamage(error)) throw unreadableError(path, error);
+    // Only a -shm that cannot be opened or made (CANTOPEN, READONLY, IOERR_SHM*) calls for immutable.
+    const code = ((error as { errcode?: number } | null)?.errcode ?? 0) & 0xff;
+    if (code !== 14 && code !== 8 && code !== 10) throw error;
   }
   if (database === undefined) {
     const url = pathToFileURL(absolute);
@@ -211,7 +226,7 @@ function prepare(database: DatabaseSync, path: string, size: number): DatabaseSy
     return database;
   } catch (error) {
     database.close();
-    if (isDamage(error)) throw damagedError(path, error);
+    if (isDamage(error)) throw unreadableError(path, error);
     throw error;
   }
 }

@@ -2,7 +2,8 @@ import type { SQLInputValue } from 'node:sqlite';
 import { isFinished, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
 import type { RunPatch, Store } from '../store.ts';
 import { createGroupCommit } from './group-commit.ts';
-import { databaseFiles, openDatabase } from './open-database.ts';
+import type { StoreFailureError } from '../store-failure-error.ts';
+import { databaseFiles, openDatabase, watchDatabaseFile } from './open-database.ts';
 import { runQuerySql } from './run-query-sql.ts';
 import { createHeldRuns } from './held-runs.ts';
 import { copyRun, messageFromRow, patchColumns, patchableRunColumns, patchableSessionColumns, runColumnList, runEventFromRow, runFromRow, runToSql, runValueToSql, sessionFromRow } from './rows.ts';
@@ -30,9 +31,9 @@ export interface SqliteStoreOptions {
    * refused (see `OpenDatabaseOptions.readOnly`).
    * @default false
    */
-  readOnly?: boolean;
+  readOnly?: boolean | undefined;
   /** Told about a database opened with a limitation (read-only and immutable). @default none */
-  onWarning?: (message: string) => void;
+  onWarning?: ((message: string) => void) | undefined;
 }
 
 type Row = Record<string, unknown>;
@@ -76,9 +77,19 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
   const heldMessages = new Map<string, HeldRow[]>();
   const heldEvents = new Map<string, HeldRow[]>();
   const heldRuns = createHeldRuns({ prepared, sqlText });
+  // Each commit first checks that the file is still the one opened (not deleted, not replaced).
+  const checkDatabaseFile = watchDatabaseFile(path);
+  const failureListeners = new Set<(failure: StoreFailureError) => void>();
   const commits = createGroupCommit(database, {
     maxBatchMs,
-    beforeCommit: writeHeld,
+    path,
+    beforeCommit() {
+      checkDatabaseFile();
+      writeHeld();
+    },
+    onFailure(failure) {
+      for (const listener of failureListeners) listener(failure);
+    },
     onUndo() {
       lastMessageSeq.clear();
       lastEventSeq.clear();
@@ -480,6 +491,11 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
     flush() {
       if (closed) return Promise.resolve();
       return commits.flush();
+    },
+
+    onFailure(listener) {
+      failureListeners.add(listener);
+      return () => void failureListeners.delete(listener);
     },
 
     async close() {
