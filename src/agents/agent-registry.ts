@@ -34,8 +34,9 @@ export class AgentRegistry {
   }
 
   /**
-   * What the loaded agents' files hold that cadre does not use (unknown keys, tools without a
-   * cadre equivalent), one line each, starting with the file's path.
+   * What of the loaded agents' files cadre could not apply as written (a widening permission
+   * mode, a permission value that is no decision), one line each, starting with the file's path.
+   * What depends on the runtime (tools it lacks, models it falls back from) is in `reportAgent`.
    */
   get warnings(): string[] {
     return this.list().flatMap((agent) => (agent.warnings ?? []).map((warning) => `${agent.source}: ${warning}`));

@@ -165,6 +165,11 @@ describe('parseAgentFile', () => {
     expect(result).toMatchObject({ ok: true, agent: { name: 'reviewer', displayName: 'CodeReviewer' } });
   });
 
+  it('reads an opencode map that turns every tool off with "*": false as the list of those it turns on', () => {
+    const result = parseAgentFile(path, '---\ndescription: d\ntools:\n  "*": false\n  read: true\n  grep: true\n---\n');
+    expect(result).toMatchObject({ ok: true, agent: { tools: { kind: 'list', names: ['read_file', 'grep'] } } });
+  });
+
   it('reads no tools line, an empty one and an empty string as every tool, and tools: [] as none', () => {
     for (const line of ['', 'tools:\n', 'tools: ""\n', 'tools: {}\n']) {
       expect(parseAgentFile(path, `---\ndescription: d\n${line}---\n`)).toMatchObject({ ok: true, agent: { tools: { kind: 'all' } } });

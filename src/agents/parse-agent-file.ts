@@ -95,7 +95,10 @@ function normalizeKeys(data: Record<string, unknown>): { data: Record<string, un
 function toolSelection(tools: string[] | Record<string, boolean> | null | undefined): { tools: ToolSelection; off: string[] } {
   if (tools === null || tools === undefined) return { tools: allTools, off: [] };
   if (Array.isArray(tools)) return { tools: { kind: 'list', names: mapAgentToolNames(tools) }, off: [] };
-  return { tools: allTools, off: Object.keys(tools).filter((name) => tools[name] === false) };
+  const off = Object.keys(tools).filter((name) => tools[name] === false);
+  // `"*": false` turns everything off: then the tools turned on are the list.
+  if (off.includes('*')) return { tools: { kind: 'list', names: mapAgentToolNames(Object.keys(tools).filter((name) => tools[name])) }, off: [] };
+  return { tools: allTools, off };
 }
 
 /** The agent's permission mode and, for one an agent file cannot apply, the warning that says so. */

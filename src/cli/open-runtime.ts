@@ -160,8 +160,21 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
   const sandbox = cliSandbox(createSandbox, context, flags, config);
   // The tools never open the database's files: that would drop this process's SQLite locks.
   const tools = createWorkspaceTools({ root: context.cwd, storeFiles: store.files, sandbox });
+  const onError = (error: unknown) => {
+    // The command ends with it, and says it once (see runCommand).
+    if (StoreFailureError.isInstance(error)) return;
+    const detail = error instanceof Error ? (flags.debug ? (error.stack ?? error.message) : error.message) : String(error);
+    context.stderr.write(`cadre: internal error: ${detail}\n`);
+  };
+  // Signals between processes: LISTEN/NOTIFY on Postgres, polling the file otherwise.
+  const { openCoordination } = await import('../coordination/open-coordination.ts');
+  const coordination = await openCoordination(config.db, store, onError).catch(async (error: unknown) => {
+    await closeStore(store);
+    throw error;
+  });
   const cadre = createCadre({
     store,
+    coordination,
     // Commands that only stop runs never call a model; the label just fills the slot.
     model: model ?? config.model ?? 'none:unconfigured',
     agents,
@@ -174,12 +187,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     approver,
     baseURL: config.baseURL,
     env: context.env,
-    onError: (error) => {
-      // The command ends with it, and says it once (see runCommand).
-      if (StoreFailureError.isInstance(error)) return;
-      const detail = error instanceof Error ? (flags.debug ? (error.stack ?? error.message) : error.message) : String(error);
-      context.stderr.write(`cadre: internal error: ${detail}\n`);
-    },
+    onError,
   });
   return {
     config,
@@ -191,6 +199,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     tools,
     async close() {
       await cadre.close();
+      await coordination.close();
       await closeStore(store);
     },
   };

@@ -17,6 +17,7 @@ import {
 import type { SecretRedactor } from '../models/secret-redactor.ts';
 import { letEventLoopTurn } from '../util/event-loop-turn.ts';
 import { forwardModel, type ModelObject } from '../util/forward-model.ts';
+import { recordToolCalls, type ToolCallRecorder } from './record-tool-calls.ts';
 import { watchModelUsage } from './watch-model-usage.ts';
 
 /** Token counts of one step or a whole loop. */
@@ -84,6 +85,11 @@ export interface AgentLoopOptions {
   /** Awaited before the next step, so a step is stored before the loop goes on. */
   onStepFinish?: (step: LoopStep) => Promise<void> | void;
   onTextDelta?: (text: string, textSoFar: string) => void;
+  /**
+   * Stores each tool call before it runs (and hears how it ended), so a crash mid-step keeps the
+   * calls that started work. @default calls are stored only with their step
+   */
+  toolCalls?: ToolCallRecorder;
   onToolCall?: (call: { toolCallId: string; toolName: string; input: unknown }) => void;
   onToolResult?: (result: { toolCallId: string; toolName: string; ok: boolean }) => void;
 }
@@ -137,7 +143,8 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
     finishReason = step.finishReason;
     await options.onStepFinish?.({ stepNumber: step.stepNumber, messages, text: step.text, finishReason: step.finishReason, usage: stepUsage });
   };
-  const tools = options.redactor ? redactToolResults(options.tools, options.redactor) : options.tools;
+  const redacted = options.redactor ? redactToolResults(options.tools, options.redactor) : options.tools;
+  const tools = options.toolCalls ? recordToolCalls(redacted, options.toolCalls) : redacted;
   const settings = {
     model: options.onModelUsage ? watchModelUsage(options.model, options.onModelUsage) : options.model,
     instructions: options.instructions,

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineAgent } from '../agents/agent-definition.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
-import { scriptedLanguageModel, type Script } from '../testing/index.ts';
+import { scriptedLanguageModel, type RespondFunction, type Script } from '../testing/index.ts';
+import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { createCadre, type Cadre, type CadreOptions } from './create-cadre.ts';
 
 const open: Cadre[] = [];
@@ -9,7 +10,7 @@ afterEach(async () => {
   for (const cadre of open.splice(0)) await cadre.close();
 });
 
-function makeCadre(script: Script, options: Partial<CadreOptions> = {}) {
+function makeCadre(script: Script | RespondFunction, options: Partial<CadreOptions> = {}) {
   const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model: scriptedLanguageModel(script), onError: (error) => { throw error; }, ...options });
   open.push(cadre);
   return cadre;
@@ -86,5 +87,25 @@ describe('agents people already have', () => {
     await cadre.waitForIdle(session.id);
     const runs = await cadre.store.listRuns({ parent_session_id: session.id });
     expect(runs.map((run) => run.status)).toEqual(['completed', 'completed']);
+  });
+
+  it('offers an agent with permissionMode plan only the read tools, and one without tools every tool', async () => {
+    const offered: Record<string, string[]> = {};
+    const planner = defineAgent({ name: 'planner', description: 'Plans.', system: 'PLANNER', permissionMode: 'plan', mode: 'subagent' });
+    const doer = defineAgent({ name: 'doer', description: 'Does.', system: 'DOER', mode: 'subagent' });
+    const cadre = makeCadre(
+      ({ system, tools }) => {
+        for (const name of ['PLANNER', 'DOER']) if (system.includes(name)) offered[name] = tools.filter((tool) => !tool.startsWith('agent')).sort();
+        if (system.includes('PLANNER') || system.includes('DOER')) return { text: 'ok' };
+        return offered.PLANNER && offered.DOER
+          ? { text: 'done' }
+          : { tool_calls: [{ name: 'agent_parallel', arguments: { tasks: [{ agent: 'planner', task: 'Plan' }, { agent: 'doer', task: 'Do' }] } }] };
+      },
+      { agents: [planner, doer], tools: createWorkspaceTools({ root: process.cwd() }) },
+    );
+    const session = await cadre.createSession();
+    expect(await cadre.send(session.id, 'Go')).toMatchObject({ status: 'completed' });
+    expect(offered.PLANNER).toEqual(['grep', 'list_files', 'read_file']);
+    expect(offered.DOER).toEqual(['bash', 'edit_file', 'grep', 'list_files', 'read_file', 'write_file']);
   });
 });

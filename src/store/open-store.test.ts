@@ -33,12 +33,11 @@ describe('openStore', () => {
     }
   });
 
-  it('refuses a postgres URL in this build without repeating its password', async () => {
-    const opening = openStore('postgres://cadre:hunter2@db.example:5432/cadre');
+  it('reports a postgres server it cannot reach as ConfigError, without repeating its password', async () => {
+    const opening = openStore('postgres://cadre:hunter2@127.0.0.1:1/cadre');
     await expect(opening).rejects.toThrow(ConfigError);
-    await expect(opening).rejects.toThrow(/cadre\/postgres/);
     const message = await opening.catch((error: Error) => error.message);
-    expect(message).toContain('db.example:5432/cadre');
+    expect(message).toMatch(/Cannot open the database 'postgres:\/\/\*\*\*@127\.0\.0\.1:1\/cadre': .*ECONNREFUSED/);
     expect(message).not.toContain('hunter2');
   });
 

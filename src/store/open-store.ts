@@ -30,17 +30,33 @@ export async function openStore(spec: string, { readOnly, onWarning }: OpenStore
   if (trimmed === '') {
     throw new ConfigError('No database given: set `db` in cadre.config.json, CADRE_DB, or --db.');
   }
-  if (/^postgres(ql)?:\/\//i.test(trimmed)) {
-    throw new ConfigError(
-      `The Postgres store (${redactConnectionString(trimmed)}) needs the \`cadre/postgres\` entry point, which is not part of this build. Use a SQLite file path instead.`,
-    );
-  }
+  if (/^postgres(ql)?:\/\//i.test(trimmed)) return openPostgres(trimmed);
   try {
     return createSqliteStore({ path: sqlitePath(trimmed), readOnly, onWarning });
   } catch (error) {
     if (CadreError.isInstance(error)) throw error;
     const reason = error instanceof Error ? error.message : String(error);
     throw new ConfigError(`Cannot open the database '${redactConnectionString(trimmed)}': ${reason}`, { cause: error });
+  }
+}
+
+/**
+ * The Postgres store, loaded only now: `pg` and the engine stay out of the embedded default's
+ * import (its size and cold start). Errors name the server without its password.
+ */
+async function openPostgres(url: string): Promise<Store> {
+  let engine: typeof import('./postgres/postgres-store.ts');
+  try {
+    engine = await import('./postgres/postgres-store.ts');
+  } catch (error) {
+    throw new ConfigError(`The Postgres store needs the 'pg' package: npm install pg (${(error as Error).message.split('\n')[0]}).`, { cause: error });
+  }
+  try {
+    return await engine.openPostgresStore({ connectionString: url });
+  } catch (error) {
+    if (CadreError.isInstance(error)) throw error;
+    const reason = redactConnectionString(error instanceof Error ? error.message : String(error));
+    throw new ConfigError(`Cannot open the database '${redactConnectionString(url)}': ${reason}`, { cause: error });
   }
 }
 

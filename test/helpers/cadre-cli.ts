@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { loadScript, startScriptedServer, type ScriptedServer } from '../../src/testing/index.ts';
 
 /** The `cadre` executable under test. */
@@ -48,6 +48,18 @@ export interface Workspace {
 }
 
 /**
+ * The workspace's database: a SQLite file, or, with `CADRE_E2E_POSTGRES_URL` set (.ci/run runs the
+ * suite a second time so), a schema of its own on that Postgres server.
+ */
+function e2eDatabase(cwd: string): string {
+  const postgres = process.env.CADRE_E2E_POSTGRES_URL;
+  if (!postgres) return join(cwd, '.cadre', 'test.db');
+  const url = new URL(postgres);
+  url.searchParams.set('schema', `e2e_${basename(cwd).replace(/\W/g, '_')}`.toLowerCase());
+  return url.toString();
+}
+
+/**
  * Creates a {@link Workspace}; call `close()` when done.
  * @param options.script the scripted model's script. @default test/fixtures/script.yaml
  */
@@ -60,7 +72,7 @@ export async function createWorkspace(options: { script?: string } = {}): Promis
   await mkdir(join(cwd, '.cadre', 'agents'), { recursive: true });
   await writeFile(join(cwd, '.cadre', 'agents', 'scout.md'), scoutAgent);
   const server = await startScriptedServer({ script: await loadScript(options.script ?? resolve(import.meta.dirname, '..', 'fixtures', 'script.yaml')) });
-  const database = join(cwd, '.cadre', 'test.db');
+  const database = e2eDatabase(cwd);
   // Only what a child needs: no keys or cadre settings of the person running the tests.
   const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: cwd, NO_COLOR: '1', LANG: 'C.UTF-8' };
 

@@ -1,0 +1,154 @@
+import type { PoolClient } from 'pg';
+import { ConfigError } from '../../errors/config-error.ts';
+
+/** One numbered step of the Postgres schema. Steps only ever get added, never edited once released. */
+export interface PgMigration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+// Text columns sort byte by byte (COLLATE "C"), as SQLite does, so ids and ISO times order the
+// same on both engines whatever the database's locale. JSON fields are stored as text, exactly
+// as given, so exports are the same byte for byte.
+const text = 'TEXT COLLATE "C"';
+
+/** The schema, step by step; `cadre_schema_migrations` records each applied version. */
+export const pgMigrations: readonly PgMigration[] = [
+  {
+    version: 1,
+    name: 'sessions, messages, runs, run events, asks for approval and session rules',
+    sql: `
+      CREATE TABLE sessions (
+        id ${text} PRIMARY KEY,
+        agent ${text} NOT NULL,
+        model ${text} NOT NULL,
+        created_at ${text} NOT NULL,
+        status ${text} NOT NULL,
+        parent_run_id ${text},
+        auto_resumes INTEGER NOT NULL DEFAULT 0,
+        user_canceled_at ${text},
+        input_tokens BIGINT NOT NULL DEFAULT 0,
+        output_tokens BIGINT NOT NULL DEFAULT 0
+      );
+      CREATE INDEX sessions_created_at ON sessions (created_at, id);
+
+      CREATE TABLE messages (
+        session_id ${text} NOT NULL,
+        seq INTEGER NOT NULL,
+        role ${text} NOT NULL,
+        content TEXT NOT NULL,
+        created_at ${text} NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      );
+
+      CREATE TABLE runs (
+        id ${text} PRIMARY KEY,
+        parent_session_id ${text} NOT NULL,
+        child_session_id ${text} NOT NULL,
+        parent_run_id ${text},
+        tool_call_id ${text},
+        agent ${text} NOT NULL,
+        description TEXT NOT NULL,
+        task TEXT NOT NULL,
+        context TEXT,
+        mode ${text} NOT NULL,
+        status ${text} NOT NULL,
+        depth INTEGER NOT NULL,
+        max_turns INTEGER NOT NULL,
+        turns INTEGER NOT NULL,
+        created_at ${text} NOT NULL,
+        started_at ${text},
+        ended_at ${text},
+        promoted_at ${text},
+        consumed_at ${text},
+        last_activity TEXT,
+        result TEXT,
+        partial_result TEXT,
+        error TEXT,
+        usage TEXT NOT NULL,
+        warnings TEXT NOT NULL,
+        notification TEXT,
+        resumed_from ${text},
+        lease_owner ${text},
+        lease_expires_at ${text},
+        stop_requested_at ${text},
+        stop_requested_by ${text},
+        stop_reason TEXT
+      );
+      CREATE INDEX runs_parent_session ON runs (parent_session_id, created_at);
+      CREATE INDEX runs_parent_run ON runs (parent_run_id);
+      CREATE INDEX runs_status ON runs (status);
+      CREATE INDEX runs_lease_owner ON runs (lease_owner);
+      CREATE INDEX runs_notification_pending ON runs (parent_session_id)
+        WHERE notification IS NOT NULL AND (notification::jsonb ->> 'delivered_at') IS NULL AND (notification::jsonb ->> 'suppressed') = 'false';
+
+      CREATE TABLE run_events (
+        run_id ${text} NOT NULL,
+        seq INTEGER NOT NULL,
+        at ${text} NOT NULL,
+        type ${text} NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+      );
+
+      CREATE TABLE approvals (
+        id ${text} PRIMARY KEY,
+        session_id ${text} NOT NULL,
+        run_id ${text},
+        agent ${text} NOT NULL,
+        tool ${text} NOT NULL,
+        argument TEXT,
+        risk ${text} NOT NULL,
+        summary TEXT NOT NULL,
+        status ${text} NOT NULL,
+        created_at ${text} NOT NULL,
+        resolved_at ${text},
+        resolved_by ${text},
+        always BOOLEAN NOT NULL DEFAULT false,
+        owner ${text}
+      );
+      CREATE INDEX approvals_status ON approvals (status, created_at);
+      CREATE INDEX approvals_session ON approvals (session_id, created_at);
+
+      CREATE TABLE session_rules (
+        session_id ${text} NOT NULL,
+        rule ${text} NOT NULL,
+        decision ${text} NOT NULL,
+        created_at ${text} NOT NULL,
+        approval_id ${text},
+        PRIMARY KEY (session_id, rule)
+      );
+    `,
+  },
+];
+
+/** The advisory lock that serializes migrations of every cadre process on one database. */
+const migrationLock = 0x63616472; // 'cadr'
+
+/**
+ * Brings the schema up to the newest version, in one transaction under an advisory lock, so
+ * processes starting together migrate once. A database newer than this build is refused.
+ */
+export async function migratePostgres(client: PoolClient, label: string): Promise<void> {
+  const latest = pgMigrations[pgMigrations.length - 1].version;
+  await client.query('BEGIN');
+  try {
+    await client.query('SELECT pg_advisory_xact_lock($1)', [migrationLock]);
+    await client.query('CREATE TABLE IF NOT EXISTS cadre_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+    const { rows } = await client.query<{ version: number | null }>('SELECT MAX(version) AS version FROM cadre_schema_migrations');
+    const current = rows[0]?.version ?? 0;
+    if (current > latest) {
+      throw new ConfigError(`The database ${label} has schema version ${current}, newer than this build of cadre knows (${latest}). Upgrade cadre.`);
+    }
+    for (const migration of pgMigrations) {
+      if (migration.version <= current) continue;
+      await client.query(migration.sql);
+      await client.query('INSERT INTO cadre_schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [migration.version, migration.name, new Date().toISOString()]);
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  }
+}

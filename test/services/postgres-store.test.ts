@@ -1,0 +1,77 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { runStoreCases } from '../../src/store/store.case.ts';
+import { eventFixture, runFixture } from '../../src/store/store-fixtures.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import { dropSchemas, freshSchema, postgresReason, postgresUrl, schemaUrl } from './service-urls.ts';
+
+const schemas: string[] = [];
+afterAll(() => dropSchemas(schemas));
+
+function fresh(): string {
+  const schema = freshSchema();
+  schemas.push(schema);
+  return schema;
+}
+
+describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
+  const schemaOf = new WeakMap<object, string>();
+  runStoreCases(
+    'the shared store cases on postgres',
+    async () => {
+      const schema = fresh();
+      const store = await openPostgresStore({ connectionString: postgresUrl!, schema });
+      schemaOf.set(store, schema);
+      return store;
+    },
+    {
+      async reopen(store) {
+        const schema = schemaOf.get(store)!;
+        await store.close();
+        const reopened = await openPostgresStore({ connectionString: postgresUrl!, schema });
+        schemaOf.set(reopened, schema);
+        return reopened;
+      },
+    },
+  );
+
+  it('is opened by openStore from a postgres:// URL, with the schema from ?schema= and no password in its description', async () => {
+    const schema = fresh();
+    const url = new URL(schemaUrl(schema));
+    url.password = 'secret-password';
+    const store = await openStore(schemaUrl(schema));
+    expect(store.description).toMatch(/^postgres:/);
+    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    await store.close();
+    const again = await openStore(schemaUrl(schema));
+    expect((await again.getRun('run_1'))?.id).toBe('run_1');
+    await again.close();
+    expect(url.toString()).toContain('secret-password');
+  });
+
+  it('lets exactly one of two processes (two stores on one database) win a transition, and keeps seqs consecutive across them', async () => {
+    const schema = fresh();
+    const first = await openPostgresStore({ connectionString: postgresUrl!, schema });
+    const second = await openPostgresStore({ connectionString: postgresUrl!, schema });
+    await first.insertRun(runFixture({ status: 'running' }), eventFixture('run_1', 'run-start'));
+    const end = (store: typeof first, to: 'completed' | 'canceled_by_user') => store.transitionRun({ id: 'run_1', from: ['running'], to, event: eventFixture('run_1', 'run-end', { status: to }) });
+    const results = await Promise.all([end(first, 'completed'), end(second, 'canceled_by_user')]);
+    expect(results.filter((result) => result !== null)).toHaveLength(1);
+    await Promise.all(Array.from({ length: 40 }, (_, index) => (index % 2 ? first : second).appendRunEvents([eventFixture('run_1', 'activity', { text: `a${index}` })])));
+    const events = await first.listRunEvents('run_1');
+    expect(events.map((event) => event.seq)).toEqual(Array.from({ length: 42 }, (_, index) => index + 1));
+    await Promise.all([first.close(), second.close()]);
+  });
+
+  it('refuses a database whose schema is newer than this build', async () => {
+    const schema = fresh();
+    const store = await openPostgresStore({ connectionString: postgresUrl!, schema });
+    await store.close();
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    await client.query(`INSERT INTO ${schema}.cadre_schema_migrations (version, name, applied_at) VALUES (99, 'future', 'now')`);
+    await client.end();
+    await expect(openPostgresStore({ connectionString: postgresUrl!, schema })).rejects.toThrow(/schema version 99, newer than this build/);
+  });
+});
