@@ -44,6 +44,8 @@ export async function serveCommand(context: CliContext, flags: ServeFlags, signa
     if (recovered.resumed.length + recovered.abandoned.length > 0) {
       writeLine(context.stderr, `Recovered runs of stopped processes: ${recovered.resumed.length} resumed, ${recovered.abandoned.length} abandoned.`);
     }
+    // Said before the server is ready, so nothing waits on the sandbox's probe once requests come.
+    await warnAtStart(context, runtime.agents.errors.map((error) => error.message), runtime.sandbox);
     const dashboard = await startDashboard({ cadre: runtime.cadre, host: flags.host, port, sandbox: runtime.sandbox }).catch((error: NodeJS.ErrnoException) => {
       // A usage problem (exit 2) with the way out, not an internal error.
       if (error.code === 'EADDRINUSE') throw new ConfigError(`port ${port} is in use on ${flags.host}; pass --port N (or --port 0 for any free port).`);
@@ -60,7 +62,6 @@ export async function serveCommand(context: CliContext, flags: ServeFlags, signa
       writeLine(context.stdout, `Listening on every address (${flags.host}): from another machine, use this machine's address with the same ?token=.`);
     }
     if (config.model === undefined) writeLine(context.stderr, 'No model is configured (--model or CADRE_MODEL): new sessions and messages will fail.');
-    await warnAtStart(context, runtime.agents.errors.map((error) => error.message), runtime.sandbox);
     writeLine(context.stderr, 'Press Ctrl-C to stop.');
     // A store that stops taking writes (a full disk, a deleted database) ends the server too, saying why.
     const failed = new Promise<StoreFailureError>((resolve) => runtime.store.onFailure?.(resolve));
