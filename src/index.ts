@@ -68,6 +68,17 @@ export {
   type SandboxStatus,
 } from './tools/sandbox/index.ts';
 export { sandboxModes, type SandboxConfig, type SandboxMode } from './config/index.ts';
+export {
+  composeTools,
+  mapToolOutput,
+  type PipelineTool,
+  type ToolCall,
+  type ToolMiddleware,
+  type ToolNext,
+  type ToolOutputHandlers,
+} from './loop/tool-pipeline.ts';
+export { checkToolInput } from './tools/check-tool-input.ts';
+export { redactToolOutput } from './tools/redact-tool-output.ts';
 
 export {
   compilePermissions,
