@@ -1,5 +1,6 @@
 import { APICallError, type LanguageModel, type ModelMessage, type TelemetryOptions, type ToolSet } from 'ai';
 import { runAgentLoop } from '../loop/agent-loop.ts';
+import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
 import { ModelCallError } from '../models/model-call-error.ts';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
 import { describeToolCall, lastSentence } from '../runs/activity.ts';
@@ -7,16 +8,20 @@ import type { RunBus } from '../runs/run-bus.ts';
 import type { RecordedEvent, RunLedger } from '../runs/run-ledger.ts';
 import type { TokenBudget } from '../runs/token-budget.ts';
 import { shortMessage, type ExecutionOutcome, type RunExecutor } from '../runs/run-manager.ts';
-import type { NewMessage, RunEventType, RunRecord, Usage } from '../store/records.ts';
+import type { MessageRecord, NewMessage, RunEventType, RunRecord, Usage } from '../store/records.ts';
 import type { RunPatch, Store } from '../store/store.ts';
 import type { Now } from '../util/clock.ts';
+import { answerOrphanedCalls } from './answer-orphaned-calls.ts';
 import { toModelMessages, toNewMessages } from './message-codec.ts';
+import { createToolCallJournal } from './tool-call-journal.ts';
 
 /** What a run's loop needs, looked up when it starts. */
 export interface RunSetup {
   model: LanguageModel;
   instructions: string;
   tools: ToolSet;
+  /** The tool pipeline's entries for these tools (input check, permission, redaction, stop). @default none */
+  toolMiddleware?: readonly ToolMiddleware[];
   /** Messages that reached the child session while the run works (notifications of its own runs). */
   takeInjectedMessages?: () => ModelMessage[] | Promise<ModelMessage[]>;
   /** Called once the loop is over, whatever the outcome. */
@@ -53,11 +58,15 @@ export interface InProcessExecutorOptions {
   ledger: RunLedger;
   bus: RunBus;
   now: Now;
+  /** This process's identity in leases: tool calls under way name it. */
+  ownerId: string;
+  /** Lease length, after which calls of a dead process on another host get their results. @default 15000 */
+  leaseMs?: number;
   /** Resolves the agent, model and tools of a run; throws a short error when it cannot. */
   setup: (run: RunRecord, signal: AbortSignal, live: RunLive) => RunSetup | Promise<RunSetup>;
   /** How often at most a run's activity is written to the store. @default 250 */
   activityIntervalMs?: number;
-  /** Redacts tool results before the model sees them. @default nothing is redacted */
+  /** Redacts the error a loop ends with (tool results: the setup's `toolMiddleware`). @default nothing is redacted */
   redactor?: SecretRedactor;
   /** The AI SDK's telemetry settings of every loop. @default on only while someone receives it */
   telemetry?: TelemetryOptions;
@@ -94,7 +103,10 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       } catch (error) {
         return { text: '', lastText: '', finishReason: 'error', steps: 0, error: { kind: 'execution_error', message: shortMessage(error) } };
       }
-      const history = toModelMessages(await store.listMessages(run.child_session_id));
+      let stored = await store.listMessages(run.child_session_id);
+      // A recovered run's last step may hold calls its dead process never answered.
+      if (await answerOrphanedCalls({ store, sessionId: run.child_session_id, now, leaseMs: options.leaseMs, messages: stored })) stored = await store.listMessages(run.child_session_id);
+      const history = toModelMessages(stored);
       let turns = run.turns;
       const usage = { ...run.usage };
       let activity = run.last_activity ?? '';
@@ -127,17 +139,20 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       // the event-loop turn rather than one call each: the store commits no sooner than that anyway.
       let stepEvents: RecordedEvent[] = [];
       let stepMessages: NewMessage[] = [];
+      /** Stored calls' messages to rewrite as their steps' whole assistant messages, after the results. */
+      let stepRewrites: MessageRecord[] = [];
       let stepPatch: RunPatch | undefined;
       let stepFlush: NodeJS.Immediate | undefined;
       const flushStep = () => {
         clearImmediate(stepFlush);
         stepFlush = undefined;
-        const [events, messages, patch] = [stepEvents, stepMessages, stepPatch];
-        [stepEvents, stepMessages, stepPatch] = [[], [], undefined];
-        if (messages.length > 0) {
+        const [events, messages, rewrites, patch] = [stepEvents, stepMessages, stepRewrites, stepPatch];
+        [stepEvents, stepMessages, stepRewrites, stepPatch] = [[], [], [], undefined];
+        if (messages.length > 0 || rewrites.length > 0) {
           track(
-            store.appendMessages(messages).then((stored) => {
-              for (const message of stored) bus.publish({ type: 'message', message });
+            store.appendMessages(messages).then(async (stored) => {
+              for (const rewrite of rewrites) await store.updateMessageContent(rewrite.session_id, rewrite.seq, rewrite.content);
+              for (const message of [...rewrites, ...stored]) bus.publish({ type: 'message', message });
             }),
           );
         }
@@ -175,17 +190,21 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       };
       showActivity = setActivity;
 
+      // Each call is stored before it runs, after the rows of earlier steps still held.
+      const journal = createToolCallJournal({ store, sessionId: run.child_session_id, ownerId: options.ownerId, now, beforeRecord: () => writePending() });
       const result = await runAgentLoop({
         model: setup.model,
         instructions: setup.instructions,
         messages: history,
         tools: setup.tools,
+        toolMiddleware: setup.toolMiddleware,
         maxTurns: Math.max(1, run.max_turns - run.turns),
         abortSignal: signal,
         redactor: options.redactor,
         telemetry: options.telemetry,
         stream: options.stream?.() ?? true,
         takeInjectedMessages: setup.takeInjectedMessages,
+        toolCalls: journal,
         shouldStop: budget
           ? async () => {
               budgetMessage = await budget.exceeded(live, usage);
@@ -227,12 +246,20 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           budget?.track(run.id, usage);
           // The loop goes on without waiting for the step's rows (the run's end waits for all of
           // them below, and fails if one was refused).
-          stepMessages.push(...toNewMessages(run.child_session_id, step.messages, now()));
+          const { append, rewrite } = await journal.endStep(step.messages);
+          stepMessages.push(...toNewMessages(run.child_session_id, append, now()));
+          if (rewrite) stepRewrites.push(rewrite);
           stepPatch = { ...stepPatch, turns, usage: { ...usage } };
           queueStepWrite();
         },
       });
       if (stepFlush !== undefined) flushStep();
+      // A step that never ended (stopped, failed) still answers every call it stored.
+      track(
+        journal.finish().then((finished) => {
+          for (const message of finished) bus.publish({ type: 'message', message });
+        }),
+      );
       clearTimeout(pending);
       await Promise.allSettled(unsettled);
       budget?.release(run.id);

@@ -1,3 +1,4 @@
+import { answerOrphanedCalls } from '../executors/answer-orphaned-calls.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
 import type { RunManager } from '../runs/run-manager.ts';
 import type { RunRecord } from '../store/records.ts';
@@ -30,7 +31,10 @@ export interface RecoverRunsOptions {
  * Crash survival: finds queued or running runs whose owner died (lease expired, or its process is
  * gone on this host), takes them over one by one (only one process wins each), and either resumes
  * them from their stored transcript, as background runs that notify their parent, or, when they
- * cannot go on, marks them `abandoned` and notifies the parent of that.
+ * cannot go on, marks them `abandoned` and notifies the parent of that. Before any run goes on or
+ * any notification is written, every tool call the dead process left without a result gets one,
+ * in the parents' and the runs' own transcripts (see {@link answerOrphanedCalls}), with the runs'
+ * states as recovered.
  */
 export async function recoverRuns(options: RecoverRunsOptions): Promise<RecoveryReport> {
   const { store, ledger, runs, ownerId, now } = options;
@@ -38,6 +42,9 @@ export async function recoverRuns(options: RecoverRunsOptions): Promise<Recovery
   const candidates = await store.listRuns({ statuses: ['queued', 'running'], parent_session_id: options.sessionId, order: 'oldest' });
   const started = now();
   const expiresAt = new Date(Date.parse(started) + options.leaseMs).toISOString();
+  const adopted: RunRecord[] = [];
+  const abandoned: RunRecord[] = [];
+  const transcripts = new Set<string>(options.sessionId ? [options.sessionId] : []);
   for (const candidate of candidates) {
     if (candidate.lease_owner === ownerId) continue;
     const expired = candidate.lease_expires_at === null || candidate.lease_expires_at < started;
@@ -45,30 +52,41 @@ export async function recoverRuns(options: RecoverRunsOptions): Promise<Recovery
     // A gone owner's lease is treated as over now, so the claim can win at once.
     const claimed = await store.claimRun(candidate.id, ownerId, expiresAt, expired ? started : '9999-12-31T23:59:59.999Z');
     if (!claimed) continue;
-    // A nested run's parent run restarts its step from the stored transcript and delegates again,
-    // so the old nested run has no one to report to: it is abandoned. Top-level runs go on.
+    transcripts.add(claimed.parent_session_id).add(claimed.child_session_id);
+    // A nested run's parent run restarts its step from the stored transcript, where its call
+    // reads that this run was abandoned: the old nested run has no one to report to. Top-level
+    // runs go on.
     if (claimed.parent_run_id === null) {
       const at = now();
-      const adopted = await ledger.update(
+      const updated = await ledger.update(
         claimed.id,
         { mode: 'background', promoted_at: claimed.mode === 'foreground' ? at : claimed.promoted_at, warnings: [...claimed.warnings, { kind: 'recovered', at }] },
         { type: 'warning', data: { kind: 'recovered', previous_owner: candidate.lease_owner } },
       );
-      if (adopted) {
-        runs.adopt(adopted);
-        report.resumed.push(adopted.id);
+      if (updated) {
+        adopted.push(updated);
         continue;
       }
     }
     // Its parent hears of it whatever its mode: the one waiting for it died.
-    const abandoned = await ledger.transition(claimed.id, 'abandoned', {
+    const ended = await ledger.transition(claimed.id, 'abandoned', {
       last_activity: 'abandoned: its process died',
       notification: { delivered_at: null, suppressed: false },
     });
-    if (abandoned) {
-      report.abandoned.push(abandoned.id);
-      await options.notify(abandoned);
-    }
+    if (ended) abandoned.push(ended);
+  }
+  // Primary sessions whose turn died mid-step (with or without runs) are still marked running.
+  if (!options.sessionId) {
+    for (const session of await store.listSessions({ primaryOnly: true })) if (session.status === 'running') transcripts.add(session.id);
+  }
+  for (const sessionId of transcripts) await answerOrphanedCalls({ store, sessionId, now, leaseMs: options.leaseMs });
+  for (const run of adopted) {
+    runs.adopt(run);
+    report.resumed.push(run.id);
+  }
+  for (const run of abandoned) {
+    report.abandoned.push(run.id);
+    await options.notify(run);
   }
   return report;
 }

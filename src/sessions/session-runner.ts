@@ -6,14 +6,17 @@ import { createPollingCoordination } from '../coordination/polling-coordination.
 import type { Limits } from '../config/limits.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
+import { answerOrphanedCalls } from '../executors/answer-orphaned-calls.ts';
 import { toModelMessages, toNewMessages } from '../executors/message-codec.ts';
+import { createToolCallJournal } from '../executors/tool-call-journal.ts';
 import { runAgentLoop } from '../loop/agent-loop.ts';
+import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RunManager } from '../runs/run-manager.ts';
 import { RunStopSignal, type StopCause } from '../runs/run-stop.ts';
 import { shortMessage } from '../runs/run-manager.ts';
-import type { SessionRecord, SessionStatus } from '../store/records.ts';
+import type { MessageRecord, SessionRecord, SessionStatus } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { setBounded } from '../util/bounded-map.ts';
 import type { NewId, Now } from '../util/clock.ts';
@@ -37,11 +40,20 @@ export interface SessionRunnerOptions {
   limits: Limits;
   now: Now;
   newId: NewId;
+  /** This process's identity in leases: tool calls under way name it. */
+  ownerId: string;
+  /** Lease length, after which calls of a dead process on another host get their results. @default 15000 */
+  leaseMs?: number;
   delegation: DelegationServices;
   modelFor: (agent: AgentDefinition, session: SessionRecord) => LanguageModel;
-  /** The agent's workspace tools for one session (behind its permission rules). */
+  /** The agent's workspace tools for one session. */
   toolsFor: (agent: AgentDefinition, session: SessionRecord) => ToolSet;
-  /** Redacts tool results before the model sees them. @default nothing is redacted */
+  /**
+   * The tool pipeline's entries for a turn's tools, its workspace and delegation tools together
+   * (input check, permission rules, redaction, stop). @default none
+   */
+  toolMiddlewareFor?: (agent: AgentDefinition, session: SessionRecord) => readonly ToolMiddleware[];
+  /** Redacts the error a turn's loop ends with. @default nothing is redacted */
   redactor?: SecretRedactor;
   /** The AI SDK's telemetry settings of every loop. @default on only while someone receives it */
   telemetry?: TelemetryOptions;
@@ -91,9 +103,17 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const markSeen = (sessionId: string, seq: number) => setBounded(seen, sessionId, seq, seenSessions);
 
   async function listMessages(sessionId: string) {
-    const messages = await store.listMessages(sessionId);
+    let messages = await store.listMessages(sessionId);
+    // Calls a dead process left without results (it crashed mid-step) are answered first.
+    if (await answerOrphanedCalls({ store, sessionId, now, leaseMs: options.leaseMs, messages })) messages = await store.listMessages(sessionId);
     markSeen(sessionId, messages.at(-1)?.seq ?? 0);
     return messages;
+  }
+
+  function publishMessages(sessionId: string, messages: readonly MessageRecord[]) {
+    const last = messages.reduce((seq, message) => Math.max(seq, message.seq), 0);
+    if (last > 0) markSeen(sessionId, Math.max(last, seen.get(sessionId) ?? 0));
+    for (const message of messages) bus.publish({ type: 'message', message });
   }
 
   async function setStatus(sessionId: string, status: SessionStatus, patch: Partial<SessionRecord> = {}): Promise<void> {
@@ -129,6 +149,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     });
     await setStatus(sessionId, 'running');
     inbox.open(sessionId);
+    const journal = createToolCallJournal({ store, sessionId, ownerId: options.ownerId, now });
     try {
       const tools: ToolSet = {
         ...options.toolsFor(agent, session),
@@ -139,12 +160,14 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         instructions: agent.system,
         messages: toModelMessages(await listMessages(sessionId)),
         tools,
+        toolMiddleware: options.toolMiddlewareFor?.(agent, session),
         maxTurns: agent.maxTurns ?? limits.defaultMaxTurns,
         abortSignal: controller.signal,
         redactor: options.redactor,
         telemetry: options.telemetry,
         stream: options.stream?.() ?? true,
         takeInjectedMessages: () => takeAndStore(inbox, sessionId),
+        toolCalls: journal,
         onTextDelta: (text) => bus.publish({ type: 'text-delta', session_id: sessionId, text }),
         // The primary agent's own tokens count against the session's budget (limits.maxTokensPerSession)
         // once the model has answered, before the tools it called (delegations) run.
@@ -152,12 +175,15 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
           store.addSessionUsage(sessionId, { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens }).catch(report);
         },
         onStepFinish: async (step) => {
-          const stored = await store.appendMessages(toNewMessages(sessionId, step.messages, now()));
-          const last = stored.at(-1);
-          if (last) markSeen(sessionId, last.seq);
-          for (const message of stored) bus.publish({ type: 'message', message });
+          const { append, rewrite } = await journal.endStep(step.messages);
+          // The results go first: until the calls' message is rewritten, they count as under way.
+          const stored = await store.appendMessages(toNewMessages(sessionId, append, now()));
+          if (rewrite) await store.updateMessageContent(sessionId, rewrite.seq, rewrite.content);
+          publishMessages(sessionId, rewrite ? [rewrite, ...stored] : stored);
         },
       });
+      // A step that never ended (stopped, failed) still answers every call it stored.
+      publishMessages(sessionId, await journal.finish());
       if (result.aborted) {
         const cause = RunStopSignal.causeOf(controller.signal);
         await setStatus(sessionId, 'canceled', cause === 'user' ? { user_canceled_at: now() } : {});

@@ -1,0 +1,89 @@
+import type { ToolResultPart } from 'ai';
+import type { MessageRecord, RunRecord } from '../store/records.ts';
+import type { Store } from '../store/store.ts';
+import type { Now } from '../util/clock.ts';
+import { probeOwner } from '../util/owner-liveness.ts';
+import { pendingCallKey, withoutMark } from './tool-call-journal.ts';
+import { unfinishedCallResult, type StoredToolCall } from './unfinished-call-result.ts';
+
+/** Options of {@link answerOrphanedCalls}. */
+export interface AnswerOrphanedCallsOptions {
+  store: Store;
+  sessionId: string;
+  now: Now;
+  /**
+   * A process on another host is presumed dead once its calls are older than this and none of
+   * the runs they started is still leased by it. @default 15000
+   */
+  leaseMs?: number;
+  /** The session's messages, when the caller has just read them. */
+  messages?: readonly MessageRecord[];
+}
+
+/**
+ * Crash survival of transcripts: gives every tool call of a dead process that has no result one
+ * (for a delegation, the runs it started and where each stands; for anything else, that the
+ * process stopped before the call finished and it may have run), right after the call's message,
+ * so a provider that checks each call is answered (Anthropic, OpenAI) accepts the transcript.
+ * Calls of a live process (its step is under way) are left alone. Resolves true when anything
+ * was written.
+ */
+export async function answerOrphanedCalls(options: AnswerOrphanedCallsOptions): Promise<boolean> {
+  const { store, sessionId, now } = options;
+  const messages = options.messages ?? (await store.listMessages(sessionId));
+  const answered = new Set<string>();
+  for (const message of messages) for (const part of partsOf(message)) if (part.type === 'tool-result') answered.add(part.toolCallId as string);
+  let runs: RunRecord[] | undefined;
+  let wrote = false;
+  for (const [index, message] of messages.entries()) {
+    if (message.role !== 'assistant') continue;
+    const calls = partsOf(message).filter((part): part is StoredToolCall & Record<string, unknown> => part.type === 'tool-call');
+    const open = calls.filter((call) => !answered.has(call.toolCallId));
+    const marked = calls.some((call) => call.providerOptions?.[pendingCallKey]);
+    if (open.length === 0 && !marked) continue;
+    runs ??= await store.listRuns({ parent_session_id: sessionId });
+    if (!ownerIsDead(calls, message, runs, now(), options.leaseMs ?? 15_000)) continue;
+    const next = messages[index + 1];
+    const results = open.map((call) => unfinishedCallResult(call, 'process-died', runs!));
+    let content = partsOf(message).map((part) => (part.type === 'tool-call' ? withoutMark(part as unknown as StoredToolCall) : part));
+    if (results.length > 0 && next === undefined) {
+      await store.appendMessages([{ session_id: sessionId, role: 'tool', content: results, created_at: now() }]);
+    } else if (results.length > 0 && next.role === 'tool') {
+      await store.updateMessageContent(sessionId, next.seq, [...partsOf(next), ...results]);
+    } else if (results.length > 0) {
+      // Something was stored after the calls (a message of an older cadre): a result cannot go
+      // between them, so the unanswered calls stay in the transcript as text.
+      const orphaned = new Map(results.map((result) => [result.toolCallId, result]));
+      content = content.map((part) => (orphaned.has(part.toolCallId as string) ? asText(part as unknown as StoredToolCall, orphaned.get(part.toolCallId as string)!) : part));
+    }
+    await store.updateMessageContent(sessionId, message.seq, content);
+    wrote = true;
+  }
+  return wrote;
+}
+
+type Part = Record<string, unknown> & { type: string; toolCallId?: string };
+
+function partsOf(message: MessageRecord): Part[] {
+  return Array.isArray(message.content) ? (message.content as Part[]) : [];
+}
+
+/**
+ * Whether the process that stored these calls is gone. Calls without a mark were stored with
+ * their step, which has ended; a mark names a process of this host (checked at once) or of
+ * another (presumed gone once the calls are older than a lease and it leases none of their runs).
+ */
+function ownerIsDead(calls: readonly StoredToolCall[], message: MessageRecord, runs: readonly RunRecord[], at: string, leaseMs: number): boolean {
+  const owner = calls.map((call) => call.providerOptions?.[pendingCallKey]?.pending_owner).find((value): value is string => typeof value === 'string');
+  if (owner === undefined) return true;
+  const probe = probeOwner(owner);
+  if (probe !== 'unknown') return probe === 'gone';
+  if (Date.parse(message.created_at) + leaseMs > Date.parse(at)) return false;
+  const ids = new Set(calls.map((call) => call.toolCallId));
+  return !runs.some((run) => ids.has(run.tool_call_id ?? '') && run.lease_owner === owner && run.lease_expires_at !== null && run.lease_expires_at > at);
+}
+
+function asText(call: StoredToolCall, result: ToolResultPart): { type: 'text'; text: string } {
+  const value = result.output.type === 'text' ? result.output.value : '';
+  return { type: 'text', text: `[Call ${call.toolCallId} of ${call.toolName} with ${JSON.stringify(call.input)}] ${value}` };
+}

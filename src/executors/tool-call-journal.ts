@@ -1,0 +1,125 @@
+import type { ModelMessage } from 'ai';
+import type { StartingToolCall, ToolCallOutcome, ToolCallRecorder } from '../loop/record-tool-calls.ts';
+import type { MessageRecord } from '../store/records.ts';
+import type { Store } from '../store/store.ts';
+import type { Now } from '../util/clock.ts';
+import { settledCallResult, unfinishedCallResult, type StoredToolCall } from './unfinished-call-result.ts';
+
+/** Where a stored call names the process it is running in while its step is under way. */
+export const pendingCallKey = 'cadre';
+
+/** Options of {@link createToolCallJournal}. */
+export interface ToolCallJournalOptions {
+  store: Store;
+  /** The session whose transcript the calls belong to. */
+  sessionId: string;
+  /** This process's identity in leases: a stored call under way names it until its step ends. */
+  ownerId: string;
+  now: Now;
+  /** Called before a call is stored, so rows of earlier steps still held are written first. */
+  beforeRecord?: () => void;
+}
+
+/** The rows a finished step writes once some of its calls were stored as they started. */
+export interface StepRows {
+  /** The step's messages to append (its tool results, or everything when no call was stored). */
+  append: ModelMessage[];
+  /** The stored message that kept the calls, rewritten as the step's whole assistant message. */
+  rewrite: MessageRecord | null;
+}
+
+/**
+ * A loop's tool calls, each stored in its session's transcript before it runs: the first call of
+ * a step appends an assistant message holding it, later calls join that message, and at the
+ * step's end the message becomes the step's whole assistant message (text and every call, none
+ * twice). A call under way names its process, so recovery can tell a dead process's calls from a
+ * live one's. A loop that ends mid-step gives each call it stored a result.
+ */
+export interface ToolCallJournal extends ToolCallRecorder {
+  /** What the step's messages become in the store; call it before writing them. */
+  endStep(messages: readonly ModelMessage[]): Promise<StepRows>;
+  /** Stores a result for every call of an unfinished step (the loop was stopped or failed). */
+  finish(): Promise<MessageRecord[]>;
+}
+
+/** Creates a {@link ToolCallJournal}. */
+export function createToolCallJournal(options: ToolCallJournalOptions): ToolCallJournal {
+  const { store, sessionId, ownerId, now } = options;
+  let stored: MessageRecord | null = null;
+  let calls: StoredToolCall[] = [];
+  const outcomes = new Map<string, ToolCallOutcome>();
+  /** Writes of the step in order: a call joins the message only once the message exists. */
+  let writes: Promise<unknown> = Promise.resolve();
+
+  const reset = () => {
+    stored = null;
+    calls = [];
+    outcomes.clear();
+  };
+
+  return {
+    record(call: StartingToolCall) {
+      options.beforeRecord?.();
+      const part: StoredToolCall = { type: 'tool-call', ...call, providerOptions: { [pendingCallKey]: { pending_owner: ownerId } } };
+      const write = writes.then(async () => {
+        calls.push(part);
+        if (stored === null) {
+          [stored] = await store.appendMessages([{ session_id: sessionId, role: 'assistant', content: [...calls], created_at: now() }]);
+        } else {
+          await store.updateMessageContent(sessionId, stored.seq, [...calls]);
+          stored = { ...stored, content: [...calls] };
+        }
+        // Committed, not only acknowledged: the call may act outside the store at once.
+        await store.flush();
+      });
+      writes = write.catch(() => {});
+      return write;
+    },
+
+    settled(toolCallId, outcome) {
+      outcomes.set(toolCallId, outcome);
+    },
+
+    async endStep(messages) {
+      await writes;
+      const [first, ...rest] = messages;
+      if (stored === null || first?.role !== 'assistant') {
+        reset();
+        return { append: [...messages], rewrite: null };
+      }
+      const content: Array<{ type: string; toolCallId?: string }> = typeof first.content === 'string' ? [{ type: 'text', text: first.content } as { type: string }] : [...first.content];
+      const present = new Set(content.flatMap((part) => (part.type === 'tool-call' ? [part.toolCallId] : [])));
+      for (const call of calls) if (!present.has(call.toolCallId)) content.push(withoutMark(call));
+      const rewrite: MessageRecord = { ...stored, content };
+      reset();
+      return { append: rest, rewrite };
+    },
+
+    async finish() {
+      await writes;
+      if (stored === null) return [];
+      const message = stored;
+      const unfinished = calls;
+      const known = new Map(outcomes);
+      reset();
+      const runs = unfinished.some((call) => !known.has(call.toolCallId)) ? await store.listRuns({ parent_session_id: sessionId }) : [];
+      const results = unfinished.map((call) => {
+        const outcome = known.get(call.toolCallId);
+        return outcome ? settledCallResult(call, outcome) : unfinishedCallResult(call, 'loop-ended', runs);
+      });
+      // Results first: a call stays marked as under way until it has its result.
+      const appended = await store.appendMessages([{ session_id: sessionId, role: 'tool', content: results, created_at: now() }]);
+      const content = unfinished.map(withoutMark);
+      await store.updateMessageContent(sessionId, message.seq, content);
+      return [{ ...message, content }, ...appended];
+    },
+  };
+}
+
+/** A stored call without the mark of a call under way. */
+export function withoutMark(call: StoredToolCall): StoredToolCall {
+  if (!call.providerOptions?.[pendingCallKey]) return call;
+  const { [pendingCallKey]: _mark, ...providerOptions } = call.providerOptions;
+  const { providerOptions: _options, ...rest } = call;
+  return Object.keys(providerOptions).length > 0 ? { ...rest, providerOptions } : rest;
+}
