@@ -62,8 +62,8 @@ Environment:
   CADRE_QUEUE          a redis:// URL for cadre worker processes (not in this build; runs execute in-process)
   CADRE_CONFIG         the config file (--config; default ./cadre.config.json)
   XDG_CONFIG_HOME      where the user's config.json and agents/ live (default ~/.config; cadre/ under it)
-  OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry traces over OTLP (not in this build: the AI SDK's own telemetry is left on while
-                       an OpenTelemetry integration is registered in code)
+  OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry traces over OTLP/HTTP, like http://localhost:4318 (or the config's telemetry key);
+                       OTEL_EXPORTER_OTLP_PROTOCOL http/json or http/protobuf (default), OTEL_SERVICE_NAME (default cadre)
   NO_COLOR             no colours in the terminal
 
 Exit codes: 0 done, 1 failed, 2 bad usage or configuration, 130 stopped by a person.

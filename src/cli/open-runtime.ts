@@ -158,6 +158,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     modelAliases: config.modelAliases,
     permissions: config.permissions,
     summarize: config.summarize,
+    tracing: config.telemetry,
     approvals,
     approver,
     baseURL: config.baseURL,

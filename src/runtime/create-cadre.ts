@@ -49,6 +49,8 @@ import { writeRunParts, type CadreRunPartWriter, type WriteRunPartsOptions } fro
 import { recoverRuns, type RecoveryReport } from './recover-runs.ts';
 import { isStoreFailure, watchStoreFailure } from './watch-store-failure.ts';
 import { createSessionWakeups, waitForIdle } from './wait-for-idle.ts';
+import { createRuntimeTracing } from '../telemetry/runtime-tracing.ts';
+import { resolveTelemetry, type TelemetrySettings } from '../telemetry/telemetry-settings.ts';
 
 /** Options of {@link createCadre}. */
 export interface CadreOptions {
@@ -140,6 +142,14 @@ export interface CadreOptions {
   summarize?: SummarizeSettings;
   /** Where internal errors go. @default console.error */
   onError?: (error: unknown) => void;
+  /**
+   * OpenTelemetry traces over OTLP (the configuration's `telemetry` key): a span per primary turn
+   * and run (`cadre.run.id`, `cadre.session.id`, `cadre.agent`, `cadre.parent_run.id`), with the AI
+   * SDK's model-call and tool-call spans under them. The OpenTelemetry packages load only when it
+   * is on. @default on when `OTEL_EXPORTER_OTLP_ENDPOINT` is set in `env`, contents left out
+   * @example { endpoint: 'http://localhost:4318', protocol: 'http/json' }
+   */
+  tracing?: TelemetrySettings;
 }
 
 /** The read tools on the working directory: what the built-in agents use when no tools are given. */
@@ -255,7 +265,10 @@ export function createCadre(options: CadreOptions): Cadre {
   const ownerId = `${hostname()}:${process.pid}:${newId('own').slice(-8)}`;
   const bus = createRunBus({ onListenerError: report });
   const coordination = options.coordination ?? createPollingCoordination({ store, onError: report });
-  const ledger = createRunLedger({ store, bus, now, coordination });
+  const telemetrySettings = resolveTelemetry(options.tracing, options.env);
+  const tracing = telemetrySettings ? createRuntimeTracing({ settings: telemetrySettings, store, redact: (text) => redactor.redact(text), telemetry: options.telemetry, onError: report }) : undefined;
+  const loopTelemetry = tracing?.loopTelemetry ?? options.telemetry;
+  const ledger = createRunLedger({ store, bus, now, coordination, traceContext: tracing?.capture });
   const inbox = createSessionInbox();
   const wakeups = createSessionWakeups(bus);
   const models = new Map<string, LanguageModel>();
@@ -406,7 +419,7 @@ export function createCadre(options: CadreOptions): Cadre {
     ownerId,
     leaseMs: options.leaseMs,
     redactor,
-    telemetry: options.telemetry,
+    telemetry: loopTelemetry,
     stream: shouldStream,
     onError: report,
     budget,
@@ -441,7 +454,7 @@ export function createCadre(options: CadreOptions): Cadre {
     now,
     newId,
     ownerId,
-    executor,
+    executor: tracing ? tracing.traceExecutor(executor) : executor,
     coordination,
     limits: { ...limits, leaseMs: options.leaseMs },
     onError: report,
@@ -464,8 +477,9 @@ export function createCadre(options: CadreOptions): Cadre {
     leaseMs: options.leaseMs,
     delegation,
     redactor,
-    telemetry: options.telemetry,
+    telemetry: loopTelemetry,
     stream: shouldStream,
+    traceTurn: tracing?.traceTurn,
     maxConcurrentTurns: options.maxConcurrentTurns,
     coordination,
     onError: report,
@@ -599,6 +613,7 @@ export function createCadre(options: CadreOptions): Cadre {
       for (const sessionId of hosted) await sessions.idle(sessionId);
       if (!options.coordination) await coordination.close();
       storeFailure.close();
+      await tracing?.close().catch(report);
       // A failed store has nothing more to commit; its failure was reported when it happened.
       await store.flush().catch((error: unknown) => {
         if (!isStoreFailure(error)) throw error;

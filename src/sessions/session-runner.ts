@@ -65,6 +65,8 @@ export interface SessionRunnerOptions {
   /** Where a person's stop of a session from another process is heard. @default polling the store */
   coordination?: Coordination;
   onError?: (error: unknown) => void;
+  /** Runs each turn inside a span (telemetry); `resumed` tells an auto-resumed turn. @default untraced */
+  traceTurn?: (sessionId: string, resumed: boolean, work: () => Promise<TurnResult>) => Promise<TurnResult>;
 }
 
 /** Runs primary agents' turns: one at a time per session, every step stored as it ends. */
@@ -115,11 +117,12 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     bus.publish({ type: 'session-status', session_id: sessionId, status });
   }
 
-  async function turn(sessionId: string, signal: AbortSignal): Promise<TurnResult> {
+  async function turn(sessionId: string, signal: AbortSignal, resumed = false): Promise<TurnResult> {
     const startedAt = now();
     await slots.acquire();
     try {
-      return await runTurn(sessionId, signal, startedAt);
+      const work = () => runTurn(sessionId, signal, startedAt);
+      return await (options.traceTurn ? options.traceTurn(sessionId, resumed, work) : work());
     } finally {
       slots.release();
     }
@@ -232,7 +235,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         const newer = await store.listMessages(sessionId, { afterSeq: seen.get(sessionId) ?? 0 });
         if (newer.length === 0 || newer.at(-1)?.role !== 'user') return null;
         await store.updateSession(sessionId, { auto_resumes: session.auto_resumes + 1 });
-        return turn(sessionId, new AbortController().signal);
+        return turn(sessionId, new AbortController().signal, true);
       });
     },
 
