@@ -12,6 +12,9 @@ import type { Cadre } from '../runtime/create-cadre.ts';
 import type { Store } from '../store/store.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import { configFlags, type RuntimeFlags, type StoreFlags } from './command-options.ts';
+import { cliLogger } from './cli-logger.ts';
+import { redactSecrets } from '../store/redact-secrets.ts';
+import type { Logger, LogLevel } from '../logging/logger.ts';
 
 /** What a command needs to talk to the database only. */
 /** What a command that only reads or stops needs of the configuration. */
@@ -36,6 +39,8 @@ export interface OpenedRuntime extends OpenedStore {
   toolNames: string[];
   /** The runtime's tools: what agents without a `tools` list get. */
   tools: ToolSet;
+  /** The command's logger (stderr; `--log-level`). */
+  logger: Logger;
 }
 
 /** Options of {@link openRuntime}. */
@@ -50,6 +55,8 @@ export interface OpenRuntimeOptions {
   approvals?: ApprovalMode;
   /** Asks a person on this terminal. */
   approver?: Approver;
+  /** The level without `--log-level` or `CADRE_LOG_LEVEL`. @default 'warn' */
+  logLevel?: LogLevel;
 }
 
 /**
@@ -120,7 +127,10 @@ async function sessionModel(config: CadreConfig, env: CliContext['env']): Promis
  * the working directory, and the runtime. Checks the model and the primary agent before anything
  * runs, so a mistake is one clear {@link ConfigError}.
  */
-export async function openRuntime({ context, flags, requireModel, createDatabase = true, approvals, approver }: OpenRuntimeOptions): Promise<OpenedRuntime> {
+export async function openRuntime({ context, flags, requireModel, createDatabase = true, approvals, approver, logLevel }: OpenRuntimeOptions): Promise<OpenedRuntime> {
+  // Lines logged before the runtime exists are redacted by pattern; after, by its redactor too.
+  let redactLine = redactSecrets;
+  const logger = cliLogger(context, flags, (text) => redactLine(text), logLevel);
   // Loaded here, not at the top: commands that only read the database start faster without the AI SDK.
   const [{ loadAgents }, { createCadre }, { createWorkspaceTools }, { openStore }] = await Promise.all([
     import('../agents/load-agents.ts'),
@@ -138,8 +148,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
   const onError = (error: unknown) => {
     // The command ends with it, and says it once (see runCommand).
     if (StoreFailureError.isInstance(error)) return;
-    const detail = error instanceof Error ? (flags.debug ? (error.stack ?? error.message) : error.message) : String(error);
-    context.stderr.write(`cadre: internal error: ${detail}\n`);
+    logger.error({ err: error }, 'internal error');
   };
   // Signals between processes: LISTEN/NOTIFY on Postgres, polling the file otherwise.
   const { openCoordination } = await import('../coordination/open-coordination.ts');
@@ -163,8 +172,10 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     approver,
     baseURL: config.baseURL,
     env: context.env,
+    logger,
     onError,
   });
+  redactLine = (text) => cadre.redactor.redact(text);
   return {
     config,
     store,
@@ -172,6 +183,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     agents,
     toolNames: Object.keys(tools),
     tools,
+    logger,
     async close() {
       await cadre.close();
       await coordination.close();

@@ -50,6 +50,8 @@ import { recoverRuns, type RecoveryReport } from './recover-runs.ts';
 import { isStoreFailure, watchStoreFailure } from './watch-store-failure.ts';
 import { createSessionWakeups, waitForIdle } from './wait-for-idle.ts';
 import { createRuntimeTracing } from '../telemetry/runtime-tracing.ts';
+import { defaultLogger } from '../logging/default-logger.ts';
+import { errorLogger, type Logger } from '../logging/logger.ts';
 import { resolveTelemetry, type TelemetrySettings } from '../telemetry/telemetry-settings.ts';
 
 /** Options of {@link createCadre}. */
@@ -140,8 +142,13 @@ export interface CadreOptions {
    * cut is used. The run keeps the full text. @default no summaries
    */
   summarize?: SummarizeSettings;
-  /** Where internal errors go. @default console.error */
+  /** Where internal errors go. @default `logger.error`, with the error's cause chain */
   onError?: (error: unknown) => void;
+  /**
+   * Where cadre's structured logs go: a pino logger, or anything with its methods
+   * (`createLogger` makes one). @default warnings and errors to stderr, JSON lines off a terminal
+   */
+  logger?: Logger;
   /**
    * OpenTelemetry traces over OTLP (the configuration's `telemetry` key): a span per primary turn
    * and run (`cadre.run.id`, `cadre.session.id`, `cadre.agent`, `cadre.parent_run.id`), with the AI
@@ -239,7 +246,7 @@ export function createCadre(options: CadreOptions): Cadre {
   const newId = options.newId ?? timeSortedId;
   const limits = resolveLimits(options.maxRetries === undefined ? options.limits : { maxRetries: options.maxRetries, ...options.limits });
   const redactor = createSecretRedactor({ env: options.env, values: options.secrets });
-  const onError = options.onError ?? ((error: unknown) => console.error(error));
+  const onError = options.onError ?? errorLogger(options.logger ?? defaultLogger());
   // Once the store fails (a full disk, a deleted database), its failure is reported once, and
   // what follows from it (every run's and turn's write rejecting) is not reported again.
   const storeFailure = watchStoreFailure(store, (failure) => {

@@ -20,6 +20,8 @@ import type { Store } from '../store/store.ts';
 import { setBounded } from '../util/bounded-map.ts';
 import type { NewId, Now } from '../util/clock.ts';
 import { takeAndStore, type SessionInbox } from './session-inbox.ts';
+import { reportToDefaultLogger } from '../logging/default-logger.ts';
+import { NotFoundError } from '../errors/not-found-error.ts';
 
 /** How a parent turn ended. */
 export interface TurnResult {
@@ -85,7 +87,7 @@ export interface SessionRunner {
 /** Creates the {@link SessionRunner}. */
 export function createSessionRunner(options: SessionRunnerOptions): SessionRunner {
   const { store, bus, inbox, agents, limits, now } = options;
-  const report = options.onError ?? ((error: unknown) => console.error(error));
+  const report = options.onError ?? reportToDefaultLogger;
   const chains = new Map<string, Promise<unknown>>();
   const controllers = new Map<string, AbortController>();
   const slots = createSlots(options.maxConcurrentTurns ?? 64);
@@ -130,7 +132,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
 
   async function runTurn(sessionId: string, signal: AbortSignal, startedAt: string): Promise<TurnResult> {
     const session = await store.getSession(sessionId);
-    if (!session) throw new Error(`No session '${sessionId}'`);
+    if (!session) throw new NotFoundError('session', sessionId);
     const agent = agents.primary(session.agent);
     const controller = new AbortController();
     const onAbort = () => controller.abort(signal.reason);

@@ -133,3 +133,43 @@ describe('OpenTelemetry traces', () => {
     expect(() => resolveTelemetry({ enabled: true, protocol: 'grpc' as 'http/json' }, {})).toThrow(/http\/json or http\/protobuf, not 'grpc'/);
   });
 });
+
+describe('telemetry off', () => {
+  it('loads no OpenTelemetry package while a runtime runs a turn with subagents', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { mkdtemp, readFile, rm, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const folder = await mkdtemp(join(tmpdir(), 'cadre-otel-off-'));
+    try {
+      const record = join(folder, 'modules.txt');
+      await writeFile(
+        join(folder, 'record-modules.mjs'),
+        `import { registerHooks } from 'node:module';
+import { writeFileSync } from 'node:fs';
+const loaded = new Set();
+registerHooks({ resolve(specifier, context, next) { const result = next(specifier, context); loaded.add(result.url); return result; } });
+process.on('exit', () => writeFileSync(${JSON.stringify(record)}, [...loaded].join('\\n')));
+`,
+      );
+      const source = (path: string) => JSON.stringify(new URL(path, import.meta.url).pathname);
+      const script = `const { createCadre } = await import(${source('../runtime/create-cadre.ts')});
+const { createSqliteStore } = await import(${source('../store/sqlite/sqlite-store.ts')});
+const { scriptedLanguageModel } = await import(${source('../testing/index.ts')});
+const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), maxRetries: 0, env: {}, model: scriptedLanguageModel((request) =>
+  request.system.includes('general-purpose') ? { text: 'sub' } : request.turn === 0 ? { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 't', description: 'd' } }] } : { text: 'done' }) });
+const session = await cadre.createSession();
+const turn = await cadre.send(session.id, 'go');
+await cadre.waitForIdle(session.id);
+await cadre.close();
+if (turn.status !== 'completed') process.exit(3);`;
+      execFileSync(process.execPath, ['--import', join(folder, 'record-modules.mjs'), '--input-type=module', '-e', script], { cwd: folder, env: { PATH: process.env.PATH, HOME: folder } });
+      const modules = (await readFile(record, 'utf8')).split('\n');
+      expect(modules.some((url) => url.includes('/src/runtime/create-cadre.ts'))).toBe(true);
+      expect(modules.filter((url) => /\/node_modules\/(@opentelemetry|@ai-sdk\/otel|pino)\//.test(url))).toEqual([]);
+      expect(modules.filter((url) => url.includes('/src/telemetry/open-tracer.ts'))).toEqual([]);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});
