@@ -1,4 +1,5 @@
 import type { TelemetryOptions } from 'ai';
+import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
 
 /** A W3C trace context (`traceparent`, maybe `tracestate`), as stored with a run. */
 export type TraceCarrier = Record<string, string>;
@@ -41,6 +42,12 @@ export interface CadreTracer {
    * an auto-resumed turn starts a trace of its own, linked to the runs that woke it.
    */
   inTurn<T extends TracedOutcome>(turn: { sessionId: string; agent: string; resumed: boolean; wokenBy: readonly TraceCarrier[] }, work: () => Promise<T>): Promise<T>;
+  /**
+   * The tool pipeline's tracing entry: it marks the AI SDK's span of each tool call (`execute_tool`)
+   * with who made the call (`cadre.run.id` in a run, else `cadre.session.id`; `cadre.agent`) and how it ended
+   * (`cadre.tool.outcome`: ok, error, or denied by a permission rule or a person).
+   */
+  toolEntry(caller: { sessionId: string; runId: string | null; agent: string }): ToolMiddleware;
   /** Sends what is left and stops. */
   shutdown(): Promise<void>;
 }

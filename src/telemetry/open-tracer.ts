@@ -1,5 +1,7 @@
 import type { Attributes, Link, Span } from '@opentelemetry/api';
 import type { TelemetryOptions } from 'ai';
+import { ToolDeniedError } from '../approvals/tool-denied-error.ts';
+import { mapToolOutput, type ToolMiddleware } from '../loop/tool-pipeline.ts';
 import type { CadreTracer, TraceCarrier, TracedOutcome, TracedRun } from './cadre-tracer.ts';
 import type { ResolvedTelemetry } from './telemetry-settings.ts';
 
@@ -110,6 +112,29 @@ export async function openTracer(settings: ResolvedTelemetry, options: OpenTrace
       };
       const span = tracer.startSpan(`cadre.turn ${turn.agent}`, { attributes, links, root: turn.resumed }, parent);
       return inSpan(span, parent, work);
+    },
+
+    toolEntry(caller): ToolMiddleware {
+      // A run's calls carry its id; a primary turn's, its session's (a run's primary session is not its own).
+      const attributes: Attributes = caller.runId === null ? { 'cadre.session.id': caller.sessionId, 'cadre.agent': caller.agent } : { 'cadre.run.id': caller.runId, 'cadre.agent': caller.agent };
+      return {
+        name: 'trace',
+        handle(_call, next) {
+          // The AI SDK runs each tool inside its own `execute_tool` span: that span is marked, not a new one made.
+          const span = trace.getActiveSpan();
+          if (!span) return next();
+          span.setAttributes(attributes);
+          return mapToolOutput(next, {
+            error(error) {
+              span.setAttribute('cadre.tool.outcome', ToolDeniedError.isInstance(error) ? 'denied' : 'error');
+              return error;
+            },
+            end(ok) {
+              if (ok) span.setAttribute('cadre.tool.outcome', 'ok');
+            },
+          });
+        },
+      };
     },
 
     async shutdown() {

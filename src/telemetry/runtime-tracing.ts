@@ -1,4 +1,5 @@
 import type { TelemetryOptions } from 'ai';
+import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
 import type { ExecutionOutcome, RunExecutor } from '../runs/run-manager.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
@@ -33,6 +34,8 @@ export interface RuntimeTracing {
   traceExecutor(executor: RunExecutor): RunExecutor;
   /** Runs a primary turn in a span (a resumed one linked to the runs that woke it). */
   traceTurn<T extends { error?: string }>(sessionId: string, resumed: boolean, work: () => Promise<T>): Promise<T>;
+  /** The tool pipeline's tracing entry for one agent's calls, once the tracer has loaded (see {@link CadreTracer.toolEntry}). */
+  toolEntries(caller: { sessionId: string; runId: string | null; agent: string }): ToolMiddleware[];
   /** Sends the spans still held and stops. */
   close(): Promise<void>;
 }
@@ -102,6 +105,8 @@ export function createRuntimeTracing(options: RuntimeTracingOptions): RuntimeTra
       wakers.delete(sessionId);
       return opened.inTurn({ sessionId, agent: session?.agent ?? 'unknown', resumed, wokenBy }, work);
     },
+
+    toolEntries: (caller) => (tracer ? [tracer.toolEntry(caller)] : []),
 
     async close() {
       await (await ready)?.shutdown();

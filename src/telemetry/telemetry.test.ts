@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { createCadre, type Cadre } from '../runtime/create-cadre.ts';
+import { defineTool } from '../tools/define-tool.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel } from '../testing/index.ts';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './otlp-receiver.ts';
@@ -20,6 +22,8 @@ function makeCadre(endpoint: string, tracing: Parameters<typeof createCadre>[0][
     store: createSqliteStore({ path: ':memory:' }),
     maxRetries: 0,
     secrets: [secret],
+    // A write tool that asks, and with no one to answer, is denied.
+    tools: { note: defineTool({ name: 'note', description: 'Writes a note', risk: 'write', inputSchema: z.object({ text: z.string() }), execute: () => 'written' }) },
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint },
     tracing,
     onError: (error) => {
@@ -27,10 +31,12 @@ function makeCadre(endpoint: string, tracing: Parameters<typeof createCadre>[0][
     },
     model: scriptedLanguageModel((request) => {
       const last = request.messages.at(-1);
-      if (request.system.includes('general-purpose')) return { text: `subagent answer about ${secret}` };
+      // The background run ends after the turn, so its notification wakes the session.
+      if (request.system.includes('general-purpose')) return { text: `subagent answer about ${secret}`, delay_ms: JSON.stringify(request.messages).includes('Later job') ? 300 : 0 };
       if (last?.role === 'user' && last.content.includes('<subagent-notification>')) return { text: 'noted' };
       if (request.turn === 0) return { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'Look at the parser', description: 'parser' } }] };
       if (request.turn === 1) return { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'Later job', description: 'later', run_in_background: true } }] };
+      if (request.turn === 2) return { tool_calls: [{ name: 'note', arguments: { text: 'hello' } }] };
       return { text: 'done' };
     }),
   });
@@ -89,6 +95,14 @@ describe('OpenTelemetry traces', () => {
       const modelCalls = spans.filter((candidate) => candidate.attributes['gen_ai.operation.name'] === 'chat' && ancestors(spans, candidate).includes(span));
       expect(modelCalls.length).toBeGreaterThan(0);
     }
+
+    // The tool pipeline's tracing entry marks the AI SDK's tool spans with the caller and the outcome.
+    const toolSpans = spans.filter((span) => span.name.startsWith('execute_tool') && ancestors(spans, span).includes(turn!) && !ancestors(spans, span).some((above) => above.name.startsWith('cadre.run')));
+    expect(toolSpans.map((span) => [span.attributes['gen_ai.tool.name'], span.attributes['cadre.tool.outcome'], span.attributes['cadre.session.id'], span.attributes['cadre.agent']])).toEqual([
+      ['agent', 'ok', session.id, 'main'],
+      ['agent', 'ok', session.id, 'main'],
+      ['note', 'denied', session.id, 'main'],
+    ]);
 
     // The turn the background run's end woke is a trace of its own, linked to that run.
     expect(resumed?.attributes['cadre.turn.resumed']).toBe(true);
