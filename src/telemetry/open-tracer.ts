@@ -13,6 +13,8 @@ export interface OpenTracerOptions {
   telemetry?: TelemetryOptions;
   /** cadre's version, on the tracer. */
   version?: string;
+  /** Told when spans cannot be sent (the collector is down); at most once a minute. */
+  onExportError?: (error: unknown) => void;
 }
 
 /**
@@ -21,7 +23,7 @@ export interface OpenTracerOptions {
  * integration for the loops' spans.
  */
 export async function openTracer(settings: ResolvedTelemetry, options: OpenTracerOptions): Promise<CadreTracer> {
-  const [api, { AsyncLocalStorageContextManager }, { W3CTraceContextPropagator }, { BasicTracerProvider, BatchSpanProcessor }, { resourceFromAttributes }, { OpenTelemetry }, { OTLPTraceExporter }] = await Promise.all([
+  const [api, { AsyncLocalStorageContextManager }, { W3CTraceContextPropagator, setGlobalErrorHandler }, { BasicTracerProvider, BatchSpanProcessor }, { resourceFromAttributes }, { OpenTelemetry }, { OTLPTraceExporter }] = await Promise.all([
     import('@opentelemetry/api'),
     import('@opentelemetry/context-async-hooks'),
     import('@opentelemetry/core'),
@@ -34,7 +36,16 @@ export async function openTracer(settings: ResolvedTelemetry, options: OpenTrace
   // Spans find their parent through the active context; a host that set its own manager keeps it.
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   const propagator = new W3CTraceContextPropagator();
-  const exporter = new OTLPTraceExporter({ url: settings.url });
+  // A collector that is down is said once a minute, not once per batch.
+  let saidAt = -Infinity;
+  const sayExportError = (error: unknown) => {
+    if (performance.now() - saidAt < 60_000) return;
+    saidAt = performance.now();
+    options.onExportError?.(error);
+  };
+  setGlobalErrorHandler(sayExportError);
+  // A short timeout: a process ending (cadre run) waits for the last batch at most this long.
+  const exporter = new OTLPTraceExporter({ url: settings.url, timeoutMillis: 3000 });
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': settings.serviceName }),
     spanProcessors: [redactingProcessor(options.redact), new BatchSpanProcessor(exporter)],
@@ -138,7 +149,7 @@ export async function openTracer(settings: ResolvedTelemetry, options: OpenTrace
     },
 
     async shutdown() {
-      await provider.shutdown();
+      await provider.shutdown().catch(sayExportError);
     },
   };
 }

@@ -187,3 +187,26 @@ if (turn.status !== 'completed') process.exit(3);`;
     }
   });
 });
+
+describe('a collector that is down', () => {
+  it('says so once through onError and does not hold up close for long', async () => {
+    const receiver = await startOtlpReceiver();
+    await receiver.close();
+    const errors: unknown[] = [];
+    const cadre = createCadre({
+      store: createSqliteStore({ path: ':memory:' }),
+      maxRetries: 0,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
+      tracing: { protocol: 'http/json' },
+      onError: (error) => errors.push(error),
+      model: scriptedLanguageModel([{ turns: [{ text: 'hello' }] }]),
+    });
+    const session = await cadre.createSession();
+    expect(await cadre.send(session.id, 'hi')).toMatchObject({ status: 'completed', text: 'hello' });
+    const started = Date.now();
+    await cadre.close();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(errors.map((error) => (error as Error).message)).toEqual([`Traces could not be sent to ${receiver.endpoint}/v1/traces.`]);
+    expect((errors[0] as Error).cause).toBeDefined();
+  });
+});
