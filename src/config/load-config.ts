@@ -54,6 +54,18 @@ export interface SummarizeConfig {
   timeoutMs?: number;
 }
 
+/** The `telemetry` key: traces over OTLP; its meaning belongs to the runtime. */
+export interface TelemetryConfig {
+  /** @default on when `endpoint` or `OTEL_EXPORTER_OTLP_ENDPOINT` is set */
+  enabled?: boolean;
+  /** The collector's OTLP/HTTP base URL. @default `OTEL_EXPORTER_OTLP_ENDPOINT` */
+  endpoint?: string;
+  /** @default `OTEL_EXPORTER_OTLP_PROTOCOL`, else 'http/protobuf' */
+  protocol?: 'http/json' | 'http/protobuf';
+  /** Record message contents and tool inputs/outputs (redacted). @default false */
+  recordContent?: boolean;
+}
+
 /** The configuration of one cadre process, merged from flags, environment, file and defaults. */
 export interface CadreConfig {
   /** The session's model spec. */
@@ -72,6 +84,8 @@ export interface CadreConfig {
   sandbox: SandboxConfig;
   /** Summarizing settings from the file. */
   summarize?: SummarizeConfig;
+  /** OpenTelemetry settings from the file (`OTEL_EXPORTER_OTLP_ENDPOINT` alone turns traces on too). */
+  telemetry?: TelemetryConfig;
   /** MCP servers whose tools agents may use: the user's file's, then the project's (same name: the project's). @default {} */
   mcpServers: Record<string, McpServerConfig>;
   /** Absolute agent directories: the file's `agents`, then each `--agents` flag. @default [] */
@@ -165,6 +179,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     permissions,
     sandbox: resolveSandboxConfig(file?.sandbox, fileDirectory, configPath),
     summarize: file?.summarize,
+    telemetry: file?.telemetry,
     mcpServers: { ...file?.mcpServers },
     agentsDirs: [
       ...(file?.agents ?? []).map((directory) => resolve(fileDirectory, directory)),
