@@ -57,6 +57,18 @@ export { CadreError, ConfigError } from './errors/index.ts';
 export { defineTool, toolInfo, toolRisks, ToolInputError, type ToolDefinition, type ToolInfo, type ToolRisk } from './tools/define-tool.ts';
 export { createWorkspaceTools, type WorkspaceToolsOptions } from './tools/workspace-tools.ts';
 export {
+  createSandbox,
+  detectSandbox,
+  SandboxUnavailableError,
+  type CommandLaunch,
+  type Sandbox,
+  type SandboxAvailability,
+  type SandboxKind,
+  type SandboxOptions,
+  type SandboxStatus,
+} from './tools/sandbox/index.ts';
+export { sandboxModes, type SandboxConfig, type SandboxMode } from './config/index.ts';
+export {
   composeTools,
   mapToolOutput,
   type PipelineTool,

@@ -36,9 +36,27 @@ describe('loadConfig', () => {
       agentsDirs: [],
       agent: 'main',
       permissions: {},
+      sandbox: { mode: 'auto', network: false, writable: [] },
       configPath: null,
       modelAliases: defaultModelAliases,
     });
+  });
+
+  it('reads sandbox settings, resolves writable paths against the file, and refuses a list of hosts or an unknown key', async () => {
+    await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { mode: 'required', network: true, writable: ['../shared', '/var/cache/x'] } }));
+    try {
+      expect((await loadConfig({ cwd, env: {} })).sandbox).toEqual({ mode: 'required', network: true, writable: [join(cwd, '..', 'shared'), '/var/cache/x'] });
+      await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { network: ['registry.npmjs.org'] } }));
+      expect(await failure()).toBe(
+        `${join(cwd, 'cadre.config.json')}: sandbox.network: a list of hosts needs a filtering proxy, which cadre does not have on this platform: only true (every host) or false (none, the default) is supported`,
+      );
+      await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { mode: 'strict' } }));
+      expect(await failure()).toContain('cadre.config.json: sandbox.mode: must be one of auto, required, off');
+      await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { net: true } }));
+      expect(await failure()).toContain('cadre.config.json: sandbox.net: unknown key (known keys: mode, network, writable)');
+    } finally {
+      await rm(join(cwd, 'cadre.config.json'), { force: true });
+    }
   });
 
   it('merges the file\'s permission rules with --allow and --deny, and names a bad rule', async () => {

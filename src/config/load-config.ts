@@ -4,6 +4,7 @@ import { configLocations, defaultConfigFileName, given, resolveDatabase } from '
 import { resolveLimits, type Limits } from './limits.ts';
 import { defaultModelAliases } from './model-aliases.ts';
 import { readConfigFile, type ConfigFile } from './read-config-file.ts';
+import { resolveSandboxConfig, type SandboxConfig } from './sandbox-config.ts';
 import { compilePermissions, type PermissionsConfig } from '../permissions/permissions.ts';
 
 export { defaultConfigFileName };
@@ -66,6 +67,8 @@ export interface CadreConfig {
   limits: Limits;
   /** Permission rules: the file's `permissions` with `--allow` and `--deny` added. @default {} */
   permissions: PermissionsConfig;
+  /** How `bash` is confined: the file's `sandbox`, defaults filled in, `writable` paths absolute. @default { mode: 'auto', network: false, writable: [] } */
+  sandbox: SandboxConfig;
   /** Summarizing settings from the file. */
   summarize?: SummarizeConfig;
   /** Absolute agent directories: the file's `agents`, then each `--agents` flag. @default [] */
@@ -85,6 +88,7 @@ function withAbsolutePaths(file: ConfigFile | null, directory: string): ConfigFi
     ...file,
     ...(file.db === undefined ? {} : { db: resolveDatabase(directory, file.db) }),
     ...(file.agents === undefined ? {} : { agents: file.agents.map((agents) => resolve(directory, agents)) }),
+    ...(file.sandbox?.writable === undefined ? {} : { sandbox: { ...file.sandbox, writable: file.sandbox.writable.map((path) => resolve(directory, path)) } }),
   };
 }
 
@@ -156,6 +160,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     db: db ?? join(cwd, '.cadre', 'cadre.db'),
     limits: resolveLimits(file?.limits),
     permissions,
+    sandbox: resolveSandboxConfig(file?.sandbox, fileDirectory, configPath),
     summarize: file?.summarize,
     agentsDirs: [
       ...(file?.agents ?? []).map((directory) => resolve(fileDirectory, directory)),

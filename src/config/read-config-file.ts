@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
 import { limitsSchema, unknownLimitMessage } from './limits.ts';
 import { permissionsConfigSchema } from '../permissions/permissions.ts';
+import { sandboxConfigSchema } from './sandbox-config.ts';
 
 const text = (what: string) => z.string({ error: `must be ${what}` }).trim().min(1, { error: `must be ${what}` });
 
@@ -21,6 +22,7 @@ export const configFileSchema = z.strictObject({
     .record(z.string(), text('a model spec like anthropic:claude-sonnet-4-5'), { error: 'must map short names to model specs, like { "sonnet": "anthropic:claude-sonnet-4-5" }' })
     .optional(),
   permissions: permissionsConfigSchema.optional(),
+  sandbox: sandboxConfigSchema.optional(),
   summarize: z
     .strictObject({
       model: text('a model spec like anthropic:claude-haiku-4-5').optional(),
@@ -44,7 +46,8 @@ function unknownKeyMessage(parent: string, key: string) {
   }
   if (parent === 'limits') return unknownLimitMessage;
   if (parent === 'permissions') return 'unknown key (known keys: allow, ask, deny)';
-  const allowed = parent === 'summarize' ? 'model, enabled, maxChars, timeoutMs' : 'model, baseURL, db, agents, limits, permissions, summarize, modelAliases';
+  if (parent === 'sandbox') return 'unknown key (known keys: mode, network, writable)';
+  const allowed = parent === 'summarize' ? 'model, enabled, maxChars, timeoutMs' : 'model, baseURL, db, agents, limits, permissions, sandbox, summarize, modelAliases';
   return `unknown key (known keys: ${allowed})`;
 }
 

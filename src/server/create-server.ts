@@ -4,6 +4,7 @@ import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { Cadre } from '../runtime/create-cadre.ts';
+import type { Sandbox } from '../tools/sandbox/create-sandbox.ts';
 import { createAgentRoutes } from './agent-routes.ts';
 import { createApprovalRoutes } from './approval-routes.ts';
 import { createAccessToken, guardPosts, isLoopbackHost, isWildcardHost, requireAccess, securityHeaders } from './dashboard-security.ts';
@@ -27,6 +28,11 @@ export interface DashboardAppOptions {
    * memory, whether it says its length or is streamed without one. @default 1048576 (1 MiB)
    */
   maxBodyBytes?: number;
+  /**
+   * The sandbox the runtime's `bash` runs in, shown at the top of the page and at
+   * `GET /api/sandbox` (`{sandbox: null}` without one).
+   */
+  sandbox?: Pick<Sandbox, 'status'>;
 }
 
 /** The default of {@link DashboardAppOptions.maxBodyBytes}: 1 MiB, far above any prompt a person types. */
@@ -41,7 +47,7 @@ export const defaultMaxBodyBytes = 1024 * 1024;
  * const app = createDashboardApp({ cadre });
  * const response = await app.request('/api/sessions');
  */
-export function createDashboardApp({ cadre, token = null, heartbeatMs, onError: log = (error) => console.error(error), maxBodyBytes = defaultMaxBodyBytes }: DashboardAppOptions): Hono {
+export function createDashboardApp({ cadre, token = null, heartbeatMs, onError: log = (error) => console.error(error), maxBodyBytes = defaultMaxBodyBytes, sandbox }: DashboardAppOptions): Hono {
   // What the server logs passes the runtime's redactor, like everything else cadre logs.
   const onError = (error: unknown) => log(cadre.redactor.redactError(error));
   const app = new Hono();
@@ -62,6 +68,7 @@ export function createDashboardApp({ cadre, token = null, heartbeatMs, onError: 
   app.route('/api/sessions', createExportRoute({ cadre }));
   app.route('/api/runs', createRunRoutes({ cadre }));
   app.route('/api/approvals', createApprovalRoutes({ cadre }));
+  app.get('/api/sandbox', async (context) => context.json({ sandbox: sandbox === undefined ? null : await sandbox.status() }));
   app.route('/api/agents', createAgentRoutes({ cadre }));
 
   app.notFound((context) => context.json({ error: `No route ${context.req.method} ${context.req.path}.` }, 404));
@@ -86,6 +93,8 @@ export interface StartDashboardOptions {
   onError?: (error: unknown) => void;
   /** See {@link DashboardAppOptions.maxBodyBytes}. @default 1048576 (1 MiB) */
   maxBodyBytes?: number;
+  /** See {@link DashboardAppOptions.sandbox}. @default none shown */
+  sandbox?: Pick<Sandbox, 'status'>;
 }
 
 /** A running dashboard. */
@@ -106,9 +115,9 @@ export interface Dashboard {
  * const dashboard = await startDashboard({ cadre, port: 4317 });
  * console.log(`Dashboard: ${dashboard.url}`);
  */
-export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: givenToken, onError, maxBodyBytes }: StartDashboardOptions): Promise<Dashboard> {
+export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: givenToken, onError, maxBodyBytes, sandbox }: StartDashboardOptions): Promise<Dashboard> {
   const token = givenToken ?? (isLoopbackHost(host) ? null : createAccessToken());
-  const app = createDashboardApp({ cadre, token, onError, maxBodyBytes });
+  const app = createDashboardApp({ cadre, token, onError, maxBodyBytes, sandbox });
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, hostname: host, port }, (info: AddressInfo) => {
       server.off('error', reject);
