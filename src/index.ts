@@ -53,6 +53,9 @@ export {
   type SecretRedactorOptions,
 } from './models/index.ts';
 export { CadreError, ConfigError } from './errors/index.ts';
+export { NotFoundError, type NotFoundKind } from './errors/index.ts';
+export { createLogger, errorLogger, isLogLevel, logLevels, type CreateLoggerOptions, type LogDestination, type Logger, type LogLevel, type LogMethod } from './logging/index.ts';
+export type { TelemetryProtocol, TelemetrySettings } from './telemetry/telemetry-settings.ts';
 
 export { defineTool, toolInfo, toolRisks, ToolInputError, type ToolDefinition, type ToolInfo, type ToolRisk } from './tools/define-tool.ts';
 export { createWorkspaceTools, type WorkspaceToolsOptions } from './tools/workspace-tools.ts';

@@ -13,6 +13,9 @@ import type { Store } from '../store/store.ts';
 import type { Sandbox } from '../tools/sandbox/create-sandbox.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import { configFlags, type RuntimeFlags, type StoreFlags } from './command-options.ts';
+import { cliLogger } from './cli-logger.ts';
+import { redactSecrets } from '../store/redact-secrets.ts';
+import type { Logger, LogLevel } from '../logging/logger.ts';
 
 /** What a command needs to talk to the database only. */
 /** What a command that only reads or stops needs of the configuration. */
@@ -39,6 +42,8 @@ export interface OpenedRuntime extends OpenedStore {
   sandbox: Sandbox;
   /** The runtime's tools: what agents without a `tools` list get. */
   tools: ToolSet;
+  /** The command's logger (stderr; `--log-level`). */
+  logger: Logger;
 }
 
 /** Options of {@link openRuntime}. */
@@ -53,6 +58,8 @@ export interface OpenRuntimeOptions {
   approvals?: ApprovalMode;
   /** Asks a person on this terminal. */
   approver?: Approver;
+  /** The level without `--log-level` or `CADRE_LOG_LEVEL`. @default 'warn' */
+  logLevel?: LogLevel;
 }
 
 /**
@@ -143,7 +150,10 @@ export function cliSandbox(
  * the working directory, and the runtime. Checks the model and the primary agent before anything
  * runs, so a mistake is one clear {@link ConfigError}.
  */
-export async function openRuntime({ context, flags, requireModel, createDatabase = true, approvals, approver }: OpenRuntimeOptions): Promise<OpenedRuntime> {
+export async function openRuntime({ context, flags, requireModel, createDatabase = true, approvals, approver, logLevel }: OpenRuntimeOptions): Promise<OpenedRuntime> {
+  // Lines logged before the runtime exists are redacted by pattern; after, by its redactor too.
+  let redactLine = redactSecrets;
+  const logger = cliLogger(context, flags, (text) => redactLine(text), logLevel);
   // Loaded here, not at the top: commands that only read the database start faster without the AI SDK.
   const [{ loadAgents }, { createCadre }, { createWorkspaceTools }, { openStore }, { createSandbox }] = await Promise.all([
     import('../agents/load-agents.ts'),
@@ -163,8 +173,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
   const onError = (error: unknown) => {
     // The command ends with it, and says it once (see runCommand).
     if (StoreFailureError.isInstance(error)) return;
-    const detail = error instanceof Error ? (flags.debug ? (error.stack ?? error.message) : error.message) : String(error);
-    context.stderr.write(`cadre: internal error: ${detail}\n`);
+    logger.error({ err: error }, 'internal error');
   };
   // Signals between processes: LISTEN/NOTIFY on Postgres, polling the file otherwise.
   const { openCoordination } = await import('../coordination/open-coordination.ts');
@@ -183,12 +192,15 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     modelAliases: config.modelAliases,
     permissions: config.permissions,
     summarize: config.summarize,
+    tracing: config.telemetry,
     approvals,
     approver,
     baseURL: config.baseURL,
     env: context.env,
+    logger,
     onError,
   });
+  redactLine = (text) => cadre.redactor.redact(text);
   return {
     config,
     store,
@@ -197,6 +209,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     toolNames: Object.keys(tools),
     sandbox,
     tools,
+    logger,
     async close() {
       await cadre.close();
       await coordination.close();

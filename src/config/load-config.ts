@@ -53,6 +53,18 @@ export interface SummarizeConfig {
   timeoutMs?: number;
 }
 
+/** The `telemetry` key: traces over OTLP; its meaning belongs to the runtime. */
+export interface TelemetryConfig {
+  /** @default on when `endpoint` or `OTEL_EXPORTER_OTLP_ENDPOINT` is set */
+  enabled?: boolean;
+  /** The collector's OTLP/HTTP base URL. @default `OTEL_EXPORTER_OTLP_ENDPOINT` */
+  endpoint?: string;
+  /** @default `OTEL_EXPORTER_OTLP_PROTOCOL`, else 'http/protobuf' */
+  protocol?: 'http/json' | 'http/protobuf';
+  /** Record message contents and tool inputs/outputs (redacted). @default false */
+  recordContent?: boolean;
+}
+
 /** The configuration of one cadre process, merged from flags, environment, file and defaults. */
 export interface CadreConfig {
   /** The session's model spec. */
@@ -71,6 +83,8 @@ export interface CadreConfig {
   sandbox: SandboxConfig;
   /** Summarizing settings from the file. */
   summarize?: SummarizeConfig;
+  /** OpenTelemetry settings from the file (`OTEL_EXPORTER_OTLP_ENDPOINT` alone turns traces on too). */
+  telemetry?: TelemetryConfig;
   /** Absolute agent directories: the file's `agents`, then each `--agents` flag. @default [] */
   agentsDirs: string[];
   /** The primary agent's name. @default 'main' */
@@ -162,6 +176,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     permissions,
     sandbox: resolveSandboxConfig(file?.sandbox, fileDirectory, configPath),
     summarize: file?.summarize,
+    telemetry: file?.telemetry,
     agentsDirs: [
       ...(file?.agents ?? []).map((directory) => resolve(fileDirectory, directory)),
       ...(flags.agentsDirs ?? []).map((directory) => resolve(cwd, directory)),

@@ -31,6 +31,14 @@ export const configFileSchema = z.strictObject({
       timeoutMs: z.int({ error: 'must be a whole number of milliseconds, 1 or more' }).positive({ error: 'must be a whole number of milliseconds, 1 or more' }).optional(),
     })
     .optional(),
+  telemetry: z
+    .strictObject({
+      enabled: z.boolean({ error: 'must be true or false' }).optional(),
+      endpoint: z.url({ error: 'must be a URL like http://localhost:4318' }).optional(),
+      protocol: z.enum(['http/json', 'http/protobuf'], { error: "must be 'http/json' or 'http/protobuf'" }).optional(),
+      recordContent: z.boolean({ error: 'must be true or false' }).optional(),
+    })
+    .optional(),
 });
 
 /** The contents of a valid `cadre.config.json`. */
@@ -47,7 +55,8 @@ function unknownKeyMessage(parent: string, key: string) {
   if (parent === 'limits') return unknownLimitMessage;
   if (parent === 'permissions') return 'unknown key (known keys: allow, ask, deny)';
   if (parent === 'sandbox') return 'unknown key (known keys: mode, network, writable)';
-  const allowed = parent === 'summarize' ? 'model, enabled, maxChars, timeoutMs' : 'model, baseURL, db, agents, limits, permissions, sandbox, summarize, modelAliases';
+  if (parent === 'telemetry') return 'unknown key (known keys: enabled, endpoint, protocol, recordContent)';
+  const allowed = parent === 'summarize' ? 'model, enabled, maxChars, timeoutMs' : 'model, baseURL, db, agents, limits, permissions, sandbox, summarize, modelAliases, telemetry';
   return `unknown key (known keys: ${allowed})`;
 }
 

@@ -1,9 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { Cadre } from '../runtime/create-cadre.ts';
+import { defaultLogger } from '../logging/default-logger.ts';
+import { errorLogger, type Logger } from '../logging/logger.ts';
 import type { Sandbox } from '../tools/sandbox/create-sandbox.ts';
 import { createAgentRoutes } from './agent-routes.ts';
 import { createApprovalRoutes } from './approval-routes.ts';
@@ -13,6 +15,7 @@ import { createExportRoute } from './export-route.ts';
 import { createRunRoutes } from './run-routes.ts';
 import { createSessionRoutes } from './session-routes.ts';
 import { createStaticAssets } from './static-assets.ts';
+import { NotFoundError } from '../errors/not-found-error.ts';
 
 /** Options of {@link createDashboardApp}. */
 export interface DashboardAppOptions {
@@ -21,8 +24,13 @@ export interface DashboardAppOptions {
   token?: string | null;
   /** Milliseconds between SSE heartbeat comments. @default 15000 */
   heartbeatMs?: number;
-  /** Where unexpected errors go (failed background turns, 500s). @default console.error */
+  /** Where unexpected errors go (failed background turns, 500s). @default `logger.error` */
   onError?: (error: unknown) => void;
+  /**
+   * Where request logs (`info`: method, path without its query, status, milliseconds) and errors
+   * go. @default the default logger (warnings and errors to stderr)
+   */
+  logger?: Logger;
   /**
    * The largest request body accepted, in bytes; a larger one gets 413 before it is held in
    * memory, whether it says its length or is streamed without one. @default 1048576 (1 MiB)
@@ -47,10 +55,11 @@ export const defaultMaxBodyBytes = 1024 * 1024;
  * const app = createDashboardApp({ cadre });
  * const response = await app.request('/api/sessions');
  */
-export function createDashboardApp({ cadre, token = null, heartbeatMs, onError: log = (error) => console.error(error), maxBodyBytes = defaultMaxBodyBytes, sandbox }: DashboardAppOptions): Hono {
+export function createDashboardApp({ cadre, token = null, heartbeatMs, logger = defaultLogger(), onError: log = errorLogger(logger), maxBodyBytes = defaultMaxBodyBytes, sandbox }: DashboardAppOptions): Hono {
   // What the server logs passes the runtime's redactor, like everything else cadre logs.
   const onError = (error: unknown) => log(cadre.redactor.redactError(error));
   const app = new Hono();
+  app.use(logRequests(logger));
   app.use(securityHeaders());
   app.use(requireAccess({ token }));
   app.use(guardPosts());
@@ -74,6 +83,7 @@ export function createDashboardApp({ cadre, token = null, heartbeatMs, onError: 
   app.notFound((context) => context.json({ error: `No route ${context.req.method} ${context.req.path}.` }, 404));
   app.onError((error, context) => {
     if (error instanceof HTTPException) return context.json({ error: error.message }, error.status);
+    if (NotFoundError.isInstance(error)) return context.json({ error: error.message }, 404);
     onError(error);
     return context.json({ error: 'Internal error; see the server log.' }, 500);
   });
@@ -89,8 +99,10 @@ export interface StartDashboardOptions {
   port?: number;
   /** Require this token even on a loopback host. @default a random token on non-loopback hosts, none on loopback */
   token?: string;
-  /** @default console.error */
+  /** @default `logger.error` */
   onError?: (error: unknown) => void;
+  /** See {@link DashboardAppOptions.logger}. */
+  logger?: Logger;
   /** See {@link DashboardAppOptions.maxBodyBytes}. @default 1048576 (1 MiB) */
   maxBodyBytes?: number;
   /** See {@link DashboardAppOptions.sandbox}. @default none shown */
@@ -115,9 +127,9 @@ export interface Dashboard {
  * const dashboard = await startDashboard({ cadre, port: 4317 });
  * console.log(`Dashboard: ${dashboard.url}`);
  */
-export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: givenToken, onError, maxBodyBytes, sandbox }: StartDashboardOptions): Promise<Dashboard> {
+export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: givenToken, onError, logger, maxBodyBytes, sandbox }: StartDashboardOptions): Promise<Dashboard> {
   const token = givenToken ?? (isLoopbackHost(host) ? null : createAccessToken());
-  const app = createDashboardApp({ cadre, token, onError, maxBodyBytes, sandbox });
+  const app = createDashboardApp({ cadre, token, onError, logger, maxBodyBytes, sandbox });
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, hostname: host, port }, (info: AddressInfo) => {
       server.off('error', reject);
@@ -137,4 +149,13 @@ export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: 
     });
     server.once('error', reject);
   });
+}
+
+/** A request log line per request once it is answered; the query (which may hold the token) is left out. */
+function logRequests(logger: Logger): MiddlewareHandler {
+  return async function requestLog(context, next) {
+    const started = performance.now();
+    await next();
+    logger.info({ method: context.req.method, path: context.req.path, status: context.res.status, durationMs: Math.round(performance.now() - started) }, 'request');
+  };
 }
