@@ -299,21 +299,6 @@ describe('notifier', () => {
     expect(notifier.pending('ses_1')).toBe(0);
   });
 
-  it('reports to the console by default', async () => {
-    const logged = vi.spyOn(console, 'error').mockImplementation(() => {});
-    try {
-      const store = createSqliteStore({ path: ':memory:' });
-      const bus = createRunBus();
-      const ledger = createRunLedger({ store, bus, now: systemNow });
-      const notifier = createNotifier({ store, inbox: createSessionInbox(), now: systemNow });
-      const run = await endRun(ledger, 'run_1');
-      store.commitMessage = () => Promise.reject(new Error('disk full'));
-      await notifier.runFinished(run);
-      expect(logged).toHaveBeenCalledWith(new Error('disk full'));
-    } finally {
-      logged.mockRestore();
-    }
-  });
 });
 
 describe('deliveryOf', () => {
