@@ -1,7 +1,7 @@
 import type { ToolExecutionOptions, ToolSet } from 'ai';
 import { exactPattern, type PermissionRisk } from '../permissions/permission-rule.ts';
 import { compilePermissions, decidePermission, type DecidedRule, type PermissionVerdict } from '../permissions/permissions.ts';
-import { clampActivity, describeToolCall } from '../runs/activity.ts';
+import { clampActivity, toolActivity, type RunActivity } from '../runs/activity.ts';
 import type { ApprovalRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { toolInfo } from '../tools/define-tool.ts';
@@ -23,8 +23,8 @@ export interface ToolGateContext {
   agent: string;
   /** The agent's own rules, which can only make calls stricter. */
   agentRules?: readonly DecidedRule[];
-  /** Shows the run's activity line (`awaiting approval: bash npm test`). */
-  setActivity?: (text: string) => void;
+  /** Shows the run's activity (`{kind: 'awaiting_approval', tool: 'bash', argument: 'npm test'}`). */
+  setActivity?: (activity: RunActivity) => void;
   /** Writes the run's events held until the end of the event-loop turn, before the ask's own event. */
   writePending?: () => void;
 }
@@ -68,27 +68,32 @@ export function gateTools(tools: ToolSet, context: ToolGateContext, services: To
         }
         const summary = clampActivity(argument === undefined ? name : `${name} ${argument}`, 200);
         if (verdict.decision === 'deny') {
-          context.setActivity?.(clampActivity(`denied: ${summary}`));
+          context.setActivity?.({ kind: 'denied', ...toolAndArgument(name, argument), by: 'rule' });
           throw new ToolDeniedError(deniedByRule(name, argument, verdict));
         }
         if (verdict.decision === 'ask') {
-          context.setActivity?.(clampActivity(`awaiting approval: ${summary}`));
+          context.setActivity?.({ kind: 'awaiting_approval', ...toolAndArgument(name, argument) });
           // The ask's event is written straight away: the call's own events go first.
           context.writePending?.();
           const signal = options.abortSignal ?? new AbortController().signal;
           const approval = await services.broker.request({ sessionId: context.sessionId, runId: context.runId, agent: context.agent, tool: name, argument, risk, summary }, signal);
           if (approval.status !== 'approved') {
             if (approval.status === 'canceled') throw signal.reason ?? new Error('The run was stopped while it awaited approval.');
-            context.setActivity?.(clampActivity(`denied: ${summary}`));
+            context.setActivity?.({ kind: 'denied', ...toolAndArgument(name, argument), by: approval.resolved_by ?? 'person' });
             throw new ToolDeniedError(deniedAsk(approval));
           }
-          context.setActivity?.(describeToolCall(name, input));
+          context.setActivity?.(toolActivity(name, input));
         }
         return execute(input, options);
       },
     } as ToolSet[string];
   }
   return gated;
+}
+
+/** The tool and its argument as an activity shows them (the argument cut as the ask's summary is). */
+function toolAndArgument(tool: string, argument: string | undefined): { tool: string; argument?: string } {
+  return argument === undefined ? { tool } : { tool, argument: clampActivity(argument, 200) };
 }
 
 function what(tool: string, argument: string | undefined): string {

@@ -18,7 +18,7 @@ import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
 import { summarizeResult, type SummarizeSettings } from '../delegation/summarize-result.ts';
-import type { RunSummary } from '../executors/in-process-executor.ts';
+import type { RunLive, RunSummary } from '../executors/in-process-executor.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { createInProcessExecutor } from '../executors/in-process-executor.ts';
 import { describeModel } from '../models/describe-model.ts';
@@ -391,9 +391,9 @@ export function createCadre(options: CadreOptions): Cadre {
   }
 
   /** Summarizes a result too long for the parent, when summaries are on. */
-  async function summarizeRun(run: RunRecord, text: string, runModel: LanguageModel, signal: AbortSignal, setActivity: (text: string) => void): Promise<RunSummary | null> {
+  async function summarizeRun(run: RunRecord, text: string, runModel: LanguageModel, signal: AbortSignal, setActivity: RunLive['setActivity']): Promise<RunSummary | null> {
     if (!summarize || text.length <= limits.maxResultChars) return null;
-    setActivity(`summarizing ${text.length} characters`);
+    setActivity({ kind: 'summarizing', characters: text.length });
     const outcome = await summarizeResult(text, { model: await summaryModel(run, runModel), task: run.task, maxChars: summarize.maxChars, timeoutMs: summarize.timeoutMs, signal });
     return outcome.ok ? { summary: outcome.summary, error: null, usage: outcome.usage } : { summary: null, error: outcome.reason, usage: outcome.usage };
   }
