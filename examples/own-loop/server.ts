@@ -87,6 +87,8 @@ app.get('/api/chat/:id/stream', async (context) => {
   return createUIMessageStreamResponse({ stream });
 });
 
+// The cards' buttons. A real app checks that the ask or run belongs to the signed-in user's chat
+// (`approval.session_id`, `run.parent_session_id`) before it answers or stops.
 app.post('/api/approvals/:id', async (context) => {
   const { decision } = await context.req.json<{ decision: 'approve' | 'deny' }>();
   return context.json(await cadre.approve(context.req.param('id'), { decision }));

@@ -71,7 +71,10 @@ export async function driveSession(options: DriveSessionOptions): Promise<RunOut
     const session = await store.getSession(sessionId);
     const messages = await store.listMessages(sessionId, { afterSeq: before });
     const answer = messages.filter((message) => message.role === 'assistant').map((message) => messageText(message.content)).findLast((text) => text.trim() !== '') ?? '';
-    if (stoppedByPerson || turn.status === 'canceled' || session?.status === 'canceled') {
+    // A `cadre stop` from another process can land between two polls and the turn's end: the
+    // session's own mark is the record of it, read here once more rather than left to the poll.
+    const stoppedElsewhere = session?.user_canceled_at != null && session.user_canceled_at > startedAt;
+    if (stoppedByPerson || stoppedElsewhere || turn.status === 'canceled' || session?.status === 'canceled') {
       return { sessionId, status: 'canceled', text: answer };
     }
     if (turn.status === 'failed' || session?.status === 'failed') {

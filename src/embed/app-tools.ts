@@ -108,7 +108,10 @@ async function* followDelegation(
     if (event.type !== 'run-event') return;
     const { run } = event;
     if (run.tool_call_id !== execution.toolCallId || run.parent_session_id !== sessionId || run.parent_run_id !== null) return;
-    progress = advance(progress, run, activityOf(event));
+    const next = advance(progress, run, activityOf(event));
+    // Each preliminary result costs the SDK a copy and the page a render: only what shows counts.
+    if (next.run_id === progress.run_id && next.status === progress.status && next.activity === progress.activity && sameUsage(next.usage, progress.usage)) return;
+    progress = next;
     changes.push(progress);
   });
   const done = Promise.resolve(delegate.execute!(input, execution) as Promise<string>).then(
@@ -146,6 +149,10 @@ function advance(progress: CadreRunProgress, run: RunRecord, activity: string | 
     activity: activity ?? progress.activity ?? run.last_activity,
     usage: run.usage.input_tokens + run.usage.output_tokens >= progress.usage.input_tokens + progress.usage.output_tokens ? run.usage : progress.usage,
   };
+}
+
+function sameUsage(a: Usage, b: Usage): boolean {
+  return a.input_tokens === b.input_tokens && a.output_tokens === b.output_tokens;
 }
 
 /** A one-slot channel: `push` replaces the waiting value; `next` resolves with the newest (null if it was taken). */
