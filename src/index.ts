@@ -56,6 +56,17 @@ export { CadreError, ConfigError } from './errors/index.ts';
 
 export { defineTool, toolInfo, toolRisks, ToolInputError, type ToolDefinition, type ToolInfo, type ToolRisk } from './tools/define-tool.ts';
 export { createWorkspaceTools, type WorkspaceToolsOptions } from './tools/workspace-tools.ts';
+export {
+  composeTools,
+  mapToolOutput,
+  type PipelineTool,
+  type ToolCall,
+  type ToolMiddleware,
+  type ToolNext,
+  type ToolOutputHandlers,
+} from './loop/tool-pipeline.ts';
+export { checkToolInput } from './tools/check-tool-input.ts';
+export { redactToolOutput } from './tools/redact-tool-output.ts';
 
 export {
   compilePermissions,

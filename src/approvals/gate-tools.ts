@@ -1,5 +1,5 @@
-import type { ToolExecutionOptions, ToolSet } from 'ai';
-import { exactPattern, type PermissionRisk } from '../permissions/permission-rule.ts';
+import type { ToolCall, ToolMiddleware } from '../loop/tool-pipeline.ts';
+import { exactPattern, type PermissionCall, type PermissionRisk } from '../permissions/permission-rule.ts';
 import { compilePermissions, decidePermission, type DecidedRule, type PermissionVerdict } from '../permissions/permissions.ts';
 import { clampActivity, toolActivity, type RunActivity } from '../runs/activity.ts';
 import type { ApprovalRecord } from '../store/records.ts';
@@ -14,7 +14,7 @@ import { ToolDeniedError } from './tool-denied-error.ts';
  */
 export const unknownToolRisk: PermissionRisk = 'network';
 
-/** Who makes the calls of the tools {@link gateTools} wraps. */
+/** Who makes the calls of the tools {@link gateToolCalls} gates. */
 export interface ToolGateContext {
   /** The primary session: its "always" rules apply. */
   sessionId: string;
@@ -29,7 +29,7 @@ export interface ToolGateContext {
   writePending?: () => void;
 }
 
-/** What {@link gateTools} needs. */
+/** What {@link gateToolCalls} needs. */
 export interface ToolGateServices {
   store: Store;
   broker: ApprovalBroker;
@@ -38,61 +38,59 @@ export interface ToolGateServices {
 }
 
 /**
- * Puts every tool behind the permission rules: a call the rules allow runs, one they deny comes
- * back to the model as a tool error saying what was denied and how a person can allow it, and one
- * that asks waits for exactly one answer (a person, `--yes`, no approver, the timeout or a stop).
+ * The tool pipeline's permission entry, for the tools named in `gated` (the agent's workspace
+ * tools; the delegation tools have their own caps): a call the rules allow runs, one they deny
+ * comes back to the model as a tool error saying what was denied and how a person can allow it,
+ * and one that asks waits for exactly one answer (a person, `--yes`, no approver, the timeout or
+ * a stop). Put it after `checkToolInput`, so a call the tool refuses anyway (bad input, a path
+ * outside the workspace) is refused before anyone is asked. Synchronous for a call the rules decide.
  */
-export function gateTools(tools: ToolSet, context: ToolGateContext, services: ToolGateServices): ToolSet {
-  const gated: ToolSet = {};
-  for (const [name, tool] of Object.entries(tools)) {
-    const execute = tool.execute;
-    if (!execute) {
-      gated[name] = tool;
-      continue;
-    }
-    const info = toolInfo(tool);
-    const risk = info?.risk ?? unknownToolRisk;
-    gated[name] = {
-      ...tool,
-      async execute(input: unknown, options: ToolExecutionOptions<any>) {
-        // A call the tool refuses anyway (bad input, a path outside the workspace) is refused before
-        // any rule or person is consulted: nobody should be asked to approve it.
-        await info?.check(input);
-        const argument = info?.argument(input);
-        const call = { tool: name, risk, argument };
-        let verdict = decidePermission({ rules: services.rules, agentRules: context.agentRules }, call);
-        if (verdict.decision === 'ask') {
-          // Rules a person set with "always" are read at each ask: another process may have added one.
-          const sessionRules = compilePermissions(groupRules(await services.store.listSessionRules(context.sessionId)), 'session rules');
-          verdict = decidePermission({ rules: services.rules, agentRules: context.agentRules, sessionRules }, call);
-        }
-        const summary = clampActivity(argument === undefined ? name : `${name} ${argument}`, 200);
-        if (verdict.decision === 'deny') {
-          context.setActivity?.({ kind: 'denied', ...toolAndArgument(name, argument), by: 'rule' });
-          throw new ToolDeniedError(deniedByRule(name, argument, verdict));
-        }
-        if (verdict.decision === 'ask') {
-          context.setActivity?.({ kind: 'awaiting_approval', ...toolAndArgument(name, argument) });
-          // The ask's event is written straight away: the call's own events go first.
-          context.writePending?.();
-          const signal = options.abortSignal ?? new AbortController().signal;
-          const approval = await services.broker.request({ sessionId: context.sessionId, runId: context.runId, agent: context.agent, tool: name, argument, risk, summary }, signal);
-          if (approval.status !== 'approved') {
-            if (approval.status === 'canceled') throw signal.reason ?? new Error('The run was stopped while it awaited approval.');
-            context.setActivity?.({ kind: 'denied', ...toolAndArgument(name, argument), by: approval.resolved_by ?? 'person' });
-            throw new ToolDeniedError(deniedAsk(approval));
-          }
-          context.setActivity?.(toolActivity(name, input));
-        }
-        return execute(input, options);
-      },
-    } as ToolSet[string];
+export function gateToolCalls(gated: Iterable<string>, context: ToolGateContext, services: ToolGateServices): ToolMiddleware {
+  const names = new Set(gated);
+  return {
+    name: 'permission',
+    appliesTo: ({ name }) => names.has(name),
+    handle(call, next) {
+      const info = toolInfo(call.tool);
+      const argument = info === undefined ? undefined : call.checked ? info.argumentOfParsed(call.input) : info.argument(call.input);
+      const request = { tool: call.name, risk: info?.risk ?? unknownToolRisk, argument };
+      const verdict = decidePermission({ rules: services.rules, agentRules: context.agentRules }, request);
+      if (verdict.decision === 'allow') return next();
+      const summary = clampActivity(argument === undefined ? call.name : `${call.name} ${argument}`, 200);
+      if (verdict.decision === 'deny') refuse(request, verdict, summary);
+      return ask(call, request, summary).then(() => next());
+    },
+  };
+
+  function refuse(request: PermissionCall, verdict: PermissionVerdict, summary: string): never {
+    context.setActivity?.({ kind: 'denied', ...toolAndArgument(request), by: 'rule' });
+    throw new ToolDeniedError(deniedByRule(request.tool, request.argument, verdict));
   }
-  return gated;
+
+  /** A call the configured rules ask about: the session's "always" rules, then a person. */
+  async function ask(call: ToolCall, request: PermissionCall, summary: string): Promise<void> {
+    // Rules a person set with "always" are read at each ask: another process may have added one.
+    const sessionRules = compilePermissions(groupRules(await services.store.listSessionRules(context.sessionId)), 'session rules');
+    const verdict = decidePermission({ rules: services.rules, agentRules: context.agentRules, sessionRules }, request);
+    if (verdict.decision === 'allow') return;
+    if (verdict.decision === 'deny') refuse(request, verdict, summary);
+    context.setActivity?.({ kind: 'awaiting_approval', ...toolAndArgument(request) });
+    // The ask's event is written straight away: the call's own events go first.
+    context.writePending?.();
+    const signal = call.options.abortSignal ?? new AbortController().signal;
+    const { tool, risk, argument } = request;
+    const approval = await services.broker.request({ sessionId: context.sessionId, runId: context.runId, agent: context.agent, tool, argument, risk, summary }, signal);
+    if (approval.status !== 'approved') {
+      if (approval.status === 'canceled') throw signal.reason ?? new Error('The run was stopped while it awaited approval.');
+      context.setActivity?.({ kind: 'denied', ...toolAndArgument(request), by: approval.resolved_by ?? 'person' });
+      throw new ToolDeniedError(deniedAsk(approval));
+    }
+    context.setActivity?.(toolActivity(call.name, call.input));
+  }
 }
 
 /** The tool and its argument as an activity shows them (the argument cut as the ask's summary is). */
-function toolAndArgument(tool: string, argument: string | undefined): { tool: string; argument?: string } {
+function toolAndArgument({ tool, argument }: PermissionCall): { tool: string; argument?: string } {
   return argument === undefined ? { tool } : { tool, argument: clampActivity(argument, 200) };
 }
 

@@ -1,5 +1,6 @@
 import { APICallError, type LanguageModel, type ModelMessage, type TelemetryOptions, type ToolSet } from 'ai';
 import { runAgentLoop } from '../loop/agent-loop.ts';
+import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
 import { ModelCallError } from '../models/model-call-error.ts';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
 import { activityEventData, lastSentence, renderActivity, toolActivity, type RunActivity } from '../runs/activity.ts';
@@ -19,6 +20,8 @@ export interface RunSetup {
   model: LanguageModel;
   instructions: string;
   tools: ToolSet;
+  /** The tool pipeline's entries for these tools (input check, permission, redaction, stop). @default none */
+  toolMiddleware?: readonly ToolMiddleware[];
   /** Messages that reached the child session while the run works (notifications of its own runs). */
   takeInjectedMessages?: () => ModelMessage[] | Promise<ModelMessage[]>;
   /** Called once the loop is over, whatever the outcome. */
@@ -63,7 +66,7 @@ export interface InProcessExecutorOptions {
   setup: (run: RunRecord, signal: AbortSignal, live: RunLive) => RunSetup | Promise<RunSetup>;
   /** How often at most a run's activity is written to the store. @default 250 */
   activityIntervalMs?: number;
-  /** Redacts tool results before the model sees them. @default nothing is redacted */
+  /** Redacts the error a loop ends with (tool results: the setup's `toolMiddleware`). @default nothing is redacted */
   redactor?: SecretRedactor;
   /** The AI SDK's telemetry settings of every loop. @default on only while someone receives it */
   telemetry?: TelemetryOptions;
@@ -198,6 +201,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         instructions: setup.instructions,
         messages: history,
         tools: setup.tools,
+        toolMiddleware: setup.toolMiddleware,
         maxTurns: Math.max(1, run.max_turns - run.turns),
         abortSignal: signal,
         redactor: options.redactor,

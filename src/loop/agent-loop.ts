@@ -11,14 +11,15 @@ import {
   type PrepareStepFunction,
   type StepResult,
   type TelemetryOptions,
-  type ToolExecutionOptions,
   type ToolSet,
 } from 'ai';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
 import { letEventLoopTurn } from '../util/event-loop-turn.ts';
 import { forwardModel, type ModelObject } from '../util/forward-model.ts';
 import { recordToolCalls, type ToolCallRecorder } from './record-tool-calls.ts';
+import { composeTools, type ToolMiddleware } from './tool-pipeline.ts';
 import { watchModelUsage } from './watch-model-usage.ts';
+import { watchToolCalls } from './watch-tool-calls.ts';
 
 /** Token counts of one step or a whole loop. */
 export interface LoopUsage {
@@ -43,6 +44,11 @@ export interface AgentLoopOptions {
   /** The conversation so far, ending with the message to answer. */
   messages: ModelMessage[];
   tools: ToolSet;
+  /**
+   * The tool pipeline's entries (input check, permission, redaction, stop...), composed once with
+   * the loop's own activity watch outermost. @default none
+   */
+  toolMiddleware?: readonly ToolMiddleware[];
   /** The turn cap: the loop makes at most this many model calls. */
   maxTurns: number;
   abortSignal: AbortSignal;
@@ -52,10 +58,10 @@ export interface AgentLoopOptions {
    */
   maxRetries?: number;
   /**
-   * Redacts what tools return (and the errors they throw) before the model or the store sees it:
-   * a tool may print an environment variable. @default nothing is redacted
+   * Redacts the error a loop ends with. (Tool results are redacted by the tool pipeline's
+   * redaction entry, `redactToolOutput`, given in `toolMiddleware`.) @default nothing is redacted
    */
-  redactor?: Pick<SecretRedactor, 'redactDeep' | 'redactError'>;
+  redactor?: Pick<SecretRedactor, 'redactError'>;
   /**
    * The AI SDK's telemetry settings for this loop. By default it is left on while anyone could
    * receive it (an integration registered with `registerTelemetry`, or a subscriber to the SDK's
@@ -124,12 +130,17 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   let finishReason = 'unknown';
   let error: unknown;
 
-  const prepareStep: PrepareStepFunction<ToolSet> = async ({ stepNumber }) => {
+  /** Whether messages were injected: from then on the SDK's own copy of the conversation lacks them. */
+  let injectedAny = false;
+  const prepareStep: PrepareStepFunction<ToolSet> = async () => {
     await letEventLoopTurn();
-    // Our copy of the conversation also holds injected messages; the SDK's would drop them.
     const injected = (await options.takeInjectedMessages?.()) ?? [];
-    conversation.push(...injected);
-    return stepNumber === 0 && injected.length === 0 ? undefined : { messages: conversation };
+    if (injected.length > 0) {
+      conversation.push(...injected);
+      injectedAny = true;
+    }
+    // Handing the SDK the conversation makes it copy it again: only when its own would miss something.
+    return injectedAny ? { messages: conversation } : undefined;
   };
   const onStepEnd = async (step: StepResult<ToolSet>) => {
     steps++;
@@ -143,12 +154,17 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
     finishReason = step.finishReason;
     await options.onStepFinish?.({ stepNumber: step.stepNumber, messages, text: step.text, finishReason: step.finishReason, usage: stepUsage });
   };
-  const redacted = options.redactor ? redactToolResults(options.tools, options.redactor) : options.tools;
-  const tools = options.toolCalls ? recordToolCalls(redacted, options.toolCalls) : redacted;
+  // One pipeline per loop: the activity watch outermost (a call's start is stored before its own
+  // events, an ask), the call recorded durably before anything else runs, then the caller's entries.
+  const watch = options.onToolCall || options.onToolResult ? [watchToolCalls({ onToolCall: options.onToolCall, onToolResult: options.onToolResult })] : [];
+  const record = options.toolCalls ? [recordToolCalls(options.toolCalls)] : [];
+  const middleware = [...watch, ...record, ...(options.toolMiddleware ?? [])];
+  const tools = middleware.length > 0 ? composeTools(options.tools, middleware) : options.tools;
   const settings = {
     model: options.onModelUsage ? watchModelUsage(options.model, options.onModelUsage) : options.model,
     instructions: options.instructions,
-    messages: conversation,
+    // The caller's array, which this loop never changes: the SDK keeps its own list from it.
+    messages: options.messages,
     tools,
     stopWhen: options.shouldStop ? [stepCountIs(options.maxTurns), options.shouldStop] : stepCountIs(options.maxTurns),
     abortSignal: options.abortSignal,
@@ -168,7 +184,6 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
           stepText = content;
           if (stepText !== '') options.onTextDelta?.(stepText, stepText);
         }),
-        tools: watchTools(tools, options.onToolCall, options.onToolResult),
         prepareStep: (step) => {
           stepText = '';
           options.onStepStart?.(steps);
@@ -179,9 +194,9 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
     } else {
       const result = streamText({
         ...settings,
-        // Watched as they run, as without streaming: a tool's stream part reaches this loop only
-        // after the tool started, so events it writes itself (an ask for approval) would come first.
-        tools: watchTools(tools, options.onToolCall, options.onToolResult),
+        // Tools are watched as they run (the pipeline), as without streaming: a tool's stream part
+        // reaches this loop only after the tool started, so events it writes itself (an ask for
+        // approval) would come first.
         // The error also arrives as a stream part and is returned; the SDK's default logs it whole.
         onError: () => {},
         onStepEnd,
@@ -212,48 +227,6 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   return { text, lastText, finishReason, steps, usage, error: aborted ? undefined : error, aborted };
 }
 
-/** The tools, each one's output (and error) redacted before the SDK hands it to the model. */
-function redactToolResults(tools: ToolSet, redactor: NonNullable<AgentLoopOptions['redactor']>): ToolSet {
-  const redacted: ToolSet = {};
-  for (const [toolName, tool] of Object.entries(tools)) {
-    const execute = tool.execute;
-    if (!execute) {
-      redacted[toolName] = tool;
-      continue;
-    }
-    redacted[toolName] = {
-      ...tool,
-      execute(input: unknown, executionOptions: ToolExecutionOptions<any>) {
-        let output: unknown;
-        try {
-          output = execute(input, executionOptions);
-        } catch (error) {
-          throw redactor.redactError(error);
-        }
-        if (isAsyncIterable(output)) return redactIterable(output, redactor);
-        return Promise.resolve(output).then(
-          (value) => redactor.redactDeep(value),
-          (error: unknown) => {
-            throw redactor.redactError(error);
-          },
-        );
-      },
-    } as ToolSet[string];
-  }
-  return redacted;
-}
-
-async function* redactIterable(output: AsyncIterable<unknown>, redactor: NonNullable<AgentLoopOptions['redactor']>): AsyncGenerator<unknown> {
-  try {
-    for await (const value of output) yield redactor.redactDeep(value);
-  } catch (error) {
-    throw redactor.redactError(error);
-  }
-}
-
-type ToolCallListener = AgentLoopOptions['onToolCall'];
-type ToolResultListener = AgentLoopOptions['onToolResult'];
-
 /**
  * The model, calling `onText` with the text of each whole (not streamed) response. A model
  * given by id is left alone: its text then arrives with the step's end.
@@ -276,61 +249,6 @@ function watchModelText(model: LanguageModel, onText: (text: string) => void): L
 
 /** What {@link watchModelText} reads of a model's whole (not streamed) answers. */
 type TextModel = ModelObject<{ content: Array<{ type: string; text?: string }> }>;
-
-/** The tools, each telling the listeners when it starts and how it ended. */
-function watchTools(tools: ToolSet, onCall: ToolCallListener, onResult: ToolResultListener): ToolSet {
-  if (!onCall && !onResult) return tools;
-  const watched: ToolSet = {};
-  for (const [toolName, tool] of Object.entries(tools)) {
-    const execute = tool.execute;
-    if (!execute) {
-      watched[toolName] = tool;
-      continue;
-    }
-    watched[toolName] = {
-      ...tool,
-      execute(input: unknown, executionOptions: ToolExecutionOptions<any>) {
-        const { toolCallId } = executionOptions;
-        onCall?.({ toolCallId, toolName, input });
-        const ended = (ok: boolean) => onResult?.({ toolCallId, toolName, ok });
-        let output: unknown;
-        try {
-          output = execute(input, executionOptions);
-        } catch (error) {
-          ended(false);
-          throw error;
-        }
-        if (isAsyncIterable(output)) return watchIterable(output, ended);
-        return Promise.resolve(output).then(
-          (value) => {
-            ended(true);
-            return value;
-          },
-          (error: unknown) => {
-            ended(false);
-            throw error;
-          },
-        );
-      },
-    } as ToolSet[string];
-  }
-  return watched;
-}
-
-function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
-  return value != null && typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function';
-}
-
-/** A tool's streamed output, passed through; `ended` is told once it finishes. */
-async function* watchIterable(output: AsyncIterable<unknown>, ended: (ok: boolean) => void): AsyncGenerator<unknown> {
-  try {
-    yield* output;
-  } catch (error) {
-    ended(false);
-    throw error;
-  }
-  ended(true);
-}
 
 /** The SDK's tracing channel: its `hasSubscribers` follows subscriptions made at any time. */
 const sdkTracing = tracingChannel(AI_SDK_TELEMETRY_TRACING_CHANNEL);

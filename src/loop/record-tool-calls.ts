@@ -1,4 +1,4 @@
-import type { ToolExecutionOptions, ToolSet } from 'ai';
+import { isAsyncIterable, type ToolMiddleware } from './tool-pipeline.ts';
 
 /** A tool call about to run: the model's input is complete. */
 export interface StartingToolCall {
@@ -23,39 +23,32 @@ export interface ToolCallRecorder {
 }
 
 /**
- * The tools, each call recorded before it runs. A tool that streams its output (an async
- * iterable) is drained: the model only ever sees its last value.
+ * The tool pipeline's recording entry: each call is stored before it runs (before any later entry:
+ * the input check, an ask), and the recorder hears how it ended, as the model sees it (the entries
+ * after this one redact it). A tool that streams its output (an async iterable) is drained: the
+ * model only ever sees its last value.
  */
-export function recordToolCalls(tools: ToolSet, recorder: ToolCallRecorder): ToolSet {
-  const recorded: ToolSet = {};
-  for (const [toolName, tool] of Object.entries(tools)) {
-    const execute = tool.execute;
-    if (!execute) {
-      recorded[toolName] = tool;
-      continue;
-    }
-    recorded[toolName] = {
-      ...tool,
-      async execute(input: unknown, executionOptions: ToolExecutionOptions<any>) {
-        const { toolCallId } = executionOptions;
-        await recorder.record({ toolCallId, toolName, input });
-        try {
-          const output = await lastValue(execute(input, executionOptions));
-          recorder.settled?.(toolCallId, { ok: true, output });
-          return output;
-        } catch (error) {
-          recorder.settled?.(toolCallId, { ok: false, error });
-          throw error;
-        }
-      },
-    } as ToolSet[string];
-  }
-  return recorded;
+export function recordToolCalls(recorder: ToolCallRecorder): ToolMiddleware {
+  return {
+    name: 'record',
+    async handle(call, next) {
+      const { toolCallId, name: toolName } = call;
+      await recorder.record({ toolCallId, toolName, input: call.input });
+      try {
+        const output = await lastValue(next());
+        recorder.settled?.(toolCallId, { ok: true, output });
+        return output;
+      } catch (error) {
+        recorder.settled?.(toolCallId, { ok: false, error });
+        throw error;
+      }
+    },
+  };
 }
 
 async function lastValue(output: unknown): Promise<unknown> {
-  if (output == null || typeof (output as AsyncIterable<unknown>)[Symbol.asyncIterator] !== 'function') return output;
+  if (!isAsyncIterable(output)) return output;
   let last: unknown;
-  for await (const value of output as AsyncIterable<unknown>) last = value;
+  for await (const value of output) last = value;
   return last;
 }

@@ -4,7 +4,11 @@ import type { AgentDefinition } from '../agents/agent-definition.ts';
 import { AgentRegistry } from '../agents/agent-registry.ts';
 import { createApprovalBroker, type ApprovalMode, type Approver } from '../approvals/approval-broker.ts';
 import type { AnsweredApproval, ApprovalAnswer } from '../approvals/answer-approval.ts';
-import { gateTools, type ToolGateContext } from '../approvals/gate-tools.ts';
+import { gateToolCalls, type ToolGateContext } from '../approvals/gate-tools.ts';
+import { stopToolCalls } from '../loop/stop-tool-calls.ts';
+import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
+import { checkToolInput } from '../tools/check-tool-input.ts';
+import { redactToolOutput } from '../tools/redact-tool-output.ts';
 import { closeOrphanedApprovals } from '../approvals/close-orphaned-approvals.ts';
 import { compilePermissions, type DecidedRule, type PermissionsConfig } from '../permissions/permissions.ts';
 import { builtInAgents } from '../agents/built-in-agents.ts';
@@ -305,9 +309,15 @@ export function createCadre(options: CadreOptions): Cadre {
     onError: report,
   });
 
-  /** The agent's workspace tools, each call behind the permission rules. */
-  function gatedToolsFor(agent: AgentDefinition, context: Omit<ToolGateContext, 'agent' | 'agentRules'>): ToolSet {
-    return gateTools(toolsFor(agent), { ...context, agent: agent.name, agentRules: rulesOfAgent(agent) }, { store, broker, rules });
+  const redactEntry = redactToolOutput(redactor);
+  /**
+   * The tool pipeline of an agent's calls, in order: results redacted, input checked, the agent's
+   * workspace tools behind the permission rules, and a stopped run's calls ended. (The loop adds
+   * its activity watch outermost.)
+   */
+  function toolPipelineFor(agent: AgentDefinition, workspace: ToolSet, context: Omit<ToolGateContext, 'agent' | 'agentRules'>): ToolMiddleware[] {
+    const gate = gateToolCalls(Object.keys(workspace), { ...context, agent: agent.name, agentRules: rulesOfAgent(agent) }, { store, broker, rules });
+    return [redactEntry, checkToolInput, gate, stopToolCalls];
   }
 
   /** The primary session a session belongs to: asks and "always" rules are per primary session. */
@@ -415,7 +425,8 @@ export function createCadre(options: CadreOptions): Cadre {
       if (!agent) throw new Error(`Agent '${run.agent}' is no longer defined.`);
       const session = await store.getSession(run.child_session_id);
       const sessionId = await primarySessionOf(run.parent_session_id);
-      const tools: ToolSet = { ...gatedToolsFor(agent, { sessionId, runId: run.id, setActivity: live.setActivity, writePending: live.writePending }) };
+      const workspace = toolsFor(agent);
+      const tools: ToolSet = { ...workspace };
       if (run.depth < limits.maxDepth) {
         Object.assign(tools, createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }));
       }
@@ -425,6 +436,7 @@ export function createCadre(options: CadreOptions): Cadre {
         model,
         instructions: agent.system,
         tools,
+        toolMiddleware: toolPipelineFor(agent, workspace, { sessionId, runId: run.id, setActivity: live.setActivity, writePending: live.writePending }),
         takeInjectedMessages: () => takeAndStore(inbox, run.child_session_id),
         ...(summarize ? { summarize: (text: string, signal: AbortSignal) => summarizeRun(run, text, model, signal, live.setActivity) } : {}),
         finish: async () => {
@@ -470,7 +482,8 @@ export function createCadre(options: CadreOptions): Cadre {
     coordination,
     onError: report,
     modelFor: (agent, session) => modelFor(agentModel(agent) ?? session.model),
-    toolsFor: (agent, session) => gatedToolsFor(agent, { sessionId: session.id, runId: null }),
+    toolsFor: (agent) => toolsFor(agent),
+    toolMiddlewareFor: (agent, session) => toolPipelineFor(agent, toolsFor(agent), { sessionId: session.id, runId: null }),
     onUnansweredMessages: (sessionId) => scheduleResume(sessionId),
   });
 

@@ -10,6 +10,7 @@ import { answerOrphanedCalls } from '../executors/answer-orphaned-calls.ts';
 import { toModelMessages, toNewMessages } from '../executors/message-codec.ts';
 import { createToolCallJournal } from '../executors/tool-call-journal.ts';
 import { runAgentLoop } from '../loop/agent-loop.ts';
+import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RunManager } from '../runs/run-manager.ts';
@@ -45,9 +46,14 @@ export interface SessionRunnerOptions {
   leaseMs?: number;
   delegation: DelegationServices;
   modelFor: (agent: AgentDefinition, session: SessionRecord) => LanguageModel;
-  /** The agent's workspace tools for one session (behind its permission rules). */
+  /** The agent's workspace tools for one session. */
   toolsFor: (agent: AgentDefinition, session: SessionRecord) => ToolSet;
-  /** Redacts tool results before the model sees them. @default nothing is redacted */
+  /**
+   * The tool pipeline's entries for a turn's tools, its workspace and delegation tools together
+   * (input check, permission rules, redaction, stop). @default none
+   */
+  toolMiddlewareFor?: (agent: AgentDefinition, session: SessionRecord) => readonly ToolMiddleware[];
+  /** Redacts the error a turn's loop ends with. @default nothing is redacted */
   redactor?: SecretRedactor;
   /** The AI SDK's telemetry settings of every loop. @default on only while someone receives it */
   telemetry?: TelemetryOptions;
@@ -154,6 +160,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         instructions: agent.system,
         messages: toModelMessages(await listMessages(sessionId)),
         tools,
+        toolMiddleware: options.toolMiddlewareFor?.(agent, session),
         maxTurns: agent.maxTurns ?? limits.defaultMaxTurns,
         abortSignal: controller.signal,
         redactor: options.redactor,

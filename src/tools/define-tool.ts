@@ -1,5 +1,6 @@
 import { jsonSchema, tool, type Tool, type ToolExecutionOptions } from 'ai';
 import { z } from 'zod';
+import { originalTool } from '../loop/tool-pipeline.ts';
 import { ToolInputError } from './tool-input-error.ts';
 
 export { ToolInputError } from './tool-input-error.ts';
@@ -28,6 +29,13 @@ export interface ToolDefinition<INPUT> {
    * approve it. `execute` checks again (the file system may change meanwhile). @default none
    */
   check?: (input: INPUT) => Promise<void> | void;
+  /**
+   * Whether the tool's output may hold a secret nobody has redacted yet: a file, a command's
+   * output, an environment value. A tool whose output is made only of text that already passed
+   * cadre's redaction (a subagent's answer, a run's activity) says false, so its results are not
+   * scanned a second time. @default true
+   */
+  carriesSecrets?: boolean;
   execute: (input: INPUT, options: ToolExecutionOptions<any>) => Promise<string> | string;
 }
 
@@ -35,17 +43,30 @@ export interface ToolDefinition<INPUT> {
 export interface ToolInfo {
   name: string;
   risk: ToolRisk;
+  /** See `ToolDefinition.carriesSecrets`. */
+  carriesSecrets: boolean;
   /** The main argument of a raw (unchecked) input, when it has one. */
   argument(input: unknown): string | undefined;
   /** Throws a {@link ToolInputError} for an input the tool would refuse anyway; see `ToolDefinition.check`. */
   check(input: unknown): Promise<void>;
+  /** The input the tool's schema accepts (defaults applied), or a {@link ToolInputError} saying what to fix. */
+  parse(input: unknown): unknown;
+  /** The main argument of an input {@link ToolInfo.parse} returned. */
+  argumentOfParsed(input: unknown): string | undefined;
+  /** The tool's own check (`ToolDefinition.check`) of a parsed input; undefined when it has none. */
+  checkParsed(input: unknown): Promise<void> | void;
+  /** The tool's `execute` on a parsed input, without checking it again. */
+  executeParsed(input: unknown, options: ToolExecutionOptions<any>): Promise<string> | string;
 }
 
 const toolInfos = new WeakMap<object, ToolInfo>();
 
-/** The name, risk and main argument of a tool made by {@link defineTool}; undefined for other tools. */
+/**
+ * The name, risk and main argument of a tool made by {@link defineTool} (also once it went
+ * through the tool pipeline, `composeTools`); undefined for other tools.
+ */
 export function toolInfo(tool: object): ToolInfo | undefined {
-  return toolInfos.get(tool);
+  return toolInfos.get(tool) ?? toolInfos.get(originalTool(tool as Tool));
 }
 
 /**
@@ -66,19 +87,27 @@ export function defineTool<INPUT>(definition: ToolDefinition<INPUT>): Tool {
     },
   });
   const argumentOf = definition.argument;
+  const parse = (input: unknown): INPUT => {
+    const parsed = definition.inputSchema.safeParse(input);
+    if (!parsed.success) throw new ToolInputError(describeInputProblems(definition.name, parsed.error));
+    return parsed.data;
+  };
   toolInfos.set(made, {
     name: definition.name,
     risk: definition.risk ?? 'read',
+    carriesSecrets: definition.carriesSecrets ?? true,
     argument(input) {
       if (!argumentOf) return undefined;
       const parsed = definition.inputSchema.safeParse(input);
       return parsed.success ? argumentOf(parsed.data) : undefined;
     },
     async check(input) {
-      const parsed = definition.inputSchema.safeParse(input);
-      if (!parsed.success) throw new ToolInputError(describeInputProblems(definition.name, parsed.error));
-      await definition.check?.(parsed.data);
+      await definition.check?.(parse(input));
     },
+    parse,
+    argumentOfParsed: (input) => argumentOf?.(input as INPUT),
+    checkParsed: (input) => definition.check?.(input as INPUT),
+    executeParsed: (input, options) => definition.execute(input as INPUT, options),
   });
   return made;
 }

@@ -15,6 +15,8 @@ const inputSchema = z.object({
 export function createAgentListTool(services: DelegationServices, scope: DelegationScope) {
   return defineTool({
     name: 'agent_list',
+    // Made of runs' results, records and transcripts, which were redacted as they were written.
+    carriesSecrets: false,
     description: readDescription('agent-list.txt'),
     inputSchema,
     execute: async ({ status = 'active', limit = 20 }) => {

@@ -21,6 +21,8 @@ const inputSchema = z.object({
 export function createAgentOutputTool(services: DelegationServices, scope: DelegationScope) {
   return defineTool({
     name: 'agent_output',
+    // Made of runs' results, records and transcripts, which were redacted as they were written.
+    carriesSecrets: false,
     description: readDescription('agent-output.txt'),
     inputSchema,
     execute: async ({ run_id: runId, wait = false, timeout_seconds: timeoutSeconds = 30, detail = 'result', offset, limit }, { abortSignal }) => {

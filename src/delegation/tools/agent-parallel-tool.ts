@@ -27,6 +27,8 @@ export function createAgentParallelTool(services: DelegationServices, scope: Del
   if (!inputSchema) inputSchemas.set(max, (inputSchema = parallelInputSchema(max)));
   return defineTool({
     name: 'agent_parallel',
+    // Made of runs' results, records and transcripts, which were redacted as they were written.
+    carriesSecrets: false,
     description: `${readDescription('agent-parallel.txt')}\nAvailable agents:\n${services.agents.describeDelegable() || '(none)'}`,
     inputSchema,
     execute: async (input, { toolCallId, abortSignal }) => {

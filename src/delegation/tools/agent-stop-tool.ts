@@ -12,6 +12,8 @@ const inputSchema = z.object({ run_id: z.string().min(1, 'is required'), reason:
 export function createAgentStopTool(services: DelegationServices, scope: DelegationScope) {
   return defineTool({
     name: 'agent_stop',
+    // Made of runs' results, records and transcripts, which were redacted as they were written.
+    carriesSecrets: false,
     description: readDescription('agent-stop.txt'),
     inputSchema,
     execute: async ({ run_id: runId, reason }) => {

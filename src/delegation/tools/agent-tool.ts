@@ -22,6 +22,8 @@ export function createAgentTool(services: DelegationServices, scope: DelegationS
   const delegable = services.agents.describeDelegable();
   return defineTool({
     name: 'agent',
+    // Made of runs' results, records and transcripts, which were redacted as they were written.
+    carriesSecrets: false,
     description: `${readDescription('agent.txt')}\n${delegable || '(none)'}`,
     inputSchema: agentInputSchema,
     execute: async (input, { toolCallId, abortSignal }) => {

@@ -1,0 +1,42 @@
+import { isPromiseLike, type ToolMiddleware } from './tool-pipeline.ts';
+
+/** How long a stopped call has to end on its own (with its own result) before it is given up. */
+const stopGraceMs = 2000;
+
+/**
+ * The tool pipeline's stop entry: a call still running 2 s after its loop was stopped (the run's
+ * abort signal) ends with the stop's reason, so a tool that ignores its signal cannot hold a
+ * stopped run. A tool that honours the signal ends first with its own result (a foreground
+ * delegation says which run it stopped). A call that answers at once pays nothing.
+ */
+export const stopToolCalls: ToolMiddleware = {
+  name: 'stop',
+  handle(call, next) {
+    const signal = call.options.abortSignal;
+    const output = next();
+    if (signal === undefined || !isPromiseLike(output)) return output;
+    return new Promise((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = () => {
+        timer = setTimeout(() => reject(signal.reason), stopGraceMs);
+        timer.unref();
+      };
+      const settle = () => {
+        signal.removeEventListener('abort', onAbort);
+        clearTimeout(timer);
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      output.then(
+        (value) => {
+          settle();
+          resolve(value);
+        },
+        (error: unknown) => {
+          settle();
+          reject(error);
+        },
+      );
+    });
+  },
+};
