@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only fanout|lifecycle|coldstart|own-loop] [-- --quick] [-- --max-active-global 64,1000]`:
+ * `npm run bench [-- --only fanout|lifecycle|coldstart|own-loop|scale] [-- --quick] [-- --max-active-global 64,1000]`:
  * runs cadre's benchmarks and prints Markdown tables. `--quick` uses small sizes, as a smoke
  * test that ends in seconds.
  * @module
@@ -21,7 +21,7 @@ const { values } = parseArgs({
     child: { type: 'boolean', default: false },
   },
 });
-const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop'];
+const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale'];
 if (values.only !== undefined && !benchmarks.includes(values.only)) {
   console.error(`--only must be one of ${benchmarks.join(', ')}, not '${values.only}'.`);
   process.exit(2);
@@ -48,6 +48,8 @@ if (!values.child) {
   }
   if (values.only === undefined || values.only === 'coldstart') cases.push(['--only', 'coldstart']);
   if (values.only === undefined || values.only === 'own-loop') cases.push(['--only', 'own-loop']);
+  // Postgres next to SQLite, and signals between processes: needs CADRE_TEST_POSTGRES_URL (see bench/scale-out.ts).
+  if (values.only === undefined || values.only === 'scale') cases.push(['--only', 'scale']);
   for (const args of cases) {
     const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', ...(quick ? ['--quick'] : []), ...args], { stdio: 'inherit' });
     if (child.status !== 0) process.exit(child.status ?? 1);
@@ -57,6 +59,8 @@ if (!values.child) {
   console.log(await runFanOut({ sizes, rounds: quick ? 3 : 20, warmUp: quick ? 1 : 3, answerChars: 2000 }));
 } else if (values.only === 'own-loop') {
   console.log(await runOwnLoop(quick ? { fanOut: 5, toolCalls: 2, rounds: 3, warmUp: 1 } : {}));
+} else if (values.only === 'scale') {
+  await import('./scale-out.ts');
 } else if (values.only === 'coldstart') {
   console.log(await runColdStart({ rounds: quick ? 3 : 20, warmUp: quick ? 1 : 3, runs: 1000 }));
 } else {

@@ -58,7 +58,7 @@ Environment:
   CADRE_API_KEY        API key for the model provider (else the provider's own variable)
   ANTHROPIC_API_KEY    key for anthropic: models
   OPENAI_API_KEY       key for openai: models
-  CADRE_DB             the database file (--db; default ./.cadre/cadre.db; postgres:// is not in this build)
+  CADRE_DB             the database: a file (--db; default ./.cadre/cadre.db) or a postgres:// URL
   CADRE_QUEUE          a redis:// URL for cadre worker processes (not in this build; runs execute in-process)
   CADRE_CONFIG         the config file (--config; default ./cadre.config.json)
   XDG_CONFIG_HOME      where the user's config.json and agents/ live (default ~/.config; cadre/ under it)

@@ -1,5 +1,7 @@
-import { tool, type Tool, type ToolExecutionOptions, type ToolSet } from 'ai';
+import type { Tool, ToolSet } from 'ai';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
+import { composeTools, type ToolMiddleware } from '../loop/tool-pipeline.ts';
+import { checkToolInput } from '../tools/check-tool-input.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import { isFinished, type RunRecord, type RunStatus, type Usage } from '../store/records.ts';
@@ -44,8 +46,9 @@ export interface AppToolsServices {
 /**
  * cadre's five delegation tools for an app's own AI SDK loop (`generateText`, `streamText`,
  * `ToolLoopAgent`), bound to the app's session. They are the tools cadre's own loop gives its
- * primary agent (the same runs: stored, capped and queued, approvals, stops, exports, recovery);
- * `agent` in the foreground streams its run's progress as preliminary results.
+ * primary agent (the same runs: stored, capped and queued, approvals, stops, exports, recovery),
+ * through the one tool pipeline: the input check, then, for `agent`, its run followed as
+ * preliminary results, then the app's session made on first use.
  */
 export function createAppTools(services: AppToolsServices, options: CadreToolsOptions): ToolSet {
   requireAiSdk7('cadre.tools');
@@ -53,46 +56,37 @@ export function createAppTools(services: AppToolsServices, options: CadreToolsOp
   const opening = services.sessions.open(sessionId);
   // A bad id fails the tool calls with the same clear error; nobody is left with an unhandled rejection.
   opening.catch(() => {});
-  const inner = createDelegationTools(services.delegation, { sessionId, depth: 0, parentRunId: null });
-  const opened = (delegate: Tool): Tool => ({
-    ...delegate,
-    execute: async (input: unknown, execution: ToolExecutionOptions<any>) => {
-      await opening;
-      return delegate.execute!(input, execution);
-    },
-  } as Tool);
-  return {
-    agent: streamingAgentTool(services, sessionId, opening, inner.agent!),
-    agent_parallel: opened(inner.agent_parallel!),
-    agent_list: opened(inner.agent_list!),
-    agent_output: opened(inner.agent_output!),
-    agent_stop: opened(inner.agent_stop!),
-  };
+  const delegation = createDelegationTools(services.delegation, { sessionId, depth: 0, parentRunId: null });
+  // followRun before openSession: the SDK streams an iterable only when execute returns it as is.
+  const tools = composeTools(delegation, [checkToolInput, followRun(services, sessionId), openSession(opening)]);
+  // The model sees section 3's text only; the app's page sees the whole progress on the tool part.
+  tools.agent = { ...tools.agent!, toModelOutput: ({ output }: { output: unknown }) => ({ type: 'text', value: modelText(output as CadreRunProgress) }) } as Tool;
+  return tools;
+}
+
+/** The pipeline entry that waits for the app's session to exist (or refuses with why it cannot). */
+function openSession(opening: Promise<unknown>): ToolMiddleware {
+  return { name: 'open-app-session', handle: (_call, next) => opening.then(() => next()) };
 }
 
 /**
- * The `agent` tool with an async-iterable `execute`: the delegation itself is cadre's own `agent`
- * tool, unchanged; around it, the run this call starts (found by its tool call id) is watched on
- * the bus and each change is yielded as a preliminary result.
+ * The pipeline entry of `agent`: the delegation itself is cadre's own `agent` tool, unchanged;
+ * around it, the run this call starts (found by its tool call id) is watched on the bus and each
+ * change is yielded as a preliminary result, the last one with the tool's output.
  */
-function streamingAgentTool(services: AppToolsServices, sessionId: string, opening: Promise<unknown>, delegate: Tool): Tool {
-  return tool<unknown, CadreRunProgress, Record<string, never>>({
-    description: delegate.description,
-    inputSchema: delegate.inputSchema as never,
-    execute: (input, execution) => followDelegation(services, sessionId, opening, delegate, input, execution),
-    toModelOutput: ({ output }) => ({ type: 'text', value: output.output ?? `status: ${output.status}` }),
-  });
+function followRun(services: AppToolsServices, sessionId: string): ToolMiddleware {
+  return {
+    name: 'follow-run',
+    appliesTo: ({ name }) => name === 'agent',
+    handle: (call, next) => followDelegation(services, sessionId, call.input, call.toolCallId, next),
+  };
 }
 
-async function* followDelegation(
-  services: AppToolsServices,
-  sessionId: string,
-  opening: Promise<unknown>,
-  delegate: Tool,
-  input: unknown,
-  execution: ToolExecutionOptions<any>,
-): AsyncGenerator<CadreRunProgress> {
-  await opening;
+function modelText(progress: CadreRunProgress): string {
+  return progress.output ?? `status: ${progress.status}`;
+}
+
+async function* followDelegation(services: AppToolsServices, sessionId: string, input: unknown, toolCallId: string, next: () => unknown): AsyncGenerator<CadreRunProgress> {
   const given = (input ?? {}) as { agent?: unknown; description?: unknown };
   let progress: CadreRunProgress = {
     run_id: null,
@@ -107,29 +101,31 @@ async function* followDelegation(
   const unsubscribe = services.bus.subscribe((event) => {
     if (event.type !== 'run-event') return;
     const { run } = event;
-    if (run.tool_call_id !== execution.toolCallId || run.parent_session_id !== sessionId || run.parent_run_id !== null) return;
-    const next = advance(progress, run, activityOf(event));
+    if (run.tool_call_id !== toolCallId || run.parent_session_id !== sessionId || run.parent_run_id !== null) return;
+    const changed = advance(progress, run, activityOf(event));
     // Each preliminary result costs the SDK a copy and the page a render: only what shows counts.
-    if (next.run_id === progress.run_id && next.status === progress.status && next.activity === progress.activity && sameUsage(next.usage, progress.usage)) return;
-    progress = next;
+    if (changed.run_id === progress.run_id && changed.status === progress.status && changed.activity === progress.activity && sameUsage(changed.usage, progress.usage)) return;
+    progress = changed;
     changes.push(progress);
   });
-  const done = Promise.resolve(delegate.execute!(input, execution) as Promise<string>).then(
-    (output) => ({ output }),
-    (error: unknown) => ({ error }),
-  );
+  const done = Promise.resolve()
+    .then(() => next() as Promise<string>)
+    .then(
+      (output) => ({ output }),
+      (error: unknown) => ({ error }),
+    );
   try {
     yield progress;
     for (;;) {
-      const next = await Promise.race([changes.next(), done]);
-      if (next === null) continue;
-      if ('run_id' in next) {
-        yield next;
+      const step = await Promise.race([changes.next(), done]);
+      if (step === null) continue;
+      if ('run_id' in step) {
+        yield step;
         continue;
       }
-      if ('error' in next) throw next.error;
+      if ('error' in step) throw step.error;
       const latest = progress.run_id === null ? null : await services.delegation.store.getRun(progress.run_id);
-      yield { ...(latest ? advance(progress, latest, latest.last_activity) : progress), output: next.output };
+      yield { ...(latest ? advance(progress, latest, latest.last_activity) : progress), output: step.output };
       return;
     }
   } finally {

@@ -27,6 +27,8 @@ export interface PgBatchesOptions {
   maxBatch?: number;
 }
 
+const ignore = () => {};
+
 /** Errors that mean the connection or server went away, not that the write was wrong. */
 export function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: string } | null)?.code ?? '';
@@ -61,15 +63,24 @@ export function createPgBatches({ pool, reconnectMs = 30_000, maxBatch = 500 }: 
 
   async function runBatch(batch: Queued[]): Promise<void> {
     const deadline = Date.now() + reconnectMs;
+    // Writes rarely fail on their own: the batch first runs without savepoints (two round trips
+    // fewer per write), and only after a failure again with one per write, to reject that one alone.
+    let careful = batch.length === 1;
     for (let attempt = 0; ; attempt++) {
       let client: PoolClient | null = null;
       const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
       try {
         client = await pool.connect();
+        // A connection the server drops between two statements of the batch reports it here; the
+        // next statement then fails and the batch is retried.
+        client.on('error', ignore);
         await client.query('BEGIN');
-        const single = batch.length === 1;
         for (const entry of batch) {
-          if (single) {
+          if (!careful) {
+            outcomes.push({ ok: true, value: await entry.work(client) });
+            continue;
+          }
+          if (batch.length === 1) {
             outcomes.push({ ok: true, value: await entry.work(client) });
             continue;
           }
@@ -89,6 +100,7 @@ export function createPgBatches({ pool, reconnectMs = 30_000, maxBatch = 500 }: 
           }
         }
         await client.query('COMMIT');
+        client.off('error', ignore);
         client.release();
         batch.forEach((entry, index) => {
           const outcome = outcomes[index];
@@ -99,7 +111,12 @@ export function createPgBatches({ pool, reconnectMs = 30_000, maxBatch = 500 }: 
       } catch (error) {
         if (client) {
           await client.query('ROLLBACK').catch(() => {});
+          client.off('error', ignore);
           client.release(isConnectionError(error) ? (error as Error) : undefined);
+        }
+        if (!careful && !isConnectionError(error)) {
+          careful = true;
+          continue;
         }
         if ((isConnectionError(error) && !closed && Date.now() < deadline) || (isRetryable(error) && attempt < 5)) {
           await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** Math.min(attempt, 5))));

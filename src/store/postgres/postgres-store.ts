@@ -18,6 +18,12 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** How long writes keep trying while the server cannot be reached (a restart). @default 30000 */
   reconnectMs?: number;
+  /**
+   * Whether a write waits for its commit to reach the disk (`synchronous_commit`). Off, as the
+   * SQLite store's asynchronous commit: a crash of the server (not a clean restart) may lose the
+   * last fraction of a second of writes, and each step waits far less. @default false
+   */
+  synchronousCommit?: boolean;
   /** Where errors of idle connections go (a server restart). @default console.error */
   onError?: (error: unknown) => void;
 }
@@ -129,7 +135,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(schema)) throw new TypeError(`The schema name '${schema}' must be letters, digits and '_'.`);
   const label = redactConnectionString(options.connectionString);
   const report = options.onError ?? ((error: unknown) => console.error(error));
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 8, options: `-c search_path=${schema}`, connectionTimeoutMillis: 10_000 });
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 8, options: `-c search_path=${schema}${options.synchronousCommit ? '' : ' -c synchronous_commit=off'}`, connectionTimeoutMillis: 10_000 });
   // An idle connection the server dropped (a restart) must not crash the process; the pool makes a new one.
   pool.on('error', (error) => report(error));
   try {
@@ -152,16 +158,20 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     return batches.write(work);
   }
 
-  /** A read after this process's earlier writes; retried once on a connection lost to a restart. */
+  /** A read after this process's earlier writes; retried while the server restarts (up to `reconnectMs`). */
   async function read<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values: unknown[] = [], rowMode?: 'array'): Promise<R[]> {
     if (closed) throw new Error(`The store ${label} is closed.`);
     await batches.settled();
     const query = rowMode ? { text, values, rowMode } : { text, values };
-    try {
-      return (await pool.query<R>(query as pg.QueryConfig)).rows;
-    } catch (error) {
-      if (!isConnectionError(error)) throw error;
-      return (await pool.query<R>(query as pg.QueryConfig)).rows;
+    // Idle connections the server dropped fail one by one; the pool then opens new ones.
+    const deadline = Date.now() + (options.reconnectMs ?? 30_000);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return (await pool.query<R>(query as pg.QueryConfig)).rows;
+      } catch (error) {
+        if (!isConnectionError(error) || closed || Date.now() >= deadline) throw error;
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** Math.min(attempt, 5))));
+      }
     }
   }
 

@@ -1,0 +1,165 @@
+/**
+ * `node bench/scale-out.ts [--postgres URL] [--quick]` (also `npm run bench -- --only scale`):
+ * the scale-out figures. Fan-out (N=20 subagents, 5 tool calls each) per model call on Postgres
+ * next to a SQLite file and the bare AI SDK; and the latency of a signal between two processes
+ * on one Postgres database (a stop request, a pending notification) through LISTEN/NOTIFY,
+ * p50/p99. Needs a Postgres server: `--postgres` or `CADRE_TEST_POSTGRES_URL`.
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { createCadre } from '../src/runtime/create-cadre.ts';
+import { createPostgresCoordination } from '../src/coordination/postgres-coordination.ts';
+import { openPostgresStore } from '../src/store/postgres/postgres-store.ts';
+import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import type { Store } from '../src/store/store.ts';
+import { createBenchModel } from './bench-model.ts';
+import { createErrorSink, noopTool, workerAgent } from './bench-tools.ts';
+import { bareFanOutRound } from './fanout-bare.ts';
+import { collectGarbage, fixed, markdownTable, median, quantile, startClock, temporaryFolder } from './measure.ts';
+
+// Not strict: `npm run bench` (bench/run.ts) imports this with its own flags.
+const { values } = parseArgs({ options: { postgres: { type: 'string' }, quick: { type: 'boolean', default: false }, publisher: { type: 'string' } }, strict: false });
+const postgresUrl = (values.postgres as string | undefined) ?? process.env.CADRE_TEST_POSTGRES_URL;
+
+/** A schema of its own for one measurement, dropped afterwards. */
+async function withSchema<T>(work: (url: string) => Promise<T>): Promise<T> {
+  const schema = `cadre_bench_${process.pid}_${Date.now().toString(36)}`;
+  const url = new URL(postgresUrl!);
+  url.searchParams.set('schema', schema);
+  try {
+    return await work(url.toString());
+  } finally {
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await client.end();
+  }
+}
+
+async function fanOut(rounds: number, warmUp: number): Promise<string> {
+  const size = { fanOut: 20, toolCalls: 5 };
+  const model = createBenchModel({ fanOut: size.fanOut, background: false, toolCalls: size.toolCalls, answerChars: 2000 });
+  const limits = { maxActivePerParent: 20, maxQueuedPerParent: 50, maxActiveGlobal: 64 };
+  const folder = temporaryFolder('cadre-bench-scale');
+  return withSchema(async (url) => {
+    const stores: Array<[string, Store]> = [
+      ['cadre (SQLite file)', createSqliteStore({ path: `${folder.path}/cadre.db` })],
+      ['cadre (Postgres)', await openPostgresStore({ connectionString: url })],
+    ];
+    const cases: Array<{ name: string; round: () => Promise<unknown>; perCall: number[] }> = [
+      { name: 'bare streamText', round: () => bareFanOutRound({ call: 'streamText', model, toolCalls: size.toolCalls }), perCall: [] },
+      { name: 'bare generateText', round: () => bareFanOutRound({ call: 'generateText', model, toolCalls: size.toolCalls }), perCall: [] },
+    ];
+    const runtimes = stores.map(([name, store]) => {
+      const errors = createErrorSink();
+      const cadre = createCadre({ store, model, agents: [workerAgent], tools: { noop: noopTool }, limits, onError: errors.report });
+      cases.push({
+        name,
+        perCall: [],
+        async round() {
+          const session = await cadre.createSession();
+          const turn = await cadre.send(session.id, 'Fan out the work.');
+          if (turn.status !== 'completed') throw new Error(`The parent turn ended ${turn.status}: ${turn.error ?? ''}`);
+          await cadre.waitForIdle(session.id);
+          await cadre.store.flush();
+          errors.check(name);
+        },
+      });
+      return cadre;
+    });
+    try {
+      for (const entry of cases) for (let index = 0; index < warmUp; index++) await entry.round();
+      for (let done = 0; done < rounds; done += 5) {
+        for (const entry of cases) {
+          collectGarbage();
+          for (let index = done; index < Math.min(rounds, done + 5); index++) {
+            const before = model.calls;
+            const elapsed = startClock();
+            await entry.round();
+            entry.perCall.push((elapsed().wallMs * 1000) / (model.calls - before));
+          }
+        }
+      }
+    } finally {
+      for (const cadre of runtimes) await cadre.close();
+      for (const [, store] of stores) await store.close();
+      folder.remove();
+    }
+    const bare = median(cases[0].perCall);
+    return markdownTable(
+      ['case (N=20, 5 tool calls each)', 'µs per model call (median)', 'p90', '× bare streamText'],
+      cases.map((entry) => [entry.name, fixed(median(entry.perCall)), fixed(quantile(entry.perCall, 0.9)), fixed(median(entry.perCall) / bare, 2)]),
+    );
+  });
+}
+
+/**
+ * Latency of signals published in a second process and heard here, `count` of each kind. The
+ * publisher puts its send time (wall clock, same machine) in the signal.
+ */
+async function signalLatency(count: number): Promise<string> {
+  return withSchema(async (url) => {
+    const store = await openPostgresStore({ connectionString: url });
+    const coordination = await createPostgresCoordination({ connectionString: url, store });
+    const child = spawn(process.execPath, [import.meta.filename, '--publisher', url], { stdio: ['pipe', 'inherit', 'inherit'] });
+    const rows: string[][] = [];
+    const clock = () => performance.timeOrigin + performance.now();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      for (const type of ['stop-requested', 'notification-pending'] as const) {
+        const latencies: number[] = [];
+        for (let index = 0; index < count; index++) {
+          const key = type === 'stop-requested' ? 'host:1:worker' : 'ses_bench';
+          const heard = new Promise<number>((resolve) => {
+            const off = coordination.subscribe(type, key, (signal) => {
+              off();
+              const sentAt = Number(signal.type === 'stop-requested' ? signal.reason : signal.run_id.slice(4));
+              resolve(clock() - sentAt);
+            });
+          });
+          child.stdin!.write(`${type}\n`);
+          latencies.push(await heard);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+        }
+        rows.push([type, fixed(median(latencies), 1), fixed(quantile(latencies, 0.99), 1), String(count)]);
+      }
+    } finally {
+      child.stdin!.end();
+      await new Promise((resolve) => child.on('close', resolve));
+      await coordination.close();
+      await store.close();
+    }
+    return markdownTable(['signal from another process (Postgres LISTEN/NOTIFY)', 'p50 ms', 'p99 ms', 'samples'], rows);
+  });
+}
+
+if (typeof values.publisher === 'string') {
+  // The publishing process: one signal per line on stdin, stamped with its send time.
+  const url = values.publisher;
+  const store = await openPostgresStore({ connectionString: url });
+  const coordination = await createPostgresCoordination({ connectionString: url, store });
+  let buffer = '';
+  process.stdin.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk;
+    for (let index = buffer.indexOf('\n'); index >= 0; index = buffer.indexOf('\n')) {
+      const type = buffer.slice(0, index);
+      buffer = buffer.slice(index + 1);
+      const at = String(performance.timeOrigin + performance.now());
+      if (type === 'stop-requested') coordination.publish({ type, run_id: 'run_bench', owner: 'host:1:worker', cause: 'user', reason: at });
+      else coordination.publish({ type: 'notification-pending', run_id: `run_${at}`, parent_session_id: 'ses_bench' });
+    }
+  });
+  process.stdin.on('end', async () => {
+    await coordination.close();
+    await store.close();
+  });
+} else if (!postgresUrl) {
+  console.log('## Scale-out\n\nskipped: no Postgres (pass --postgres URL or set CADRE_TEST_POSTGRES_URL)');
+} else {
+  console.log('## Scale-out\n');
+  console.log(await fanOut(values.quick ? 5 : 20, values.quick ? 1 : 3));
+  console.log('');
+  console.log(await signalLatency(values.quick ? 20 : 200));
+}
