@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only fanout|lifecycle|coldstart|own-loop|scale] [-- --quick] [-- --max-active-global 64,1000]`:
+ * `npm run bench [-- --only fanout|lifecycle|coldstart|own-loop|scale|telemetry] [-- --quick] [-- --max-active-global 64,1000]`:
  * runs cadre's benchmarks and prints Markdown tables. `--quick` uses small sizes, as a smoke
  * test that ends in seconds.
  * @module
@@ -12,6 +12,7 @@ import { runColdStart } from './cold-start.ts';
 import { runFanOut } from './fanout.ts';
 import { runLifecycle } from './lifecycle.ts';
 import { runOwnLoop } from './own-loop.ts';
+import { runTelemetryBench } from './telemetry.ts';
 
 const { values } = parseArgs({
   options: {
@@ -21,7 +22,7 @@ const { values } = parseArgs({
     child: { type: 'boolean', default: false },
   },
 });
-const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale'];
+const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale', 'telemetry'];
 if (values.only !== undefined && !benchmarks.includes(values.only)) {
   console.error(`--only must be one of ${benchmarks.join(', ')}, not '${values.only}'.`);
   process.exit(2);
@@ -50,6 +51,7 @@ if (!values.child) {
   if (values.only === undefined || values.only === 'own-loop') cases.push(['--only', 'own-loop']);
   // Postgres next to SQLite, and signals between processes: needs CADRE_TEST_POSTGRES_URL (see bench/scale-out.ts).
   if (values.only === undefined || values.only === 'scale') cases.push(['--only', 'scale']);
+  if (values.only === undefined || values.only === 'telemetry') cases.push(['--only', 'telemetry']);
   for (const args of cases) {
     const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', ...(quick ? ['--quick'] : []), ...args], { stdio: 'inherit' });
     if (child.status !== 0) process.exit(child.status ?? 1);
@@ -61,6 +63,8 @@ if (!values.child) {
   console.log(await runOwnLoop(quick ? { fanOut: 5, toolCalls: 2, rounds: 3, warmUp: 1 } : {}));
 } else if (values.only === 'scale') {
   await import('./scale-out.ts');
+} else if (values.only === 'telemetry') {
+  console.log(await runTelemetryBench(quick ? { fanOut: 5, toolCalls: 2, rounds: 3, warmUp: 1, coldRounds: 2 } : { fanOut: 20, toolCalls: 3, rounds: 20, warmUp: 3, coldRounds: 5 }));
 } else if (values.only === 'coldstart') {
   console.log(await runColdStart({ rounds: quick ? 3 : 20, warmUp: quick ? 1 : 3, runs: 1000 }));
 } else {

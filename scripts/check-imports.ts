@@ -7,11 +7,11 @@ import { dirname, join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..', 'src');
 const rank: Record<string, number> = {
-  util: 0, errors: 0,
+  util: 0, errors: 0, logging: 0,
   store: 1, models: 1, config: 1, testing: 1, loop: 1, permissions: 1, coordination: 1,
   agents: 2, tools: 2,
   runs: 3,
-  executors: 4, approvals: 4,
+  executors: 4, approvals: 4, telemetry: 4,
   delegation: 5,
   sessions: 6,
   runtime: 7, embed: 7,

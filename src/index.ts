@@ -53,9 +53,24 @@ export {
   type SecretRedactorOptions,
 } from './models/index.ts';
 export { CadreError, ConfigError } from './errors/index.ts';
+export { NotFoundError, type NotFoundKind } from './errors/index.ts';
+export { createLogger, errorLogger, isLogLevel, logLevels, type CreateLoggerOptions, type LogDestination, type Logger, type LogLevel, type LogMethod } from './logging/index.ts';
+export type { TelemetryProtocol, TelemetrySettings } from './telemetry/telemetry-settings.ts';
 
 export { defineTool, toolInfo, toolRisks, ToolInputError, type ToolDefinition, type ToolInfo, type ToolRisk } from './tools/define-tool.ts';
 export { createWorkspaceTools, type WorkspaceToolsOptions } from './tools/workspace-tools.ts';
+export {
+  createSandbox,
+  detectSandbox,
+  SandboxUnavailableError,
+  type CommandLaunch,
+  type Sandbox,
+  type SandboxAvailability,
+  type SandboxKind,
+  type SandboxOptions,
+  type SandboxStatus,
+} from './tools/sandbox/index.ts';
+export { sandboxModes, type SandboxConfig, type SandboxMode } from './config/index.ts';
 export {
   composeTools,
   mapToolOutput,

@@ -8,6 +8,7 @@ import type { ApprovalRecord, ApprovalResolver, ApprovalStatus } from '../store/
 import type { Store } from '../store/store.ts';
 import type { NewId, Now } from '../util/clock.ts';
 import { alwaysRuleOf, answerApproval, type AnsweredApproval, type ApprovalAnswer } from './answer-approval.ts';
+import { reportToDefaultLogger } from '../logging/default-logger.ts';
 
 /**
  * What happens to an ask: `ask` a person through the approver (and take an answer from
@@ -84,7 +85,7 @@ interface Waiter {
 export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBroker {
   const { store, bus, ledger, now, newId, ownerId, approver } = options;
   const mode: ApprovalMode = options.mode ?? (approver ? 'ask' : 'deny');
-  const report = options.onError ?? ((error: unknown) => console.error(error));
+  const report = options.onError ?? reportToDefaultLogger;
   const waiters = new Map<string, Waiter>();
   /** Asks waiting for the approver, oldest first; one is shown at a time. */
   const queue: Waiter[] = [];

@@ -7,6 +7,7 @@ import { writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
 import { loadCliConfig } from './open-runtime.ts';
 import { formatTable } from './run-lines.ts';
+import { configuredSandboxStatus, describeSandbox } from './sandbox-lines.ts';
 
 /** What the agents are resolved against: the runtime's tools, aliases and keys. */
 export interface AgentRuntimeView {
@@ -87,6 +88,7 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
   const warnings = reports.flatMap((report) => (report.warning === null ? [] : [report.warning]));
   const unused = unusedKeys(agents.list());
   const fallbacks = describeModelFallbacks(reports);
+  const sandbox = await configuredSandboxStatus(context, flags, config);
   if (flags.json) {
     const document = {
       agents: reports.map(toJson),
@@ -94,6 +96,7 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
       warnings,
       model_fallbacks: fallbacks,
       unused_keys: Object.fromEntries(unused.map(({ key, files }) => [key, files])),
+      sandbox,
     };
     writeLine(context.stdout, JSON.stringify(document, null, 2));
   } else {
@@ -106,6 +109,8 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
       clampActivity(report.agent.description, 72),
     ]);
     writeLine(context.stdout, formatTable(['NAME', 'MODE', 'MODEL', 'TOOLS', 'SOURCE', 'DESCRIPTION'], rows));
+    // How every agent's bash is confined: the same box for all of them.
+    writeLine(context.stdout, `\n${describeSandbox(sandbox)}`);
   }
   if (agents.errors.length > 0) {
     writeLine(context.stderr, `${agents.errors.length} agent file(s) did not load:`);

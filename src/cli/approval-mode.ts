@@ -11,7 +11,8 @@ export interface ApprovalFlags {
   json?: boolean;
 }
 
-const choices = ['ask', 'wait', 'deny'];
+/** The values `--approvals` takes; help and shell completion offer them. */
+export const approvalsFlagChoices: readonly string[] = ['ask', 'wait', 'deny'];
 
 /**
  * What `cadre run` does with an ask: `--yes` approves, `--approvals` says, and otherwise a
@@ -19,7 +20,7 @@ const choices = ['ask', 'wait', 'deny'];
  * @throws {ConfigError} for an unknown mode, or `--yes` with `--approvals`.
  */
 export function approvalModeOf(context: CliContext, flags: ApprovalFlags): ApprovalMode {
-  if (flags.approvals !== undefined && !choices.includes(flags.approvals)) {
+  if (flags.approvals !== undefined && !approvalsFlagChoices.includes(flags.approvals)) {
     throw new ConfigError(`--approvals must be ask, wait or deny, not '${flags.approvals}'.`);
   }
   if (flags.yes && flags.approvals !== undefined) throw new ConfigError('--yes approves every ask; leave out --approvals, or leave out --yes.');

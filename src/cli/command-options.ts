@@ -7,6 +7,8 @@ export interface StoreFlags {
   config?: string;
   json?: boolean;
   debug?: boolean;
+  /** `--log-level`: fatal, error, warn, info, debug, trace or silent. */
+  logLevel?: string;
 }
 
 /** Options of commands that load agents and a model. */

@@ -46,6 +46,8 @@ describe('cadre completion', () => {
     expect(completeInBash(bash, ['cadre', '--db', 'x.db', 'runs', '--li'])).toEqual(['--limit']);
     expect(completeInBash(bash, ['cadre', 'export', 'ses_1', '--format', ''])).toEqual(['json', 'markdown']);
     expect(completeInBash(bash, ['cadre', 'completion', ''])).toEqual(expect.arrayContaining(['bash', 'zsh', 'fish']));
+    expect(completeInBash(bash, ['cadre', 'run', '--approvals', ''])).toEqual(['ask', 'wait', 'deny']);
+    expect(completeInBash(bash, ['cadre', 'run', '--approvals', 'w'])).toEqual(['wait']);
   });
 
   it('writes zsh and fish scripts that name every command and its flags', async () => {
@@ -59,6 +61,8 @@ describe('cadre completion', () => {
     expect(zsh).toContain("{-c,--continue}'[continue the most recent session]'");
     expect(fish).toContain("-n '__fish_seen_subcommand_from run' -s c -l continue");
     expect(fish).toContain("-l db -r -F");
+    expect(zsh).toContain(':value:(ask wait deny)');
+    expect(fish).toContain("-l approvals -x -a 'ask wait deny'");
   });
 
   it.skipIf(!installed('zsh'))('writes a zsh script that zsh accepts', async () => {

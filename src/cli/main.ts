@@ -62,8 +62,9 @@ Environment:
   CADRE_QUEUE          a redis:// URL for cadre worker processes (not in this build; runs execute in-process)
   CADRE_CONFIG         the config file (--config; default ./cadre.config.json)
   XDG_CONFIG_HOME      where the user's config.json and agents/ live (default ~/.config; cadre/ under it)
-  OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry traces over OTLP (not in this build: the AI SDK's own telemetry is left on while
-                       an OpenTelemetry integration is registered in code)
+  OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry traces over OTLP/HTTP, like http://localhost:4318 (or the config's telemetry key);
+                       OTEL_EXPORTER_OTLP_PROTOCOL http/json or http/protobuf (default), OTEL_SERVICE_NAME (default cadre)
+  CADRE_LOG_LEVEL      log level on stderr (--log-level): fatal, error, warn (default; serve: info), info, debug, trace, silent
   NO_COLOR             no colours in the terminal
 
 Exit codes: 0 done, 1 failed, 2 bad usage or configuration, 130 stopped by a person.
@@ -97,6 +98,7 @@ export async function createProgram(context: CliContext, exit: ExitCode, registr
     .option('--config <file>', 'config file (default ./cadre.config.json, or CADRE_CONFIG)')
     .option('--json', 'print JSON (JSON Lines for run); errors too, as {"type":"error",...}')
     .option('--debug', 'print stack traces of errors')
+    .option('--log-level <level>', 'log level on stderr: fatal, error, warn (default; serve: info), info, debug, trace, silent (or CADRE_LOG_LEVEL); JSON lines off a terminal')
     .addHelpText('after', helpAfter)
     .exitOverride()
     .configureHelp({ showGlobalOptions: true })

@@ -10,8 +10,12 @@ import { StoreFailureError } from '../store/store-failure-error.ts';
 import type { LanguageModelInstance } from '../models/resolve-model.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import type { Store } from '../store/store.ts';
+import type { Sandbox } from '../tools/sandbox/create-sandbox.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import { configFlags, type RuntimeFlags, type StoreFlags } from './command-options.ts';
+import { cliLogger } from './cli-logger.ts';
+import { redactSecrets } from '../store/redact-secrets.ts';
+import type { Logger, LogLevel } from '../logging/logger.ts';
 
 /** What a command needs to talk to the database only. */
 /** What a command that only reads or stops needs of the configuration. */
@@ -34,8 +38,12 @@ export interface OpenedRuntime extends OpenedStore {
   agents: AgentRegistry;
   /** The workspace tools agents may name in their allow-list. */
   toolNames: string[];
+  /** The OS sandbox `bash` runs in, as `sandbox` in the configuration says. */
+  sandbox: Sandbox;
   /** The runtime's tools: what agents without a `tools` list get. */
   tools: ToolSet;
+  /** The command's logger (stderr; `--log-level`). */
+  logger: Logger;
 }
 
 /** Options of {@link openRuntime}. */
@@ -50,6 +58,8 @@ export interface OpenRuntimeOptions {
   approvals?: ApprovalMode;
   /** Asks a person on this terminal. */
   approver?: Approver;
+  /** The level without `--log-level` or `CADRE_LOG_LEVEL`. @default 'warn' */
+  logLevel?: LogLevel;
 }
 
 /**
@@ -115,31 +125,55 @@ async function sessionModel(config: CadreConfig, env: CliContext['env']): Promis
 }
 
 /**
+ * The sandbox of the configuration for commands run in `context.cwd`: besides the database, the
+ * config files that were or could be read stay read-only inside the box, and so do the user's
+ * agent files where a writable place holds them.
+ */
+export function cliSandbox(
+  create: typeof import('../tools/sandbox/create-sandbox.ts').createSandbox,
+  context: CliContext,
+  flags: RuntimeFlags,
+  config: CadreConfig,
+): Sandbox {
+  const locations = configLocations({ cwd: context.cwd, configFile: flags.config, env: context.env, home: context.env.HOME });
+  return create({
+    root: context.cwd,
+    ...config.sandbox,
+    db: config.db,
+    readOnly: [locations.project, locations.user, join(locations.userDirectory, 'agents'), ...config.agentsDirs],
+  });
+}
+
+/**
  * Opens everything a command needs: configuration, the database, the agents (built-ins,
  * `~/.config/cadre/agents`, `./.cadre/agents`, each `--agents DIR`), the workspace tools rooted at
  * the working directory, and the runtime. Checks the model and the primary agent before anything
  * runs, so a mistake is one clear {@link ConfigError}.
  */
-export async function openRuntime({ context, flags, requireModel, createDatabase = true, approvals, approver }: OpenRuntimeOptions): Promise<OpenedRuntime> {
+export async function openRuntime({ context, flags, requireModel, createDatabase = true, approvals, approver, logLevel }: OpenRuntimeOptions): Promise<OpenedRuntime> {
+  // Lines logged before the runtime exists are redacted by pattern; after, by its redactor too.
+  let redactLine = redactSecrets;
+  const logger = cliLogger(context, flags, (text) => redactLine(text), logLevel);
   // Loaded here, not at the top: commands that only read the database start faster without the AI SDK.
-  const [{ loadAgents }, { createCadre }, { createWorkspaceTools }, { openStore }] = await Promise.all([
+  const [{ loadAgents }, { createCadre }, { createWorkspaceTools }, { openStore }, { createSandbox }] = await Promise.all([
     import('../agents/load-agents.ts'),
     import('../runtime/create-cadre.ts'),
     import('../tools/workspace-tools.ts'),
     import('../store/open-store.ts'),
+    import('../tools/sandbox/create-sandbox.ts'),
   ]);
   const config = await loadCliConfig(context, flags);
   const model = requireModel ? await sessionModel(config, context.env) : undefined;
   const agents = await loadAgents({ cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs });
   if (requireModel) agents.primary(config.agent);
   const store = await openStore(createDatabase ? config.db : existingDatabase(config.db));
+  const sandbox = cliSandbox(createSandbox, context, flags, config);
   // The tools never open the database's files: that would drop this process's SQLite locks.
-  const tools = createWorkspaceTools({ root: context.cwd, storeFiles: store.files });
+  const tools = createWorkspaceTools({ root: context.cwd, storeFiles: store.files, sandbox });
   const onError = (error: unknown) => {
     // The command ends with it, and says it once (see runCommand).
     if (StoreFailureError.isInstance(error)) return;
-    const detail = error instanceof Error ? (flags.debug ? (error.stack ?? error.message) : error.message) : String(error);
-    context.stderr.write(`cadre: internal error: ${detail}\n`);
+    logger.error({ err: error }, 'internal error');
   };
   // Signals between processes: LISTEN/NOTIFY on Postgres, polling the file otherwise.
   const { openCoordination } = await import('../coordination/open-coordination.ts');
@@ -158,19 +192,24 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     modelAliases: config.modelAliases,
     permissions: config.permissions,
     summarize: config.summarize,
+    tracing: config.telemetry,
     approvals,
     approver,
     baseURL: config.baseURL,
     env: context.env,
+    logger,
     onError,
   });
+  redactLine = (text) => cadre.redactor.redact(text);
   return {
     config,
     store,
     cadre,
     agents,
     toolNames: Object.keys(tools),
+    sandbox,
     tools,
+    logger,
     async close() {
       await cadre.close();
       await coordination.close();

@@ -2,6 +2,7 @@ import { isAbsolute, join, relative } from 'node:path';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { redactConnectionString } from '../store/redact-connection-string.ts';
+import { warnAtStart } from './start-warnings.ts';
 import { StoreFailureError } from '../store/store-failure-error.ts';
 import { colorEnabled, liveViewEnabled, writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
@@ -102,7 +103,7 @@ export async function runCommand(context: CliContext, promptArgument: string | u
   const { reportAgent } = await import('../agents/report-agent.ts');
   const primaryWarning = primary ? reportAgent(primary, { tools: runtime.tools, aliases: runtime.config.modelAliases, env: context.env }).warning : null;
   const problems = [...runtime.agents.errors.map((error) => error.message), ...(primaryWarning === null ? [] : [primaryWarning])];
-  for (const problem of problems) writeLine(context.stderr, `cadre: warning: ${problem}`);
+  await warnAtStart(context, problems, runtime.sandbox);
   const restoreConsole = quietConsole(flags.debug === true);
   let sessionId: string | undefined;
   try {

@@ -5,6 +5,7 @@ import { isWildcardHost } from '../server/dashboard-security.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
 import { loadCliConfig, openRuntime } from './open-runtime.ts';
+import { warnAtStart } from './start-warnings.ts';
 
 /** Options of `cadre serve`. */
 export interface ServeFlags extends RuntimeFlags {
@@ -37,13 +38,16 @@ export async function serveCommand(context: CliContext, flags: ServeFlags, signa
   // Without a model the dashboard still shows and stops runs; only new turns need one.
   const config = await loadCliConfig(context, flags);
   // Asks of the dashboard's sessions wait for an answer in the dashboard, the API or cadre approve.
-  const runtime = await openRuntime({ context, flags, requireModel: config.model !== undefined, approvals: 'wait' });
+  // A server logs each request (info) unless told a quieter level.
+  const runtime = await openRuntime({ context, flags, requireModel: config.model !== undefined, approvals: 'wait', logLevel: 'info' });
   try {
     const recovered = await runtime.cadre.recover();
     if (recovered.resumed.length + recovered.abandoned.length > 0) {
       writeLine(context.stderr, `Recovered runs of stopped processes: ${recovered.resumed.length} resumed, ${recovered.abandoned.length} abandoned.`);
     }
-    const dashboard = await startDashboard({ cadre: runtime.cadre, host: flags.host, port }).catch((error: NodeJS.ErrnoException) => {
+    // Said before the server is ready, so nothing waits on the sandbox's probe once requests come.
+    await warnAtStart(context, runtime.agents.errors.map((error) => error.message), runtime.sandbox);
+    const dashboard = await startDashboard({ cadre: runtime.cadre, host: flags.host, port, sandbox: runtime.sandbox, logger: runtime.logger }).catch((error: NodeJS.ErrnoException) => {
       // A usage problem (exit 2) with the way out, not an internal error.
       if (error.code === 'EADDRINUSE') throw new ConfigError(`port ${port} is in use on ${flags.host}; pass --port N (or --port 0 for any free port).`);
       if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') throw new ConfigError(`cannot listen on ${flags.host}: it is not an address of this machine; pass --host ADDRESS.`);

@@ -15,3 +15,12 @@ export {
   type ConfigLocations,
 } from './config-locations.ts';
 export { defaultModelAliases, resolveAgentModel, resolveModelAlias, type AgentModelResolution, type ResolveAgentModelOptions } from './model-aliases.ts';
+export {
+  defaultSandboxConfig,
+  resolveSandboxConfig,
+  sandboxConfigSchema,
+  sandboxModes,
+  type SandboxConfig,
+  type SandboxConfigFile,
+  type SandboxMode,
+} from './sandbox-config.ts';

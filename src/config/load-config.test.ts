@@ -36,9 +36,27 @@ describe('loadConfig', () => {
       agentsDirs: [],
       agent: 'main',
       permissions: {},
+      sandbox: { mode: 'auto', network: false, writable: [] },
       configPath: null,
       modelAliases: defaultModelAliases,
     });
+  });
+
+  it('reads sandbox settings, resolves writable paths against the file, and refuses a list of hosts or an unknown key', async () => {
+    await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { mode: 'required', network: true, writable: ['../shared', '/var/cache/x'] } }));
+    try {
+      expect((await loadConfig({ cwd, env: {} })).sandbox).toEqual({ mode: 'required', network: true, writable: [join(cwd, '..', 'shared'), '/var/cache/x'] });
+      await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { network: ['registry.npmjs.org'] } }));
+      expect(await failure()).toBe(
+        `${join(cwd, 'cadre.config.json')}: sandbox.network: a list of hosts needs a filtering proxy, which cadre does not have on this platform: only true (every host) or false (none, the default) is supported`,
+      );
+      await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { mode: 'strict' } }));
+      expect(await failure()).toContain('cadre.config.json: sandbox.mode: must be one of auto, required, off');
+      await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { net: true } }));
+      expect(await failure()).toContain('cadre.config.json: sandbox.net: unknown key (known keys: mode, network, writable)');
+    } finally {
+      await rm(join(cwd, 'cadre.config.json'), { force: true });
+    }
   });
 
   it('merges the file\'s permission rules with --allow and --deny, and names a bad rule', async () => {
@@ -124,6 +142,9 @@ describe('loadConfig', () => {
     [{ summarize: { maxChars: 10 } }, 'summarize.maxChars: must be a whole number of characters, 200 or more'],
     [{ summarize: { timeoutMs: 0 } }, 'summarize.timeoutMs: must be a whole number of milliseconds, 1 or more'],
     [{ summarize: { maxchars: 10 } }, 'summarize.maxchars: unknown key (known keys: model, enabled, maxChars, timeoutMs)'],
+    [{ telemetry: { protocol: 'grpc' } }, "telemetry.protocol: must be 'http/json' or 'http/protobuf'"],
+    [{ telemetry: { endpoint: 'collector' } }, 'telemetry.endpoint: must be a URL like http://localhost:4318'],
+    [{ telemetry: { recordContents: true } }, 'telemetry.recordContents: unknown key (known keys: enabled, endpoint, protocol, recordContent)'],
     [{ baseURL: 'not a url' }, 'baseURL: must be a URL'],
     [{ agents: 'dir' }, 'agents: must be a list of directory paths'],
     [[1, 2], 'must hold a JSON object'],

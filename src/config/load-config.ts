@@ -4,6 +4,7 @@ import { configLocations, defaultConfigFileName, given, resolveDatabase } from '
 import { resolveLimits, type Limits } from './limits.ts';
 import { defaultModelAliases } from './model-aliases.ts';
 import { readConfigFile, type ConfigFile } from './read-config-file.ts';
+import { resolveSandboxConfig, type SandboxConfig } from './sandbox-config.ts';
 import { compilePermissions, type PermissionsConfig } from '../permissions/permissions.ts';
 
 export { defaultConfigFileName };
@@ -52,6 +53,18 @@ export interface SummarizeConfig {
   timeoutMs?: number;
 }
 
+/** The `telemetry` key: traces over OTLP; its meaning belongs to the runtime. */
+export interface TelemetryConfig {
+  /** @default on when `endpoint` or `OTEL_EXPORTER_OTLP_ENDPOINT` is set */
+  enabled?: boolean;
+  /** The collector's OTLP/HTTP base URL. @default `OTEL_EXPORTER_OTLP_ENDPOINT` */
+  endpoint?: string;
+  /** @default `OTEL_EXPORTER_OTLP_PROTOCOL`, else 'http/protobuf' */
+  protocol?: 'http/json' | 'http/protobuf';
+  /** Record message contents and tool inputs/outputs (redacted). @default false */
+  recordContent?: boolean;
+}
+
 /** The configuration of one cadre process, merged from flags, environment, file and defaults. */
 export interface CadreConfig {
   /** The session's model spec. */
@@ -66,8 +79,12 @@ export interface CadreConfig {
   limits: Limits;
   /** Permission rules: the file's `permissions` with `--allow` and `--deny` added. @default {} */
   permissions: PermissionsConfig;
+  /** How `bash` is confined: the file's `sandbox`, defaults filled in, `writable` paths absolute. @default { mode: 'auto', network: false, writable: [] } */
+  sandbox: SandboxConfig;
   /** Summarizing settings from the file. */
   summarize?: SummarizeConfig;
+  /** OpenTelemetry settings from the file (`OTEL_EXPORTER_OTLP_ENDPOINT` alone turns traces on too). */
+  telemetry?: TelemetryConfig;
   /** Absolute agent directories: the file's `agents`, then each `--agents` flag. @default [] */
   agentsDirs: string[];
   /** The primary agent's name. @default 'main' */
@@ -85,6 +102,7 @@ function withAbsolutePaths(file: ConfigFile | null, directory: string): ConfigFi
     ...file,
     ...(file.db === undefined ? {} : { db: resolveDatabase(directory, file.db) }),
     ...(file.agents === undefined ? {} : { agents: file.agents.map((agents) => resolve(directory, agents)) }),
+    ...(file.sandbox?.writable === undefined ? {} : { sandbox: { ...file.sandbox, writable: file.sandbox.writable.map((path) => resolve(directory, path)) } }),
   };
 }
 
@@ -156,7 +174,9 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     db: db ?? join(cwd, '.cadre', 'cadre.db'),
     limits: resolveLimits(file?.limits),
     permissions,
+    sandbox: resolveSandboxConfig(file?.sandbox, fileDirectory, configPath),
     summarize: file?.summarize,
+    telemetry: file?.telemetry,
     agentsDirs: [
       ...(file?.agents ?? []).map((directory) => resolve(fileDirectory, directory)),
       ...(flags.agentsDirs ?? []).map((directory) => resolve(cwd, directory)),

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
 import { limitsSchema, unknownLimitMessage } from './limits.ts';
 import { permissionsConfigSchema } from '../permissions/permissions.ts';
+import { sandboxConfigSchema } from './sandbox-config.ts';
 
 const text = (what: string) => z.string({ error: `must be ${what}` }).trim().min(1, { error: `must be ${what}` });
 
@@ -21,12 +22,21 @@ export const configFileSchema = z.strictObject({
     .record(z.string(), text('a model spec like anthropic:claude-sonnet-4-5'), { error: 'must map short names to model specs, like { "sonnet": "anthropic:claude-sonnet-4-5" }' })
     .optional(),
   permissions: permissionsConfigSchema.optional(),
+  sandbox: sandboxConfigSchema.optional(),
   summarize: z
     .strictObject({
       model: text('a model spec like anthropic:claude-haiku-4-5').optional(),
       enabled: z.boolean({ error: 'must be true or false' }).optional(),
       maxChars: z.int({ error: 'must be a whole number of characters, 200 or more' }).min(200, { error: 'must be a whole number of characters, 200 or more' }).optional(),
       timeoutMs: z.int({ error: 'must be a whole number of milliseconds, 1 or more' }).positive({ error: 'must be a whole number of milliseconds, 1 or more' }).optional(),
+    })
+    .optional(),
+  telemetry: z
+    .strictObject({
+      enabled: z.boolean({ error: 'must be true or false' }).optional(),
+      endpoint: z.url({ error: 'must be a URL like http://localhost:4318' }).optional(),
+      protocol: z.enum(['http/json', 'http/protobuf'], { error: "must be 'http/json' or 'http/protobuf'" }).optional(),
+      recordContent: z.boolean({ error: 'must be true or false' }).optional(),
     })
     .optional(),
 });
@@ -44,7 +54,9 @@ function unknownKeyMessage(parent: string, key: string) {
   }
   if (parent === 'limits') return unknownLimitMessage;
   if (parent === 'permissions') return 'unknown key (known keys: allow, ask, deny)';
-  const allowed = parent === 'summarize' ? 'model, enabled, maxChars, timeoutMs' : 'model, baseURL, db, agents, limits, permissions, summarize, modelAliases';
+  if (parent === 'sandbox') return 'unknown key (known keys: mode, network, writable)';
+  if (parent === 'telemetry') return 'unknown key (known keys: enabled, endpoint, protocol, recordContent)';
+  const allowed = parent === 'summarize' ? 'model, enabled, maxChars, timeoutMs' : 'model, baseURL, db, agents, limits, permissions, sandbox, summarize, modelAliases, telemetry';
   return `unknown key (known keys: ${allowed})`;
 }
 

@@ -2,6 +2,7 @@ import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { Coordination, SignalType } from './coordination.ts';
 import { createSignalListeners } from './signal-listeners.ts';
+import { reportToDefaultLogger } from '../logging/default-logger.ts';
 
 /** Options of {@link createPollingCoordination}. */
 export interface PollingCoordinationOptions {
@@ -32,7 +33,7 @@ const defaultPollMs: Record<Exclude<SignalType, 'live-event'>, number> = {
  * @example
  * const coordination = createPollingCoordination({ store });
  */
-export function createPollingCoordination({ store, pollMs = {}, onError = (error) => console.error(error) }: PollingCoordinationOptions): Coordination {
+export function createPollingCoordination({ store, pollMs = {}, onError = reportToDefaultLogger }: PollingCoordinationOptions): Coordination {
   const timers = new Map<SignalType, NodeJS.Timeout>();
   const busy = new Set<SignalType>();
   const listeners = createSignalListeners({

@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Store } from '../store/store.ts';
 import type { Coordination, CoordinationSignal } from './coordination.ts';
 import { createPollingCoordination } from './polling-coordination.ts';
+import { reportToDefaultLogger } from '../logging/default-logger.ts';
 
 /** Options of {@link createPostgresCoordination}. */
 export interface PostgresCoordinationOptions {
@@ -9,7 +10,7 @@ export interface PostgresCoordinationOptions {
   connectionString: string;
   /** The store on that database: signals nobody announced (an older writer) are still found there. */
   store: Store;
-  /** @default console.error */
+  /** @default the default logger (stderr) */
   onError?: (error: unknown) => void;
 }
 
@@ -27,7 +28,7 @@ const maxPayload = 7_500;
  * @example
  * const coordination = await createPostgresCoordination({ connectionString, store });
  */
-export async function createPostgresCoordination({ connectionString, store, onError = (error) => console.error(error) }: PostgresCoordinationOptions): Promise<Coordination> {
+export async function createPostgresCoordination({ connectionString, store, onError = reportToDefaultLogger }: PostgresCoordinationOptions): Promise<Coordination> {
   const url = new URL(connectionString);
   const schema = url.searchParams.get('schema') ?? 'public';
   url.searchParams.delete('schema');

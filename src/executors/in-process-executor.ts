@@ -1,4 +1,4 @@
-import { APICallError, type LanguageModel, type ModelMessage, type TelemetryOptions, type ToolSet } from 'ai';
+import { AISDKError, type LanguageModel, type ModelMessage, type TelemetryOptions, type ToolSet } from 'ai';
 import { runAgentLoop } from '../loop/agent-loop.ts';
 import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
 import { ModelCallError } from '../models/model-call-error.ts';
@@ -14,6 +14,7 @@ import type { Now } from '../util/clock.ts';
 import { answerOrphanedCalls } from './answer-orphaned-calls.ts';
 import { toModelMessages, toNewMessages } from './message-codec.ts';
 import { createToolCallJournal } from './tool-call-journal.ts';
+import { reportToDefaultLogger } from '../logging/default-logger.ts';
 
 /** What a run's loop needs, looked up when it starts. */
 export interface RunSetup {
@@ -84,7 +85,7 @@ export interface InProcessExecutorOptions {
 export function createInProcessExecutor(options: InProcessExecutorOptions): RunExecutor {
   const { store, ledger, bus, now } = options;
   const activityIntervalMs = options.activityIntervalMs ?? 250;
-  const report = options.onError ?? ((error: unknown) => console.error(error));
+  const report = options.onError ?? reportToDefaultLogger;
   // Without a budget set, steps pay nothing for the feature.
   const budget = options.budget && (options.budget.limits.maxTokensPerRun !== undefined || options.budget.limits.maxTokensPerSession !== undefined) ? options.budget : undefined;
 
@@ -298,9 +299,11 @@ const sentenceIntervalMs = 100;
 /** Enough of the text's end to find its last sentence as the (≤ 80 characters) line shows it. */
 const sentenceWindow = 240;
 
-/** Whether a loop error came from the model provider (HTTP, retries, bad responses). */
+/**
+ * Whether a loop error came from the model or the SDK's handling of its answer (HTTP, retries,
+ * bad responses, a call of a tool that does not exist): the AI SDK's own error classes, checked
+ * with their `isInstance` (which survives duplicate package copies), and cadre's model errors.
+ */
 function isModelError(error: unknown): boolean {
-  if (APICallError.isInstance(error) || ModelCallError.isInstance(error)) return true;
-  const name = (error as { name?: string } | null)?.name ?? '';
-  return name.startsWith('AI_') && name !== 'AI_ToolExecutionError';
+  return AISDKError.isInstance(error) || ModelCallError.isInstance(error);
 }

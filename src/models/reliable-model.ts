@@ -56,7 +56,7 @@ const wrapped = Symbol.for('cadre.reliable-model');
 const preludeParts = new Set(['stream-start', 'response-metadata', 'text-start', 'reasoning-start', 'ping', 'raw']);
 
 /** Network failures that the SDK does not wrap in a retryable `APICallError` (a reset mid-body, say). */
-const networkCodes = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CLOSED']);
+const networkCodes = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CLOSED']);
 
 function seconds(ms: number): string {
   const value = ms / 1000;
@@ -102,9 +102,8 @@ function classify(error: unknown, timedOut: boolean, nowMs: number): Failure {
   if (APICallError.isInstance(error)) {
     return { retryable: error.isRetryable || networkCode(error) !== undefined, timeout: false, rateLimited: error.statusCode === 429, retryAfterMs: retryAfterMs(error, nowMs) };
   }
-  const message = error instanceof Error ? error.message.toLowerCase() : '';
-  const network = networkCode(error) !== undefined || (error instanceof TypeError && (message === 'terminated' || message === 'fetch failed'));
-  return { retryable: network, timeout: false, rateLimited: false, retryAfterMs: undefined };
+  // undici's `fetch failed` and `terminated` carry the socket's error as their cause, with its code.
+  return { retryable: networkCode(error) !== undefined, timeout: false, rateLimited: false, retryAfterMs: undefined };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Store } from '../store/store.ts';
 import type { Now } from '../util/clock.ts';
+import { reportToDefaultLogger } from '../logging/default-logger.ts';
 
 /** Options of {@link createLeaseKeeper}. */
 export interface LeaseKeeperOptions {
@@ -27,7 +28,7 @@ export interface LeaseKeeper {
  * and gives up leases with its state changes; this only keeps them alive in between, the way
  * BullMQ's lock manager extends the locks of a worker's jobs apart from the worker.
  */
-export function createLeaseKeeper({ store, now, ownerId, leaseMs = 15_000, holding, onError = (error) => console.error(error) }: LeaseKeeperOptions): LeaseKeeper {
+export function createLeaseKeeper({ store, now, ownerId, leaseMs = 15_000, holding, onError = reportToDefaultLogger }: LeaseKeeperOptions): LeaseKeeper {
   const until = () => new Date(Date.parse(now()) + leaseMs).toISOString();
   const timer = setInterval(() => {
     if (holding()) store.renewLeases(ownerId, until()).catch(onError);

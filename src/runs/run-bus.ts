@@ -1,4 +1,5 @@
 import type { ApprovalRecord, MessageRecord, RunEventRecord, RunRecord, SessionStatus } from '../store/records.ts';
+import { reportToDefaultLogger } from '../logging/default-logger.ts';
 import type { ActivityEventData } from '../store/run-activity.ts';
 
 /** What happens in a cadre process, for live views (terminal, dashboard, JSON Lines). */
@@ -23,7 +24,7 @@ export interface RunBus {
 }
 
 /** Creates a {@link RunBus}. */
-export function createRunBus({ onListenerError = (error: unknown) => console.error(error) } = {}): RunBus {
+export function createRunBus({ onListenerError = reportToDefaultLogger } = {}): RunBus {
   const listeners = new Set<CadreListener>();
   return {
     publish(event) {

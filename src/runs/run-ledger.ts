@@ -35,6 +35,11 @@ export interface RunLedgerDeps {
   now: Now;
   /** Where the end of a run (and its pending notification) is announced to other processes. */
   coordination?: Coordination;
+  /**
+   * The trace context of the code starting a run (the tool call's span), stored in its
+   * `run-queued` event as `trace` so the run nests there wherever it executes. @default none
+   */
+  traceContext?: () => Record<string, string> | undefined;
 }
 
 /**
@@ -72,11 +77,12 @@ export interface RecordedEvent {
 }
 
 /** Creates the {@link RunLedger}. */
-export function createRunLedger({ store, bus, now, coordination }: RunLedgerDeps): RunLedger {
+export function createRunLedger({ store, bus, now, coordination, traceContext }: RunLedgerDeps): RunLedger {
   return {
     async insert(run) {
       if (run.status !== 'queued') throw new Error(`A new run starts queued, not ${run.status}`);
-      const event: NewRunEvent = { run_id: run.id, at: run.created_at, type: 'run-queued', data: { mode: run.mode } };
+      const trace = traceContext?.();
+      const event: NewRunEvent = { run_id: run.id, at: run.created_at, type: 'run-queued', data: trace ? { mode: run.mode, trace } : { mode: run.mode } };
       await store.insertRun(run, event);
       bus.publish({ type: 'run-event', run, event: { ...event, seq: event.seq ?? 1 } });
       return run;

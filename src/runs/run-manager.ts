@@ -11,6 +11,8 @@ import type { RunBus } from './run-bus.ts';
 import type { RunLedger } from './run-ledger.ts';
 import { RunStopSignal, stoppedStatus, type StopCause } from './run-stop.ts';
 import { createScheduler, type Scheduler } from './scheduler.ts';
+import { reportToDefaultLogger } from '../logging/default-logger.ts';
+import { NotFoundError } from '../errors/not-found-error.ts';
 
 /** How a run's loop ended, as the executor reports it. */
 export interface ExecutionOutcome {
@@ -121,7 +123,7 @@ const waitingForSlot: RunActivity = { kind: 'waiting_for_slot' };
 /** Creates the {@link RunManager}. */
 export function createRunManager(options: RunManagerOptions): RunManager {
   const { store, ledger, now, limits, ownerId, executor } = options;
-  const report = options.onError ?? ((error: unknown) => console.error(error));
+  const report = options.onError ?? reportToDefaultLogger;
   const coordination = options.coordination ?? createPollingCoordination({ store, pollMs: { 'stop-requested': limits.stopPollMs ?? 500 }, onError: report });
   // Stop requests of other processes are listened for while this process holds runs.
   let stopRequests: (() => void) | null = null;
@@ -287,7 +289,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       // waiters before it stops counting as local, so its end cannot be missed.
       if (!local.has(runId) || signal?.aborted) {
         const current = await store.getRun(runId);
-        if (!current) throw new Error(`No run ${runId}`);
+        if (!current) throw new NotFoundError('run', runId);
         if (isFinished(current.status) || signal?.aborted) return current;
         if (!local.has(runId)) return waitRemote(runId, { signal, timeoutMs });
       }
@@ -387,7 +389,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
     for (;;) {
       const run = await store.getRun(runId);
-      if (!run) throw new Error(`No run ${runId}`);
+      if (!run) throw new NotFoundError('run', runId);
       if (isFinished(run.status) || signal?.aborted || Date.now() >= deadline) return run;
       await new Promise<void>((resolve) => {
         const done = () => {

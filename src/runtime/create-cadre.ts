@@ -53,6 +53,10 @@ import { writeRunParts, type CadreRunPartWriter, type WriteRunPartsOptions } fro
 import { recoverRuns, type RecoveryReport } from './recover-runs.ts';
 import { isStoreFailure, watchStoreFailure } from './watch-store-failure.ts';
 import { createSessionWakeups, waitForIdle } from './wait-for-idle.ts';
+import { createRuntimeTracing } from '../telemetry/runtime-tracing.ts';
+import { defaultLogger } from '../logging/default-logger.ts';
+import { errorLogger, type Logger } from '../logging/logger.ts';
+import { resolveTelemetry, type TelemetrySettings } from '../telemetry/telemetry-settings.ts';
 
 /** Options of {@link createCadre}. */
 export interface CadreOptions {
@@ -142,8 +146,21 @@ export interface CadreOptions {
    * cut is used. The run keeps the full text. @default no summaries
    */
   summarize?: SummarizeSettings;
-  /** Where internal errors go. @default console.error */
+  /** Where internal errors go. @default `logger.error`, with the error's cause chain */
   onError?: (error: unknown) => void;
+  /**
+   * Where cadre's structured logs go: a pino logger, or anything with its methods
+   * (`createLogger` makes one). @default warnings and errors to stderr, JSON lines off a terminal
+   */
+  logger?: Logger;
+  /**
+   * OpenTelemetry traces over OTLP (the configuration's `telemetry` key): a span per primary turn
+   * and run (`cadre.run.id`, `cadre.session.id`, `cadre.agent`, `cadre.parent_run.id`), with the AI
+   * SDK's model-call and tool-call spans under them. The OpenTelemetry packages load only when it
+   * is on. @default on when `OTEL_EXPORTER_OTLP_ENDPOINT` is set in `env`, contents left out
+   * @example { endpoint: 'http://localhost:4318', protocol: 'http/json' }
+   */
+  tracing?: TelemetrySettings;
 }
 
 /** The read tools on the working directory: what the built-in agents use when no tools are given. */
@@ -233,7 +250,7 @@ export function createCadre(options: CadreOptions): Cadre {
   const newId = options.newId ?? timeSortedId;
   const limits = resolveLimits(options.maxRetries === undefined ? options.limits : { maxRetries: options.maxRetries, ...options.limits });
   const redactor = createSecretRedactor({ env: options.env, values: options.secrets });
-  const onError = options.onError ?? ((error: unknown) => console.error(error));
+  const onError = options.onError ?? errorLogger(options.logger ?? defaultLogger());
   // Once the store fails (a full disk, a deleted database), its failure is reported once, and
   // what follows from it (every run's and turn's write rejecting) is not reported again.
   const storeFailure = watchStoreFailure(store, (failure) => {
@@ -259,7 +276,10 @@ export function createCadre(options: CadreOptions): Cadre {
   const ownerId = `${hostname()}:${process.pid}:${newId('own').slice(-8)}`;
   const bus = createRunBus({ onListenerError: report });
   const coordination = options.coordination ?? createPollingCoordination({ store, onError: report });
-  const ledger = createRunLedger({ store, bus, now, coordination });
+  const telemetrySettings = resolveTelemetry(options.tracing, options.env);
+  const tracing = telemetrySettings ? createRuntimeTracing({ settings: telemetrySettings, store, redact: (text) => redactor.redact(text), telemetry: options.telemetry, onError: report }) : undefined;
+  const loopTelemetry = tracing?.loopTelemetry ?? options.telemetry;
+  const ledger = createRunLedger({ store, bus, now, coordination, traceContext: tracing?.capture });
   const inbox = createSessionInbox();
   const wakeups = createSessionWakeups(bus);
   const models = new Map<string, LanguageModel>();
@@ -317,7 +337,9 @@ export function createCadre(options: CadreOptions): Cadre {
    */
   function toolPipelineFor(agent: AgentDefinition, workspace: ToolSet, context: Omit<ToolGateContext, 'agent' | 'agentRules'>): ToolMiddleware[] {
     const gate = gateToolCalls(Object.keys(workspace), { ...context, agent: agent.name, agentRules: rulesOfAgent(agent) }, { store, broker, rules });
-    return [redactEntry, checkToolInput, gate, stopToolCalls];
+    // Tracing inside the redaction (which copies errors): it sees each call's own outcome, a denial by the gate included.
+    const traced = tracing ? tracing.toolEntries({ sessionId: context.sessionId, runId: context.runId, agent: agent.name }) : [];
+    return [redactEntry, ...traced, checkToolInput, gate, stopToolCalls];
   }
 
   /** The primary session a session belongs to: asks and "always" rules are per primary session. */
@@ -416,7 +438,7 @@ export function createCadre(options: CadreOptions): Cadre {
     ownerId,
     leaseMs: options.leaseMs,
     redactor,
-    telemetry: options.telemetry,
+    telemetry: loopTelemetry,
     stream: shouldStream,
     onError: report,
     budget,
@@ -453,7 +475,7 @@ export function createCadre(options: CadreOptions): Cadre {
     now,
     newId,
     ownerId,
-    executor,
+    executor: tracing ? tracing.traceExecutor(executor) : executor,
     coordination,
     limits: { ...limits, leaseMs: options.leaseMs },
     onError: report,
@@ -476,8 +498,9 @@ export function createCadre(options: CadreOptions): Cadre {
     leaseMs: options.leaseMs,
     delegation,
     redactor,
-    telemetry: options.telemetry,
+    telemetry: loopTelemetry,
     stream: shouldStream,
+    traceTurn: tracing?.traceTurn,
     maxConcurrentTurns: options.maxConcurrentTurns,
     coordination,
     onError: report,
@@ -612,6 +635,7 @@ export function createCadre(options: CadreOptions): Cadre {
       for (const sessionId of hosted) await sessions.idle(sessionId);
       if (!options.coordination) await coordination.close();
       storeFailure.close();
+      await tracing?.close().catch(report);
       // A failed store has nothing more to commit; its failure was reported when it happened.
       await store.flush().catch((error: unknown) => {
         if (!isStoreFailure(error)) throw error;

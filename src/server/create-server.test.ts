@@ -80,6 +80,15 @@ describe('the sessions API', () => {
     expect((await post('/api/sessions/ses_missing/messages', { text: 'x' })).status).toBe(404);
   });
 
+  it("answers 409 to a message for a session an app's own loop drives, and runs no turn of it", async () => {
+    const { cadre, post } = setup();
+    cadre.tools({ sessionId: 'chat-1' });
+    const response = await post('/api/sessions/chat-1/messages', { text: 'hello' });
+    expect(response.status).toBe(409);
+    expect((await response.json()).error).toContain("driven by an app's own loop");
+    expect(await cadre.store.listMessages('chat-1')).toEqual([]);
+  });
+
   it('rejects bad input with 400 and a message saying what to fix', async () => {
     const { app, post } = setup();
     expect(await (await post('/api/sessions', { agent: 'main' })).json()).toEqual({ error: "'prompt' must be a non-empty string." });

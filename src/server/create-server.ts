@@ -1,9 +1,12 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import type { Cadre } from '../runtime/create-cadre.ts';
+import { defaultLogger } from '../logging/default-logger.ts';
+import { errorLogger, type Logger } from '../logging/logger.ts';
+import type { Sandbox } from '../tools/sandbox/create-sandbox.ts';
 import { createAgentRoutes } from './agent-routes.ts';
 import { createApprovalRoutes } from './approval-routes.ts';
 import { createAccessToken, guardPosts, isLoopbackHost, isWildcardHost, requireAccess, securityHeaders } from './dashboard-security.ts';
@@ -12,6 +15,7 @@ import { createExportRoute } from './export-route.ts';
 import { createRunRoutes } from './run-routes.ts';
 import { createSessionRoutes } from './session-routes.ts';
 import { createStaticAssets } from './static-assets.ts';
+import { NotFoundError } from '../errors/not-found-error.ts';
 
 /** Options of {@link createDashboardApp}. */
 export interface DashboardAppOptions {
@@ -20,13 +24,23 @@ export interface DashboardAppOptions {
   token?: string | null;
   /** Milliseconds between SSE heartbeat comments. @default 15000 */
   heartbeatMs?: number;
-  /** Where unexpected errors go (failed background turns, 500s). @default console.error */
+  /** Where unexpected errors go (failed background turns, 500s). @default `logger.error` */
   onError?: (error: unknown) => void;
+  /**
+   * Where request logs (`info`: method, path without its query, status, milliseconds) and errors
+   * go. @default the default logger (warnings and errors to stderr)
+   */
+  logger?: Logger;
   /**
    * The largest request body accepted, in bytes; a larger one gets 413 before it is held in
    * memory, whether it says its length or is streamed without one. @default 1048576 (1 MiB)
    */
   maxBodyBytes?: number;
+  /**
+   * The sandbox the runtime's `bash` runs in, shown at the top of the page and at
+   * `GET /api/sandbox` (`{sandbox: null}` without one).
+   */
+  sandbox?: Pick<Sandbox, 'status'>;
 }
 
 /** The default of {@link DashboardAppOptions.maxBodyBytes}: 1 MiB, far above any prompt a person types. */
@@ -41,10 +55,11 @@ export const defaultMaxBodyBytes = 1024 * 1024;
  * const app = createDashboardApp({ cadre });
  * const response = await app.request('/api/sessions');
  */
-export function createDashboardApp({ cadre, token = null, heartbeatMs, onError: log = (error) => console.error(error), maxBodyBytes = defaultMaxBodyBytes }: DashboardAppOptions): Hono {
+export function createDashboardApp({ cadre, token = null, heartbeatMs, logger = defaultLogger(), onError: log = errorLogger(logger), maxBodyBytes = defaultMaxBodyBytes, sandbox }: DashboardAppOptions): Hono {
   // What the server logs passes the runtime's redactor, like everything else cadre logs.
   const onError = (error: unknown) => log(cadre.redactor.redactError(error));
   const app = new Hono();
+  app.use(logRequests(logger));
   app.use(securityHeaders());
   app.use(requireAccess({ token }));
   app.use(guardPosts());
@@ -62,11 +77,13 @@ export function createDashboardApp({ cadre, token = null, heartbeatMs, onError: 
   app.route('/api/sessions', createExportRoute({ cadre }));
   app.route('/api/runs', createRunRoutes({ cadre }));
   app.route('/api/approvals', createApprovalRoutes({ cadre }));
+  app.get('/api/sandbox', async (context) => context.json({ sandbox: sandbox === undefined ? null : await sandbox.status() }));
   app.route('/api/agents', createAgentRoutes({ cadre }));
 
   app.notFound((context) => context.json({ error: `No route ${context.req.method} ${context.req.path}.` }, 404));
   app.onError((error, context) => {
     if (error instanceof HTTPException) return context.json({ error: error.message }, error.status);
+    if (NotFoundError.isInstance(error)) return context.json({ error: error.message }, 404);
     onError(error);
     return context.json({ error: 'Internal error; see the server log.' }, 500);
   });
@@ -82,10 +99,14 @@ export interface StartDashboardOptions {
   port?: number;
   /** Require this token even on a loopback host. @default a random token on non-loopback hosts, none on loopback */
   token?: string;
-  /** @default console.error */
+  /** @default `logger.error` */
   onError?: (error: unknown) => void;
+  /** See {@link DashboardAppOptions.logger}. */
+  logger?: Logger;
   /** See {@link DashboardAppOptions.maxBodyBytes}. @default 1048576 (1 MiB) */
   maxBodyBytes?: number;
+  /** See {@link DashboardAppOptions.sandbox}. @default none shown */
+  sandbox?: Pick<Sandbox, 'status'>;
 }
 
 /** A running dashboard. */
@@ -106,9 +127,9 @@ export interface Dashboard {
  * const dashboard = await startDashboard({ cadre, port: 4317 });
  * console.log(`Dashboard: ${dashboard.url}`);
  */
-export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: givenToken, onError, maxBodyBytes }: StartDashboardOptions): Promise<Dashboard> {
+export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: givenToken, onError, logger, maxBodyBytes, sandbox }: StartDashboardOptions): Promise<Dashboard> {
   const token = givenToken ?? (isLoopbackHost(host) ? null : createAccessToken());
-  const app = createDashboardApp({ cadre, token, onError, maxBodyBytes });
+  const app = createDashboardApp({ cadre, token, onError, logger, maxBodyBytes, sandbox });
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, hostname: host, port }, (info: AddressInfo) => {
       server.off('error', reject);
@@ -128,4 +149,13 @@ export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: 
     });
     server.once('error', reject);
   });
+}
+
+/** A request log line per request once it is answered; the query (which may hold the token) is left out. */
+function logRequests(logger: Logger): MiddlewareHandler {
+  return async function requestLog(context, next) {
+    const started = performance.now();
+    await next();
+    logger.info({ method: context.req.method, path: context.req.path, status: context.res.status, durationMs: Math.round(performance.now() - started) }, 'request');
+  };
 }

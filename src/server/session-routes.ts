@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import { ConfigError } from '../errors/config-error.ts';
+import { isAppSession } from '../embed/app-sessions.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import type { SessionRecord } from '../store/records.ts';
 import { failRequest, optionalText, readJsonObject, requiredText } from './request-input.ts';
@@ -83,6 +84,9 @@ export function createSessionRoutes({ cadre, onError }: SessionRoutesOptions): H
     const text = requiredText(await readJsonObject(context), 'text');
     if (session.parent_run_id !== null) {
       failRequest(409, `Session '${session.id}' is the child session of run ${session.parent_run_id}; its parent continues it.`);
+    }
+    if (isAppSession(session)) {
+      failRequest(409, `Session '${session.id}' is driven by an app's own loop (cadre.tools); send messages through that app.`);
     }
     startTurn(session.id, text);
     return context.json({ session_id: session.id }, 202);

@@ -5,6 +5,7 @@ import type { MessageCommit, Store } from '../store/store.ts';
 import type { Now } from '../util/clock.ts';
 import { renderNotification } from './render-notification.ts';
 import type { SessionInbox } from './session-inbox.ts';
+import { reportToDefaultLogger } from '../logging/default-logger.ts';
 
 /** Options of {@link createNotifier}. */
 export interface NotifierOptions {
@@ -69,7 +70,7 @@ interface OpenMessage {
 export function createNotifier(options: NotifierOptions): Notifier {
   const { store, inbox, now } = options;
   const coalesceMs = options.coalesceMs ?? 250;
-  const report = options.onError ?? ((error: unknown) => console.error(error));
+  const report = options.onError ?? reportToDefaultLogger;
   const open = new Map<string, OpenMessage>();
   const inFlight = new Map<string, number>();
   const held = new Set<string>();

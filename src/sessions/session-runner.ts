@@ -21,6 +21,8 @@ import type { Store } from '../store/store.ts';
 import { setBounded } from '../util/bounded-map.ts';
 import type { NewId, Now } from '../util/clock.ts';
 import { takeAndStore, type SessionInbox } from './session-inbox.ts';
+import { reportToDefaultLogger } from '../logging/default-logger.ts';
+import { NotFoundError } from '../errors/not-found-error.ts';
 
 /** How a parent turn ended. */
 export interface TurnResult {
@@ -71,6 +73,8 @@ export interface SessionRunnerOptions {
   /** Where a person's stop of a session from another process is heard. @default polling the store */
   coordination?: Coordination;
   onError?: (error: unknown) => void;
+  /** Runs each turn inside a span (telemetry); `resumed` tells an auto-resumed turn. @default untraced */
+  traceTurn?: (sessionId: string, resumed: boolean, work: () => Promise<TurnResult>) => Promise<TurnResult>;
 }
 
 /** Runs primary agents' turns: one at a time per session, every step stored as it ends. */
@@ -89,7 +93,7 @@ export interface SessionRunner {
 /** Creates the {@link SessionRunner}. */
 export function createSessionRunner(options: SessionRunnerOptions): SessionRunner {
   const { store, bus, inbox, agents, limits, now } = options;
-  const report = options.onError ?? ((error: unknown) => console.error(error));
+  const report = options.onError ?? reportToDefaultLogger;
   const chains = new Map<string, Promise<unknown>>();
   const controllers = new Map<string, AbortController>();
   const slots = createSlots(options.maxConcurrentTurns ?? 64);
@@ -121,11 +125,12 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     bus.publish({ type: 'session-status', session_id: sessionId, status });
   }
 
-  async function turn(sessionId: string, signal: AbortSignal): Promise<TurnResult> {
+  async function turn(sessionId: string, signal: AbortSignal, resumed = false): Promise<TurnResult> {
     const startedAt = now();
     await slots.acquire();
     try {
-      return await runTurn(sessionId, signal, startedAt);
+      const work = () => runTurn(sessionId, signal, startedAt);
+      return await (options.traceTurn ? options.traceTurn(sessionId, resumed, work) : work());
     } finally {
       slots.release();
     }
@@ -133,7 +138,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
 
   async function runTurn(sessionId: string, signal: AbortSignal, startedAt: string): Promise<TurnResult> {
     const session = await store.getSession(sessionId);
-    if (!session) throw new Error(`No session '${sessionId}'`);
+    if (!session) throw new NotFoundError('session', sessionId);
     const agent = agents.primary(session.agent);
     const controller = new AbortController();
     const onAbort = () => controller.abort(signal.reason);
@@ -239,7 +244,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         const newer = await store.listMessages(sessionId, { afterSeq: seen.get(sessionId) ?? 0 });
         if (newer.length === 0 || newer.at(-1)?.role !== 'user') return null;
         await store.updateSession(sessionId, { auto_resumes: session.auto_resumes + 1 });
-        return turn(sessionId, new AbortController().signal);
+        return turn(sessionId, new AbortController().signal, true);
       });
     },
 

@@ -7,6 +7,7 @@ import { ConfigError } from '../errors/config-error.ts';
 import { exportSession } from './export-session.ts';
 import { renderMarkdownExport } from './render-markdown-export.ts';
 import { fakeApiKey, writeExportScenario } from './export-fixtures.ts';
+import { eventFixture, runFixture } from './store-fixtures.ts';
 import { createSqliteStore } from './sqlite/sqlite-store.ts';
 import type { Store } from './store.ts';
 
@@ -44,6 +45,19 @@ describe('exportSession', () => {
       [4, 'assistant'],
     ]);
     expect(document.messages[0]).toEqual({ seq: 1, role: 'user', content: 'Survey the two modules.', created_at: '2025-01-01T00:00:01.000Z' });
+  });
+
+  it("gives a child session's export the subagent's own usage, resumed runs included, not 0", async () => {
+    await store.createSession({ id: 'ses_child_1', agent: 'researcher', model: 'scripted:test', created_at: '2025-01-01T00:00:03.000Z', status: 'idle', parent_run_id: 'run_1', auto_resumes: 0, user_canceled_at: null });
+    await store.insertRun(
+      runFixture({ id: 'run_4', child_session_id: 'ses_child_1', resumed_from: 'run_1', created_at: '2025-01-01T00:00:20.000Z', status: 'completed', usage: { input_tokens: 5, output_tokens: 1 } }),
+      eventFixture('run_4', 'run-queued', {}, '2025-01-01T00:00:20.000Z'),
+    );
+    const child = await exportSession(store, 'ses_child_1', { now });
+    expect(child.agent_usage).toEqual({ input_tokens: 105, output_tokens: 21 });
+    expect(child.usage).toEqual({ input_tokens: 10, output_tokens: 5 });
+    expect(child.runs.map((run) => run.id)).toEqual(['run_2']);
+    expect(renderMarkdownExport(child)).toContain('105 input tokens, 21 output tokens');
   });
 
   it("nests the runs a subagent started under its run, oldest first, and leaves other sessions' runs out", async () => {

@@ -1,6 +1,6 @@
 import { ConfigError } from '../errors/config-error.ts';
 import { type Now, systemNow } from '../util/clock.ts';
-import type { RunRecord, Usage } from './records.ts';
+import type { RunRecord, SessionRecord, Usage } from './records.ts';
 import { redactSecretsDeep } from './redact-secrets.ts';
 import type { ExportedRun, SessionExport } from './session-export.ts';
 import type { Store } from './store.ts';
@@ -37,7 +37,7 @@ export async function exportSession(
   // Runs are found through sessions; a record pointing back at an ancestor must not loop.
   const visitedSessions = new Set([sessionId]);
   const runs = await exportRuns(store, sessionId, visitedSessions, usage);
-  const agentUsage = (await store.getSessionUsage(sessionId)) ?? { input_tokens: 0, output_tokens: 0 };
+  const agentUsage = await agentUsageOf(store, session);
   const budgets =
     limits.maxTokensPerRun === undefined && limits.maxTokensPerSession === undefined
       ? {}
@@ -64,6 +64,22 @@ export async function exportSession(
     agent_usage: agentUsage,
     ...budgets,
   });
+}
+
+/**
+ * The tokens of the session's own agent: the primary agent's, stored with the session; for a
+ * child session, those of the runs that worked in it (a resumed run goes on in the same session).
+ */
+async function agentUsageOf(store: Store, session: SessionRecord): Promise<Usage> {
+  const usage = { ...((await store.getSessionUsage(session.id)) ?? { input_tokens: 0, output_tokens: 0 }) };
+  const run = session.parent_run_id === null ? null : await store.getRun(session.parent_run_id);
+  if (run === null) return usage;
+  for (const sibling of await store.listRuns({ parent_session_id: run.parent_session_id })) {
+    if (sibling.child_session_id !== session.id) continue;
+    usage.input_tokens += sibling.usage.input_tokens;
+    usage.output_tokens += sibling.usage.output_tokens;
+  }
+  return usage;
 }
 
 /** The runs a session started, oldest first, each with its own nested runs. */

@@ -44,7 +44,8 @@ export interface ExportedRun extends ExportedRunFields {
 
 /**
  * The document `cadre export --format json` writes (CONTRACT section 9), plus `usage`:
- * the tokens of every run, nested ones included; `agent_usage`: the primary agent's own tokens;
+ * the tokens of every run, nested ones included; `agent_usage`: the session's own agent's tokens
+ * (the primary agent's; for a child session, its subagent's);
  * and `token_budgets`: the limits in force when it was exported, when any was set.
  */
 export interface SessionExport {

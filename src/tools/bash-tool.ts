@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { CappedOutput } from './capped-output.ts';
 import { defineTool, ToolInputError } from './define-tool.ts';
 import { killProcessGroup, trackProcessGroup } from './process-groups.ts';
+import type { CommandLaunch, Sandbox } from './sandbox/create-sandbox.ts';
 import { toolDescription } from './tool-description.ts';
 
 /** Options of {@link createBashTool}. */
@@ -23,6 +24,11 @@ export interface BashToolOptions {
   killGraceMs?: number;
   /** The environment of commands. @default process.env (as in the user's own shell) */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The OS sandbox commands run in (see `createSandbox`): it decides where they may write and
+   * whether they reach the network. @default none: commands run as the user, unconfined
+   */
+  sandbox?: Sandbox;
 }
 
 /** How a command ended. */
@@ -40,11 +46,12 @@ function defaultShell(): string {
  * shell leads a process group of its own (`detached`), and the whole group is killed (SIGTERM,
  * then SIGKILL) on timeout, on a stop (the tool's abort signal), when the shell exits (no
  * process outlives its call), and when cadre exits. Output is stdout and stderr interleaved,
- * capped head and tail. A shell can reach outside the workspace: that is what the `exec` risk
- * and its approvals are for.
+ * capped head and tail. Without a `sandbox` a shell can reach outside the workspace: that is what
+ * the `exec` risk and its approvals are for; in one, the box's whole process tree goes with the
+ * group (its first process is the init of its pid namespace).
  */
 export function createBashTool(options: BashToolOptions) {
-  const { root, shell = defaultShell(), defaultTimeoutSeconds = 120, maxTimeoutSeconds = 1800, halfOutputChars = 15_000, killGraceMs = 500, env } = options;
+  const { root, shell = defaultShell(), defaultTimeoutSeconds = 120, maxTimeoutSeconds = 1800, halfOutputChars = 15_000, killGraceMs = 500, env, sandbox } = options;
   const inputSchema = z.object({
     command: z
       .string({ error: 'required: the command line to run' })
@@ -58,15 +65,21 @@ export function createBashTool(options: BashToolOptions) {
   });
   return defineTool({
     name: 'bash',
-    description: toolDescription('bash.txt', { shell, defaultTimeoutSeconds, maxTimeoutSeconds, halfOutputChars }),
+    description:
+      toolDescription('bash.txt', { shell, defaultTimeoutSeconds, maxTimeoutSeconds, halfOutputChars }) +
+      (sandbox === undefined || sandbox.mode === 'off' ? '' : `\n\n${toolDescription('bash-sandbox.txt')}`),
     inputSchema,
     risk: 'exec',
     argument: (input) => input.command,
-    execute: ({ command, timeout_seconds: timeoutSeconds = defaultTimeoutSeconds }, { abortSignal }) =>
-      new Promise<string>((resolve, reject) => {
+    // Under `sandbox.mode: required` without a sandbox, refused before anyone is asked to approve it.
+    check: async () => sandbox?.check(),
+    execute: async ({ command, timeout_seconds: timeoutSeconds = defaultTimeoutSeconds }, { abortSignal }) => {
+      const direct: CommandLaunch = { file: shell, args: ['-c', command], env: env ?? process.env };
+      const launch = sandbox === undefined ? direct : await sandbox.launch(direct);
+      return new Promise<string>((resolve, reject) => {
         if (abortSignal?.aborted) return reject(abortSignal.reason);
         const output = new CappedOutput({ headChars: halfOutputChars, tailChars: halfOutputChars });
-        const child = spawn(shell, ['-c', command], { cwd: root, env: env ?? process.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(launch.file, launch.args, { cwd: root, env: launch.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
         const untrack = child.pid === undefined ? () => {} : trackProcessGroup(child.pid);
         for (const stream of [child.stdout, child.stderr]) {
           const decoder = new StringDecoder('utf8');
@@ -133,6 +146,7 @@ export function createBashTool(options: BashToolOptions) {
           setTimeout(report, killGraceMs + 100);
         });
         child.on('close', report);
-      }),
+      });
+    },
   });
 }

@@ -6,6 +6,7 @@ import { createGrepTool } from './grep-tool.ts';
 import { createListFilesTool } from './list-files-tool.ts';
 import { createReadFileTool } from './read-file-tool.ts';
 import { createWriteFileTool } from './write-file-tool.ts';
+import { createSandbox, type Sandbox, type SandboxOptions } from './sandbox/create-sandbox.ts';
 
 /** Options of {@link createWorkspaceTools}. */
 export interface WorkspaceToolsOptions {
@@ -23,23 +24,36 @@ export interface WorkspaceToolsOptions {
    * @example createWorkspaceTools({ storeFiles: store.files })
    */
   storeFiles?: readonly string[] | undefined;
+  /**
+   * The OS sandbox `bash` runs in: one made with `createSandbox`, or its options (`mode`,
+   * `network`, `writable`, `db`, `readOnly`) for one rooted at `root`.
+   * @default { mode: 'auto', network: false }: confined where the OS has a sandbox, network off
+   */
+  sandbox?: Sandbox | Omit<SandboxOptions, 'root'>;
+}
+
+function isSandbox(value: Sandbox | Omit<SandboxOptions, 'root'>): value is Sandbox {
+  return typeof (value as Sandbox).launch === 'function';
 }
 
 /**
  * The workspace tools agents may name in their `tools` allow-list (CONTRACT section 10), all
  * confined to `root`: `read_file`, `list_files`, `grep` (risk `read`), `write_file`, `edit_file`
  * (`write`) and `bash` (`exec`). Permission rules and approvals decide which calls run. None of
- * them opens the store's files (`storeFiles`).
+ * them opens the store's files (`storeFiles`); `bash` runs in the OS sandbox where there is one
+ * (`sandbox`).
  * @example createCadre({ store, model, tools: createWorkspaceTools({ storeFiles: store.files }) })
  */
-export function createWorkspaceTools({ root = process.cwd(), storeFiles = [] }: WorkspaceToolsOptions = {}): ToolSet {
+export function createWorkspaceTools({ root = process.cwd(), storeFiles = [], sandbox = {} }: WorkspaceToolsOptions = {}): ToolSet {
   const absolute = resolve(root);
+  // The store's files stay read-only inside the box too, wherever `db` points.
+  const box = isSandbox(sandbox) ? sandbox : createSandbox({ ...sandbox, root: absolute, readOnly: [...(sandbox.readOnly ?? []), ...storeFiles] });
   return {
     read_file: createReadFileTool({ root: absolute, storeFiles }),
     list_files: createListFilesTool({ root: absolute, storeFiles }),
     grep: createGrepTool({ root: absolute, storeFiles }),
     write_file: createWriteFileTool({ root: absolute, storeFiles }),
     edit_file: createEditFileTool({ root: absolute, storeFiles }),
-    bash: createBashTool({ root: absolute }),
+    bash: createBashTool({ root: absolute, sandbox: box }),
   };
 }

@@ -1,7 +1,18 @@
 import type { Command } from 'commander';
+import { approvalsFlagChoices } from '../approval-mode.ts';
 import type { CliContext, ExitCode } from '../cli-context.ts';
 import { collect } from '../command-options.ts';
 import type { RunFlags } from '../run.ts';
+
+/**
+ * `--approvals <mode>`: its values are known to help and shell completion, while `approvalModeOf`
+ * checks them (commander's own check would replace that error's clear message).
+ */
+function approvalsOption(program: Command) {
+  const option = program.createOption('--approvals <mode>', 'asks: ask (prompt here; default on a terminal), wait (for cadre approve or the dashboard), deny (default otherwise)');
+  option.argChoices = [...approvalsFlagChoices];
+  return option;
+}
 
 /** Registers `cadre run`; the command itself (and the AI SDK) is loaded when it runs. */
 export function registerRun(program: Command, context: CliContext, exit: ExitCode): void {
@@ -18,7 +29,7 @@ export function registerRun(program: Command, context: CliContext, exit: ExitCod
     .option('--allow <rule>', "allow tool calls this rule matches, e.g. 'bash(npm test*)' (repeatable)", collect)
     .option('--deny <rule>', 'deny tool calls this rule matches, e.g. network (repeatable)', collect)
     .option('--yes', 'approve every ask for approval')
-    .option('--approvals <mode>', 'asks: ask (prompt here; default on a terminal), wait (for cadre approve or the dashboard), deny (default otherwise)')
+    .addOption(approvalsOption(program))
     .addHelpText(
       'after',
       [

@@ -603,7 +603,21 @@ byId('stop-session').addEventListener('click', () => attempt(async () => {
   for (const run of runs) upsertRun(run);
 }));
 
+/** How bash is confined in this server's runtime: the same box for every run of every agent. */
+async function showSandbox() {
+  const { sandbox } = await api('/api/sandbox');
+  const node = byId('sandbox');
+  if (!sandbox) return;
+  node.classList.toggle('unconfined', !sandbox.confined);
+  node.textContent = sandbox.confined
+    ? `bash runs in ${sandbox.kind}: writes only in ${sandbox.writable.join(', ')}; network ${sandbox.network ? 'on' : 'off'}`
+    : sandbox.mode === 'required'
+      ? `No OS sandbox (${sandbox.reason}): bash is refused (sandbox.mode required)`
+      : `No OS sandbox (${sandbox.reason}): bash commands run unconfined`;
+}
+
 setInterval(() => attempt(loadSessions), 10_000);
+attempt(showSandbox);
 attempt(async () => {
   // Colours are a nicety: a failure to load them leaves the runs uncoloured, nothing else.
   await loadAgentColors().catch(() => {});

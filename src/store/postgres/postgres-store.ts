@@ -7,6 +7,7 @@ import { copyRun, messageFromRow, patchColumns, patchableRunColumns, patchableSe
 import { createPgBatches, isConnectionError } from './pg-batches.ts';
 import { migratePostgres } from './pg-migrations.ts';
 import { pgRunQuery } from './pg-run-query.ts';
+import { reportToDefaultLogger } from '../../logging/default-logger.ts';
 
 /** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -24,7 +25,7 @@ export interface PostgresStoreOptions {
    * last fraction of a second of writes, and each step waits far less. @default false
    */
   synchronousCommit?: boolean;
-  /** Where errors of idle connections go (a server restart). @default console.error */
+  /** Where errors of idle connections go (a server restart). @default the default logger (stderr) */
   onError?: (error: unknown) => void;
 }
 
@@ -134,7 +135,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const schema = options.schema ?? fromUrl ?? 'public';
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(schema)) throw new TypeError(`The schema name '${schema}' must be letters, digits and '_'.`);
   const label = redactConnectionString(options.connectionString);
-  const report = options.onError ?? ((error: unknown) => console.error(error));
+  const report = options.onError ?? reportToDefaultLogger;
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 8, options: `-c search_path=${schema}${options.synchronousCommit ? '' : ' -c synchronous_commit=off'}`, connectionTimeoutMillis: 10_000 });
   // An idle connection the server dropped (a restart) must not crash the process; the pool makes a new one.
   pool.on('error', (error) => report(error));
