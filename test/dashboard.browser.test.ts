@@ -178,11 +178,26 @@ describe.skipIf(skip)(title, () => {
       const page = await context.newPage();
       const pageErrors: string[] = [];
       page.on('pageerror', (error) => pageErrors.push(error.message));
+      // Counts the runs of the page's once-a-second ticker, which moves the elapsed time of active runs.
+      await page.addInitScript(() => {
+        const counted = window as unknown as { secondTicks: number };
+        counted.secondTicks = 0;
+        const setInterval = window.setInterval.bind(window);
+        window.setInterval = ((handler: TimerHandler, timeout?: number, ...rest: unknown[]) => {
+          if (typeof handler !== 'function' || timeout !== 1000) return setInterval(handler, timeout, ...rest);
+          return setInterval((...args: unknown[]) => {
+            (handler as (...args: unknown[]) => void)(...args);
+            counted.secondTicks++;
+          }, timeout);
+        }) as typeof window.setInterval;
+      });
       await page.goto(`${server.url}#${session.id}`);
       const orphanCard = page.locator('.run-card', { hasText: 'orphaned work' });
       await expect.poll(() => orphanCard.locator('[data-field="status"]').textContent(), { timeout: 10_000 }).toBe('running (owner gone)');
       expect(await orphanCard.locator('[data-field="elapsed"]').textContent()).toBe('45s');
-      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // After two more ticks of the ticker, the time of a run whose owner is gone has not moved.
+      const ticks = await page.evaluate(() => (window as unknown as { secondTicks: number }).secondTicks);
+      await page.waitForFunction((before) => (window as unknown as { secondTicks: number }).secondTicks >= before + 2, ticks, { timeout: 10_000 });
       expect(await orphanCard.locator('[data-field="elapsed"]').textContent()).toBe('45s');
       const quickCard = page.locator('.run-card', { hasText: 'quick answer' });
       expect(await quickCard.locator('[data-field="usage"]').textContent()).toMatch(/^\d+ in \/ \d+ out tokens \(\d+ of 5000\)$/);

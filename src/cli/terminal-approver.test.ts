@@ -31,8 +31,9 @@ describe('the terminal approver', () => {
     const io = terminal();
     const controller = new AbortController();
     const answer = createTerminalApprover({ input: io.input, output: io.output })(approvalFixture(), { signal: controller.signal });
-    controller.abort();
-    await expect(answer).rejects.toBeDefined();
+    const reason = new Error('answered elsewhere');
+    controller.abort(reason);
+    await expect(answer).rejects.toBe(reason);
     expect(io.shown()).toContain('(apr_1 no longer waits: answered elsewhere, timed out, or its run ended)');
   });
 

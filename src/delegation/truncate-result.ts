@@ -18,7 +18,8 @@ export function truncateResult(text: string, { maxChars = 8000 }: { maxChars?: n
   const headBudget = Math.floor(maxChars * 0.65);
   const tailBudget = maxChars - headBudget;
   const headEnd = cutBackToWhiteSpace(text, headBudget);
-  const tailStart = cutForwardToWhiteSpace(text, text.length - tailBudget, headEnd);
+  // The tail starts past the head: text.length - tailBudget > headBudget >= headEnd.
+  const tailStart = cutForwardToWhiteSpace(text, text.length - tailBudget);
   const omitted = tailStart - headEnd;
   const head = text.slice(0, headEnd).trimEnd();
   const tail = text.slice(tailStart).trimStart();
@@ -34,11 +35,11 @@ function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
 
-function isWhiteSpace(character: string | undefined): boolean {
-  return character !== undefined && /\s/.test(character);
+function isWhiteSpace(character: string): boolean {
+  return /\s/.test(character);
 }
 
-/** An index ≤ `end` that does not split a pair, preferring the last white space in the final 20%. */
+/** An index ≤ `end` (< `text.length`) that does not split a pair, preferring the last white space in the final 20%. */
 function cutBackToWhiteSpace(text: string, end: number): number {
   const floor = Math.floor(end * 0.8);
   for (let index = end; index > floor; index--) {
@@ -47,14 +48,13 @@ function cutBackToWhiteSpace(text: string, end: number): number {
   return isLowSurrogate(text.charCodeAt(end)) ? end - 1 : end;
 }
 
-/** An index ≥ `start` (and ≥ `minimum`) that does not split a pair, preferring white space soon after. */
-function cutForwardToWhiteSpace(text: string, start: number, minimum: number): number {
-  const from = Math.max(start, minimum);
-  const ceiling = Math.min(text.length, from + Math.ceil((text.length - from) * 0.2));
-  for (let index = from; index < ceiling; index++) {
+/** An index ≥ `start` (< `text.length`) that does not split a pair, preferring white space in the next 20%. */
+function cutForwardToWhiteSpace(text: string, start: number): number {
+  const ceiling = start + Math.ceil((text.length - start) * 0.2);
+  for (let index = start; index < ceiling; index++) {
     if (isWhiteSpace(text[index])) return index;
   }
-  return isLowSurrogate(text.charCodeAt(from)) ? from + 1 : from;
+  return isLowSurrogate(text.charCodeAt(start)) ? start + 1 : start;
 }
 
 /**
@@ -62,7 +62,5 @@ function cutForwardToWhiteSpace(text: string, start: number, minimum: number): n
  */
 export function cutAtWordBoundary(text: string, maxChars: number): string {
   if (text.length <= maxChars) return text;
-  let end = cutBackToWhiteSpace(text, maxChars);
-  if (end > maxChars) end = maxChars;
-  return `${text.slice(0, end).trimEnd()} …`;
+  return `${text.slice(0, cutBackToWhiteSpace(text, maxChars)).trimEnd()} …`;
 }

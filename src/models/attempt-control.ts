@@ -10,13 +10,14 @@ export class AttemptTimeout extends Error {
  * Watches the deadlines of a model's attempts with one timer, running only while an attempt is
  * watched, instead of a timer per request and chunk (setting timers cost more than the requests'
  * other bookkeeping). An attempt expires between its deadline and a tenth of the timeout later.
+ * @param nowMs the clock deadlines are read on, in epoch milliseconds (reliableModel's `nowMs`)
  */
-export function createWatchdog(timeoutMs: number) {
+export function createWatchdog(timeoutMs: number, nowMs: () => number = Date.now) {
   const deadlines = new Map<() => void, number>();
   let interval: NodeJS.Timeout | undefined;
   const periodMs = Math.min(1000, Math.max(5, Math.floor(timeoutMs / 10)));
   function check() {
-    const now = Date.now();
+    const now = nowMs();
     for (const [expire, deadline] of deadlines) {
       if (deadline > now) continue;
       deadlines.delete(expire);
@@ -30,7 +31,7 @@ export function createWatchdog(timeoutMs: number) {
   return {
     /** (Re)starts the clock of `expire`'s attempt. */
     arm(expire: () => void) {
-      deadlines.set(expire, Date.now() + timeoutMs);
+      deadlines.set(expire, nowMs() + timeoutMs);
       interval ??= setInterval(check, periodMs);
     },
     disarm(expire: () => void) {

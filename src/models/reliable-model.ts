@@ -128,7 +128,7 @@ export function reliableModel(model: LanguageModelInstance, options: ReliableMod
   const sleep = options.sleep ?? realSleep;
   const gates = options.gates ?? createProviderGates({ nowMs, sleep });
   const gateKey = options.gateKey ?? inner.provider.split('.')[0];
-  const watchdog = createWatchdog(timeoutMs);
+  const watchdog = createWatchdog(timeoutMs, nowMs);
 
   /** Runs `attempt` under the retry policy; it gets a fresh control per attempt. */
   async function withRetries<T>(callerSignal: AbortSignal | undefined, attempt: (control: AttemptControl) => Promise<T>): Promise<T> {

@@ -50,8 +50,20 @@ describe('resolveModel', () => {
     expect(thrownBy(() => resolveModel('openai:gpt-5', { env: { OPENAI_API_KEY: '' } })).message).toContain('OPENAI_API_KEY');
   });
 
-  it('uses an explicit key before the environment', () => {
-    expect(() => resolveModel('anthropic:claude-sonnet-4-5', { apiKey: secret, env: {} })).not.toThrow();
+  it.each([
+    ['anthropic:claude-sonnet-4-5', 'ANTHROPIC_API_KEY', 'x-api-key', secret],
+    ['openai:gpt-5', 'OPENAI_API_KEY', 'authorization', `Bearer ${secret}`],
+  ])('sends an explicit key before the environment\'s (%s)', async (spec, variable, header, expected) => {
+    const sent: Array<string | null> = [];
+    vi.stubGlobal('fetch', async (_url: string, init: RequestInit) => {
+      sent.push(new Headers(init.headers).get(header));
+      throw new Error('no network in unit tests');
+    });
+    const model = resolveModel(spec, { apiKey: secret, env: { [variable]: 'sk-from-the-environment-0000', CADRE_API_KEY: 'sk-cadre-key-000000000' } }) as unknown as {
+      doGenerate(options: unknown): Promise<unknown>;
+    };
+    await expect(model.doGenerate({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] })).rejects.toThrow();
+    expect(sent).toEqual([expected]);
   });
 
   it('asks for a base URL for openai-compatible and accepts one from the options', () => {

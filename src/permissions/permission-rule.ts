@@ -49,8 +49,9 @@ export function parsePermissionRule(text: unknown): PermissionRule {
   if ((permissionRisks as readonly string[]).includes(rule)) return { text: rule, kind: 'risk', risk: rule as PermissionRisk };
   if (toolNamePattern.test(rule)) return { text: rule, kind: 'tool', tool: rule };
   const open = rule.indexOf('(');
+  // Without a parenthesis (or with one first) the tool name is empty, which is no tool name.
   const tool = rule.slice(0, Math.max(0, open));
-  if (open > 0 && rule.endsWith(')') && toolNamePattern.test(tool)) {
+  if (rule.endsWith(')') && toolNamePattern.test(tool)) {
     const pattern = rule.slice(open + 1, -1);
     if (pattern.trim() === '') throw new ConfigError(`Permission rule '${rule}' has an empty argument pattern: write '${tool}' for every call, or a pattern like ${tool}(npm test*).`);
     if ((permissionRisks as readonly string[]).includes(tool)) {
@@ -94,8 +95,9 @@ export function normalizeArgument(argument: string, risk: PermissionRisk): strin
 
 function normalizePath(path: string): string {
   const trimmed = path.trim();
-  if (/[\n\r]/.test(trimmed) || !trimmed.includes('/')) return trimmed.replace(/^\.\/+/, '');
-  return posix.normalize(trimmed).replace(/^\.\/+/, '');
+  // A line break makes it no path of a real file: only a leading ./ goes.
+  if (/[\n\r]/.test(trimmed)) return trimmed.replace(/^\.\/+/, '');
+  return posix.normalize(trimmed);
 }
 
 /**
@@ -115,9 +117,10 @@ function escapes(text: string): boolean {
 /**
  * Whether `rule` matches `call`. An argument pattern of an `allow` rule does not match an `exec`
  * command that chains or redirects with shell operators, or has a `..` path segment, unless its
- * pattern has them itself (deny and ask rules still match it, which only makes the call stricter).
+ * pattern has them itself (deny and ask rules still match it, which only makes the call stricter;
+ * without a `decision` the rule matches as a deny rule would).
  */
-export function ruleMatches(rule: PermissionRule, call: PermissionCall, decision: PermissionDecision = 'deny'): boolean {
+export function ruleMatches(rule: PermissionRule, call: PermissionCall, decision?: PermissionDecision): boolean {
   switch (rule.kind) {
     case 'risk':
       return rule.risk === call.risk;

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors/config-error.ts';
 import { exactPattern, parsePermissionRule, type PermissionCall, type PermissionDecision, type PermissionRisk } from './permission-rule.ts';
-import { compilePermissions, decidePermission, type DecidedRule, type PermissionsConfig } from './permissions.ts';
+import { compilePermissions, decidePermission, stricter, type DecidedRule, type PermissionsConfig } from './permissions.ts';
 
 const bash = (argument: string): PermissionCall => ({ tool: 'bash', risk: 'exec', argument });
 const write = (argument: string): PermissionCall => ({ tool: 'write_file', risk: 'write', argument });
@@ -63,6 +63,17 @@ describe('decidePermission', () => {
     expect(decide({}, bash('npm run x'), undefined, { allow: ['bash(npm test)'] })).toBe('ask');
   });
 
+  it('lets the first of equally specific rules with the same decision decide', () => {
+    const rules = compilePermissions({ allow: ['bash(npm*)', 'bash(npm test*)'] }, 'test');
+    expect(decidePermission({ rules }, bash('npm test'))).toEqual({ decision: 'allow', rule: 'bash(npm*)' });
+  });
+
+  it("keeps the configuration's rule when the agent's says the same", () => {
+    const rules = compilePermissions({ allow: ['bash'] }, 'test');
+    expect(decidePermission({ rules, agentRules: compilePermissions({ allow: ['bash(ls)'] }, 'agent') }, bash('ls'))).toEqual({ decision: 'allow', rule: 'bash' });
+    expect(decidePermission({ rules, agentRules: compilePermissions({ ask: ['bash(ls)'] }, 'agent') }, bash('ls'))).toEqual({ decision: 'ask', rule: 'bash(ls)' });
+  });
+
   it('names the rule that decided, or none for a default', () => {
     const rules = compilePermissions({ allow: ['bash(npm test*)'] }, 'test');
     expect(decidePermission({ rules }, bash('npm test'))).toEqual({ decision: 'allow', rule: 'bash(npm test*)' });
@@ -70,28 +81,77 @@ describe('decidePermission', () => {
   });
 });
 
+describe('stricter', () => {
+  it('is the stricter of two decisions, in either order', () => {
+    const decisions: PermissionDecision[] = ['allow', 'ask', 'deny'];
+    for (const [i, a] of decisions.entries()) for (const [j, b] of decisions.entries()) expect(stricter(a, b)).toBe(decisions[Math.max(i, j)]);
+  });
+});
+
 describe('exactPattern', () => {
   it('makes a rule that matches its argument and nothing else', () => {
     fc.assert(
-      fc.property(fc.string({ maxLength: 30 }).filter((text) => text.trim() !== '' && !text.includes(')')), fc.string({ maxLength: 5 }), (argument, extra) => {
-        const rules = compilePermissions({ allow: [`bash(${exactPattern(argument)})`] }, 'test');
-        expect(decidePermission({ rules }, { tool: 'bash', risk: 'read', argument }).decision).toBe('allow');
-        if (extra.trim() !== '') expect(decidePermission({ rules }, { tool: 'bash', risk: 'exec', argument: `${argument.trim()}${extra}x` }).decision).toBe('ask');
-      }),
+      fc.property(
+        fc.string({ maxLength: 30 }).filter((text) => text.trim() !== '' && !text.includes(')')),
+        fc.string({ minLength: 1, maxLength: 5 }).filter((text) => text.trim() !== ''),
+        (argument, extra) => {
+          const rules = compilePermissions({ allow: [`bash(${exactPattern(argument)})`] }, 'test');
+          expect(decidePermission({ rules }, { tool: 'bash', risk: 'read', argument }).decision).toBe('allow');
+          expect(decidePermission({ rules }, { tool: 'bash', risk: 'exec', argument: `${argument.trim()}${extra}x` }).decision).toBe('ask');
+        },
+      ),
     );
   });
 });
 
 describe('parsePermissionRule and compilePermissions', () => {
-  it.each(['', '   ', 'bash(', 'bash()', '(npm)', 'write(docs/*)', 'two words', 'bash(x', 'bash)x('])('refuses %j with a config error naming it', (text) => {
-    let caught: unknown;
-    try {
-      parsePermissionRule(text);
-    } catch (error) {
-      caught = error;
-    }
+  it.each([
+    ['', "Invalid permission rule ''"],
+    ['   ', "Invalid permission rule '   '"],
+    ['bash(', "Invalid permission rule 'bash('"],
+    ['bash()', "Permission rule 'bash()' has an empty argument pattern"],
+    ['(npm)', "Invalid permission rule '(npm)'"],
+    ['write(docs/*)', "Permission rule 'write(docs/*)': 'write' is a risk"],
+    ['two words', "Invalid permission rule 'two words'"],
+    ['bash(x', "Invalid permission rule 'bash(x'"],
+    ['bash)x(', "Invalid permission rule 'bash)x('"],
+  ])('refuses %j with a config error naming it', (text, message) => {
+    const caught = (() => {
+      try {
+        parsePermissionRule(text);
+      } catch (error) {
+        return error;
+      }
+    })();
     expect(ConfigError.isInstance(caught)).toBe(true);
-    expect((caught as Error).message).toContain(text.trim() === '' ? 'rule' : `'${text.trim()}'`);
+    expect((caught as Error).message.startsWith(message)).toBe(true);
+  });
+
+  it('compiles no rules from no permissions, and keeps each list in order under its decision', () => {
+    expect(compilePermissions(undefined, 'test')).toEqual([]);
+    expect(compilePermissions({ deny: ['network', 'bash(rm *)'], allow: ['read'] }, 'test').map(({ rule, decision }) => [decision, rule.text])).toEqual([
+      ['allow', 'read'],
+      ['deny', 'network'],
+      ['deny', 'bash(rm *)'],
+    ]);
+  });
+
+  it('refuses permissions that are not an object, saying what they look like', () => {
+    expect(() => compilePermissions('bash' as unknown as PermissionsConfig, 'cadre.config.json')).toThrow(
+      'cadre.config.json: permissions: must be an object like { "allow": ["bash(npm test*)"], "deny": ["network"] }',
+    );
+  });
+
+  it("keeps the rule's own error as the cause", () => {
+    const caught = (() => {
+      try {
+        compilePermissions({ ask: ['bash()'] }, 'agent coder');
+      } catch (error) {
+        return error as Error;
+      }
+    })();
+    expect(caught?.message).toBe("agent coder: permissions.ask: Permission rule 'bash()' has an empty argument pattern: write 'bash' for every call, or a pattern like bash(npm test*).");
+    expect(ConfigError.isInstance(caught?.cause)).toBe(true);
   });
 
   it('refuses a rule that is not text, an unknown key and a bad list, naming where', () => {
@@ -128,9 +188,10 @@ describe('deny at equal specificity', () => {
   });
 
   it('always wins, whatever other rules there are and in whatever order', () => {
+    // An argument rule needs a call with an argument.
+    const callAndLevel = fc.tuple(call, level).filter(([theCall, at]) => at !== 'argument' || theCall.argument !== undefined);
     fc.assert(
-      fc.property(call, fc.array(noiseRule, { maxLength: 8 }), level, fc.array(fc.nat(), { minLength: 10, maxLength: 10 }), (theCall, others, at, order) => {
-        if (at === 'argument' && theCall.argument === undefined) return;
+      fc.property(callAndLevel, fc.array(noiseRule, { maxLength: 8, size: 'max' }), fc.array(fc.nat(), { minLength: 10, maxLength: 10 }), ([theCall, at], others, order) => {
         // A deny rule that matches the call at `at`, and an allow rule of the same specificity.
         const text = at === 'risk' ? theCall.risk : at === 'tool' ? theCall.tool : `${theCall.tool}(*)`;
         const matching: DecidedRule[] = [

@@ -81,7 +81,7 @@ const strictness: Record<PermissionDecision, number> = { allow: 0, ask: 1, deny:
 
 /** The stricter of two decisions. */
 export function stricter(a: PermissionDecision, b: PermissionDecision): PermissionDecision {
-  return strictness[a] >= strictness[b] ? a : b;
+  return permissionDecisions[Math.max(strictness[a], strictness[b])];
 }
 
 /**

@@ -37,10 +37,12 @@ export interface Scheduler {
 
 interface ParentSlots {
   active: Set<string>;
+  /** Entries in admission order; released ones stay until they reach the front. */
   queue: SchedulerEntry[];
-  /** Index of the first live entry in `queue` (dropping from the front without shifting). */
+  /** Index of the first entry in `queue` not yet started or dropped (dropping without shifting). */
   head: number;
-  ready: boolean;
+  /** How many entries of `queue` still wait. */
+  waiting: number;
 }
 
 /** Creates a {@link Scheduler}. */
@@ -48,18 +50,19 @@ export function createScheduler(limits: SchedulerLimits): Scheduler {
   const parents = new Map<string, ParentSlots>();
   const queuedRuns = new Map<string, SchedulerEntry>();
   const activeRuns = new Map<string, string>();
-  const readyParents: string[] = [];
-  let readyHead = 0;
+  /** Parents with a free slot and a waiting run, in the order they became so (a Set keeps it). */
+  const ready = new Set<string>();
 
   function slotsOf(parentSessionId: string): ParentSlots {
     let slots = parents.get(parentSessionId);
     if (!slots) {
-      slots = { active: new Set(), queue: [], head: 0, ready: false };
+      slots = { active: new Set(), queue: [], head: 0, waiting: 0 };
       parents.set(parentSessionId, slots);
     }
     return slots;
   }
 
+  /** The first entry still waiting, dropping released ones from the front. */
   function nextQueued(slots: ParentSlots): SchedulerEntry | undefined {
     while (slots.head < slots.queue.length) {
       const entry = slots.queue[slots.head];
@@ -72,9 +75,7 @@ export function createScheduler(limits: SchedulerLimits): Scheduler {
   }
 
   function markReady(parentSessionId: string, slots: ParentSlots): void {
-    if (slots.ready || slots.active.size >= limits.maxActivePerParent || !nextQueued(slots)) return;
-    slots.ready = true;
-    readyParents.push(parentSessionId);
+    if (slots.waiting > 0 && slots.active.size < limits.maxActivePerParent) ready.add(parentSessionId);
   }
 
   function begin(entry: SchedulerEntry, slots: ParentSlots): void {
@@ -84,41 +85,34 @@ export function createScheduler(limits: SchedulerLimits): Scheduler {
   }
 
   function pump(): void {
-    while (activeRuns.size < limits.maxActiveGlobal && readyHead < readyParents.length) {
-      const parentSessionId = readyParents[readyHead++];
-      const slots = parents.get(parentSessionId);
-      if (!slots) continue;
-      slots.ready = false;
-      const entry = nextQueued(slots);
-      if (!entry || slots.active.size >= limits.maxActivePerParent) continue;
+    for (const parentSessionId of ready) {
+      if (activeRuns.size >= limits.maxActiveGlobal) return;
+      ready.delete(parentSessionId);
+      // A ready parent has a waiting run and a free slot: it is kept until then.
+      const slots = parents.get(parentSessionId)!;
+      const entry = nextQueued(slots)!;
       slots.head++;
+      slots.waiting--;
       queuedRuns.delete(entry.runId);
       begin(entry, slots);
       markReady(parentSessionId, slots);
     }
-    if (readyHead > 1024 && readyHead * 2 > readyParents.length) {
-      readyParents.splice(0, readyHead);
-      readyHead = 0;
-    }
   }
 
   function cleanUp(parentSessionId: string, slots: ParentSlots): void {
-    if (slots.active.size === 0 && !nextQueued(slots) && !slots.ready) parents.delete(parentSessionId);
+    if (slots.active.size === 0 && slots.waiting === 0) parents.delete(parentSessionId);
   }
 
   return {
     admit(entry) {
       const slots = slotsOf(entry.parentSessionId);
-      const waiting = slots.queue.length - slots.head;
-      if (slots.active.size < limits.maxActivePerParent && activeRuns.size < limits.maxActiveGlobal && !nextQueued(slots)) {
+      if (slots.waiting === 0 && slots.active.size < limits.maxActivePerParent && activeRuns.size < limits.maxActiveGlobal) {
         begin(entry, slots);
         return 'started';
       }
-      if (waiting >= limits.maxQueuedPerParent && countQueued(slots) >= limits.maxQueuedPerParent) {
-        cleanUp(entry.parentSessionId, slots);
-        return 'full';
-      }
+      if (slots.waiting >= limits.maxQueuedPerParent) return 'full';
       slots.queue.push(entry);
+      slots.waiting++;
       queuedRuns.set(entry.runId, entry);
       markReady(entry.parentSessionId, slots);
       return 'queued';
@@ -128,19 +122,24 @@ export function createScheduler(limits: SchedulerLimits): Scheduler {
       const queued = queuedRuns.get(runId);
       if (queued) {
         queuedRuns.delete(runId);
-        const slots = parents.get(queued.parentSessionId);
-        if (slots) cleanUp(queued.parentSessionId, slots);
+        const slots = parents.get(queued.parentSessionId)!;
+        slots.waiting--;
+        if (slots.waiting === 0) {
+          // Nothing waits: the released entries go, and the parent has nothing to start.
+          slots.queue = [];
+          slots.head = 0;
+          ready.delete(queued.parentSessionId);
+        }
+        cleanUp(queued.parentSessionId, slots);
         return;
       }
       const parentSessionId = activeRuns.get(runId);
       if (parentSessionId === undefined) return;
       activeRuns.delete(runId);
-      const slots = parents.get(parentSessionId);
-      if (slots) {
-        slots.active.delete(runId);
-        markReady(parentSessionId, slots);
-        cleanUp(parentSessionId, slots);
-      }
+      const slots = parents.get(parentSessionId)!;
+      slots.active.delete(runId);
+      markReady(parentSessionId, slots);
+      cleanUp(parentSessionId, slots);
       pump();
     },
 
@@ -150,19 +149,11 @@ export function createScheduler(limits: SchedulerLimits): Scheduler {
 
     counts(parentSessionId) {
       const slots = parents.get(parentSessionId);
-      return { active: slots?.active.size ?? 0, queued: slots ? countQueued(slots) : 0 };
+      return { active: slots?.active.size ?? 0, queued: slots?.waiting ?? 0 };
     },
 
     totals() {
       return { active: activeRuns.size, queued: queuedRuns.size };
     },
   };
-
-  function countQueued(slots: ParentSlots): number {
-    let count = 0;
-    for (let index = slots.head; index < slots.queue.length; index++) {
-      if (queuedRuns.get(slots.queue[index].runId) === slots.queue[index]) count++;
-    }
-    return count;
-  }
 }

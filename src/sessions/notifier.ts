@@ -48,8 +48,7 @@ interface OpenMessage {
   writes: Promise<unknown>;
   /** Waiting in the inbox of a running loop: stored when that loop takes it. */
   waiting: { stored: Promise<void> } | null;
-  /** Whether a model call has it (then nothing may join it). */
-  taken: boolean;
+  /** When it was opened (the injected clock's ms). */
   openedAt: number;
   runs: RunRecord[];
   message: ModelMessage;
@@ -77,11 +76,11 @@ export function createNotifier(options: NotifierOptions): Notifier {
 
   /** Whether a new notification may still join the session's open message. */
   function canJoin(current: OpenMessage): boolean {
-    if (Date.now() - current.openedAt > coalesceMs) return false;
-    // Waiting in the inbox of a running loop: until that loop takes it.
+    if (Date.parse(now()) - current.openedAt > coalesceMs) return false;
+    // Waiting in the inbox of a running loop: until that loop takes it (a model call has it then).
     if (current.waiting !== null) return inbox.holds(current.sessionId, current.message);
-    // Stored for an idle session: until a turn starts.
-    return !current.taken && !inbox.isOpen(current.sessionId);
+    // Stored for an idle session: until a turn starts (it reads the transcript).
+    return !inbox.isOpen(current.sessionId);
   }
 
   /**
@@ -128,8 +127,7 @@ export function createNotifier(options: NotifierOptions): Notifier {
       seq: null,
       writes: Promise.resolve(),
       waiting: null,
-      taken: false,
-      openedAt: Date.now(),
+      openedAt: Date.parse(now()),
       runs: [run],
       message: { role: 'user', content: renderNotification([run]) },
     };
@@ -146,7 +144,6 @@ export function createNotifier(options: NotifierOptions): Notifier {
     inbox.put(sessionId, {
       message: entry.message,
       onTaken: () => {
-        entry.taken = true;
         const written = chain(entry, [...entry.runs]);
         settle(written);
         return written;

@@ -30,6 +30,12 @@ const patterns: ReadonlyArray<[Guard, RegExp, string]> = [
 ];
 
 /**
+ * One search for a hint of any pattern above (a superset of every pattern's own guard): text
+ * without one, most model output and tool results, costs this single scan and nothing else.
+ */
+const anyHint = /PRIVATE KEY|sk-|gh[pousr]_|github_pat_|AKIA|xox|AIza|authorization|Bearer|Basic|key|secret|passw|token|:\/\//i;
+
+/**
  * Text with anything that looks like a credential (API keys, `Authorization` values, tokens,
  * passwords in URLs or assignments, private keys) replaced by `[REDACTED]`. Exports and logs
  * pass through it: a tool may have read a `.env` file into the conversation.
@@ -38,6 +44,7 @@ const patterns: ReadonlyArray<[Guard, RegExp, string]> = [
  * redactSecrets('OPENAI_API_KEY=sk-abc...') // 'OPENAI_API_KEY=[REDACTED]'
  */
 export function redactSecrets(text: string): string {
+  if (!anyHint.test(text)) return text;
   let result = text;
   for (const [guard, pattern, replacement] of patterns) if (guard(result)) result = result.replace(pattern, replacement);
   return result;
