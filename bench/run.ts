@@ -11,6 +11,7 @@ import { parseArgs } from 'node:util';
 import { runColdStart } from './cold-start.ts';
 import { runFanOut } from './fanout.ts';
 import { runLifecycle } from './lifecycle.ts';
+import { runMcpCall } from './mcp-call.ts';
 import { runOwnLoop } from './own-loop.ts';
 import { runTelemetryBench } from './telemetry.ts';
 
@@ -22,7 +23,7 @@ const { values } = parseArgs({
     child: { type: 'boolean', default: false },
   },
 });
-const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale', 'telemetry'];
+const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale', 'telemetry', 'mcp'];
 if (values.only !== undefined && !benchmarks.includes(values.only)) {
   console.error(`--only must be one of ${benchmarks.join(', ')}, not '${values.only}'.`);
   process.exit(2);
@@ -52,6 +53,7 @@ if (!values.child) {
   // Postgres next to SQLite, and signals between processes: needs CADRE_TEST_POSTGRES_URL (see bench/scale-out.ts).
   if (values.only === undefined || values.only === 'scale') cases.push(['--only', 'scale']);
   if (values.only === undefined || values.only === 'telemetry') cases.push(['--only', 'telemetry']);
+  if (values.only === undefined || values.only === 'mcp') cases.push(['--only', 'mcp']);
   for (const args of cases) {
     const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', ...(quick ? ['--quick'] : []), ...args], { stdio: 'inherit' });
     if (child.status !== 0) process.exit(child.status ?? 1);
@@ -59,6 +61,8 @@ if (!values.child) {
 } else if (values.only === 'fanout') {
   const sizes = quick ? [{ fanOut: 5, toolCalls: 2 }] : [{ fanOut: 20, toolCalls: 5 }, { fanOut: 200, toolCalls: 3 }];
   console.log(await runFanOut({ sizes, rounds: quick ? 3 : 20, warmUp: quick ? 1 : 3, answerChars: 2000 }));
+} else if (values.only === 'mcp') {
+  console.log(await runMcpCall(quick ? { calls: 100, rounds: 3, warmUp: 1 } : {}));
 } else if (values.only === 'own-loop') {
   console.log(await runOwnLoop(quick ? { fanOut: 5, toolCalls: 2, rounds: 3, warmUp: 1 } : {}));
 } else if (values.only === 'scale') {

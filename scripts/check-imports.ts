@@ -1,6 +1,7 @@
 /**
  * Keeps the layering of STYLE.md: imports go one way (cli, server → runtime → sessions →
- * delegation → executors → runs → store, models, loop), and no file cycles. Exits 1 on a breach.
+ * delegation → executors → runs → store, models, loop; mcp/server beside server, mcp/client beside
+ * executors), and no file cycles. Exits 1 on a breach.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -11,11 +12,11 @@ const rank: Record<string, number> = {
   store: 1, models: 1, config: 1, testing: 1, loop: 1, permissions: 1, coordination: 1,
   agents: 2, tools: 2,
   runs: 3,
-  executors: 4, approvals: 4, telemetry: 4,
+  executors: 4, approvals: 4, telemetry: 4, 'mcp/client': 4,
   delegation: 5,
   sessions: 6,
   runtime: 7, embed: 7,
-  server: 8, cli: 9,
+  server: 8, 'mcp/server': 8, 'mcp/index.ts': 8, cli: 9,
   'index.ts': 10,
 };
 
@@ -27,7 +28,11 @@ function files(directory: string): string[] {
   });
 }
 
-const room = (path: string) => relative(root, path).split('/')[0];
+/** A folder's room; `mcp/` holds two, the client (under runtime) and the server (beside server/). */
+const room = (path: string) => {
+  const [first, second] = relative(root, path).split('/');
+  return rank[`${first}/${second}`] === undefined ? first : `${first}/${second}`;
+};
 const graph = new Map<string, string[]>();
 const problems: string[] = [];
 for (const file of files(root)) {

@@ -5,7 +5,7 @@ import type { AgentReport } from '../agents/report-agent.ts';
 import { clampActivity } from '../runs/activity.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
-import { loadCliConfig } from './open-runtime.ts';
+import { loadCliConfig, mcpServersOf } from './open-runtime.ts';
 import { formatTable } from './run-lines.ts';
 import { configuredSandboxStatus, describeSandbox } from './sandbox-lines.ts';
 
@@ -84,7 +84,9 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
   ]);
   const config = await loadCliConfig(context, flags);
   const agents = await loadAgents({ cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs });
-  const reports = await reportAgents(agents, { tools: createWorkspaceTools({ root: context.cwd }), aliases: config.modelAliases, env: context.env });
+  // MCP servers are started to see their tools, and so that one that fails is reported here.
+  const mcp = await startMcpServers(context, flags, config);
+  const reports = await reportAgents(agents, { tools: { ...createWorkspaceTools({ root: context.cwd }), ...mcp.tools }, aliases: config.modelAliases, env: context.env });
   const warnings = reports.flatMap((report) => (report.warning === null ? [] : [report.warning]));
   const unused = unusedKeys(agents.list());
   const fallbacks = describeModelFallbacks(reports);
@@ -97,6 +99,7 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
       model_fallbacks: fallbacks,
       unused_keys: Object.fromEntries(unused.map(({ key, files }) => [key, files])),
       sandbox,
+      mcp_server_status: mcp.status,
     };
     writeLine(context.stdout, JSON.stringify(document, null, 2));
   } else {
@@ -117,10 +120,25 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
     for (const error of agents.errors) writeLine(context.stderr, error.message);
   }
   for (const warning of warnings) writeLine(context.stderr, `warning: ${warning}`);
+  for (const failure of mcp.failures) writeLine(context.stderr, `warning: ${failure}`);
   if (fallbacks !== null) writeLine(context.stderr, `note: ${fallbacks}`);
   if (unused.length > 0) {
     const keys = unused.map(({ key, files }) => `${key} (${files} ${files === 1 ? 'file' : 'files'})`).join(', ');
     writeLine(context.stderr, `note: front-matter keys cadre does not use, kept under "extra" in --json: ${keys}`);
   }
   return 0;
+}
+
+/** Starts the MCP servers agents may use (configured, or trusted in `.mcp.json`): their tools, where each stands, and what failed. */
+async function startMcpServers(context: CliContext, flags: RuntimeFlags, config: Awaited<ReturnType<typeof loadCliConfig>>) {
+  const servers = await mcpServersOf(context, flags, config, true);
+  if (Object.keys(servers).length === 0) return { tools: {}, status: [], failures: [] as string[] };
+  const { createMcpClients } = await import('../mcp/client/mcp-clients.ts');
+  const clients = createMcpClients({ servers, env: context.env, cwd: context.cwd, startTimeoutMs: 15_000 });
+  try {
+    const { tools, failures } = await clients.tools(Object.keys(servers));
+    return { tools, status: clients.status(), failures: failures.map((failure) => failure.message) };
+  } finally {
+    await clients.close();
+  }
 }

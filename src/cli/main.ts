@@ -10,6 +10,7 @@ import { registerCompletion } from './commands/completion.ts';
 import { registerExport } from './commands/export.ts';
 import { registerRun } from './commands/run.ts';
 import { registerRuns } from './commands/runs.ts';
+import { registerMcp } from './commands/mcp.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerSessions } from './commands/sessions.ts';
 import { registerShow } from './commands/show.ts';
@@ -39,6 +40,7 @@ export const commands: RegisterCommand[] = [
   registerApprove,
   registerExport,
   registerServe,
+  registerMcp,
   registerCompletion,
   registerVersion,
 ];
@@ -51,6 +53,7 @@ Examples:
   cadre agents                                                 # which agents loaded, and from where
   cadre runs --json                                            # the latest runs as JSON
   cadre serve                                                  # the dashboard on http://127.0.0.1:4317
+  claude mcp add cadre -- npx cadre mcp                        # delegate to cadre from an MCP host (Claude Code)
 
 Environment:
   CADRE_MODEL          model spec provider:model-id, like anthropic:claude-sonnet-4-5 (--model)

@@ -9,6 +9,7 @@ import { ConfigError } from '../errors/config-error.ts';
 import { StoreFailureError } from '../store/store-failure-error.ts';
 import type { LanguageModelInstance } from '../models/resolve-model.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
+import type { McpServerEntry } from '../mcp/client/mcp-clients.ts';
 import type { Store } from '../store/store.ts';
 import type { Sandbox } from '../tools/sandbox/create-sandbox.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
@@ -145,6 +146,29 @@ export function cliSandbox(
 }
 
 /**
+ * The MCP servers of the configuration, and those of the project's `.mcp.json` a person trusted
+ * (`cadre mcp trust`); the configuration wins on equal names. Untrusted ones are named on stderr
+ * by commands that run agents, and never started.
+ */
+export async function mcpServersOf(context: CliContext, flags: RuntimeFlags, config: CadreConfig, announce: boolean): Promise<Record<string, McpServerEntry>> {
+  const { readProjectMcpServers } = await import('../mcp/client/project-mcp-servers.ts');
+  const { userDirectory } = configLocations({ cwd: context.cwd, configFile: flags.config, env: context.env, home: context.env.HOME });
+  const project = await readProjectMcpServers({ cwd: context.cwd, userConfigDirectory: userDirectory, env: context.env });
+  const servers: Record<string, McpServerEntry> = {};
+  for (const server of project?.servers ?? []) {
+    if (server.trust === 'trusted') servers[server.name] = { config: server.config, source: '.mcp.json' };
+  }
+  for (const [name, server] of Object.entries(config.mcpServers)) servers[name] = { config: server, source: config.configPath ?? 'configuration' };
+  const waiting = (project?.servers ?? []).filter((server) => server.trust !== 'trusted' && !(server.name in config.mcpServers));
+  if (announce && waiting.length > 0) {
+    const names = waiting.map((server) => `${server.name}${server.trust === 'changed' ? ' (changed since trusted)' : ''}`).join(', ');
+    context.stderr.write(`cadre: ${project!.path} names MCP servers nobody trusted yet: ${names}. They stay off; start them with: cadre mcp trust\n`);
+  }
+  if (announce && project && project.problems.length > 0) context.stderr.write(`cadre: ${project.path}: ${project.problems.join('; ')}\n`);
+  return servers;
+}
+
+/**
  * Opens everything a command needs: configuration, the database, the agents (built-ins,
  * `~/.config/cadre/agents`, `./.cadre/agents`, each `--agents DIR`), the workspace tools rooted at
  * the working directory, and the runtime. Checks the model and the primary agent before anything
@@ -181,6 +205,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     await closeStore(store);
     throw error;
   });
+  const mcpServers = await mcpServersOf(context, flags, config, requireModel);
   const cadre = createCadre({
     store,
     coordination,
@@ -193,6 +218,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     permissions: config.permissions,
     summarize: config.summarize,
     tracing: config.telemetry,
+    mcpServers,
     approvals,
     approver,
     baseURL: config.baseURL,

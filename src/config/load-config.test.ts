@@ -35,6 +35,7 @@ describe('loadConfig', () => {
       limits: defaultLimits,
       agentsDirs: [],
       agent: 'main',
+      mcpServers: {},
       permissions: {},
       sandbox: { mode: 'auto', network: false, writable: [] },
       configPath: null,
@@ -110,6 +111,13 @@ describe('loadConfig', () => {
     expect(config.limits).toEqual({ ...defaultLimits, maxDepth: 2, runTimeoutMs: 60_000 });
     expect(config.summarize).toEqual({ enabled: false, maxChars: 3000, timeoutMs: 20_000 });
     expect(config.agent).toBe('lead');
+    expect(config.mcpServers).toEqual({});
+  });
+
+  it('reads mcpServers in the format Claude Desktop and Claude Code use', async () => {
+    const mcpServers = { github: { command: 'npx', args: ['-y', 'server-github'], env: { TOKEN: 'x' } }, docs: { type: 'http', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer y' } } };
+    await writeConfig({ mcpServers });
+    expect((await loadConfig({ cwd, env: {} })).mcpServers).toEqual(mcpServers);
   });
 
   it('reads the API key from CADRE_API_KEY and refuses one in the file', async () => {
@@ -146,6 +154,8 @@ describe('loadConfig', () => {
     [{ telemetry: { endpoint: 'collector' } }, 'telemetry.endpoint: must be a URL like http://localhost:4318'],
     [{ telemetry: { recordContents: true } }, 'telemetry.recordContents: unknown key (known keys: enabled, endpoint, protocol, recordContent)'],
     [{ baseURL: 'not a url' }, 'baseURL: must be a URL'],
+    [{ mcpServers: { gh: { args: ['x'] } } }, 'mcpServers.gh: must be {"command", "args", "env"} (stdio) or {"type": "http", "url", "headers"}'],
+    [{ mcpServers: { 'bad name': { command: 'x' } } }, 'mcpServers.bad name: server names must be 1 to 40 letters, digits'],
     [{ agents: 'dir' }, 'agents: must be a list of directory paths'],
     [[1, 2], 'must hold a JSON object'],
   ])('rejects %j naming the file and the field', async (contents, expected) => {

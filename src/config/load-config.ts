@@ -5,6 +5,7 @@ import { resolveLimits, type Limits } from './limits.ts';
 import { defaultModelAliases } from './model-aliases.ts';
 import { readConfigFile, type ConfigFile } from './read-config-file.ts';
 import { resolveSandboxConfig, type SandboxConfig } from './sandbox-config.ts';
+import type { McpServerConfig } from './mcp-servers-config.ts';
 import { compilePermissions, type PermissionsConfig } from '../permissions/permissions.ts';
 
 export { defaultConfigFileName };
@@ -85,6 +86,8 @@ export interface CadreConfig {
   summarize?: SummarizeConfig;
   /** OpenTelemetry settings from the file (`OTEL_EXPORTER_OTLP_ENDPOINT` alone turns traces on too). */
   telemetry?: TelemetryConfig;
+  /** MCP servers whose tools agents may use: the user's file's, then the project's (same name: the project's). @default {} */
+  mcpServers: Record<string, McpServerConfig>;
   /** Absolute agent directories: the file's `agents`, then each `--agents` flag. @default [] */
   agentsDirs: string[];
   /** The primary agent's name. @default 'main' */
@@ -177,6 +180,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     sandbox: resolveSandboxConfig(file?.sandbox, fileDirectory, configPath),
     summarize: file?.summarize,
     telemetry: file?.telemetry,
+    mcpServers: { ...file?.mcpServers },
     agentsDirs: [
       ...(file?.agents ?? []).map((directory) => resolve(fileDirectory, directory)),
       ...(flags.agentsDirs ?? []).map((directory) => resolve(cwd, directory)),

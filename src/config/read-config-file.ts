@@ -4,6 +4,7 @@ import { ConfigError } from '../errors/index.ts';
 import { limitsSchema, unknownLimitMessage } from './limits.ts';
 import { permissionsConfigSchema } from '../permissions/permissions.ts';
 import { sandboxConfigSchema } from './sandbox-config.ts';
+import { mcpServersSchema } from './mcp-servers-config.ts';
 
 const text = (what: string) => z.string({ error: `must be ${what}` }).trim().min(1, { error: `must be ${what}` });
 
@@ -23,6 +24,7 @@ export const configFileSchema = z.strictObject({
     .optional(),
   permissions: permissionsConfigSchema.optional(),
   sandbox: sandboxConfigSchema.optional(),
+  mcpServers: mcpServersSchema.optional(),
   summarize: z
     .strictObject({
       model: text('a model spec like anthropic:claude-haiku-4-5').optional(),
@@ -56,7 +58,7 @@ function unknownKeyMessage(parent: string, key: string) {
   if (parent === 'permissions') return 'unknown key (known keys: allow, ask, deny)';
   if (parent === 'sandbox') return 'unknown key (known keys: mode, network, writable)';
   if (parent === 'telemetry') return 'unknown key (known keys: enabled, endpoint, protocol, recordContent)';
-  const allowed = parent === 'summarize' ? 'model, enabled, maxChars, timeoutMs' : 'model, baseURL, db, agents, limits, permissions, sandbox, summarize, modelAliases, telemetry';
+  const allowed = parent === 'summarize' ? 'model, enabled, maxChars, timeoutMs' : 'model, baseURL, db, agents, limits, permissions, sandbox, mcpServers, summarize, modelAliases, telemetry';
   return `unknown key (known keys: ${allowed})`;
 }
 

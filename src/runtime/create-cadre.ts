@@ -22,6 +22,10 @@ import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
 import { summarizeResult, type SummarizeSettings } from '../delegation/summarize-result.ts';
+import { mcpServerConfigSchema, type McpServerConfig } from '../config/mcp-servers-config.ts';
+import { createMcpClients, type McpClients, type McpServerEntry } from '../mcp/client/mcp-clients.ts';
+import { serversNamedBy } from '../mcp/client/mcp-tool-name.ts';
+import { withNotices } from '../sessions/session-runner.ts';
 import type { RunLive, RunSummary } from '../executors/in-process-executor.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { createInProcessExecutor } from '../executors/in-process-executor.ts';
@@ -146,6 +150,15 @@ export interface CadreOptions {
    * cut is used. The run keeps the full text. @default no summaries
    */
   summarize?: SummarizeSettings;
+  /**
+   * MCP servers whose tools agents get (CONTRACT section 12), in the format Claude Desktop and
+   * Claude Code use: `{ command, args, env }` or `{ type: 'http', url, headers }`. Their tools are
+   * named `mcp__<server>__<tool>`, risk `network` (or `read` when the server marks a tool
+   * `readOnlyHint`). A server starts when a run first needs it, is shared, and closes with
+   * {@link Cadre.close}; one that fails is reported and the others go on.
+   * @example { github: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'] } }
+   */
+  mcpServers?: Record<string, McpServerConfig | McpServerEntry>;
   /** Where internal errors go. @default `logger.error`, with the error's cause chain */
   onError?: (error: unknown) => void;
   /**
@@ -161,6 +174,24 @@ export interface CadreOptions {
    * @example { endpoint: 'http://localhost:4318', protocol: 'http/json' }
    */
   tracing?: TelemetrySettings;
+}
+
+/**
+ * What MCP server definitions hold that must never show: header values (and a bearer token on its
+ * own) and environment values, as the keys they usually are.
+ */
+function mcpSecrets(servers: CadreOptions['mcpServers']): string[] {
+  const values: string[] = [];
+  for (const entry of Object.values(servers ?? {})) {
+    const config = 'config' in entry ? entry.config : entry;
+    const given = config.type === 'http' ? Object.values(config.headers ?? {}) : Object.values(config.env ?? {});
+    for (const value of given) {
+      values.push(value);
+      const token = /^(?:Bearer|Basic|token)\s+(\S+)$/i.exec(value.trim())?.[1];
+      if (token) values.push(token);
+    }
+  }
+  return values.filter((value) => value.trim().length >= 8);
 }
 
 /** The read tools on the working directory: what the built-in agents use when no tools are given. */
@@ -249,7 +280,7 @@ export function createCadre(options: CadreOptions): Cadre {
   const now = options.now ?? systemNow;
   const newId = options.newId ?? timeSortedId;
   const limits = resolveLimits(options.maxRetries === undefined ? options.limits : { maxRetries: options.maxRetries, ...options.limits });
-  const redactor = createSecretRedactor({ env: options.env, values: options.secrets });
+  const redactor = createSecretRedactor({ env: options.env, values: [...(options.secrets ?? []), ...mcpSecrets(options.mcpServers)] });
   const onError = options.onError ?? errorLogger(options.logger ?? defaultLogger());
   // Once the store fails (a full disk, a deleted database), its failure is reported once, and
   // what follows from it (every run's and turn's write rejecting) is not reported again.
@@ -302,9 +333,41 @@ export function createCadre(options: CadreOptions): Cadre {
     return model;
   }
 
-  function toolsFor(agent: AgentDefinition): ToolSet {
-    // Resolved at each run against the tools this runtime has; a listed tool it lacks is left out.
-    return selectAgentTools(agent, workspaceTools).tools;
+  function toolsFor(agent: AgentDefinition, available: ToolSet = workspaceTools): ToolSet {
+    // Resolved at each run against the tools this runtime has (MCP servers' too); a listed tool it lacks is left out.
+    return selectAgentTools(agent, available).tools;
+  }
+
+  const mcp: McpClients = createMcpClients({
+    servers: Object.fromEntries(Object.entries(options.mcpServers ?? {}).map(([name, entry]) => [name, 'config' in entry ? entry : { config: entry, source: 'configuration' }])),
+    env: options.env,
+    clientInfo: { name: 'cadre', version: '0.1.0' },
+  });
+  /** Per agent: why MCP servers it needs are unavailable (told to the model with its prompt). */
+  const mcpNotices = new WeakMap<AgentDefinition, string[]>();
+
+  /** The tools an agent may pick from: the workspace tools and those of the MCP servers it needs (started if need be). */
+  async function availableTools(agent: AgentDefinition): Promise<ToolSet> {
+    const own = agentMcpServers(agent);
+    if (mcp.names.length === 0 && Object.keys(own).length === 0) return workspaceTools;
+    const listed = agent.tools.kind === 'list' ? agent.tools.names : null;
+    // A server the agent file names (configured elsewhere, or defined inline) is the agent's either way.
+    const named = (agent.mcpServers ?? []).map((server) => server.name).filter((name) => mcp.names.includes(name) && !(name in own));
+    const { tools, failures } = await mcp.tools([...new Set([...serversNamedBy(listed, mcp.names), ...named])], own);
+    mcpNotices.set(agent, failures.map((failure) => `${failure.message} Its tools are not available in this conversation.`));
+    return { ...workspaceTools, ...tools };
+  }
+
+  /** The servers an agent file defines inline (Claude Code's `mcpServers`), for that agent's runs. */
+  function agentMcpServers(agent: AgentDefinition): Record<string, McpServerEntry> {
+    const own: Record<string, McpServerEntry> = {};
+    for (const server of agent.mcpServers ?? []) {
+      if (!server.config) continue;
+      const parsed = mcpServerConfigSchema.safeParse(server.config);
+      if (parsed.success) own[server.name] = { config: parsed.data, source: `agent ${agent.name}` };
+      else report(new ConfigError(`Agent '${agent.name}': MCP server '${server.name}' is not a valid server definition; it is left out.`));
+    }
+    return own;
   }
 
   const budget = createTokenBudget({ store, limits });
@@ -447,7 +510,7 @@ export function createCadre(options: CadreOptions): Cadre {
       if (!agent) throw new Error(`Agent '${run.agent}' is no longer defined.`);
       const session = await store.getSession(run.child_session_id);
       const sessionId = await primarySessionOf(run.parent_session_id);
-      const workspace = toolsFor(agent);
+      const workspace = toolsFor(agent, await availableTools(agent));
       const tools: ToolSet = { ...workspace };
       if (run.depth < limits.maxDepth) {
         Object.assign(tools, createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }));
@@ -456,7 +519,7 @@ export function createCadre(options: CadreOptions): Cadre {
       inbox.open(run.child_session_id);
       return {
         model,
-        instructions: agent.system,
+        instructions: withNotices(agent.system, mcpNotices.get(agent) ?? []),
         tools,
         toolMiddleware: toolPipelineFor(agent, workspace, { sessionId, runId: run.id, setActivity: live.setActivity, writePending: live.writePending }),
         takeInjectedMessages: () => takeAndStore(inbox, run.child_session_id),
@@ -505,8 +568,9 @@ export function createCadre(options: CadreOptions): Cadre {
     coordination,
     onError: report,
     modelFor: (agent, session) => modelFor(agentModel(agent) ?? session.model),
-    toolsFor: (agent) => toolsFor(agent),
-    toolMiddlewareFor: (agent, session) => toolPipelineFor(agent, toolsFor(agent), { sessionId: session.id, runId: null }),
+    toolsFor: async (agent) => toolsFor(agent, await availableTools(agent)),
+    toolMiddlewareFor: (agent, session, workspace) => toolPipelineFor(agent, workspace, { sessionId: session.id, runId: null }),
+    noticesFor: (agent) => mcpNotices.get(agent) ?? [],
     onUnansweredMessages: (sessionId) => scheduleResume(sessionId),
   });
 

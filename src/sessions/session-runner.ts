@@ -48,13 +48,15 @@ export interface SessionRunnerOptions {
   leaseMs?: number;
   delegation: DelegationServices;
   modelFor: (agent: AgentDefinition, session: SessionRecord) => LanguageModel;
-  /** The agent's workspace tools for one session. */
-  toolsFor: (agent: AgentDefinition, session: SessionRecord) => ToolSet;
+  /** The agent's workspace tools for one session (MCP servers' tools among them, started if need be). */
+  toolsFor: (agent: AgentDefinition, session: SessionRecord) => ToolSet | Promise<ToolSet>;
+  /** What the agent should know besides its prompt (MCP servers that could not start). @default nothing */
+  noticesFor?: (agent: AgentDefinition) => string[];
   /**
    * The tool pipeline's entries for a turn's tools, its workspace and delegation tools together
-   * (input check, permission rules, redaction, stop). @default none
+   * (input check, permission rules, redaction, stop), given the workspace tools `toolsFor` gave. @default none
    */
-  toolMiddlewareFor?: (agent: AgentDefinition, session: SessionRecord) => readonly ToolMiddleware[];
+  toolMiddlewareFor?: (agent: AgentDefinition, session: SessionRecord, workspace: ToolSet) => readonly ToolMiddleware[];
   /** Redacts the error a turn's loop ends with. @default nothing is redacted */
   redactor?: SecretRedactor;
   /** The AI SDK's telemetry settings of every loop. @default on only while someone receives it */
@@ -156,16 +158,17 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     inbox.open(sessionId);
     const journal = createToolCallJournal({ store, sessionId, ownerId: options.ownerId, now });
     try {
+      const workspace = await options.toolsFor(agent, session);
       const tools: ToolSet = {
-        ...options.toolsFor(agent, session),
+        ...workspace,
         ...createDelegationTools(options.delegation, { sessionId, depth: 0, parentRunId: null }),
       };
       const result = await runAgentLoop({
         model: options.modelFor(agent, session),
-        instructions: agent.system,
+        instructions: withNotices(agent.system, options.noticesFor?.(agent) ?? []),
         messages: toModelMessages(await listMessages(sessionId)),
         tools,
-        toolMiddleware: options.toolMiddlewareFor?.(agent, session),
+        toolMiddleware: options.toolMiddlewareFor?.(agent, session, workspace),
         maxTurns: agent.maxTurns ?? limits.defaultMaxTurns,
         abortSignal: controller.signal,
         redactor: options.redactor,
@@ -286,4 +289,9 @@ function createSlots(size: number) {
       else used--;
     },
   };
+}
+
+/** The agent's prompt with what it should know about its tools (an MCP server that did not start). */
+export function withNotices(system: string, notices: readonly string[]): string {
+  return notices.length === 0 ? system : `${system}\n\n${notices.map((notice) => `Note: ${notice}`).join('\n')}`;
 }

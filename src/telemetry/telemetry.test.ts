@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createCadre, type Cadre } from '../runtime/create-cadre.ts';
+import { describeModel } from '../models/describe-model.ts';
+import { eventFixture, runFixture, sessionFixture } from '../store/store-fixtures.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel } from '../testing/index.ts';
@@ -208,5 +210,43 @@ describe('a collector that is down', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(errors.map((error) => (error as Error).message)).toEqual([`Traces could not be sent to ${receiver.endpoint}/v1/traces.`]);
     expect((errors[0] as Error).cause).toBeDefined();
+  });
+});
+
+describe('a run resumed by another process', () => {
+  it('nests under the tool call that started it, from the trace context stored in its run-queued event', async () => {
+    const receiver = await startOtlpReceiver();
+    receivers.push(receiver);
+    const store = createSqliteStore({ path: ':memory:' });
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const toolSpanId = '00f067aa0ba902b7';
+    const model = scriptedLanguageModel((request) => (request.system.includes('general-purpose') ? { text: 'The facts.' } : { text: 'noted' }));
+    // A run of a process that died mid-run, on a host that is gone: its lease ran out long ago.
+    await store.createSession(sessionFixture({ id: 'ses_1', agent: 'main', model: describeModel(model) }));
+    await store.createSession(sessionFixture({ id: 'ses_child_run_1', agent: 'general', model: describeModel(model), parent_run_id: 'run_1' }));
+    await store.appendMessages([{ session_id: 'ses_child_run_1', role: 'user', content: 'Find the facts about the store.', created_at: '2025-01-01T00:00:01.000Z' }]);
+    await store.insertRun(
+      runFixture({ agent: 'general', status: 'running', mode: 'background', started_at: '2025-01-01T00:00:01.500Z', lease_owner: 'gone-host:1:abcd', lease_expires_at: '2025-01-01T00:00:10.000Z' }),
+      eventFixture('run_1', 'run-queued', { mode: 'background', trace: { traceparent: `00-${traceId}-${toolSpanId}-01` } }),
+    );
+    const cadre = createCadre({
+      store,
+      maxRetries: 0,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
+      tracing: { protocol: 'http/json' },
+      onError: (error) => {
+        throw error;
+      },
+      model,
+    });
+    cadres.push(cadre);
+    expect((await cadre.recover()).resumed).toEqual(['run_1']);
+    await cadre.waitForIdle('ses_1');
+    expect(await store.getRun('run_1')).toMatchObject({ status: 'completed', error: null });
+    await cadre.close();
+    cadres.splice(cadres.indexOf(cadre), 1);
+    const [runSpan] = byName(receiver.spans, 'cadre.run');
+    expect(runSpan).toMatchObject({ traceId, parentSpanId: toolSpanId, attributes: { 'cadre.run.id': 'run_1', 'cadre.agent': 'general' } });
+    expect(receiver.spans.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat' && span.traceId === traceId).length).toBeGreaterThan(0);
   });
 });
