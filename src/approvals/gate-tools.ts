@@ -1,7 +1,7 @@
 import type { ToolCall, ToolMiddleware } from '../loop/tool-pipeline.ts';
 import { exactPattern, type PermissionCall, type PermissionRisk } from '../permissions/permission-rule.ts';
 import { compilePermissions, decidePermission, type DecidedRule, type PermissionVerdict } from '../permissions/permissions.ts';
-import { clampActivity, describeToolCall } from '../runs/activity.ts';
+import { clampActivity, toolActivity, type RunActivity } from '../runs/activity.ts';
 import type { ApprovalRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { toolInfo } from '../tools/define-tool.ts';
@@ -23,8 +23,8 @@ export interface ToolGateContext {
   agent: string;
   /** The agent's own rules, which can only make calls stricter. */
   agentRules?: readonly DecidedRule[];
-  /** Shows the run's activity line (`awaiting approval: bash npm test`). */
-  setActivity?: (text: string) => void;
+  /** Shows the run's activity (`{kind: 'awaiting_approval', tool: 'bash', argument: 'npm test'}`). */
+  setActivity?: (activity: RunActivity) => void;
   /** Writes the run's events held until the end of the event-loop turn, before the ask's own event. */
   writePending?: () => void;
 }
@@ -63,7 +63,7 @@ export function gateToolCalls(gated: Iterable<string>, context: ToolGateContext,
   };
 
   function refuse(request: PermissionCall, verdict: PermissionVerdict, summary: string): never {
-    context.setActivity?.(clampActivity(`denied: ${summary}`));
+    context.setActivity?.({ kind: 'denied', ...toolAndArgument(request), by: 'rule' });
     throw new ToolDeniedError(deniedByRule(request.tool, request.argument, verdict));
   }
 
@@ -74,7 +74,7 @@ export function gateToolCalls(gated: Iterable<string>, context: ToolGateContext,
     const verdict = decidePermission({ rules: services.rules, agentRules: context.agentRules, sessionRules }, request);
     if (verdict.decision === 'allow') return;
     if (verdict.decision === 'deny') refuse(request, verdict, summary);
-    context.setActivity?.(clampActivity(`awaiting approval: ${summary}`));
+    context.setActivity?.({ kind: 'awaiting_approval', ...toolAndArgument(request) });
     // The ask's event is written straight away: the call's own events go first.
     context.writePending?.();
     const signal = call.options.abortSignal ?? new AbortController().signal;
@@ -82,11 +82,16 @@ export function gateToolCalls(gated: Iterable<string>, context: ToolGateContext,
     const approval = await services.broker.request({ sessionId: context.sessionId, runId: context.runId, agent: context.agent, tool, argument, risk, summary }, signal);
     if (approval.status !== 'approved') {
       if (approval.status === 'canceled') throw signal.reason ?? new Error('The run was stopped while it awaited approval.');
-      context.setActivity?.(clampActivity(`denied: ${summary}`));
+      context.setActivity?.({ kind: 'denied', ...toolAndArgument(request), by: approval.resolved_by ?? 'person' });
       throw new ToolDeniedError(deniedAsk(approval));
     }
-    context.setActivity?.(describeToolCall(call.name, call.input));
+    context.setActivity?.(toolActivity(call.name, call.input));
   }
+}
+
+/** The tool and its argument as an activity shows them (the argument cut as the ask's summary is). */
+function toolAndArgument({ tool, argument }: PermissionCall): { tool: string; argument?: string } {
+  return argument === undefined ? { tool } : { tool, argument: clampActivity(argument, 200) };
 }
 
 function what(tool: string, argument: string | undefined): string {

@@ -18,7 +18,7 @@ describe('renderRunLine', () => {
   });
 
   it('shows a queued run without repeating its status as activity', () => {
-    expect(renderRunLine(runFixture({ last_activity: 'queued' }), now)).toBe('· queued    researcher  1  Find the facts  12s');
+    expect(renderRunLine(runFixture({ activity: { kind: 'queued' } }), now)).toBe('· queued    researcher  1  Find the facts  12s');
   });
 
   it('shows what a finished run came to: its result, its error, or its partial result', () => {

@@ -51,7 +51,7 @@ export function renderRunLine(run: RunRecord, now: string, options: RenderRunLin
   const head = `${mark} ${run.status.padEnd(9)} ${run.agent}  ${id}`;
   const elapsed = formatElapsed(run, now);
   let description = clampActivity(run.description, 48);
-  let detail = finished ? endDetail(run) : clampActivity(run.last_activity === run.status ? '' : (run.last_activity ?? ''));
+  let detail = finished ? endDetail(run) : clampActivity(run.activity?.kind === 'queued' ? '' : (run.last_activity ?? ''));
   const length = () => [head, description, elapsed, detail].filter((part) => part !== '').join('  ').length;
   if (length() > width) detail = detail.length - (length() - width) < 12 ? '' : clampActivity(detail, detail.length - (length() - width));
   if (length() > width) description = clampActivity(description, Math.max(12, description.length - (length() - width)));

@@ -54,6 +54,15 @@ describe('createPlainView', () => {
     expect(stdout.text()).toBe('The answer.\n');
   });
 
+  it('leaves out the wait for the model by its kind, not its words: streamed text saying the same is shown', () => {
+    const stderr = stream();
+    const view = createPlainView({ stdout: stream(), stderr, sessionId: 'ses_1', now });
+    view.event(runEvent(started, 'activity', { kind: 'waiting_for_model', text: 'waiting for model' }));
+    vi.advanceTimersByTime(2_000);
+    view.event(runEvent(started, 'activity', { kind: 'text', text: 'waiting for model' }));
+    expect(stderr.text()).toBe('[run_1 researcher] waiting for model\n');
+  });
+
   it('drops pending activity of a run that ended', () => {
     const stderr = stream();
     const view = createPlainView({ stdout: stream(), stderr, sessionId: 'ses_1', now });

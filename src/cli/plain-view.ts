@@ -84,8 +84,8 @@ export function createPlainView(options: PlainViewOptions): RunView {
       else if (type === 'run-end') {
         stopThrottle(run.id);
         writeLine(stderr, `${runLabel(run)} ${describeRunEnd(run, now())}`);
-      } else if (activity !== undefined && run.status === 'running' && activity !== 'waiting for model') {
-        printActivity(run.id, runLabel(run), activity);
+      } else if (activity !== undefined && run.status === 'running' && activity.kind !== 'waiting_for_model') {
+        printActivity(run.id, runLabel(run), activity.text);
       }
     },
     notice(text) {

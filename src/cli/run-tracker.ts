@@ -1,13 +1,14 @@
 import type { CadreEvent } from '../runs/run-bus.ts';
 import type { RunRecord } from '../store/records.ts';
+import { activityOfEventData, type ActivityEventData, type RunActivity } from '../store/run-activity.ts';
 
 /** What one run event changed, as a view needs it. */
 export interface TrackedChange {
   run: RunRecord;
   /** `run-queued`, `run-start`, `run-end`, `activity`, `tool-call-start`, ... */
   type: string;
-  /** The new activity line, for `activity` and `tool-call-start` events. */
-  activity?: string;
+  /** The new activity and its line, for `activity` and `tool-call-start` events. */
+  activity?: ActivityEventData;
 }
 
 // Events whose record comes fresh from the store; others carry the copy a run started with.
@@ -35,14 +36,15 @@ export class RunTracker {
     this.#sessions.add(incoming.child_session_id);
     const type = event.event.type;
     let run = known && !freshRecordEvents.has(type) ? known : incoming;
-    let activity: string | undefined;
-    if (type === 'activity' || type === 'tool-call-start') {
-      const data = event.event.data as { text?: unknown; label?: unknown };
-      const text = typeof data.text === 'string' ? data.text : typeof data.label === 'string' ? data.label : undefined;
-      if (text !== undefined) {
-        activity = text;
-        run = { ...run, last_activity: text };
-      }
+    let activity: ActivityEventData | undefined;
+    const data = event.event.data as Record<string, unknown>;
+    let value: RunActivity | null = null;
+    let text: unknown;
+    if (type === 'activity') [value, text] = [activityOfEventData(data), data.text];
+    else if (type === 'tool-call-start' && typeof data.tool === 'string') [value, text] = [{ kind: 'tool', tool: data.tool }, data.label];
+    if (value !== null && typeof text === 'string') {
+      activity = { ...value, text };
+      run = { ...run, last_activity: text, activity: value };
     }
     this.#runs.set(run.id, run);
     return { run, type, activity };

@@ -1,10 +1,11 @@
 import type { RunEventRecord, RunRecord, RunStatus } from '../store/records.ts';
+import type { ActivityEventData } from '../store/run-activity.ts';
 
 /**
  * A run event as live views see it: a stored event, or an activity line that is shown but not
  * stored one by one.
  */
-export type LiveRunEvent = RunEventRecord | { type: 'activity'; at: string; data: { text: string } };
+export type LiveRunEvent = RunEventRecord | { type: 'activity'; at: string; data: ActivityEventData };
 
 /**
  * A signal between the processes that share a store (`cadre run`, `cadre serve`, `cadre stop`,

@@ -3,7 +3,7 @@ import { runAgentLoop } from '../loop/agent-loop.ts';
 import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
 import { ModelCallError } from '../models/model-call-error.ts';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
-import { describeToolCall, lastSentence } from '../runs/activity.ts';
+import { activityEventData, lastSentence, renderActivity, toolActivity, type RunActivity } from '../runs/activity.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RecordedEvent, RunLedger } from '../runs/run-ledger.ts';
 import type { TokenBudget } from '../runs/token-budget.ts';
@@ -44,8 +44,8 @@ export interface RunSummary {
 
 /** What a run's setup can do to the run while it works. */
 export interface RunLive {
-  /** Shows a line as the run's activity (throttled like every activity line). */
-  setActivity(text: string): void;
+  /** Shows what the run is doing as its activity (throttled like every activity line). */
+  setActivity(activity: RunActivity): void;
   /**
    * Writes the step's events held for the end of the event-loop turn now, so that an event written
    * straight to the run next (an ask for approval) is stored after them, in the order they happened.
@@ -97,10 +97,10 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       if (spent) return { text: '', lastText: '', finishReason: 'budget', steps: run.turns, error: { kind: 'budget_exceeded', message: spent } };
       let setup: RunSetup;
       // Tools (an ask for approval) show activity through this, once the line below exists.
-      let showActivity = (_text: string) => {};
+      let showActivity = (_activity: RunActivity) => {};
       let writePending = () => {};
       try {
-        setup = await options.setup(run, signal, { setActivity: (text) => showActivity(text), writePending: () => writePending() });
+        setup = await options.setup(run, signal, { setActivity: (activity) => showActivity(activity), writePending: () => writePending() });
       } catch (error) {
         return { text: '', lastText: '', finishReason: 'error', steps: 0, error: { kind: 'execution_error', message: shortMessage(error) } };
       }
@@ -110,7 +110,9 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       const history = toModelMessages(stored);
       let turns = run.turns;
       const usage = { ...run.usage };
-      let activity = run.last_activity ?? '';
+      let activity = run.activity;
+      /** The line of `activity`, which a change must alter to be shown. */
+      let activityText = run.last_activity ?? '';
       let writtenActivity = activity;
       let lastWrite = 0;
       let pending: NodeJS.Timeout | undefined;
@@ -177,14 +179,16 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         lastWrite = Date.now();
         // With the step's rows, so the stored events keep the order they happened in; published
         // live in setActivity already.
-        stepPatch = { ...stepPatch, last_activity: activity };
-        addEvent('activity', { text: activity }, true);
+        stepPatch = { ...stepPatch, activity };
+        if (activity !== null) addEvent('activity', activityEventData(activity), true);
       };
-      const setActivity = (text: string) => {
-        if (text === '' || text === activity) return;
-        activity = text;
-        live = { ...live, last_activity: text };
-        bus.publish({ type: 'run-event', run: live, event: { type: 'activity', at: now(), data: { text } } });
+      const setActivity = (next: RunActivity) => {
+        const text = renderActivity(next);
+        if (text === '' || text === activityText) return;
+        activity = next;
+        activityText = text;
+        live = { ...live, activity: next, last_activity: text };
+        bus.publish({ type: 'run-event', run: live, event: { type: 'activity', at: now(), data: activityEventData(next) } });
         const wait = activityIntervalMs - (Date.now() - lastWrite);
         if (wait <= 0) writeActivity();
         else pending ??= setTimeout(writeActivity, wait);
@@ -214,7 +218,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           : undefined,
         onStepStart: (stepNumber) => {
           addEvent('step-start', { step: turns + 1 });
-          if (stepNumber > 0 || activity === '' || activity === 'queued' || activity === 'waiting for a slot') setActivity('waiting for model');
+          if (stepNumber > 0 || activity === null || activity.kind === 'queued' || activity.kind === 'waiting_for_slot') setActivity(waitingForModel);
         },
         onTextDelta: (delta, textSoFar) => {
           bus.publish({ type: 'text-delta', session_id: run.child_session_id, text: delta });
@@ -226,20 +230,20 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           // A word still arriving is left out until it is whole.
           const whole = delta === textSoFar || /\s$/.test(textSoFar) ? textSoFar : textSoFar.replace(/\S+$/, '');
           summarized = whole;
-          setActivity(lastSentence(whole.slice(-sentenceWindow)));
+          setActivity({ kind: 'text', text: lastSentence(whole.slice(-sentenceWindow)) });
         },
         onToolCall: ({ toolName, input }) => {
-          const label = describeToolCall(toolName, input);
-          addEvent('tool-call-start', { tool: toolName, label });
+          const call = toolActivity(toolName, input);
+          addEvent('tool-call-start', { tool: toolName, label: renderActivity(call) });
           // An ask for approval may have been shown before the call's stream part got here.
-          if (!activity.startsWith(awaitingApproval)) setActivity(label);
+          if (activity?.kind !== 'awaiting_approval') setActivity(call);
         },
         onToolResult: ({ toolName, ok }) => {
           addEvent('tool-call-end', { tool: toolName, ok });
         },
         onStepFinish: async (step) => {
           // The throttle may have skipped the answer's end (or cut its last word).
-          if (step.finishReason !== 'tool-calls' && step.text !== summarized && step.text.trim() !== '') setActivity(lastSentence(step.text.slice(-sentenceWindow)));
+          if (step.finishReason !== 'tool-calls' && step.text !== summarized && step.text.trim() !== '') setActivity({ kind: 'text', text: lastSentence(step.text.slice(-sentenceWindow)) });
           turns++;
           usage.input_tokens += step.usage.inputTokens;
           usage.output_tokens += step.usage.outputTokens;
@@ -288,8 +292,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
   };
 }
 
-/** The start of the activity line of a run whose tool call waits for a person. */
-const awaitingApproval = 'awaiting approval:';
+const waitingForModel: RunActivity = { kind: 'waiting_for_model' };
 
 /** How often at most the activity line follows streamed text. */
 const sentenceIntervalMs = 100;

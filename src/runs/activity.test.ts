@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clampActivity, describeToolCall, finalActivity, lastSentence } from './activity.ts';
+import { clampActivity, describeToolCall, finalActivity, lastSentence, renderActivity } from './activity.ts';
 
 describe('activity line', () => {
   it('names the tool and its main argument', () => {
@@ -38,7 +38,7 @@ describe('activity line', () => {
   });
 
   it('shows the final status with the start of the result', () => {
-    const line = finalActivity({ status: 'completed', result: { text: 'All good '.repeat(20), truncated: false, original_length: 180 }, error: null, partial_result: null });
+    const line = renderActivity(finalActivity({ status: 'completed', result: { text: 'All good '.repeat(20), truncated: false, original_length: 180 }, error: null, partial_result: null }));
     expect(line.startsWith('completed: All good')).toBe(true);
     expect(line.length).toBeLessThanOrEqual(80);
   });

@@ -1,37 +1,35 @@
 import { oneLine } from '../store/markdown-text.ts';
 import type { RunRecord } from '../store/records.ts';
+import { clampActivity, maxActivityLength, renderActivity, type RunActivity } from '../store/run-activity.ts';
 
-/** The longest an activity line may be. */
-export const maxActivityLength = 80;
-
-/** Collapses white space and cuts a line to `maxActivityLength` characters with an ellipsis. */
-export function clampActivity(text: string, max = maxActivityLength): string {
-  // Only the start can show; a long result need not be rewritten whole.
-  const line = oneLine(text.length > max * 8 ? text.trimStart().slice(0, max * 8) : text);
-  if (line.length <= max) return line;
-  const cut = line.slice(0, max - 1);
-  // Never half a surrogate pair: a high surrogate cut off from its partner goes too.
-  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
-}
+export { activityEventData, activityOfEventData, clampActivity, maxActivityLength, renderActivity, type ActivityEventData, type RunActivity, type RunActivityKind } from '../store/run-activity.ts';
 
 const mainArgumentKeys = ['path', 'file', 'file_path', 'pattern', 'query', 'command', 'url', 'agent', 'run_id', 'description', 'task'];
 
-/** `read_file src/a.ts`, `grep TODO in src`: the tool and its main argument (a search shows its pattern first). */
+/** A tool call as activity: the tool and its main argument (a search shows its pattern first). */
+export function toolActivity(tool: string, input: unknown): Extract<RunActivity, { kind: 'tool' }> {
+  const argument = mainArgument(input);
+  return argument === undefined ? { kind: 'tool', tool } : { kind: 'tool', tool, argument: clampActivity(argument) };
+}
+
+/** `read_file src/a.ts`, `grep TODO in src`: the text of {@link toolActivity}. */
 export function describeToolCall(tool: string, input: unknown): string {
-  if (input && typeof input === 'object') {
-    const record = input as Record<string, unknown>;
-    const { pattern, path } = record;
-    if (typeof pattern === 'string' && pattern.trim() !== '') {
-      return clampActivity(typeof path === 'string' && path.trim() !== '' && path !== '.' ? `${tool} ${pattern} in ${path}` : `${tool} ${pattern}`);
-    }
-    for (const key of mainArgumentKeys) {
-      const value = record[key];
-      if (typeof value === 'string' && value.trim() !== '') return clampActivity(`${tool} ${value}`);
-    }
-    const first = Object.values(record).find((value) => typeof value === 'string' || typeof value === 'number');
-    if (first !== undefined) return clampActivity(`${tool} ${String(first)}`);
+  return renderActivity(toolActivity(tool, input));
+}
+
+function mainArgument(input: unknown): string | undefined {
+  if (!input || typeof input !== 'object') return undefined;
+  const record = input as Record<string, unknown>;
+  const { pattern, path } = record;
+  if (typeof pattern === 'string' && pattern.trim() !== '') {
+    return typeof path === 'string' && path.trim() !== '' && path !== '.' ? `${pattern} in ${path}` : pattern;
   }
-  return clampActivity(tool);
+  for (const key of mainArgumentKeys) {
+    const value = record[key];
+    if (typeof value === 'string' && value.trim() !== '') return value;
+  }
+  const first = Object.values(record).find((value) => typeof value === 'string' || typeof value === 'number');
+  return first === undefined ? undefined : String(first);
 }
 
 /** The last sentence of streamed text: what a person wants to glance at. */
@@ -64,7 +62,8 @@ function sentenceBoundaryBefore(text: string, before: number): number {
 }
 
 /** The activity of a finished run: its status and the start of its result or error. */
-export function finalActivity(run: Pick<RunRecord, 'status' | 'result' | 'error' | 'partial_result'>): string {
+export function finalActivity(run: Pick<RunRecord, 'status' | 'result' | 'error' | 'partial_result'>): RunActivity {
   const detail = run.result?.text ?? run.error?.message ?? run.partial_result ?? '';
-  return clampActivity(detail.trim() === '' ? run.status : `${run.status}: ${detail}`);
+  // Only what the line can show is kept.
+  return detail.trim() === '' ? { kind: 'finished', status: run.status } : { kind: 'finished', status: run.status, detail: clampActivity(detail) };
 }

@@ -1,9 +1,10 @@
 import type { ApprovalRecord, MessageRecord, RunEventRecord, RunRecord, SessionStatus } from '../store/records.ts';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
+import type { ActivityEventData } from '../store/run-activity.ts';
 
 /** What happens in a cadre process, for live views (terminal, dashboard, JSON Lines). */
 export type CadreEvent =
-  | { type: 'run-event'; run: RunRecord; event: RunEventRecord | { type: 'activity'; at: string; data: { text: string } } }
+  | { type: 'run-event'; run: RunRecord; event: RunEventRecord | { type: 'activity'; at: string; data: ActivityEventData } }
   | { type: 'text-delta'; session_id: string; text: string }
   | { type: 'message'; message: MessageRecord }
   | { type: 'session-status'; session_id: string; status: SessionStatus }

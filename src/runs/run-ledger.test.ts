@@ -165,7 +165,7 @@ describe('RunLedger.update', () => {
   it('changes fields without a state move, with an event only when given one', async () => {
     const { store, ledger, announced } = setup();
     await ledger.insert(runFixture());
-    const updated = await ledger.update('run_1', { last_activity: 'reading' });
+    const updated = await ledger.update('run_1', { activity: { kind: 'text', text: 'reading' } });
     expect(updated).toMatchObject({ status: 'queued', last_activity: 'reading' });
     expect(await store.listRunEvents('run_1')).toHaveLength(1);
     expect(announced()).toHaveLength(1);
@@ -173,7 +173,7 @@ describe('RunLedger.update', () => {
     expect(warned).toMatchObject({ mode: 'background' });
     expect((await store.listRunEvents('run_1')).at(-1)).toMatchObject({ type: 'warning', data: { kind: 'promoted' }, at: '2026-01-01T00:00:07.000Z', seq: 2 });
     expect(announced().at(-1)).toEqual(['warning', { kind: 'promoted' }, 2]);
-    expect(await ledger.update('run_nope', { last_activity: 'x' }, { type: 'warning', data: {} })).toBeNull();
+    expect(await ledger.update('run_nope', { activity: { kind: 'text', text: 'x' } }, { type: 'warning', data: {} })).toBeNull();
     expect(announced()).toHaveLength(2);
   });
 });

@@ -5,7 +5,7 @@ import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { NewId, Now } from '../util/clock.ts';
 import { ownerIsGone } from '../util/owner-liveness.ts';
-import { finalActivity } from './activity.ts';
+import { activityEventData, finalActivity, renderActivity, type RunActivity } from './activity.ts';
 import { createLeaseKeeper } from './lease-keeper.ts';
 import type { RunBus } from './run-bus.ts';
 import type { RunLedger } from './run-ledger.ts';
@@ -117,6 +117,9 @@ interface Execution {
   timedOut?: boolean;
 }
 
+const queued: RunActivity = { kind: 'queued' };
+const waitingForSlot: RunActivity = { kind: 'waiting_for_slot' };
+
 /** Creates the {@link RunManager}. */
 export function createRunManager(options: RunManagerOptions): RunManager {
   const { store, ledger, now, limits, ownerId, executor } = options;
@@ -176,14 +179,14 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         error: { kind: 'too_many_active', message: `More than ${limits.maxQueuedPerParent} runs are waiting in this session; wait for some to finish or stop them.` },
       });
     } else if (admission === 'queued') {
-      void ledger.update(run.id, { last_activity: 'waiting for a slot' }, { type: 'activity', data: { text: 'waiting for a slot' } }).catch(report);
+      void ledger.update(run.id, { activity: waitingForSlot }, { type: 'activity', data: activityEventData(waitingForSlot) }).catch(report);
     }
   }
 
   async function finish(runId: string, status: RunStatus, patch: Partial<RunRecord> = {}): Promise<RunRecord | null> {
     // Every caller passes the result, the error or the partial result, which the line shows.
     const merged = { result: null, error: null, partial_result: null, ...patch, status };
-    const run = await ledger.transition(runId, status, { ...patch, last_activity: finalActivity(merged) });
+    const run = await ledger.transition(runId, status, { ...patch, activity: finalActivity(merged) });
     if (run) settle(run);
     return run;
   }
@@ -193,7 +196,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     executions.set(runId, execution);
     let timeout: NodeJS.Timeout | undefined;
     try {
-      let run = await ledger.transition(runId, 'running', { lease_owner: ownerId, lease_expires_at: leaseUntil(), last_activity: 'waiting for model' });
+      let run = await ledger.transition(runId, 'running', { lease_owner: ownerId, lease_expires_at: leaseUntil(), activity: { kind: 'waiting_for_model' } });
       // A run adopted from a dead process is already running: its loop goes on from its transcript.
       if (!run && adopted.delete(runId)) run = await store.getRun(runId);
       if (!run || run.status !== 'running') return;
@@ -261,7 +264,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         ended_at: null,
         promoted_at: null,
         consumed_at: null,
-        last_activity: 'queued',
+        last_activity: renderActivity(queued),
+        activity: queued,
         result: null,
         partial_result: null,
         error: null,
@@ -371,7 +375,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     const status = stoppedStatus(cause);
     const leaseAlive = run.lease_expires_at !== null && run.lease_expires_at > now() && run.lease_owner !== null && !ownerIsGone(run.lease_owner);
     if (!leaseAlive) {
-      const stopped = await ledger.transition(run.id, status, { last_activity: status });
+      const stopped = await ledger.transition(run.id, status, { activity: { kind: 'finished', status } });
       if (stopped) await cascade(stopped);
       return stopped ?? store.getRun(run.id);
     }

@@ -104,12 +104,23 @@ describe('asks for approval', () => {
   it('stores an ask, shows it as activity, and runs the tool once a person approves it with cadre.approve', async () => {
     const { cadre, written } = makeCadre({ approvals: 'wait' });
     const activities: string[] = [];
+    const typed: unknown[] = [];
     cadre.subscribe((event) => {
-      if (event.type === 'run-event' && event.event.type === 'activity') activities.push(String(event.event.data.text));
+      if (event.type === 'run-event' && event.event.type === 'activity') {
+        activities.push(String(event.event.data.text));
+        typed.push(event.event.data);
+      }
     });
     const session = await cadre.createSession();
     const turn = cadre.send(session.id, 'go');
     const [ask] = await until(async () => (await cadre.pendingApprovals()).length > 0 && cadre.pendingApprovals());
+    // The ask is told as data, its line beside it; the stored run shows it once its line is written.
+    expect(typed).toContainEqual({ kind: 'awaiting_approval', tool: 'note', argument: 'docs/a.md', text: 'awaiting approval: note docs/a.md' });
+    const waiting = await until(async () => {
+      const [stored] = await cadre.store.listRuns({ parent_session_id: session.id });
+      return stored?.activity?.kind === 'awaiting_approval' && stored;
+    });
+    expect(waiting).toMatchObject({ activity: { kind: 'awaiting_approval', tool: 'note', argument: 'docs/a.md' }, last_activity: 'awaiting approval: note docs/a.md' });
     expect(ask).toMatchObject({ id: expect.stringMatching(/^apr_/), session_id: session.id, agent: 'writer', tool: 'note', argument: 'docs/a.md', risk: 'write', summary: 'note docs/a.md', status: 'pending' });
     expect(written).toEqual([]);
     const answered = await cadre.approve(ask.id, { decision: 'approve' });

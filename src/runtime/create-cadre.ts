@@ -26,7 +26,7 @@ import { mcpServerConfigSchema, type McpServerConfig } from '../config/mcp-serve
 import { createMcpClients, type McpClients, type McpServerEntry } from '../mcp/client/mcp-clients.ts';
 import { serversNamedBy } from '../mcp/client/mcp-tool-name.ts';
 import { withNotices } from '../sessions/session-runner.ts';
-import type { RunSummary } from '../executors/in-process-executor.ts';
+import type { RunLive, RunSummary } from '../executors/in-process-executor.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { createInProcessExecutor } from '../executors/in-process-executor.ts';
 import { describeModel } from '../models/describe-model.ts';
@@ -486,9 +486,9 @@ export function createCadre(options: CadreOptions): Cadre {
   }
 
   /** Summarizes a result too long for the parent, when summaries are on. */
-  async function summarizeRun(run: RunRecord, text: string, runModel: LanguageModel, signal: AbortSignal, setActivity: (text: string) => void): Promise<RunSummary | null> {
+  async function summarizeRun(run: RunRecord, text: string, runModel: LanguageModel, signal: AbortSignal, setActivity: RunLive['setActivity']): Promise<RunSummary | null> {
     if (!summarize || text.length <= limits.maxResultChars) return null;
-    setActivity(`summarizing ${text.length} characters`);
+    setActivity({ kind: 'summarizing', characters: text.length });
     const outcome = await summarizeResult(text, { model: await summaryModel(run, runModel), task: run.task, maxChars: summarize.maxChars, timeoutMs: summarize.timeoutMs, signal });
     return outcome.ok ? { summary: outcome.summary, error: null, usage: outcome.usage } : { summary: null, error: outcome.reason, usage: outcome.usage };
   }

@@ -70,7 +70,7 @@ export async function recoverRuns(options: RecoverRunsOptions): Promise<Recovery
     }
     // Its parent hears of it whatever its mode: the one waiting for it died.
     const ended = await ledger.transition(claimed.id, 'abandoned', {
-      last_activity: 'abandoned: its process died',
+      activity: { kind: 'finished', status: 'abandoned', detail: 'its process died' },
       notification: { delivered_at: null, suppressed: false },
     });
     if (ended) abandoned.push(ended);

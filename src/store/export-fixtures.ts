@@ -56,7 +56,7 @@ export async function writeExportScenario(store: Store, options: { resultText?: 
       usage: { input_tokens: 100, output_tokens: 20 },
       warnings: [{ kind: 'long_running', at: at(6) }],
       notification: { delivered_at: at(9), suppressed: false },
-      last_activity: 'completed: Module a reads files.',
+      activity: { kind: 'finished', status: 'completed', detail: 'Module a reads files.' },
     }),
     eventFixture('run_1', 'run-queued', { mode: 'background' }, at(3)),
   );

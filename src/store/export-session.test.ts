@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors/config-error.ts';
 import { exportSession } from './export-session.ts';
@@ -81,11 +85,41 @@ describe('exportSession', () => {
     expect(Object.keys(canceled)).toEqual([
       'id', 'parent_session_id', 'child_session_id', 'parent_run_id', 'tool_call_id', 'agent', 'description', 'task',
       'context', 'mode', 'status', 'depth', 'max_turns', 'turns', 'created_at', 'started_at', 'ended_at', 'promoted_at',
-      'consumed_at', 'last_activity', 'result', 'partial_result', 'error', 'usage', 'warnings', 'notification',
+      'consumed_at', 'last_activity', 'activity', 'result', 'partial_result', 'error', 'usage', 'warnings', 'notification',
       'resumed_from', 'events', 'runs',
     ]);
     expect(canceled.partial_result).toBe('Half way through');
     expect(JSON.stringify(canceled)).not.toMatch(/process_1|Taking too long/);
+  });
+
+  it('keeps the typed activity beside its text', async () => {
+    const [completed] = (await exportSession(store, 'ses_1', { now })).runs;
+    expect(completed.last_activity).toBe('completed: Module a reads files.');
+    expect(completed.activity).toEqual({ kind: 'finished', status: 'completed', detail: 'Module a reads files.' });
+  });
+
+  it('exports a session stored before activity was typed as version 1, its lines as text', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'cadre-export-'));
+    const path = join(folder, 'cadre.db');
+    const file = createSqliteStore({ path });
+    await writeExportScenario(file);
+    await file.close();
+    // What a build before typed activity stored: the line itself.
+    const database = new DatabaseSync(path);
+    database.prepare('UPDATE runs SET last_activity = ? WHERE id = ?').run('awaiting approval: bash npm test', 'run_3');
+    database.close();
+    const reopened = createSqliteStore({ path });
+    try {
+      const document = await exportSession(reopened, 'ses_1', { now });
+      expect(document.version).toBe(1);
+      const [, older] = document.runs;
+      expect(older.last_activity).toBe('awaiting approval: bash npm test');
+      expect(older.activity).toEqual({ kind: 'text', text: 'awaiting approval: bash npm test' });
+      expect(renderMarkdownExport(document)).toContain('Last activity: awaiting approval: bash npm test');
+    } finally {
+      await reopened.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('sums the usage of every run, nested ones included', async () => {

@@ -126,6 +126,7 @@ function contractFields(run: RunRecord): Omit<ExportedRun, 'events' | 'runs'> {
     promoted_at: run.promoted_at,
     consumed_at: run.consumed_at,
     last_activity: run.last_activity,
+    activity: run.activity,
     result: run.result,
     partial_result: run.partial_result,
     error: run.error,

@@ -24,6 +24,7 @@ export type { ApprovalQuery, ApprovalResolution, GuardedRunChange, MessageCommit
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.ts';
 export { openStore, type OpenStoreOptions } from './open-store.ts';
 export { StoreFailureError, type StoreFailureKind } from './store-failure-error.ts';
+export { renderActivity, type ActivityEventData, type RunActivity, type RunActivityKind } from './run-activity.ts';
 export { exportSession, type ExportSessionOptions } from './export-session.ts';
 export { renderMarkdownExport } from './render-markdown-export.ts';
 export type {

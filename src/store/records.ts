@@ -91,7 +91,10 @@ export interface RunRecord {
   ended_at: string | null;
   promoted_at: string | null;
   consumed_at: string | null;
+  /** The text of `activity` (CONTRACT section 4): kept for readers of the contract and export v1. */
   last_activity: string | null;
+  /** What the run is doing, as data; stored before activity was typed, a line reads as `{kind: 'text'}`. */
+  activity: RunActivity | null;
   result: RunResult | null;
   partial_result: string | null;
   error: { kind: RunErrorKind; message: string } | null;
@@ -217,3 +220,34 @@ export interface SessionRuleRecord {
   created_at: string;
   approval_id: string | null;
 }
+
+/**
+ * What a run is doing, as data (STYLE habit 16): the parts that write it and the parts that show
+ * it agree on these kinds, never on display text. `renderActivity` (run-activity.ts) makes the line
+ * of CONTRACT section 4 (`last_activity`, the `activity` event's `text`).
+ */
+export type RunActivity =
+  /** Created, not yet looked at by the scheduler. */
+  | { kind: 'queued' }
+  /** Held back by `limits.maxActivePerParent` / `limits.maxActiveGlobal`. */
+  | { kind: 'waiting_for_slot' }
+  /** A model call is under way and has shown nothing yet. */
+  | { kind: 'waiting_for_model' }
+  /** A tool call and its main argument (`read_file src/a.ts`, `grep TODO in src`). */
+  | { kind: 'tool'; tool: string; argument?: string }
+  /** Streamed text (its last sentence), or a line stored before activity was typed. */
+  | { kind: 'text'; text: string }
+  /** A long result being summarized for the parent. */
+  | { kind: 'summarizing'; characters: number }
+  /** A tool call that waits for a person's answer. */
+  | { kind: 'awaiting_approval'; tool: string; argument?: string }
+  /** A tool call the rules or a person refused. */
+  | { kind: 'denied'; tool: string; argument?: string; by: ApprovalResolver }
+  /** The run ended: its status and the start of its result or error. */
+  | { kind: 'finished'; status: RunStatus; detail?: string };
+
+/** The kinds of {@link RunActivity}. */
+export type RunActivityKind = RunActivity['kind'];
+
+/** The data of an `activity` event: the typed value with its rendered `text` beside it. */
+export type ActivityEventData = RunActivity & { text: string };

@@ -1,4 +1,5 @@
 import type { MessageRole, RunEventType, RunRecord, SessionStatus, Usage } from './records.ts';
+import type { RunActivity } from './run-activity.ts';
 
 /** The session part of an export. */
 export interface ExportedSession {
@@ -29,8 +30,11 @@ export interface ExportedRunEvent {
 /** The run record fields of the contract; the store's lease and stop bookkeeping stays out. */
 export type ExportedRunFields = Omit<
   RunRecord,
-  'lease_owner' | 'lease_expires_at' | 'stop_requested_at' | 'stop_requested_by' | 'stop_reason'
->;
+  'lease_owner' | 'lease_expires_at' | 'stop_requested_at' | 'stop_requested_by' | 'stop_reason' | 'activity'
+> & {
+  /** The typed activity beside its text, `last_activity`; absent from an export written before it was typed. */
+  activity?: RunActivity | null;
+};
 
 /** A run with its events and the runs started from within its child session. */
 export interface ExportedRun extends ExportedRunFields {

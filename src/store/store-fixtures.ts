@@ -1,4 +1,5 @@
 import type { NewRunEvent, RunRecord, SessionRecord } from './records.ts';
+import { renderActivity } from './run-activity.ts';
 
 /**
  * Records for store tests, complete and valid, with fixed times. Each field can be overridden.
@@ -21,6 +22,8 @@ export function sessionFixture(overrides: Partial<SessionRecord> = {}): SessionR
 /** A queued foreground run of `ses_1`. */
 export function runFixture(overrides: Partial<RunRecord> = {}): RunRecord {
   const id = overrides.id ?? 'run_1';
+  // The text and the typed value agree, as a store keeps them: either may be given.
+  const activity = overrides.activity ?? (overrides.last_activity ? { kind: 'text' as const, text: overrides.last_activity } : null);
   return {
     id,
     parent_session_id: 'ses_1',
@@ -41,7 +44,6 @@ export function runFixture(overrides: Partial<RunRecord> = {}): RunRecord {
     ended_at: null,
     promoted_at: null,
     consumed_at: null,
-    last_activity: null,
     result: null,
     partial_result: null,
     error: null,
@@ -55,6 +57,8 @@ export function runFixture(overrides: Partial<RunRecord> = {}): RunRecord {
     stop_requested_by: null,
     stop_reason: null,
     ...overrides,
+    activity,
+    last_activity: activity === null ? null : renderActivity(activity),
   };
 }
 

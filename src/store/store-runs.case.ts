@@ -78,11 +78,12 @@ export function runCases({ store }: StoreCaseContext): void {
 
     it('updates non-state fields with events, and returns null for an unknown run without writing', async () => {
       await store().insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
-      const updated = await store().updateRun('run_1', { turns: 2, last_activity: 'read_file src/a.ts', context: null }, [
+      const updated = await store().updateRun('run_1', { turns: 2, activity: { kind: 'tool', tool: 'read_file', argument: 'src/a.ts' }, context: null }, [
         eventFixture('run_1', 'step-start'),
         eventFixture('run_1', 'tool-call-start', { tool: 'read_file', label: 'src/a.ts' }),
       ]);
-      expect(updated).toEqual(runFixture({ turns: 2, last_activity: 'read_file src/a.ts' }));
+      expect(updated).toEqual(runFixture({ turns: 2, activity: { kind: 'tool', tool: 'read_file', argument: 'src/a.ts' } }));
+      expect(updated?.last_activity).toBe('read_file src/a.ts');
       expect(await typesOf('run_1')).toEqual(['run-queued', 'step-start', 'tool-call-start']);
       expect(await store().updateRun('run_1', {}, [eventFixture('run_1', 'activity', { text: 'thinking' })])).toEqual(updated);
       expect(await store().updateRun('run_x', { turns: 1 }, [eventFixture('run_x', 'activity')])).toBeNull();
@@ -91,7 +92,7 @@ export function runCases({ store }: StoreCaseContext): void {
 
     it('patches non-state fields with events without reading the run back', async () => {
       await store().insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
-      expect(await store().patchRun('run_1', { turns: 3, last_activity: 'noop' }, [eventFixture('run_1', 'activity', { text: 'noop' })])).toBe(true);
+      expect(await store().patchRun('run_1', { turns: 3, activity: { kind: 'text', text: 'noop' } }, [eventFixture('run_1', 'activity', { kind: 'text', text: 'noop' })])).toBe(true);
       expect(await store().getRun('run_1')).toEqual(runFixture({ turns: 3, last_activity: 'noop' }));
       expect(await typesOf('run_1')).toEqual(['run-queued', 'activity']);
       expect(await store().patchRun('run_1', {}, [eventFixture('run_1', 'step-start')])).toBe(true);

@@ -3,6 +3,7 @@ import type { Store } from './store.ts';
 import { approvalCases } from './store-approvals.case.ts';
 import { commitCases } from './store-commit.case.ts';
 import { notificationCases } from './store-notifications.case.ts';
+import { activityCases } from './store-activity.case.ts';
 import { runCases } from './store-runs.case.ts';
 import { sessionCases } from './store-sessions.case.ts';
 
@@ -10,6 +11,8 @@ import { sessionCases } from './store-sessions.case.ts';
 export interface StoreCaseOptions {
   /** Closes `store` and opens the same database again, to prove writes are durable. */
   reopen?: (store: Store) => Promise<Store>;
+  /** Writes `text` into run `runId`'s stored activity as a build before typed activity did (raw SQL). */
+  writeTextActivity?: (store: Store, runId: string, text: string) => Promise<void>;
 }
 
 /** What each group of cases gets: the store of the current test, and the engine's abilities. */
@@ -17,6 +20,8 @@ export interface StoreCaseContext {
   store: () => Store;
   /** Replaces the current store with a reopened one; skipped engines return null. */
   reopen: (() => Promise<Store>) | null;
+  /** Stores a text-only activity line as an older build did; null where the engine cannot. */
+  writeTextActivity: ((runId: string, text: string) => Promise<void>) | null;
 }
 
 /**
@@ -48,10 +53,12 @@ export function runStoreCases(name: string, makeStore: () => Promise<Store>, opt
             return current;
           }
         : null,
+      writeTextActivity: options.writeTextActivity ? (runId, text) => options.writeTextActivity!(context.store(), runId, text) : null,
     };
 
     sessionCases(context);
     runCases(context);
+    activityCases(context);
     commitCases(context);
     approvalCases(context);
     notificationCases(context);

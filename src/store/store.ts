@@ -56,8 +56,8 @@ export interface RunQuery {
   limit?: number;
 }
 
-/** Fields of a run that may change without a state transition. */
-export type RunPatch = Partial<Omit<RunRecord, 'id' | 'status' | 'parent_session_id' | 'child_session_id'>>;
+/** Fields of a run that may change without a state transition; `last_activity` follows `activity` (its text). */
+export type RunPatch = Partial<Omit<RunRecord, 'id' | 'status' | 'parent_session_id' | 'child_session_id' | 'last_activity'>>;
 
 /** A state transition, written with its event in one transaction. */
 export interface RunTransition {

@@ -32,6 +32,14 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
         schemaOf.set(reopened, schema);
         return reopened;
       },
+      async writeTextActivity(store, runId, text) {
+        await store.flush();
+        const pg = (await import('pg')).default;
+        const client = new pg.Client({ connectionString: postgresUrl });
+        await client.connect();
+        await client.query(`UPDATE ${schemaOf.get(store)!}.runs SET last_activity = $1 WHERE id = $2`, [text, runId]);
+        await client.end();
+      },
     },
   );
 

@@ -3,7 +3,7 @@ import type { PoolClient } from 'pg';
 import { isFinished, type ApprovalRecord, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord, type SessionRuleRecord } from '../records.ts';
 import { redactConnectionString } from '../redact-connection-string.ts';
 import type { RunPatch, Store } from '../store.ts';
-import { copyRun, messageFromRow, patchColumns, patchableRunColumns, patchableSessionColumns, runColumnList, runColumns, runEventFromRow, runFromRow, runToSql, runValueToSql, sessionFromRow } from '../sqlite/rows.ts';
+import { copyRun, messageFromRow, patchColumns, patchableRunColumns, patchableSessionColumns, runColumnList, runColumns, runEventFromRow, runFromRow, runSqlColumn, runToSql, runValueToSql, sessionFromRow } from '../sqlite/rows.ts';
 import { createPgBatches, isConnectionError } from './pg-batches.ts';
 import { migratePostgres } from './pg-migrations.ts';
 import { pgRunQuery } from './pg-run-query.ts';
@@ -77,7 +77,7 @@ function runFields(patch: RunPatch): Array<{ column: string; sql: unknown }> {
   if ((patch as { status?: unknown }).status !== undefined) {
     throw new TypeError("A run patch cannot change 'status': use transitionRun, which checks the move and writes its event.");
   }
-  return patchColumns(patch, patchableRunColumns, 'A run patch').map((column) => ({ column, sql: runValueToSql(column, patch[column as keyof RunPatch]) }));
+  return patchColumns(patch, patchableRunColumns, 'A run patch').map((column) => ({ column: runSqlColumn(column), sql: runValueToSql(column, patch[column as keyof RunPatch]) }));
 }
 
 /** `UPDATE runs SET ...` for fields (and more SET terms), returning the run, or null if no such run. */

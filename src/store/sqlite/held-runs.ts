@@ -1,6 +1,6 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import type { RunRecord } from '../records.ts';
-import { copyRun, copyRunValue, runColumnList, runColumns, runFromRow, runToSql } from './rows.ts';
+import { copyRun, copyRunValue, runColumnList, runColumns, runFromRow, runSqlColumn, runToSql, setRunField } from './rows.ts';
 
 /** A run changed in the open transaction: written once, right before its COMMIT. */
 interface HeldRun {
@@ -61,7 +61,7 @@ export function createHeldRuns({
   }
 
   function layOver(run: RunRecord, changed: HeldRun['changed']): RunRecord {
-    for (const [column, { value }] of changed) (run as unknown as Record<string, unknown>)[column] = copyRunValue(column, value);
+    for (const [column, { value }] of changed) setRunField(run, column, value);
     return run;
   }
 
@@ -87,7 +87,7 @@ export function createHeldRuns({
       prepared(insertRunSql).run(...runToSql(entry.record as RunRecord));
     } else if (entry.changed.size > 0) {
       const columns = [...entry.changed.keys()].sort();
-      const sql = sqlText(`held ${columns.join(' ')}`, () => `UPDATE runs SET ${columns.map((column) => `${column} = ?`).join(', ')} WHERE id = ?`);
+      const sql = sqlText(`held ${columns.join(' ')}`, () => `UPDATE runs SET ${columns.map((column) => `${runSqlColumn(column)} = ?`).join(', ')} WHERE id = ?`);
       prepared(sql).run(...columns.map((column) => entry.changed.get(column)?.sql ?? null), id);
     }
     // Only once written: a refused statement keeps the run held for the next try (the commit).
@@ -116,7 +116,7 @@ export function createHeldRuns({
         held.set(id, entry);
       }
       for (const { column, value, sql } of fields) {
-        if (entry.record) (entry.record as unknown as Record<string, unknown>)[column] = copyRunValue(column, value);
+        if (entry.record) setRunField(entry.record, column, value);
         // An inserted run is written whole from its record.
         if (!entry.inserted) entry.changed.set(column, { value: copyRunValue(column, value), sql });
       }

@@ -1,5 +1,6 @@
 import type { SQLInputValue } from 'node:sqlite';
 import type { MessageRecord, RunEventRecord, RunRecord, SessionRecord } from '../records.ts';
+import { decodeActivity, encodeActivity, renderActivity, type RunActivity } from '../run-activity.ts';
 
 type Row = Record<string, unknown>;
 
@@ -39,10 +40,28 @@ export const runColumns = [
   'stop_reason',
 ] as const satisfies ReadonlyArray<keyof RunRecord>;
 
-/** Columns of `runs` a patch may set: everything except the identity and the state. */
-export const patchableRunColumns: ReadonlySet<string> = new Set(
-  runColumns.filter((column) => !['id', 'status', 'parent_session_id', 'child_session_id'].includes(column)),
-);
+/**
+ * Fields of a run a patch may set: everything except the identity and the state. A patch sets
+ * `activity`, kept in the `last_activity` column (see {@link runSqlColumn}); its text follows.
+ */
+export const patchableRunColumns: ReadonlySet<string> = new Set([
+  ...runColumns.filter((column) => !['id', 'status', 'parent_session_id', 'child_session_id', 'last_activity'].includes(column)),
+  'activity',
+]);
+
+/** The `runs` column a patched field is kept in: `activity` in `last_activity`, the others their own. */
+export function runSqlColumn(field: string): string {
+  return field === 'activity' ? 'last_activity' : field;
+}
+
+/**
+ * Sets a patched field on a run record (a copy of its value): setting `activity` sets its text,
+ * `last_activity`, too.
+ */
+export function setRunField(run: RunRecord, field: string, value: unknown): void {
+  (run as unknown as Record<string, unknown>)[field] = copyRunValue(field, value);
+  if (field === 'activity') run.last_activity = value === null || value === undefined ? null : renderActivity(value as RunActivity);
+}
 
 /** Columns of `sessions` a patch may set. */
 export const patchableSessionColumns: ReadonlySet<string> = new Set([
@@ -75,7 +94,7 @@ export function patchColumns(patch: object, allowed: ReadonlySet<string>, what: 
   return columns;
 }
 
-const jsonRunColumns: ReadonlySet<string> = new Set(['result', 'error', 'usage', 'warnings', 'notification']);
+const jsonRunColumns: ReadonlySet<string> = new Set(['result', 'error', 'usage', 'warnings', 'notification', 'activity']);
 
 /** A run field as SQLite stores it. */
 export function runValueToSql(column: string, value: unknown): SQLInputValue {
@@ -101,7 +120,12 @@ export function copyRun(run: RunRecord): RunRecord {
 
 /** The values of a run for an insert, in `runColumns` order. */
 export function runToSql(run: RunRecord): SQLInputValue[] {
-  return runColumns.map((column) => runValueToSql(column, run[column]));
+  return runColumns.map((column) => (column === 'last_activity' ? storedActivity(run) : runValueToSql(column, run[column])));
+}
+
+/** The `last_activity` column of a run: its typed activity, or (a record made without one) its text as text. */
+function storedActivity(run: RunRecord): string | null {
+  return encodeActivity(run.activity ?? (run.last_activity === null || run.last_activity === undefined ? null : { kind: 'text', text: run.last_activity }));
 }
 
 /** The columns of `runs` in `runColumns` order, for SELECT and RETURNING. */
@@ -118,6 +142,10 @@ export function runFromRow(row: readonly unknown[]): RunRecord {
     const value = row[index];
     run[column] = value !== null && jsonRunColumns.has(column) ? JSON.parse(value as string) : value;
   }
+  // The column keeps the typed value; a line stored before it was typed reads as text.
+  const activity = decodeActivity(run.last_activity as string | null);
+  run.activity = activity;
+  run.last_activity = activity === null ? null : renderActivity(activity);
   return run as unknown as RunRecord;
 }
 

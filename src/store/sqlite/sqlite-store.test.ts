@@ -41,6 +41,12 @@ runStoreCases(
       pathOf.set(reopened, path);
       return reopened;
     },
+    async writeTextActivity(store, runId, text) {
+      await store.flush();
+      const database = new DatabaseSync(pathOf.get(store)!);
+      database.prepare('UPDATE runs SET last_activity = ? WHERE id = ?').run(text, runId);
+      database.close();
+    },
   },
 );
 
@@ -133,7 +139,7 @@ describe('sqlite store across connections', () => {
     const store = createSqliteStore({ path });
     await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
     const start = (data: Record<string, unknown>) =>
-      store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', patch: { last_activity: 'starting' }, event: eventFixture('run_1', 'run-start', data) });
+      store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', patch: { activity: { kind: 'text', text: 'starting' } }, event: eventFixture('run_1', 'run-start', data) });
     await expect(start({ size: 10n })).rejects.toThrow(/BigInt/);
     expect(await store.getRun('run_1')).toMatchObject({ status: 'queued', last_activity: null });
     await store.flush();
@@ -262,11 +268,11 @@ describe('sqlite store asynchronous commit', () => {
   it('writes held step fields before a change of the same run, so the later change wins', async () => {
     const store = createSqliteStore({ path: ':memory:' });
     await store.insertRun(runFixture({ status: 'running' }), eventFixture('run_1', 'run-start'));
-    await store.patchRun('run_1', { turns: 2, last_activity: 'reading' });
-    const ended = await store.transitionRun({ id: 'run_1', from: ['running'], to: 'completed', patch: { last_activity: 'done' }, event: eventFixture('run_1', 'run-end') });
+    await store.patchRun('run_1', { turns: 2, activity: { kind: 'text', text: 'reading' } });
+    const ended = await store.transitionRun({ id: 'run_1', from: ['running'], to: 'completed', patch: { activity: { kind: 'text', text: 'done' } }, event: eventFixture('run_1', 'run-end') });
     expect(ended).toMatchObject({ status: 'completed', turns: 2, last_activity: 'done' });
     await store.flush();
-    expect(await store.getRun('run_1')).toMatchObject({ turns: 2, last_activity: 'done' });
+    expect(await store.getRun('run_1')).toMatchObject({ turns: 2, activity: { kind: 'text', text: 'done' } });
     await store.close();
   });
 
@@ -296,7 +302,7 @@ describe('sqlite store asynchronous commit', () => {
     await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
     await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
     await store.patchRun('run_1', { turns: 1 });
-    await store.patchRun('run_1', { turns: 2, last_activity: 'reading' });
+    await store.patchRun('run_1', { turns: 2, activity: { kind: 'text', text: 'reading' } });
     // A refused move changes nothing.
     expect(await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') })).toBeNull();
     await store.flush();
@@ -305,7 +311,7 @@ describe('sqlite store asynchronous commit', () => {
     // Another process asks for a stop between two transactions: the next one sees it.
     other.exec(`UPDATE runs SET stop_requested_at = '2025-01-01T00:00:09.000Z', stop_requested_by = 'user' WHERE id = 'run_1'`);
     await store.patchRun('run_1', { turns: 3 });
-    const ended = await store.transitionRun({ id: 'run_1', from: ['running'], to: 'canceled_by_user', patch: { last_activity: 'stopped' }, event: eventFixture('run_1', 'run-end') });
+    const ended = await store.transitionRun({ id: 'run_1', from: ['running'], to: 'canceled_by_user', patch: { activity: { kind: 'text', text: 'stopped' } }, event: eventFixture('run_1', 'run-end') });
     expect(ended).toMatchObject({ status: 'canceled_by_user', turns: 3, stop_requested_by: 'user' });
     const read = await store.updateRun('run_1', { consumed_at: '2025-01-01T00:00:10.000Z' });
     await store.flush();
@@ -313,7 +319,8 @@ describe('sqlite store asynchronous commit', () => {
     expect(other.prepare('SELECT status, turns, last_activity, stop_requested_by, consumed_at FROM runs').get()).toEqual({
       status: 'canceled_by_user',
       turns: 3,
-      last_activity: 'stopped',
+      // The column keeps the typed value; its text is rendered when read.
+      last_activity: '{"kind":"text","text":"stopped"}',
       stop_requested_by: 'user',
       consumed_at: read?.consumed_at,
     });
