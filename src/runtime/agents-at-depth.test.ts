@@ -11,6 +11,10 @@ import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { createCadre, type Cadre } from './create-cadre.ts';
 import { toolOutputs } from './runtime-fixtures.ts';
 
+// The box has a private /tmp: a Node under the host's temp folder (a clone there, as in a CI run
+// from /tmp) is not visible inside, so the command finds the machine's own node on PATH instead.
+const nodeInBox = process.execPath.startsWith(tmpdir()) ? 'node' : process.execPath;
+
 let root: string;
 let outside: string;
 let home: string;
@@ -50,7 +54,7 @@ afterAll(async () => {
 const bash = (command: string) => ({ tool_calls: [{ name: 'bash', arguments: { command } }] });
 
 function script(): Script {
-  const fetchPage = `"${process.execPath}" -e "fetch('http://127.0.0.1:${port}/').then(async (r) => console.log(await r.text()), () => { console.log('unreachable'); process.exit(7); })"`;
+  const fetchPage = `"${nodeInBox}" -e "fetch('http://127.0.0.1:${port}/').then(async (r) => console.log(await r.text()), () => { console.log('unreachable'); process.exit(7); })"`;
   return [
     {
       when: { system_includes: 'Worker agent' },

@@ -10,6 +10,10 @@ import { createSandbox, type SandboxOptions } from './create-sandbox.ts';
 import { detectSandbox } from './detect-sandbox.ts';
 import { SandboxUnavailableError } from './sandbox-unavailable-error.ts';
 
+// The box has a private /tmp: a Node under the host's temp folder (a clone there, as in a CI run
+// from /tmp) is not visible inside, so the command finds the machine's own node on PATH instead.
+const nodeInBox = process.execPath.startsWith(tmpdir()) ? 'node' : process.execPath;
+
 let root: string;
 let outside: string;
 let server: Server;
@@ -123,10 +127,10 @@ describe.runIf(process.platform === 'linux')('bash in bubblewrap', () => {
     const fetchScript = `fetch('http://127.0.0.1:${port}/').then(async (r) => console.log(await r.text()), (e) => { console.log('unreachable', e.cause?.code ?? e.message); process.exit(7); })`;
     const closed = bashIn();
     expect(await call(closed, { command: `curl -sS -m 5 http://127.0.0.1:${port}/` })).toMatch(/Couldn't connect|Failed to connect[\s\S]*exit code: 7/);
-    expect(await call(closed, { command: `"${process.execPath}" -e "${fetchScript}"` })).toMatch(/^unreachable ECONNREFUSED\n\[exit code: 7\]$/);
+    expect(await call(closed, { command: `"${nodeInBox}" -e "${fetchScript}"` })).toMatch(/^unreachable ECONNREFUSED\n\[exit code: 7\]$/);
     const open = bashIn({ network: true });
     expect(await call(open, { command: `curl -sS -m 5 http://127.0.0.1:${port}/` })).toBe('reached\n[exit code: 0]');
-    expect(await call(open, { command: `"${process.execPath}" -e "${fetchScript}"` })).toBe('reached\n[exit code: 0]');
+    expect(await call(open, { command: `"${nodeInBox}" -e "${fetchScript}"` })).toBe('reached\n[exit code: 0]');
   });
 
   it('kills every process inside the box on timeout', async () => {
