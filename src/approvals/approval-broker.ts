@@ -208,6 +208,9 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
         owner: ownerId,
       };
       await store.insertApproval(approval);
+      // Committed before anyone sees it: a person may answer it from another process at once, and
+      // after a crash the call it asks about (stored before it) is in the transcript.
+      await store.flush();
       await announce(approval);
       const answered = new Promise<ApprovalRecord>((done) => waiters.set(approval.id, { approval, done }));
       const waiter = waiters.get(approval.id)!;

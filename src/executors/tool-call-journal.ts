@@ -2,6 +2,7 @@ import type { ModelMessage } from 'ai';
 import type { StartingToolCall, ToolCallOutcome, ToolCallRecorder } from '../loop/record-tool-calls.ts';
 import type { MessageRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
+import { toolInfo } from '../tools/define-tool.ts';
 import type { Now } from '../util/clock.ts';
 import { settledCallResult, unfinishedCallResult, type StoredToolCall } from './unfinished-call-result.ts';
 
@@ -58,7 +59,13 @@ export function createToolCallJournal(options: ToolCallJournalOptions): ToolCall
   };
 
   return {
-    record(call: StartingToolCall) {
+    record(call: StartingToolCall, tool: object) {
+      // A call that can act outside the store (write, exec, network, or a tool cadre knows nothing
+      // of) waits for the commit. A read-only call (delegation included: the runs it starts are
+      // rows written after the call's, and commits keep the order of writes and never hold part
+      // of one) runs once the write is acknowledged: a crash loses both together or neither.
+      const info = toolInfo(tool);
+      const mustCommit = info === undefined || info.risk !== 'read';
       options.beforeRecord?.();
       const part: StoredToolCall = { type: 'tool-call', ...call, providerOptions: { [pendingCallKey]: { pending_owner: ownerId } } };
       const write = writes.then(async () => {
@@ -70,7 +77,7 @@ export function createToolCallJournal(options: ToolCallJournalOptions): ToolCall
           stored = { ...stored, content: [...calls] };
         }
         // Committed, not only acknowledged: the call may act outside the store at once.
-        await store.flush();
+        if (mustCommit) await store.flush();
       });
       writes = write.catch(() => {});
       return write;

@@ -16,8 +16,12 @@ export type ToolCallOutcome = { ok: true; output: unknown } | { ok: false; error
  * while later calls of the same step still arrive, so calls are recorded one by one.
  */
 export interface ToolCallRecorder {
-  /** Stores the call; the call runs once this resolves. A rejection fails the call before it runs. */
-  record(call: StartingToolCall): Promise<void>;
+  /**
+   * Stores the call; the call runs once this resolves. A rejection fails the call before it runs.
+   * `tool` is the tool as it was given (look its metadata up on it), for a recorder that treats
+   * calls differently by what they can do.
+   */
+  record(call: StartingToolCall, tool: object): Promise<void>;
   /** Told how a recorded call ended, for a step that ends without its message (stopped, failed). */
   settled?(toolCallId: string, outcome: ToolCallOutcome): void;
 }
@@ -33,7 +37,7 @@ export function recordToolCalls(recorder: ToolCallRecorder): ToolMiddleware {
     name: 'record',
     async handle(call, next) {
       const { toolCallId, name: toolName } = call;
-      await recorder.record({ toolCallId, toolName, input: call.input });
+      await recorder.record({ toolCallId, toolName, input: call.input }, call.tool);
       try {
         const output = await lastValue(next());
         recorder.settled?.(toolCallId, { ok: true, output });
