@@ -1,3 +1,4 @@
+import { onAbort } from '../util/on-abort.ts';
 import { isPromiseLike, type ToolMiddleware } from './tool-pipeline.ts';
 
 /** How long a stopped call has to end on its own (with its own result) before it is given up. */
@@ -17,16 +18,17 @@ export const stopToolCalls: ToolMiddleware = {
     if (signal === undefined || !isPromiseLike(output)) return output;
     return new Promise((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
-      const onAbort = () => {
+      const giveUpLater = () => {
         timer = setTimeout(() => reject(signal.reason), stopGraceMs);
         timer.unref();
       };
+      // One listener on the run's signal for all its calls: a step may make hundreds at once.
+      const forget = signal.aborted ? undefined : onAbort(signal, giveUpLater);
+      if (signal.aborted) giveUpLater();
       const settle = () => {
-        signal.removeEventListener('abort', onAbort);
+        forget?.();
         clearTimeout(timer);
       };
-      if (signal.aborted) onAbort();
-      else signal.addEventListener('abort', onAbort, { once: true });
       output.then(
         (value) => {
           settle();

@@ -4,6 +4,7 @@ import type { RunErrorKind, RunMode, RunRecord, RunStatus } from '../store/recor
 import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { NewId, Now } from '../util/clock.ts';
+import { onAbort } from '../util/on-abort.ts';
 import { ownerIsGone } from '../util/owner-liveness.ts';
 import { activityEventData, finalActivity, renderActivity, type RunActivity } from './activity.ts';
 import { createLeaseKeeper } from './lease-keeper.ts';
@@ -295,12 +296,13 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       }
       return new Promise<RunRecord>((resolve, reject) => {
         let timer: NodeJS.Timeout | undefined;
+        let forget: (() => void) | undefined;
         const done = (run: RunRecord) => {
           clearTimeout(timer);
-          signal?.removeEventListener('abort', onAbort);
+          forget?.();
           resolve(run);
         };
-        const onAbort = () => {
+        const giveUp = () => {
           remove();
           store.getRun(runId).then((run) => (run ? done(run) : reject(new Error(`No run ${runId}`))), reject);
         };
@@ -308,9 +310,11 @@ export function createRunManager(options: RunManagerOptions): RunManager {
           const list = waiters.get(runId);
           if (list) waiters.set(runId, list.filter((entry) => entry !== done));
         };
-        waiters.set(runId, [...(waiters.get(runId) ?? []), done]);
-        signal?.addEventListener('abort', onAbort, { once: true });
-        if (timeoutMs !== undefined) timer = setTimeout(onAbort, timeoutMs);
+        const list = waiters.get(runId);
+        if (list) list.push(done);
+        else waiters.set(runId, [done]);
+        if (signal) forget = onAbort(signal, giveUp);
+        if (timeoutMs !== undefined) timer = setTimeout(giveUp, timeoutMs);
       });
     },
 
