@@ -23,6 +23,25 @@ function newFile(): string {
 
 const pathOf = new WeakMap<Store, string>();
 
+/** Counts the runs of statements whose SQL matches `pattern` (run, get or all) until `stop()`. */
+function countStatements(pattern: RegExp): { stop: () => number } {
+  let count = 0;
+  const originals = { run: StatementSync.prototype.run, get: StatementSync.prototype.get, all: StatementSync.prototype.all };
+  for (const method of ['run', 'get', 'all'] as const) {
+    const original = originals[method] as (...values: unknown[]) => unknown;
+    (StatementSync.prototype as unknown as Record<string, unknown>)[method] = function (this: StatementSync, ...values: unknown[]) {
+      if (pattern.test(this.sourceSQL)) count++;
+      return original.apply(this, values);
+    };
+  }
+  return {
+    stop() {
+      Object.assign(StatementSync.prototype, originals);
+      return count;
+    },
+  };
+}
+
 /** Counts the INSERT statements run into `messages` and `run_events` until `stop()`. */
 function countInserts(): { stop: () => { run_events: number; messages: number } } {
   const counts = { run_events: 0, messages: 0 };
@@ -414,6 +433,32 @@ describe('sqlite store asynchronous commit', () => {
       consumed_at: read?.consumed_at,
     });
     other.close();
+    await store.close();
+  });
+
+  it('does not read back a run it wrote while no other connection changed the file, and reads it once one did', async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    await store.flush();
+    const reads = countStatements(/^SELECT id, parent_session_id/);
+    await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
+    await store.flush();
+    await store.patchRun('run_1', { turns: 1 });
+    await store.flush();
+    expect(await store.getRun('run_1')).toMatchObject({ status: 'running', turns: 1 });
+    const ended = await store.transitionRun({ id: 'run_1', from: ['running'], to: 'completed', event: eventFixture('run_1', 'run-end') });
+    expect(ended).toMatchObject({ status: 'completed', turns: 1 });
+    await store.flush();
+    expect(reads.stop()).toBe(0);
+
+    const other = new DatabaseSync(path);
+    other.exec(`UPDATE runs SET consumed_at = '2025-01-01T00:00:09.000Z' WHERE id = 'run_1'`);
+    other.close();
+    const again = countStatements(/^SELECT id, parent_session_id/);
+    expect(await store.getRun('run_1')).toMatchObject({ status: 'completed', consumed_at: '2025-01-01T00:00:09.000Z' });
+    expect(await store.updateRun('run_1', { turns: 2 })).toMatchObject({ turns: 2, consumed_at: '2025-01-01T00:00:09.000Z' });
+    expect(again.stop()).toBe(2);
     await store.close();
   });
 

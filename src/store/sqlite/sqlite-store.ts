@@ -96,13 +96,20 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
   // are held too (see createHeldRuns), so a run gets one INSERT or UPDATE per commit.
   const heldMessages = new Map<string, HeldRow[]>();
   const heldEvents = new Map<string, HeldRow[]>();
-  const heldRuns = createHeldRuns({ prepared, sqlText });
+  const heldRuns = createHeldRuns({ prepared, sqlText, knownIsCurrent });
+  // PRAGMA data_version changes when another connection (another process, or another store on
+  // this file) commits: until it does, the runs this process wrote are as it wrote them.
+  const dataVersion = database.prepare('PRAGMA data_version');
+  let seenDataVersion = -1;
   // Each commit first checks that the file is still the one opened (not deleted, not replaced).
   const checkDatabaseFile = watchDatabaseFile(path);
   const failureListeners = new Set<(failure: StoreFailureError) => void>();
   const commits = createGroupCommit(database, {
     maxBatchMs,
     path,
+    afterBegin() {
+      checkDataVersion();
+    },
     beforeCommit() {
       checkDatabaseFile();
       writeHeld();
@@ -121,6 +128,23 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
     },
   });
   let closed = false;
+
+  /**
+   * Whether the runs kept from earlier transactions are still as stored: inside a transaction,
+   * checked when it began (it holds the write lock since), else now. Forgets them when not.
+   */
+  function knownIsCurrent(): boolean {
+    return (database.isTransaction && seenDataVersion !== -1) || checkDataVersion();
+  }
+
+  /** Reads the data version now; forgets the known runs and says false when it moved. */
+  function checkDataVersion(): boolean {
+    const version = (dataVersion.get() as { data_version: number }).data_version;
+    if (version === seenDataVersion) return true;
+    seenDataVersion = version;
+    heldRuns.forgetKnown();
+    return false;
+  }
 
   function ensureOpen(): void {
     if (closed) throw new Error(`The store ${path} is closed.`);
@@ -512,6 +536,8 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
     renewLeases(owner, expiresAt) {
       return write(() => {
         heldRuns.writeAll();
+        // Changed in SQL, not through the held runs.
+        heldRuns.forgetKnown();
         const result = prepared('UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status IN (?, ?)').run(
           expiresAt,
           owner,
@@ -524,6 +550,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
     claimRun(id, owner, expiresAt, expiredBefore) {
       return write(() => {
         heldRuns.write(id);
+        heldRuns.forgetKnown(id);
         const run = runReturnedBy(
           `UPDATE runs SET lease_owner = ?, lease_expires_at = ? WHERE id = ? AND status IN (?, ?) AND (lease_expires_at IS NULL OR lease_expires_at < ?) RETURNING ${runColumnList}`,
           owner,
