@@ -170,7 +170,7 @@ function report(results: CaseResult[], stored: StoredRound[]): string {
     ];
   });
   const table = markdownTable(
-    ['implementation', 'size', 'model calls/round', 'wall µs/call median (p10–p90)', 'CPU µs/call', 'peak RSS MB', 'peak heap MB', 'wall vs bare generateText (target ≤ 1.5×)', 'wall vs bare generateText, telemetry off', 'CPU vs bare generateText', 'wall vs bare streamText'],
+    ['implementation', 'size', 'model calls/round', 'wall µs/call median (p10–p90)', 'CPU µs/call', 'peak RSS MB', 'peak heap MB', 'wall vs bare generateText', 'wall vs bare generateText, telemetry off', 'CPU vs bare generateText', 'wall vs bare streamText'],
     rows,
   );
   const storedTable = markdownTable(
@@ -181,5 +181,23 @@ function report(results: CaseResult[], stored: StoredRound[]): string {
       return [`N=${fanOut}, T=${toolCalls}`, rows.runs, `${rows.messages} (${expected})`, rows.events, limits];
     }),
   );
-  return `### Fan-out\n\n${table}\n\nRows cadre stored in one round (read back through a second connection):\n\n${storedTable}\n`;
+  return `### Fan-out\n\n${table}\n\nAgainst issue 21's targets (wall per model call, ratios to bare \`generateText\` of the same run):\n\n${targetTable(results)}\n\nRows cadre stored in one round (read back through a second connection):\n\n${storedTable}\n`;
+}
+
+/** Issue 21's targets: the SQLite file at most 1.25× bare `generateText` at N=20 and 1.35× at N=200; storage's share at most 0.1×. */
+const targets: Record<number, number> = { 20: 1.25, 200: 1.35 };
+
+/** Per size: cadre on SQLite, cadre storing nothing, and storage's share (their difference), each against its target. */
+function targetTable(results: CaseResult[]): string {
+  const sizes = [...new Set(results.map((result) => `${result.fanOut}/${result.toolCalls}`))];
+  const rows = sizes.flatMap((size) => {
+    const of = (name: string) => results.find((result) => result.name === name && `${result.fanOut}/${result.toolCalls}` === size);
+    const [bare, floor, sqlite] = [of('bare generateText'), of('cadre, nothing stored (floor)'), of('cadre (SQLite file)')];
+    if (!bare || !floor || !sqlite) return [];
+    const ratio = (entry: CaseResult) => median(entry.perCall) / median(bare.perCall);
+    const target = targets[sqlite.fanOut];
+    const verdict = (value: number, limit: number | undefined) => (limit === undefined ? `${fixed(value, 2)}×` : `${fixed(value, 2)}× (target ≤ ${limit}×: ${value <= limit ? 'met' : 'not met'})`);
+    return [[`N=${sqlite.fanOut}, T=${sqlite.toolCalls}`, verdict(ratio(sqlite), target), `${fixed(ratio(floor), 2)}×`, verdict(ratio(sqlite) - ratio(floor), 0.1)]];
+  });
+  return markdownTable(['size', 'cadre (SQLite file)', 'cadre, nothing stored', "storage's share (SQLite − nothing stored)"], rows);
 }

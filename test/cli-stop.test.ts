@@ -17,10 +17,13 @@ describe('a person stops work', () => {
   it('cadre stop RUN_ID from a second process cancels a background run within 2 s, and the first process exits', async () => {
     const first = workspace.start(['run', ...workspace.modelFlags, 'slow background']);
     const [, runId] = await first.waitForStderr(/\[(run_\w+) scout\] started/);
-    const startedAt = Date.now();
     const stop = await workspace.run(['stop', runId, '--db', workspace.database]);
-    expect(Date.now() - startedAt).toBeLessThan(2_000);
     expect(stop.code).toBe(0);
+    // Within 2 s of the request being stored, the run has ended in the first process (the second
+    // process's own start-up is not part of it: on a loaded machine it alone can take seconds).
+    const stopped = await runById(runId);
+    expect(stopped.stop_requested_at).not.toBeNull();
+    expect(Date.parse(stopped.ended_at!) - Date.parse(stopped.stop_requested_at!)).toBeLessThan(2_000);
     expect(stop.stdout).toContain(`${runId}  scout  canceled_by_user`);
     const result = await first.exited;
     expect(result.code).toBe(0);

@@ -46,6 +46,7 @@ import type { ApprovalRecord, RunRecord, SessionRecord } from '../store/records.
 import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { StoreFailureError } from '../store/store-failure-error.ts';
+import { setBounded } from '../util/bounded-map.ts';
 import { systemNow, timeSortedId, type NewId, type Now } from '../util/clock.ts';
 import { addPruning } from '../util/pruned-set.ts';
 import { deliverPendingNotifications } from './deliver-pending-notifications.ts';
@@ -405,16 +406,23 @@ export function createCadre(options: CadreOptions): Cadre {
     return [redactEntry, ...traced, checkToolInput, gate, stopToolCalls];
   }
 
+  /** Primary sessions found so far: a session's place in the tree never changes once it exists. */
+  const primaries = new Map<string, string>();
   /** The primary session a session belongs to: asks and "always" rules are per primary session. */
   async function primarySessionOf(sessionId: string): Promise<string> {
+    const known = primaries.get(sessionId);
+    if (known !== undefined) return known;
     let id = sessionId;
     for (let depth = 0; depth < 64; depth++) {
       const session = await store.getSession(id);
-      if (!session || session.parent_run_id === null) return id;
+      if (!session) return id;
+      if (session.parent_run_id === null) break;
       const run = await store.getRun(session.parent_run_id);
       if (!run) return id;
-      id = run.parent_session_id;
+      id = primaries.get(run.parent_session_id) ?? run.parent_session_id;
+      if (primaries.has(run.parent_session_id)) break;
     }
+    setBounded(primaries, sessionId, id, 10_000);
     return id;
   }
 
