@@ -13,12 +13,13 @@ import {
   type TelemetryOptions,
   type ToolSet,
 } from 'ai';
+import { composeModel } from '../models/compose-model.ts';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
+import { watchModelText } from '../models/watch-model-text.ts';
+import { watchModelUsage } from '../models/watch-model-usage.ts';
 import { letEventLoopTurn } from '../util/event-loop-turn.ts';
-import { forwardModel, type ModelObject } from '../util/forward-model.ts';
 import { recordToolCalls, type ToolCallRecorder } from './record-tool-calls.ts';
 import { composeTools, isPromiseLike, type ToolMiddleware } from './tool-pipeline.ts';
-import { watchModelUsage } from './watch-model-usage.ts';
 import { watchToolCalls } from './watch-tool-calls.ts';
 
 /** Token counts of one step or a whole loop. */
@@ -167,8 +168,21 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   const record = options.toolCalls ? [recordToolCalls(options.toolCalls)] : [];
   const middleware = [...watch, ...record, ...(options.toolMiddleware ?? [])];
   const tools = middleware.length > 0 ? composeTools(options.tools, middleware) : options.tools;
+  // The loop's model watchers are entries of the model's own stack, not wrappers around it.
+  const modelWatchers = [
+    // Unstreamed, the model's whole text at once, before its tool calls run (as a stream would show it).
+    ...(options.stream === false
+      ? [
+          watchModelText((content) => {
+            stepText = content;
+            if (stepText !== '') options.onTextDelta?.(stepText, stepText);
+          }),
+        ]
+      : []),
+    ...(options.onModelUsage ? [watchModelUsage(options.onModelUsage)] : []),
+  ];
   const settings = {
-    model: options.onModelUsage ? watchModelUsage(options.model, options.onModelUsage) : options.model,
+    model: composeModel(options.model, modelWatchers),
     instructions: options.instructions,
     // The caller's array, which this loop never changes: the SDK keeps its own list from it.
     messages: options.messages,
@@ -186,11 +200,6 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
       // redacts an event for each), so this path watches the model and the tools directly.
       await generateText({
         ...settings,
-        model: watchModelText(settings.model, (content) => {
-          // The model's whole text at once, before its tool calls run (as a stream would show it).
-          stepText = content;
-          if (stepText !== '') options.onTextDelta?.(stepText, stepText);
-        }),
         prepareStep: (step) => {
           stepText = '';
           options.onStepStart?.(steps);
@@ -233,29 +242,6 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   if (error !== undefined && options.redactor) error = options.redactor.redactError(error);
   return { text, lastText, finishReason, steps, usage, error: aborted ? undefined : error, aborted };
 }
-
-/**
- * The model, calling `onText` with the text of each whole (not streamed) response. A model
- * given by id is left alone: its text then arrives with the step's end.
- */
-function watchModelText(model: LanguageModel, onText: (text: string) => void): LanguageModel {
-  if (typeof model === 'string') return model;
-  // Every model version the SDK accepts (v2 to v4) answers doGenerate with a content array.
-  const inner = model as unknown as TextModel;
-  const watched = forwardModel(inner, {
-    async doGenerate(callOptions) {
-      const result = await inner.doGenerate(callOptions);
-      let text = '';
-      for (const part of result.content) if (part.type === 'text') text += part.text ?? '';
-      onText(text);
-      return result;
-    },
-  });
-  return watched as unknown as LanguageModel;
-}
-
-/** What {@link watchModelText} reads of a model's whole (not streamed) answers. */
-type TextModel = ModelObject<{ content: Array<{ type: string; text?: string }> }>;
 
 /** The SDK's tracing channel: its `hasSubscribers` follows subscriptions made at any time. */
 const sdkTracing = tracingChannel(AI_SDK_TELEMETRY_TRACING_CHANNEL);

@@ -242,3 +242,35 @@ describe('reliableModel: secrets', () => {
     expect(result.toolInputs).toEqual([{ note: 'key=[redacted]', n: 1 }]);
   });
 });
+
+describe('reliableModel: one model stack', () => {
+  it('hears a caller signal through one listener however many calls the model makes with it', async () => {
+    const { model } = counted([{ text: 'Answer.' }]);
+    const reliable = wrap(model);
+    const caller = new AbortController();
+    let listeners = 0;
+    const add = caller.signal.addEventListener.bind(caller.signal);
+    caller.signal.addEventListener = ((...args: Parameters<AbortSignal['addEventListener']>) => {
+      listeners++;
+      add(...args);
+    }) as AbortSignal['addEventListener'];
+    for (let index = 0; index < 3; index++) await generateText({ model: reliable, prompt: 'hi', maxRetries: 0, abortSignal: caller.signal });
+    expect(listeners).toBe(1);
+  });
+
+  it('passes on a word held back for redaction before the error of a stream that broke after it', async () => {
+    const { model } = counted([{ text: 'Half an answer', chunk_size: 3, fault: { type: 'reset', after_chars: 6 } }]);
+    const direct = wrap(model) as unknown as { doStream(options: object): Promise<{ stream: ReadableStream<{ type: string; delta?: string }> }> };
+    const { stream } = await direct.doStream({ prompt: [] });
+    const parts: string[] = [];
+    for await (const part of stream) parts.push(part.type === 'text-delta' ? `text:${part.delta}` : part.type);
+    expect(parts.filter((part) => part.startsWith('text:')).join('|')).toBe('text:Half |text:a');
+    expect(parts.at(-1)).toBe('error');
+  });
+
+  it('is given once: a model that has the policy already is returned as it is', () => {
+    const reliable = wrap(counted([{ text: 'x' }]).model);
+    expect(reliableModel(reliable as never, { redactor })).toBe(reliable);
+  });
+});
+

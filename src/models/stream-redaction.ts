@@ -1,10 +1,6 @@
+import type { StreamPart } from './compose-model.ts';
+import type { PartSink, PartTransformer } from './pipe-parts.ts';
 import type { SecretRedactor } from './secret-redactor.ts';
-
-/** A part of a model's stream, of any specification version. */
-export interface StreamPart {
-  type: string;
-  [key: string]: unknown;
-}
 
 /** Text held back at most, waiting for white space, before it is let through anyway. */
 const maxHeldCharacters = 2048;
@@ -12,62 +8,63 @@ const maxHeldCharacters = 2048;
 /**
  * Redacts a model's stream part by part. A secret may arrive split over two deltas, so each
  * text or reasoning block holds back its last, unfinished word until white space (or the block's
- * end) shows it is whole; keys hold no white space, so none slips through in pieces.
+ * end) shows it is whole; keys hold no white space, so none slips through in pieces. What is held
+ * is let through before a block's end, the stream's `finish` or `error` part, and its end.
  */
-export function createStreamRedaction(redactor: SecretRedactor) {
+export function createStreamRedaction(redactor: SecretRedactor): PartTransformer {
   const held = new Map<string, { type: string; text: string }>();
-  let characters = 0;
 
-  function release(id: string, everything: boolean): StreamPart[] {
+  function release(id: string, everything: boolean, sink: PartSink): void {
     const entry = held.get(id);
-    if (entry === undefined || entry.text === '') return [];
+    if (entry === undefined || entry.text === '') return;
     const cut = everything || entry.text.length > maxHeldCharacters ? entry.text.length : lastWhiteSpace(entry.text) + 1;
-    if (cut <= 0) return [];
+    if (cut <= 0) return;
     const delta = redactor.redact(entry.text.slice(0, cut));
     entry.text = entry.text.slice(cut);
-    return [{ type: entry.type, id, delta }];
+    sink.enqueue({ type: entry.type, id, delta });
+  }
+
+  function flush(sink: PartSink): void {
+    for (const id of [...held.keys()]) release(id, true, sink);
   }
 
   return {
-    /** The parts to pass on for `part` (none while a word is held back). */
-    push(part: StreamPart): StreamPart[] {
+    transform(part: StreamPart, sink: PartSink): void {
       switch (part.type) {
         case 'text-delta':
         case 'reasoning-delta': {
           const id = String(part.id);
           const delta = String(part.delta ?? '');
-          if (part.type === 'text-delta') characters += delta.length;
-          const entry = held.get(id) ?? { type: part.type, text: '' };
-          entry.text += delta;
-          held.set(id, entry);
-          return release(id, false);
+          const entry = held.get(id);
+          if (entry === undefined) held.set(id, { type: part.type, text: delta });
+          else entry.text += delta;
+          release(id, false, sink);
+          return;
         }
         case 'text-end':
         case 'reasoning-end': {
           const id = String(part.id);
-          const out = release(id, true);
+          release(id, true, sink);
           held.delete(id);
-          return [...out, part];
+          sink.enqueue(part);
+          return;
         }
         case 'tool-input-delta':
-          return [{ ...part, delta: redactor.redact(String(part.delta ?? '')) }];
+          sink.enqueue({ ...part, delta: redactor.redact(String(part.delta ?? '')) });
+          return;
         case 'tool-call':
-          return typeof part.input === 'string' ? [{ ...part, input: redactToolInput(part.input, redactor) }] : [part];
+          sink.enqueue(typeof part.input === 'string' ? { ...part, input: redactToolInput(part.input, redactor) } : part);
+          return;
         case 'finish':
-          return [...this.flush(), part];
+        case 'error':
+          flush(sink);
+          sink.enqueue(part);
+          return;
         default:
-          return [part];
+          sink.enqueue(part);
       }
     },
-    /** Everything still held back, redacted. */
-    flush(): StreamPart[] {
-      const out = [...held.keys()].flatMap((id) => release(id, true));
-      return out;
-    },
-    /** Characters of text the model sent so far. */
-    outputCharacters(): number {
-      return characters;
-    },
+    flush,
   };
 }
 
