@@ -40,6 +40,16 @@ describe('composeModel', () => {
     expect(log).toEqual(['a in', 'b in', 'b out', 'a out']);
   });
 
+  it('leaves the calls an entry does not wrap alone', async () => {
+    const log: string[] = [];
+    const { wrapStream } = logging('streams only', log);
+    const model = composeModel(scripted(), [{ wrapStream }]);
+    await generateText({ model, prompt: 'hi' });
+    expect(log).toEqual([]);
+    await streamText({ model, prompt: 'hi' }).consumeStream();
+    expect(log).toEqual(['streams only in', 'streams only out']);
+  });
+
   it('puts the entries of a second composition outside the first, on one stack over the same model', async () => {
     const log: string[] = [];
     const base = scripted();

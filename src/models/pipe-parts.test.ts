@@ -56,6 +56,7 @@ describe('partStream and pipeParts', () => {
     });
     const reader = stream.getReader();
     expect((await reader.read()).value).toEqual(text('a'));
+    await new Promise((resolve) => setTimeout(resolve, 5));
     expect(source.pulls).toBe(1);
     expect((await reader.read()).value).toEqual(text('b'));
     expect(await reader.read()).toEqual({ done: true, value: undefined });
