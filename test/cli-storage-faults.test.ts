@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { chmod, copyFile, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../src/store/sqlite/migrations.ts';
@@ -139,6 +140,31 @@ describe('a database cadre cannot use is refused at open, naming the file and wh
       }
       expect((await readFile(path)).equals(before)).toBe(true);
     });
+  });
+});
+
+describe('a database of an older cadre', () => {
+  it('is upgraded in place once SQLite copied it aside, says so, and exports as the older cadre did', async () => {
+    const fixtures = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'store-v4');
+    const path = join(workspace.cwd, 'older.db');
+    await copyFile(join(fixtures, 'cadre.db'), path);
+    try {
+      const expected = JSON.parse(await readFile(join(fixtures, 'exports.json'), 'utf8')) as Record<string, { exported_at: string }>;
+      const result = await workspace.run(['export', 'ses_1', '--format', 'json', '--db', path]);
+      expect(result.code).toBe(0);
+      expect(result.stderr).toBe(
+        `cadre: warning: The database ${path} was upgraded from schema version 4 to ${migrations.at(-1)!.version}; older cadre builds cannot open it now. A copy of it as it was is at ${path}.bak-v4.\n`,
+      );
+      const exported = JSON.parse(result.stdout) as { exported_at: string };
+      expect({ ...exported, exported_at: expected.ses_1.exported_at }).toEqual(expected.ses_1);
+      const backup = new DatabaseSync(`${path}.bak-v4`, { readOnly: true });
+      expect(backup.prepare('PRAGMA user_version').get()).toEqual({ user_version: 4 });
+      backup.close();
+      // Upgraded once: the next command says nothing.
+      expect((await workspace.run(['sessions', '--db', path])).stderr).toBe('');
+    } finally {
+      for (const suffix of ['', '-wal', '-shm', '.bak-v4']) await rm(`${path}${suffix}`, { force: true });
+    }
   });
 });
 

@@ -51,12 +51,40 @@ export function createToolCallJournal(options: ToolCallJournalOptions): ToolCall
   const outcomes = new Map<string, ToolCallOutcome>();
   /** Writes of the step in order: a call joins the message only once the message exists. */
   let writes: Promise<unknown> = Promise.resolve();
+  /** Calls recorded and not yet taken by a write, and the write that will take them. */
+  let waiting: StoredToolCall[] = [];
+  let waitingMustCommit = false;
+  let nextWrite: Promise<void> | null = null;
 
   const reset = () => {
     stored = null;
     calls = [];
     outcomes.clear();
   };
+
+  /**
+   * Stores every call recorded since the last write in one write: the first of a step appends
+   * the assistant message, later ones rewrite it with the calls so far. Calls that arrive while
+   * a write is under way wait for the next, so a step whose calls start together (the AI SDK
+   * runs a step's calls at once) costs two writes however many calls it makes, not one rewrite
+   * of the whole message per call.
+   */
+  async function writeWaiting(): Promise<void> {
+    nextWrite = null;
+    const taken = waiting;
+    const mustCommit = waitingMustCommit;
+    waiting = [];
+    waitingMustCommit = false;
+    calls.push(...taken);
+    if (stored === null) {
+      [stored] = await store.appendMessages([{ session_id: sessionId, role: 'assistant', content: [...calls], created_at: now() }]);
+    } else {
+      await store.updateMessageContent(sessionId, stored.seq, [...calls]);
+      stored = { ...stored, content: [...calls] };
+    }
+    // Committed, not only acknowledged: a call of the batch may act outside the store at once.
+    if (mustCommit) await store.flush();
+  }
 
   return {
     record(call: StartingToolCall, tool: object) {
@@ -65,22 +93,16 @@ export function createToolCallJournal(options: ToolCallJournalOptions): ToolCall
       // rows written after the call's, and commits keep the order of writes and never hold part
       // of one) runs once the write is acknowledged: a crash loses both together or neither.
       const info = toolInfo(tool);
-      const mustCommit = info === undefined || info.risk !== 'read';
       options.beforeRecord?.();
-      const part: StoredToolCall = { type: 'tool-call', ...call, providerOptions: { [pendingCallKey]: { pending_owner: ownerId } } };
-      const write = writes.then(async () => {
-        calls.push(part);
-        if (stored === null) {
-          [stored] = await store.appendMessages([{ session_id: sessionId, role: 'assistant', content: [...calls], created_at: now() }]);
-        } else {
-          await store.updateMessageContent(sessionId, stored.seq, [...calls]);
-          stored = { ...stored, content: [...calls] };
-        }
-        // Committed, not only acknowledged: the call may act outside the store at once.
-        if (mustCommit) await store.flush();
-      });
-      writes = write.catch(() => {});
-      return write;
+      waiting.push({ type: 'tool-call', ...call, providerOptions: { [pendingCallKey]: { pending_owner: ownerId } } });
+      waitingMustCommit ||= info === undefined || info.risk !== 'read';
+      if (nextWrite === null) {
+        const write = writes.then(writeWaiting);
+        writes = write.catch(() => {});
+        nextWrite = write;
+      }
+      // The call runs once the write that holds it is done.
+      return nextWrite;
     },
 
     settled(toolCallId, outcome) {

@@ -29,7 +29,18 @@ export interface LeaseKeeper {
  * BullMQ's lock manager extends the locks of a worker's jobs apart from the worker.
  */
 export function createLeaseKeeper({ store, now, ownerId, leaseMs = 15_000, holding, onError = reportToDefaultLogger }: LeaseKeeperOptions): LeaseKeeper {
-  const until = () => new Date(Date.parse(now()) + leaseMs).toISOString();
+  // Asked for on every start and end of a run: the arithmetic is done on epoch milliseconds, and
+  // the clock's string is parsed and the end formatted once per distinct time, not per call.
+  let lastNow = '';
+  let lastUntil = '';
+  const until = () => {
+    const at = now();
+    if (at !== lastNow) {
+      lastNow = at;
+      lastUntil = new Date(Date.parse(at) + leaseMs).toISOString();
+    }
+    return lastUntil;
+  };
   const timer = setInterval(() => {
     if (holding()) store.renewLeases(ownerId, until()).catch(onError);
   }, Math.max(50, Math.floor(leaseMs / 3)));

@@ -22,6 +22,8 @@ export interface GroupCommitOptions {
    * (a chain of promises that never yields). Also bounds what a crash can lose.
    */
   maxBatchMs: number;
+  /** Called right after each BEGIN, holding the write lock: caches of what other connections may have changed get checked here. */
+  afterBegin?: () => void;
   /** Called right before each COMMIT, inside the transaction: rows kept back get written here. */
   beforeCommit?: () => void;
   /** Called whenever a write fails or uncommitted work is lost, so derived caches can be dropped. */
@@ -70,6 +72,7 @@ export function createGroupCommit(database: DatabaseSync, options: GroupCommitOp
     begin.run();
     open = true;
     openedAt = performance.now();
+    options.afterBegin?.();
     scheduled ??= setImmediate(commit);
   }
 

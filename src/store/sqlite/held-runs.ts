@@ -1,5 +1,6 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import type { RunRecord } from '../records.ts';
+import { setBounded } from '../../util/bounded-map.ts';
 import { copyRun, copyRunValue, runColumnList, runColumns, runFromRow, runSqlColumn, runToSql, setRunField } from './rows.ts';
 
 /** A run changed in the open transaction: written once, right before its COMMIT. */
@@ -33,9 +34,14 @@ export interface HeldRuns {
   write(id: string): void;
   /** Writes every held run now, so SQL that reads or changes runs sees them. */
   writeAll(): void;
-  /** Forgets every held run: the transaction is lost. */
+  /** Forgets every held run and every run known from earlier transactions: the transaction is lost. */
   clear(): void;
+  /** Forgets the runs known from earlier transactions (another connection changed the file, or SQL changed runs directly). */
+  forgetKnown(id?: string): void;
 }
+
+/** Runs whose record is kept from one transaction to the next, at most. */
+export const knownRunsLimit = 4096;
 
 /**
  * What a transaction did to runs, kept in memory and written right before its COMMIT: one
@@ -47,15 +53,28 @@ export interface HeldRuns {
 export function createHeldRuns({
   prepared,
   sqlText,
+  knownIsCurrent,
 }: {
   prepared: (sql: string, options?: { returnArrays?: boolean }) => StatementSync;
   sqlText: (key: string, build: () => string) => string;
+  /**
+   * Whether no other connection changed the file since the runs were known (else they are
+   * forgotten, by `forgetKnown`, before this returns false).
+   */
+  knownIsCurrent: () => boolean;
 }): HeldRuns {
   const held = new Map<string, HeldRun>();
+  // Runs as this process last wrote them, kept across commits while no other connection changes
+  // the file (see `knownIsCurrent`): a run's next transaction then starts from its record instead
+  // of reading its row back. Never handed out: callers get copies.
+  const known = new Map<string, RunRecord>();
   const selectRunSql = `SELECT ${runColumnList} FROM runs WHERE id = ?`;
   const insertRunSql = `INSERT INTO runs (${runColumns.join(', ')}) VALUES (${runColumns.map(() => '?').join(', ')})`;
 
+  /** The run as committed (or written in this transaction), as a record of the caller's. */
   function select(id: string): RunRecord | null {
+    const record = known.get(id);
+    if (record !== undefined && knownIsCurrent()) return copyRun(record);
     const row = prepared(selectRunSql, { returnArrays: true }).get(id) as unknown[] | undefined;
     return row ? runFromRow(row) : null;
   }
@@ -92,6 +111,12 @@ export function createHeldRuns({
     }
     // Only once written: a refused statement keeps the run held for the next try (the commit).
     held.delete(id);
+    // What the row now holds, for the run's next transaction.
+    if (entry.record !== null) setBounded(known, id, entry.record, knownRunsLimit);
+    else {
+      const record = known.get(id);
+      if (record !== undefined) layOver(record, entry.changed);
+    }
   }
 
   return {
@@ -133,6 +158,12 @@ export function createHeldRuns({
 
     clear() {
       held.clear();
+      known.clear();
+    },
+
+    forgetKnown(id) {
+      if (id === undefined) known.clear();
+      else known.delete(id);
     },
   };
 }

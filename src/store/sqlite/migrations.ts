@@ -1,3 +1,4 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import type { DatabaseSync } from 'node:sqlite';
 import { ConfigError } from '../../errors/config-error.ts';
 
@@ -138,32 +139,171 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 5,
+    name: 'the lease index keeps only runs that hold a lease',
+    // A finished run gives up its lease (lease_owner NULL), so most runs of a file hold none: they
+    // leave the index instead of piling up under NULL, and the lease queries (`lease_owner = ?`,
+    // which implies NOT NULL) use the smaller index.
+    sql: `
+      DROP INDEX runs_lease_owner;
+      CREATE INDEX runs_lease_owner ON runs (lease_owner) WHERE lease_owner IS NOT NULL;
+    `,
+  },
 ];
 
+/** The newest schema version this build writes. */
+export const latestVersion = migrations[migrations.length - 1].version;
+
+/** SQLITE_BUSY: another connection holds a lock this one needs. */
+const busyCode = 5;
+
 /**
- * Brings the database up to the newest schema. Safe when two processes open a new file at
- * once: the version is read again under the write lock.
+ * Another connection has the database open while it needs an upgrade (see {@link upgrade}): an
+ * older cadre still running on it, or another new one upgrading it at this moment.
  */
-export function migrate(database: DatabaseSync, label: string): void {
-  const latest = migrations[migrations.length - 1].version;
-  if (readVersion(database) === latest) return;
+export class UpgradeBusyError extends Error {
+  /** The schema version the database has. */
+  readonly version: number;
+
+  constructor(version: number) {
+    super(`The database is in use by another process while it needs an upgrade from schema version ${version}.`);
+    this.name = 'UpgradeBusyError';
+    this.version = version;
+  }
+}
+
+/** What {@link migrate} did to an existing database: the copy it made before upgrading it. */
+export interface Upgrade {
+  from: number;
+  to: number;
+  /** The copy of the database as it was, made by SQLite (`VACUUM INTO`). */
+  backup: string;
+}
+
+/**
+ * Brings the database up to the newest schema. A new file (no tables yet) gets every step; two
+ * processes creating it at once are safe, the version being read again under the write lock.
+ *
+ * An existing database of an older schema is upgraded in place (see {@link upgrade}): only
+ * while no other connection has it open, after SQLite copied it aside to `<file>.bak-v<N>`.
+ * @throws {UpgradeBusyError} when another connection has the file open.
+ * @returns the upgrade made, or null (the schema was new or already current).
+ */
+export function migrate(database: DatabaseSync, label: string, path: string | null = null, busyTimeoutMs = 5000): Upgrade | null {
+  const current = readVersion(database);
+  if (current === latestVersion) return null;
+  if (current > 0 && path !== null) return upgrade(database, label, path, current, busyTimeoutMs);
   database.exec('BEGIN IMMEDIATE');
   try {
-    const current = readVersion(database);
-    if (current > latest) {
-      throw new ConfigError(
-        `The database ${label} has schema version ${current}, newer than this build of cadre knows (${latest}). Upgrade cadre.`,
-      );
-    }
-    for (const migration of migrations) {
-      if (migration.version <= current) continue;
-      database.exec(migration.sql);
-      database.exec(`PRAGMA user_version = ${migration.version}`);
-    }
+    applySteps(database, label, readVersion(database));
     database.exec('COMMIT');
   } catch (error) {
     if (database.isTransaction) database.exec('ROLLBACK');
     throw error;
+  }
+  return null;
+}
+
+/**
+ * Upgrades a database an older cadre wrote. A newer schema is refused by older builds, so the
+ * upgrade cannot be undone but from a copy, and must not happen under a live older process.
+ * This connection takes the file's exclusive lock, which it gets only while no other connection
+ * has the file open (in WAL mode each holds a shared lock for as long as it is open), and keeps
+ * it until done, so no process opens the file meanwhile. Connections of this same process (which
+ * share its locks, so another process cannot be told from them by the lock alone) are told apart
+ * through the kernel's table of locks where there is one (Linux): held only by this process, the
+ * file is upgraded under the write lock instead. Then SQLite copies the database, every committed
+ * row in its WAL included, to `<file>.bak-v<N>` (`VACUUM INTO`: a copy of the file alone could
+ * miss rows still in the WAL, or catch a page half written, and opening the file behind SQLite
+ * would drop this process's locks on it), and the steps run in one transaction.
+ * @throws {UpgradeBusyError} when another process has the file open (the caller waits and retries).
+ */
+function upgrade(database: DatabaseSync, label: string, path: string, version: number, busyTimeoutMs: number): Upgrade | null {
+  database.exec('PRAGMA locking_mode = EXCLUSIVE');
+  // Waiting is the caller's: it opens the file again, so a second new cadre upgrading it too can proceed.
+  database.exec('PRAGMA busy_timeout = 0');
+  try {
+    try {
+      // In exclusive locking mode the lock a write transaction takes is kept once it ends.
+      database.exec('BEGIN EXCLUSIVE');
+      database.exec('COMMIT');
+    } catch (error) {
+      if (database.isTransaction) database.exec('ROLLBACK');
+      if (((error as { errcode?: number }).errcode ?? 0) % 256 !== busyCode) throw error;
+      if (otherProcessHolds(path) !== false) throw new UpgradeBusyError(version);
+      database.exec('PRAGMA locking_mode = NORMAL');
+    }
+    database.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    // Another new cadre may have upgraded it while this one waited.
+    const from = readVersion(database);
+    if (from === latestVersion) return null;
+    const backup = backupPath(path, from);
+    database.prepare('VACUUM INTO ?').run(backup);
+    database.exec('BEGIN IMMEDIATE');
+    try {
+      applySteps(database, label, from);
+      database.exec('COMMIT');
+    } catch (error) {
+      if (database.isTransaction) database.exec('ROLLBACK');
+      throw error;
+    }
+    return { from, to: latestVersion, backup };
+  } finally {
+    database.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
+    // Back to shared locking; the exclusive lock goes with the next read. That read can only
+    // fail while another process upgrades the file, when this connection is closed anyway.
+    database.exec('PRAGMA locking_mode = NORMAL');
+    try {
+      database.prepare('SELECT COUNT(*) AS tables FROM sqlite_schema').get();
+    } catch {
+      // The error that brought us here (or the caller's retry) says more.
+    }
+  }
+}
+
+/**
+ * Whether a process other than this one holds a lock on the file at `path`, from the kernel's
+ * table of POSIX locks (`/proc/locks`, Linux); null where that table cannot be read.
+ */
+export function otherProcessHolds(path: string): boolean | null {
+  if (process.platform !== 'linux') return null;
+  let table: string;
+  try {
+    table = readFileSync('/proc/locks', 'utf8');
+  } catch {
+    return null;
+  }
+  const { dev, ino } = statSync(path);
+  // The kernel's encoding of a device number: its major and minor numbers, shown in hex.
+  const major = (dev >> 8) & 0xfff;
+  const minor = (dev & 0xff) | ((dev >> 12) & 0xfff00);
+  const file = `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}:${ino}`;
+  for (const line of table.split('\n')) {
+    // "1: POSIX  ADVISORY  READ 1234 08:01:5678 128 128", with "->" after the number for a waiter.
+    const fields = line.trim().split(/\s+/).filter((field) => field !== '->');
+    if (fields[5] === file && fields[4] !== String(process.pid)) return true;
+  }
+  return false;
+}
+
+/** `<file>.bak-v<N>`, or `<file>.bak-v<N>-2` (and so on) when an earlier upgrade left one. */
+function backupPath(path: string, version: number): string {
+  const base = `${path}.bak-v${version}`;
+  let candidate = base;
+  for (let index = 2; existsSync(candidate); index++) candidate = `${base}-${index}`;
+  return candidate;
+}
+
+/** Runs the steps after `current`, in the open transaction. */
+function applySteps(database: DatabaseSync, label: string, current: number): void {
+  if (current > latestVersion) {
+    throw new ConfigError(`The database ${label} has schema version ${current}, newer than this build of cadre knows (${latestVersion}). Upgrade cadre.`);
+  }
+  for (const migration of migrations) {
+    if (migration.version <= current) continue;
+    database.exec(migration.sql);
+    database.exec(`PRAGMA user_version = ${migration.version}`);
   }
 }
 

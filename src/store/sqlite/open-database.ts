@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../../errors/config-error.ts';
 import { DatabaseReplacedError } from '../store-failure-error.ts';
 import { loadSqlite } from './load-sqlite.ts';
-import { migrate, migrations } from './migrations.ts';
+import { latestVersion, migrate, migrations, UpgradeBusyError } from './migrations.ts';
 
 /** Options of {@link openDatabase} besides the busy timeout. */
 export interface OpenDatabaseOptions {
@@ -24,6 +24,8 @@ export interface OpenDatabaseOptions {
 /** SQLite result codes that mean the file is damaged or not a database at all. */
 const corruptCode = 11;
 const notADatabaseCode = 26;
+/** SQLITE_BUSY: another connection kept a lock past the busy timeout. */
+const busyCode = 5;
 
 /** Files up to this size are checked page by page at open (`PRAGMA quick_check`, ~1 ms per MB). */
 const checkedBytes = 64 * 1024 * 1024;
@@ -116,6 +118,9 @@ function inspect(database: DatabaseSync, path: string, size: number): number {
       if (first?.quick_check !== 'ok') throw new Error(first?.quick_check ?? 'quick_check found a problem');
     }
   } catch (error) {
+    if (((error as { errcode?: number } | null)?.errcode ?? 0) % 256 === busyCode) {
+      throw new ConfigError(`The database ${path} stayed locked by another process (an upgrade of its schema, or a long write, may be under way); run the command again in a moment.`, { cause: error });
+    }
     throw unreadableError(path, error);
   }
   if (version > latest) {
@@ -147,7 +152,7 @@ export function openDatabase(path: string, busyTimeoutMs: number, { readOnly = f
     return prepare(new Database(path, { timeout: busyTimeoutMs }), path, 0);
   }
   checkKind(path, info);
-  if (isWritable(absolute)) return prepare(new Database(path, { timeout: busyTimeoutMs }), path, info.size);
+  if (isWritable(absolute)) return openUpgrading(path, busyTimeoutMs, info.size, onWarning);
   if (!readOnly) throw readOnlyError(path);
   return openReadOnly(path, absolute, busyTimeoutMs, info.size, onWarning);
 }
@@ -210,8 +215,34 @@ function openReadOnly(path: string, absolute: string, busyTimeoutMs: number, siz
   }
 }
 
+/**
+ * Opens an existing file, upgrading an older schema in place (see `migrate`). While another
+ * connection has a file that needs an upgrade open, it is opened again until `busyTimeoutMs` has
+ * passed (a second new cadre upgrading it at the same moment lets go at once, and this one then
+ * finds it upgraded); then it is refused with a {@link ConfigError} that says which process to stop.
+ */
+function openUpgrading(path: string, busyTimeoutMs: number, size: number, onWarning: OpenDatabaseOptions['onWarning']): DatabaseSync {
+  const { DatabaseSync: Database } = loadSqlite();
+  const deadline = Date.now() + busyTimeoutMs;
+  for (;;) {
+    try {
+      return prepare(new Database(path, { timeout: busyTimeoutMs }), path, size, onWarning, busyTimeoutMs);
+    } catch (error) {
+      if (!(error instanceof UpgradeBusyError)) throw error;
+      if (Date.now() >= deadline) {
+        throw new ConfigError(
+          `The database ${path} has schema version ${error.version} and this cadre upgrades it to version ${latestVersion}, but another process still has it open: an older cadre (run, serve, mcp or a worker) that cannot use it once upgraded. Stop that process (or let it finish), then run the command again; nothing was changed. Waited ${Number((busyTimeoutMs / 1000).toFixed(1))} s.`,
+          { cause: error },
+        );
+      }
+      // Another new cadre may be upgrading it now; it lets go once done.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    }
+  }
+}
+
 /** Checks the file, then sets WAL mode and brings the schema up to date. */
-function prepare(database: DatabaseSync, path: string, size: number): DatabaseSync {
+function prepare(database: DatabaseSync, path: string, size: number, onWarning?: OpenDatabaseOptions['onWarning'], busyTimeoutMs = 5000): DatabaseSync {
   try {
     // Read before anything is written: a file of a newer cadre is left exactly as it was.
     inspect(database, path, size);
@@ -222,7 +253,12 @@ function prepare(database: DatabaseSync, path: string, size: number): DatabaseSy
     // 16 MB instead of 4 MB copies each hot page to the database file less often.
     database.exec('PRAGMA wal_autocheckpoint = 4000');
     database.exec('PRAGMA journal_size_limit = 67108864');
-    migrate(database, path);
+    const upgraded = migrate(database, path, path === ':memory:' ? null : path, busyTimeoutMs);
+    if (upgraded) {
+      onWarning?.(
+        `The database ${path} was upgraded from schema version ${upgraded.from} to ${upgraded.to}; older cadre builds cannot open it now. A copy of it as it was is at ${upgraded.backup}.`,
+      );
+    }
     return database;
   } catch (error) {
     database.close();

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, StatementSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../errors/config-error.ts';
 import type { Store } from '../store.ts';
@@ -22,6 +22,42 @@ function newFile(): string {
 }
 
 const pathOf = new WeakMap<Store, string>();
+
+/** Counts the runs of statements whose SQL matches `pattern` (run, get or all) until `stop()`. */
+function countStatements(pattern: RegExp): { stop: () => number } {
+  let count = 0;
+  const originals = { run: StatementSync.prototype.run, get: StatementSync.prototype.get, all: StatementSync.prototype.all };
+  for (const method of ['run', 'get', 'all'] as const) {
+    const original = originals[method] as (...values: unknown[]) => unknown;
+    (StatementSync.prototype as unknown as Record<string, unknown>)[method] = function (this: StatementSync, ...values: unknown[]) {
+      if (pattern.test(this.sourceSQL)) count++;
+      return original.apply(this, values);
+    };
+  }
+  return {
+    stop() {
+      Object.assign(StatementSync.prototype, originals);
+      return count;
+    },
+  };
+}
+
+/** Counts the INSERT statements run into `messages` and `run_events` until `stop()`. */
+function countInserts(): { stop: () => { run_events: number; messages: number } } {
+  const counts = { run_events: 0, messages: 0 };
+  const run = StatementSync.prototype.run;
+  StatementSync.prototype.run = function (this: StatementSync, ...values: unknown[]) {
+    const match = /^INSERT INTO (run_events|messages) /.exec(this.sourceSQL);
+    if (match) counts[match[1] as 'run_events' | 'messages']++;
+    return run.apply(this, values as Parameters<typeof run>);
+  } as typeof run;
+  return {
+    stop() {
+      StatementSync.prototype.run = run;
+      return counts;
+    },
+  };
+}
 
 runStoreCases('sqlite store in memory', async () => createSqliteStore({ path: ':memory:' }));
 
@@ -131,6 +167,78 @@ describe('sqlite store across connections', () => {
       [2, 'warning'],
       [3, 'run-start'],
     ]);
+    await store.close();
+  });
+
+  it("writes a commit's events and messages with one INSERT each, all of them, in seq order", async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    await store.createSession(sessionFixture({ id: 'ses_1' }));
+    for (const id of ['run_1', 'run_2', 'run_3']) await store.insertRun(runFixture({ id }), eventFixture(id, 'run-queued'));
+    await store.flush();
+    const inserts = countInserts();
+    for (let step = 1; step <= 4; step++) {
+      for (const id of ['run_1', 'run_2', 'run_3']) await store.appendRunEvents([eventFixture(id, 'step-start', { step }), eventFixture(id, 'tool-call-start', { tool: 'noop', label: 'noop' })]);
+      await store.appendMessages([{ session_id: 'ses_1', role: 'user', content: `step ${step}`, created_at: '2025-01-01T00:00:03.000Z' }]);
+    }
+    await store.flush();
+    expect(inserts.stop()).toEqual({ run_events: 1, messages: 1 });
+    const reader = createSqliteStore({ path });
+    for (const id of ['run_1', 'run_2', 'run_3']) {
+      const events = await reader.listRunEvents(id);
+      expect(events.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(events.slice(1).map((event) => [event.type, event.data])).toEqual(
+        [1, 2, 3, 4].flatMap((step) => [
+          ['step-start', { step }],
+          ['tool-call-start', { tool: 'noop', label: 'noop' }],
+        ]),
+      );
+    }
+    expect((await reader.listMessages('ses_1')).map((message) => [message.seq, message.content])).toEqual([1, 2, 3, 4].map((step) => [step, `step ${step}`]));
+    await reader.close();
+    await store.close();
+  });
+
+  it('writes a commit of more events than one INSERT takes in several, losing none', async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    await store.appendRunEvents(Array.from({ length: 300 }, (_, index) => eventFixture('run_1', 'activity', { text: `line ${index}` })));
+    await store.flush();
+    const reader = createSqliteStore({ path });
+    const events = await reader.listRunEvents('run_1');
+    expect(events.map((event) => event.seq)).toEqual(Array.from({ length: 301 }, (_, index) => index + 1));
+    expect(events.at(-1)?.data).toEqual({ text: 'line 299' });
+    await reader.close();
+    await store.close();
+  });
+
+  it("moves only the rows of a run whose seq another process took, when a commit's INSERT collides", async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    for (const id of ['run_1', 'run_2', 'run_3']) await store.insertRun(runFixture({ id }), eventFixture(id, 'run-queued'));
+    await store.flush();
+    const other = new DatabaseSync(path);
+    other.exec(`INSERT INTO run_events (run_id, seq, at, type, data) VALUES ('run_2', 2, 'x', 'warning', '{}')`);
+    other.close();
+    for (const id of ['run_1', 'run_2', 'run_3']) await store.appendRunEvents([eventFixture(id, 'step-start', { step: 1 }), eventFixture(id, 'step-start', { step: 2 })]);
+    await store.flush();
+    const reader = createSqliteStore({ path });
+    const rows = async (id: string) => (await reader.listRunEvents(id)).map((event) => [event.seq, event.type, event.data]);
+    for (const id of ['run_1', 'run_3']) {
+      expect(await rows(id)).toEqual([
+        [1, 'run-queued', {}],
+        [2, 'step-start', { step: 1 }],
+        [3, 'step-start', { step: 2 }],
+      ]);
+    }
+    expect(await rows('run_2')).toEqual([
+      [1, 'run-queued', {}],
+      [2, 'warning', {}],
+      [3, 'step-start', { step: 1 }],
+      [4, 'step-start', { step: 2 }],
+    ]);
+    await reader.close();
     await store.close();
   });
 
@@ -325,6 +433,32 @@ describe('sqlite store asynchronous commit', () => {
       consumed_at: read?.consumed_at,
     });
     other.close();
+    await store.close();
+  });
+
+  it('does not read back a run it wrote while no other connection changed the file, and reads it once one did', async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    await store.flush();
+    const reads = countStatements(/^SELECT id, parent_session_id/);
+    await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
+    await store.flush();
+    await store.patchRun('run_1', { turns: 1 });
+    await store.flush();
+    expect(await store.getRun('run_1')).toMatchObject({ status: 'running', turns: 1 });
+    const ended = await store.transitionRun({ id: 'run_1', from: ['running'], to: 'completed', event: eventFixture('run_1', 'run-end') });
+    expect(ended).toMatchObject({ status: 'completed', turns: 1 });
+    await store.flush();
+    expect(reads.stop()).toBe(0);
+
+    const other = new DatabaseSync(path);
+    other.exec(`UPDATE runs SET consumed_at = '2025-01-01T00:00:09.000Z' WHERE id = 'run_1'`);
+    other.close();
+    const again = countStatements(/^SELECT id, parent_session_id/);
+    expect(await store.getRun('run_1')).toMatchObject({ status: 'completed', consumed_at: '2025-01-01T00:00:09.000Z' });
+    expect(await store.updateRun('run_1', { turns: 2 })).toMatchObject({ turns: 2, consumed_at: '2025-01-01T00:00:09.000Z' });
+    expect(again.stop()).toBe(2);
     await store.close();
   });
 

@@ -49,8 +49,28 @@ const primaryKeyViolation = 1555;
 /** A message or event row kept back until the commit, as bound: key, seq, then the other columns. */
 type HeldRow = [key: string, seq: number, second: string, third: string, fourth: string];
 
-const insertMessageSql = 'INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)';
-const insertEventSql = 'INSERT INTO run_events (run_id, seq, at, type, data) VALUES (?, ?, ?, ?, ?)';
+/** The tables whose rows are held until the commit, with their columns in `HeldRow` order. */
+const heldColumns = {
+  messages: 'session_id, seq, role, content, created_at',
+  run_events: 'run_id, seq, at, type, data',
+} as const;
+type HeldTable = keyof typeof heldColumns;
+
+/** The most rows one INSERT writes (5 values each, far below SQLite's limit of 32,766). */
+const maxRowsPerInsert = 128;
+
+/** INSERT texts by table and row count, built once each (the same string, so its hash is kept too). */
+const multiRowInsertTexts: Record<HeldTable, string[]> = { messages: [], run_events: [] };
+
+/** An INSERT of `count` rows into a held table. */
+function multiRowInsertSql(table: HeldTable, count: number): string {
+  let sql = multiRowInsertTexts[table][count];
+  if (sql === undefined) {
+    sql = `INSERT INTO ${table} (${heldColumns[table]}) VALUES ${Array.from({ length: count }, () => '(?, ?, ?, ?, ?)').join(', ')}`;
+    multiRowInsertTexts[table][count] = sql;
+  }
+  return sql;
+}
 const lastMessageSeqSql = 'SELECT COALESCE(MAX(seq), 0) AS last FROM messages WHERE session_id = ?';
 const lastEventSeqSql = 'SELECT COALESCE(MAX(seq), 0) AS last FROM run_events WHERE run_id = ?';
 
@@ -76,13 +96,20 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
   // are held too (see createHeldRuns), so a run gets one INSERT or UPDATE per commit.
   const heldMessages = new Map<string, HeldRow[]>();
   const heldEvents = new Map<string, HeldRow[]>();
-  const heldRuns = createHeldRuns({ prepared, sqlText });
+  const heldRuns = createHeldRuns({ prepared, sqlText, knownIsCurrent });
+  // PRAGMA data_version changes when another connection (another process, or another store on
+  // this file) commits: until it does, the runs this process wrote are as it wrote them.
+  const dataVersion = database.prepare('PRAGMA data_version');
+  let seenDataVersion = -1;
   // Each commit first checks that the file is still the one opened (not deleted, not replaced).
   const checkDatabaseFile = watchDatabaseFile(path);
   const failureListeners = new Set<(failure: StoreFailureError) => void>();
   const commits = createGroupCommit(database, {
     maxBatchMs,
     path,
+    afterBegin() {
+      checkDataVersion();
+    },
     beforeCommit() {
       checkDatabaseFile();
       writeHeld();
@@ -101,6 +128,23 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
     },
   });
   let closed = false;
+
+  /**
+   * Whether the runs kept from earlier transactions are still as stored: inside a transaction,
+   * checked when it began (it holds the write lock since), else now. Forgets them when not.
+   */
+  function knownIsCurrent(): boolean {
+    return (database.isTransaction && seenDataVersion !== -1) || checkDataVersion();
+  }
+
+  /** Reads the data version now; forgets the known runs and says false when it moved. */
+  function checkDataVersion(): boolean {
+    const version = (dataVersion.get() as { data_version: number }).data_version;
+    if (version === seenDataVersion) return true;
+    seenDataVersion = version;
+    heldRuns.forgetKnown();
+    return false;
+  }
 
   function ensureOpen(): void {
     if (closed) throw new Error(`The store ${path} is closed.`);
@@ -136,33 +180,63 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
   }
 
   /**
-   * Inserts held rows, in seq order per key. A seq another process took meanwhile (it appended
-   * to the same session or run) moves this row and the later ones of its key past the stored ones.
+   * Inserts held rows, in seq order per key, with multi-row INSERTs: all of a commit's rows of a
+   * table in one statement, or one per {@link maxRowsPerInsert} rows of a larger commit. A seq
+   * another process took meanwhile (it appended to the same session or run) fails the statement
+   * as a whole (SQLite undoes it alone); its rows and the later ones are then inserted one by one,
+   * and the colliding row and the later ones of its key move past the stored ones.
    */
-  function insertHeld(held: Map<string, HeldRow[]>, cache: Map<string, number>, insertSql: string, maxSql: string): void {
-    const insert = prepared(insertSql);
-    for (const rows of held.values()) {
-      for (let index = 0; index < rows.length; index++) {
-        const row = rows[index];
-        try {
-          insert.run(row[0], row[1], row[2], row[3], row[4]);
-        } catch (error) {
-          if ((error as { errcode?: number }).errcode !== primaryKeyViolation) throw error;
-          let last = (prepared(maxSql).get(row[0]) as { last: number }).last;
-          for (let later = index; later < rows.length; later++) rows[later][1] = ++last;
-          setBounded(cache, row[0], last, seqCacheSize);
-          insert.run(row[0], row[1], row[2], row[3], row[4]);
-        }
+  function insertHeld(held: Map<string, HeldRow[]>, cache: Map<string, number>, table: HeldTable, maxSql: string): void {
+    if (held.size === 0) return;
+    const rows: HeldRow[] = [];
+    for (const list of held.values()) for (const row of list) rows.push(row);
+    held.clear();
+    let done = 0;
+    while (done < rows.length) {
+      const count = Math.min(maxRowsPerInsert, rows.length - done);
+      const values: SQLInputValue[] = new Array(count * 5);
+      for (let index = 0; index < count; index++) {
+        const row = rows[done + index];
+        const at = index * 5;
+        values[at] = row[0];
+        values[at + 1] = row[1];
+        values[at + 2] = row[2];
+        values[at + 3] = row[3];
+        values[at + 4] = row[4];
+      }
+      try {
+        prepared(multiRowInsertSql(table, count)).run(...values);
+      } catch (error) {
+        if ((error as { errcode?: number }).errcode !== primaryKeyViolation) throw error;
+        insertOneByOne(rows, done, cache, table, maxSql);
+        return;
+      }
+      done += count;
+    }
+  }
+
+  /** Inserts `rows` from `from` on one statement each, moving a taken seq and the later ones of its key past the stored ones. */
+  function insertOneByOne(rows: HeldRow[], from: number, cache: Map<string, number>, table: HeldTable, maxSql: string): void {
+    const insert = prepared(multiRowInsertSql(table, 1));
+    for (let index = from; index < rows.length; index++) {
+      const row = rows[index];
+      try {
+        insert.run(row[0], row[1], row[2], row[3], row[4]);
+      } catch (error) {
+        if ((error as { errcode?: number }).errcode !== primaryKeyViolation) throw error;
+        let last = (prepared(maxSql).get(row[0]) as { last: number }).last;
+        for (let later = index; later < rows.length && rows[later][0] === row[0]; later++) rows[later][1] = ++last;
+        setBounded(cache, row[0], last, seqCacheSize);
+        insert.run(row[0], row[1], row[2], row[3], row[4]);
       }
     }
-    held.clear();
   }
 
   /** Writes everything held; runs inside the transaction, right before its COMMIT. */
   function writeHeld(): void {
     heldRuns.writeAll();
-    insertHeld(heldMessages, lastMessageSeq, insertMessageSql, lastMessageSeqSql);
-    insertHeld(heldEvents, lastEventSeq, insertEventSql, lastEventSeqSql);
+    insertHeld(heldMessages, lastMessageSeq, 'messages', lastMessageSeqSql);
+    insertHeld(heldEvents, lastEventSeq, 'run_events', lastEventSeqSql);
   }
 
   /** Held rows of `key` after `afterSeq`, as records. */
@@ -462,6 +536,8 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
     renewLeases(owner, expiresAt) {
       return write(() => {
         heldRuns.writeAll();
+        // Changed in SQL, not through the held runs.
+        heldRuns.forgetKnown();
         const result = prepared('UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status IN (?, ?)').run(
           expiresAt,
           owner,
@@ -474,6 +550,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
     claimRun(id, owner, expiresAt, expiredBefore) {
       return write(() => {
         heldRuns.write(id);
+        heldRuns.forgetKnown(id);
         const run = runReturnedBy(
           `UPDATE runs SET lease_owner = ?, lease_expires_at = ? WHERE id = ? AND status IN (?, ?) AND (lease_expires_at IS NULL OR lease_expires_at < ?) RETURNING ${runColumnList}`,
           owner,

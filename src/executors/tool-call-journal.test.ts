@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { sessionFixture } from '../store/store-fixtures.ts';
+import type { Store } from '../store/store.ts';
+import { defineTool } from '../tools/define-tool.ts';
+import { z } from 'zod';
+import { createToolCallJournal, pendingCallKey } from './tool-call-journal.ts';
+
+const now = () => '2025-01-01T00:00:05.000Z';
+const readTool = defineTool({ name: 'look', description: 'Looks.', inputSchema: z.object({}), execute: () => 'ok' });
+const writeTool = defineTool({ name: 'touch', description: 'Touches.', risk: 'write', inputSchema: z.object({}), execute: () => 'ok' });
+
+/** A store that counts the writes of message rows and the flushes. */
+function counted(store: Store): { store: Store; writes: string[] } {
+  const writes: string[] = [];
+  return {
+    writes,
+    store: {
+      ...store,
+      appendMessages: (messages) => (writes.push('append'), store.appendMessages(messages)),
+      updateMessageContent: (sessionId, seq, content) => (writes.push(`update ${(content as unknown[]).length}`), store.updateMessageContent(sessionId, seq, content)),
+      flush: () => (writes.push('flush'), store.flush()),
+    },
+  };
+}
+
+describe('createToolCallJournal', () => {
+  it('stores the calls a step starts together in one write, not a rewrite of the message per call', async () => {
+    const inner = createSqliteStore({ path: ':memory:' });
+    await inner.createSession(sessionFixture({ id: 'ses_1' }));
+    const { store, writes } = counted(inner);
+    const journal = createToolCallJournal({ store, sessionId: 'ses_1', ownerId: 'owner_1', now });
+    const recorded = Array.from({ length: 50 }, (_, index) => journal.record({ toolCallId: `call_${index}`, toolName: 'look', input: { index } }, readTool));
+    await Promise.all(recorded);
+    expect(writes).toEqual(['append']);
+    const [message] = await inner.listMessages('ses_1');
+    const parts = message.content as Array<{ toolCallId: string; providerOptions: Record<string, unknown> }>;
+    expect(parts.map((part) => part.toolCallId)).toEqual(Array.from({ length: 50 }, (_, index) => `call_${index}`));
+    expect(parts.every((part) => (part.providerOptions[pendingCallKey] as { pending_owner: string }).pending_owner === 'owner_1')).toBe(true);
+
+    const { append, rewrite } = await journal.endStep([
+      { role: 'assistant', content: [{ type: 'text', text: 'Looking.' }, ...parts.map((part) => ({ type: 'tool-call' as const, toolCallId: part.toolCallId, toolName: 'look', input: {} }))] },
+      { role: 'tool', content: [] },
+    ]);
+    expect(append).toHaveLength(1);
+    expect(rewrite?.seq).toBe(message.seq);
+    expect((rewrite?.content as unknown[]).length).toBe(51);
+    await inner.close();
+  });
+
+  it('runs a call once the write holding it is done, and a call that can act outside the store once it is committed', async () => {
+    const inner = createSqliteStore({ path: ':memory:' });
+    await inner.createSession(sessionFixture({ id: 'ses_1' }));
+    const { store, writes } = counted(inner);
+    const journal = createToolCallJournal({ store, sessionId: 'ses_1', ownerId: 'owner_1', now });
+    await journal.record({ toolCallId: 'call_1', toolName: 'look', input: {} }, readTool);
+    expect(writes).toEqual(['append']);
+    // Arrives after the first write: a write of its own, with the commit a write tool waits for.
+    const second = journal.record({ toolCallId: 'call_2', toolName: 'touch', input: {} }, writeTool);
+    const third = journal.record({ toolCallId: 'call_3', toolName: 'look', input: {} }, readTool);
+    await Promise.all([second, third]);
+    expect(writes).toEqual(['append', 'update 3', 'flush']);
+    await inner.close();
+  });
+
+  it('fails every call of a write the store refused, before any of them runs', async () => {
+    const inner = createSqliteStore({ path: ':memory:' });
+    await inner.createSession(sessionFixture({ id: 'ses_1' }));
+    const store: Store = { ...inner, appendMessages: () => Promise.reject(new Error('disk full')) };
+    const journal = createToolCallJournal({ store, sessionId: 'ses_1', ownerId: 'owner_1', now });
+    const results = await Promise.allSettled([
+      journal.record({ toolCallId: 'call_1', toolName: 'look', input: {} }, readTool),
+      journal.record({ toolCallId: 'call_2', toolName: 'look', input: {} }, readTool),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
+    await inner.close();
+  });
+});
