@@ -172,7 +172,8 @@ describe('sqlite store across connections', () => {
 
   it("writes a commit's events and messages with one INSERT each, all of them, in seq order", async () => {
     const path = newFile();
-    const store = createSqliteStore({ path });
+    // One transaction however slow the machine: its writes never wait for the event loop.
+    const store = createSqliteStore({ path, maxBatchMs: 60_000 });
     await store.createSession(sessionFixture({ id: 'ses_1' }));
     for (const id of ['run_1', 'run_2', 'run_3']) await store.insertRun(runFixture({ id }), eventFixture(id, 'run-queued'));
     await store.flush();
@@ -459,6 +460,24 @@ describe('sqlite store asynchronous commit', () => {
     expect(await store.getRun('run_1')).toMatchObject({ status: 'completed', consumed_at: '2025-01-01T00:00:09.000Z' });
     expect(await store.updateRun('run_1', { turns: 2 })).toMatchObject({ turns: 2, consumed_at: '2025-01-01T00:00:09.000Z' });
     expect(again.stop()).toBe(2);
+    await store.close();
+  });
+
+  it('reads back no session it wrote while no other connection changed the file, and sees one that did', async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    await store.createSession(sessionFixture({ id: 'ses_1' }));
+    await store.flush();
+    const reads = countStatements(/^SELECT \* FROM sessions/);
+    expect(await store.getSession('ses_1')).toEqual(sessionFixture({ id: 'ses_1' }));
+    await store.updateSession('ses_1', { status: 'running' });
+    await store.flush();
+    expect(await store.getSession('ses_1')).toEqual(sessionFixture({ id: 'ses_1', status: 'running' }));
+    expect(reads.stop()).toBe(0);
+    const other = new DatabaseSync(path);
+    other.exec(`UPDATE sessions SET user_canceled_at = '2025-01-01T00:00:09.000Z' WHERE id = 'ses_1'`);
+    other.close();
+    expect(await store.getSession('ses_1')).toEqual(sessionFixture({ id: 'ses_1', status: 'running', user_canceled_at: '2025-01-01T00:00:09.000Z' }));
     await store.close();
   });
 
