@@ -150,6 +150,23 @@ describe('sqlite store across connections', () => {
     await store.close();
   });
 
+  it("lets a second store of this process write while the first one's transaction is open, without waiting for the lock", async () => {
+    const path = newFile();
+    const first = createSqliteStore({ path, busyTimeoutMs: 300 });
+    const second = createSqliteStore({ path, busyTimeoutMs: 300 });
+    await first.createSession(sessionFixture({ id: 'ses_1' }));
+    // The first store's transaction is open until the end of this event-loop turn; the second
+    // one's write must not wait for it (the thread it would wait on is this one).
+    const started = performance.now();
+    await second.createSession(sessionFixture({ id: 'ses_2' }));
+    await first.createSession(sessionFixture({ id: 'ses_3' }));
+    expect(performance.now() - started).toBeLessThan(250);
+    await Promise.all([first.flush(), second.flush()]);
+    const reader = createSqliteStore({ path });
+    expect((await reader.listSessions()).map((session) => session.id).sort()).toEqual(['ses_1', 'ses_2', 'ses_3']);
+    await Promise.all([reader.close(), first.close(), second.close()]);
+  });
+
   it('continues the seq of a run another process appended events to', async () => {
     const path = newFile();
     const store = createSqliteStore({ path });

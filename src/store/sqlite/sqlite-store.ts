@@ -596,6 +596,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
       closed = true;
       // The commit runs synchronously inside flush, so the connection can close right after.
       const flushed = commits.flush();
+      commits.release();
       database.close();
       await flushed;
     },
