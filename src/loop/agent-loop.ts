@@ -19,7 +19,7 @@ import { watchModelText } from '../models/watch-model-text.ts';
 import { watchModelUsage } from '../models/watch-model-usage.ts';
 import { letEventLoopTurn } from '../util/event-loop-turn.ts';
 import { recordToolCalls, type ToolCallRecorder } from './record-tool-calls.ts';
-import { composeTools, type ToolMiddleware } from './tool-pipeline.ts';
+import { composeTools, isPromiseLike, type ToolMiddleware } from './tool-pipeline.ts';
 import { watchToolCalls } from './watch-tool-calls.ts';
 
 /** Token counts of one step or a whole loop. */
@@ -133,15 +133,22 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
 
   /** Whether messages were injected: from then on the SDK's own copy of the conversation lacks them. */
   let injectedAny = false;
-  const prepareStep: PrepareStepFunction<ToolSet> = async () => {
-    await letEventLoopTurn();
-    const injected = (await options.takeInjectedMessages?.()) ?? [];
-    if (injected.length > 0) {
+  const withInjected = (injected: readonly ModelMessage[] | undefined) => {
+    if (injected !== undefined && injected.length > 0) {
       conversation.push(...injected);
       injectedAny = true;
     }
     // Handing the SDK the conversation makes it copy it again: only when its own would miss something.
     return injectedAny ? { messages: conversation } : undefined;
+  };
+  const takeInjected = () => {
+    const injected = options.takeInjectedMessages?.();
+    return isPromiseLike(injected) ? Promise.resolve(injected).then(withInjected) : withInjected(injected);
+  };
+  // No promise of its own where nothing waits (the event loop need not turn, nothing was injected).
+  const prepareStep: PrepareStepFunction<ToolSet> = () => {
+    const turn = letEventLoopTurn();
+    return turn ? turn.then(takeInjected) : takeInjected();
   };
   const onStepEnd = async (step: StepResult<ToolSet>) => {
     steps++;

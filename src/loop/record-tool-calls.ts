@@ -1,4 +1,4 @@
-import { isAsyncIterable, type ToolMiddleware } from './tool-pipeline.ts';
+import { isAsyncIterable, isPromiseLike, type ToolMiddleware } from './tool-pipeline.ts';
 
 /** A tool call about to run: the model's input is complete. */
 export interface StartingToolCall {
@@ -17,11 +17,12 @@ export type ToolCallOutcome = { ok: true; output: unknown } | { ok: false; error
  */
 export interface ToolCallRecorder {
   /**
-   * Stores the call; the call runs once this resolves. A rejection fails the call before it runs.
+   * Stores the call; the call runs once this resolves (at once when it returns nothing: the record
+   * needs no wait). A rejection or a throw fails the call before it runs.
    * `tool` is the tool as it was given (look its metadata up on it), for a recorder that treats
    * calls differently by what they can do.
    */
-  record(call: StartingToolCall, tool: object): Promise<void>;
+  record(call: StartingToolCall, tool: object): Promise<void> | void;
   /** Told how a recorded call ended, for a step that ends without its message (stopped, failed). */
   settled?(toolCallId: string, outcome: ToolCallOutcome): void;
 }
@@ -35,24 +36,47 @@ export interface ToolCallRecorder {
 export function recordToolCalls(recorder: ToolCallRecorder): ToolMiddleware {
   return {
     name: 'record',
-    async handle(call, next) {
+    handle(call, next) {
       const { toolCallId, name: toolName } = call;
-      await recorder.record({ toolCallId, toolName, input: call.input }, call.tool);
-      try {
-        const output = await lastValue(next());
-        recorder.settled?.(toolCallId, { ok: true, output });
+      // Synchronous where nothing waits: a record that needs no wait and a tool that answers at
+      // once cost no promise.
+      const ended = (outcome: ToolCallOutcome) => recorder.settled?.(toolCallId, outcome);
+      const run = () => {
+        let output: unknown;
+        try {
+          output = next();
+        } catch (error) {
+          ended({ ok: false, error });
+          throw error;
+        }
+        if (isPromiseLike(output)) {
+          return Promise.resolve(output).then(
+            (value) => (ended({ ok: true, output: value }), value),
+            (error: unknown) => {
+              ended({ ok: false, error });
+              throw error;
+            },
+          );
+        }
+        if (isAsyncIterable(output)) return lastValue(output, ended);
+        ended({ ok: true, output });
         return output;
-      } catch (error) {
-        recorder.settled?.(toolCallId, { ok: false, error });
-        throw error;
-      }
+      };
+      const recorded = recorder.record({ toolCallId, toolName, input: call.input }, call.tool);
+      return isPromiseLike(recorded) ? Promise.resolve(recorded).then(run) : run();
     },
   };
 }
 
-async function lastValue(output: unknown): Promise<unknown> {
-  if (!isAsyncIterable(output)) return output;
+/** The last value of a tool's stream of preliminary results: the only one the model sees. */
+async function lastValue(output: AsyncIterable<unknown>, ended: (outcome: ToolCallOutcome) => void): Promise<unknown> {
   let last: unknown;
-  for await (const value of output) last = value;
+  try {
+    for await (const value of output) last = value;
+  } catch (error) {
+    ended({ ok: false, error });
+    throw error;
+  }
+  ended({ ok: true, output: last });
   return last;
 }

@@ -68,9 +68,15 @@ export function createSessionInbox(): SessionInbox {
 }
 
 /** Takes a session's waiting messages, storing each as it joins the conversation. */
-export async function takeAndStore(inbox: SessionInbox, sessionId: string): Promise<ModelMessage[]> {
+export function takeAndStore(inbox: SessionInbox, sessionId: string): ModelMessage[] | Promise<ModelMessage[]> {
+  const entries = inbox.take(sessionId);
+  // Most steps find nothing waiting: no promise then.
+  return entries.length === 0 ? [] : storeTaken(entries);
+}
+
+async function storeTaken(entries: readonly InboxEntry[]): Promise<ModelMessage[]> {
   const messages: ModelMessage[] = [];
-  for (const entry of inbox.take(sessionId)) {
+  for (const entry of entries) {
     if ((await entry.onTaken?.()) !== false) messages.push(entry.message);
   }
   return messages;
