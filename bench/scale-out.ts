@@ -7,6 +7,7 @@
  * @module
  */
 import { spawn } from 'node:child_process';
+import { Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createCadre } from '../src/runtime/create-cadre.ts';
@@ -38,17 +39,42 @@ async function withSchema<T>(work: (url: string) => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * Counts what the Postgres store sends while `counting` is on: statements (`pg` queries) and
+ * writes to the server's socket (each a system call and a wake-up of the server; the store sends
+ * a batch of statements in one).
+ */
+function countPostgresTraffic(): { counting: boolean; statements: number; writes: number } {
+  const counts = { counting: false, statements: 0, writes: 0 };
+  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  (pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown }).query = function (this: unknown, ...args: unknown[]) {
+    if (counts.counting) counts.statements++;
+    return query.apply(this, args);
+  };
+  // The stream methods a socket implements its writes with: one call per write to the kernel.
+  const socket = Socket.prototype as unknown as Record<'_write' | '_writev', (...args: unknown[]) => unknown>;
+  for (const method of ['_write', '_writev'] as const) {
+    const original = socket[method];
+    socket[method] = function (this: unknown, ...args: unknown[]) {
+      if (counts.counting) counts.writes++;
+      return original.apply(this, args);
+    };
+  }
+  return counts;
+}
+
 async function fanOut(rounds: number, warmUp: number): Promise<string> {
   const size = { fanOut: 20, toolCalls: 5 };
   const model = createBenchModel({ fanOut: size.fanOut, background: false, toolCalls: size.toolCalls, answerChars: 2000 });
   const limits = { maxActivePerParent: 20, maxQueuedPerParent: 50, maxActiveGlobal: 64 };
   const folder = temporaryFolder('cadre-bench-scale');
+  const traffic = countPostgresTraffic();
   return withSchema(async (url) => {
     const stores: Array<[string, Store]> = [
       ['cadre (SQLite file)', createSqliteStore({ path: `${folder.path}/cadre.db` })],
       ['cadre (Postgres)', await openPostgresStore({ connectionString: url })],
     ];
-    const cases: Array<{ name: string; round: () => Promise<unknown>; perCall: number[] }> = [
+    const cases: Array<{ name: string; round: () => Promise<unknown>; perCall: number[]; postgres?: boolean }> = [
       { name: 'bare streamText', round: () => bareFanOutRound({ call: 'streamText', model, toolCalls: size.toolCalls }), perCall: [] },
       { name: 'bare generateText', round: () => bareFanOutRound({ call: 'generateText', model, toolCalls: size.toolCalls }), perCall: [] },
     ];
@@ -58,6 +84,7 @@ async function fanOut(rounds: number, warmUp: number): Promise<string> {
       cases.push({
         name,
         perCall: [],
+        postgres: name.includes('Postgres'),
         async round() {
           const session = await cadre.createSession();
           const turn = await cadre.send(session.id, 'Fan out the work.');
@@ -69,6 +96,7 @@ async function fanOut(rounds: number, warmUp: number): Promise<string> {
       });
       return cadre;
     });
+    let postgresCalls = 0;
     try {
       for (const entry of cases) for (let index = 0; index < warmUp; index++) await entry.round();
       for (let done = 0; done < rounds; done += 5) {
@@ -76,9 +104,12 @@ async function fanOut(rounds: number, warmUp: number): Promise<string> {
           collectGarbage();
           for (let index = done; index < Math.min(rounds, done + 5); index++) {
             const before = model.calls;
+            traffic.counting = entry.postgres === true;
             const elapsed = startClock();
             await entry.round();
             entry.perCall.push((elapsed().wallMs * 1000) / (model.calls - before));
+            traffic.counting = false;
+            if (entry.postgres) postgresCalls += model.calls - before;
           }
         }
       }
@@ -87,11 +118,13 @@ async function fanOut(rounds: number, warmUp: number): Promise<string> {
       for (const [, store] of stores) await store.close();
       folder.remove();
     }
-    const bare = median(cases[0].perCall);
-    return markdownTable(
-      ['case (N=20, 5 tool calls each)', 'µs per model call (median)', 'p90', '× bare streamText'],
-      cases.map((entry) => [entry.name, fixed(median(entry.perCall)), fixed(quantile(entry.perCall, 0.9)), fixed(median(entry.perCall) / bare, 2)]),
+    const [stream, generate] = [median(cases[0].perCall), median(cases[1].perCall)];
+    const table = markdownTable(
+      ['case (N=20, 5 tool calls each)', 'µs per model call (median)', 'p90', '× bare generateText', '× bare streamText'],
+      cases.map((entry) => [entry.name, fixed(median(entry.perCall)), fixed(quantile(entry.perCall, 0.9)), fixed(median(entry.perCall) / generate, 2), fixed(median(entry.perCall) / stream, 2)]),
     );
+    const perCall = (count: number) => fixed(count / postgresCalls, 2);
+    return `${table}\n\nPostgres per model call: ${perCall(traffic.statements)} SQL statements, ${perCall(traffic.writes)} writes to the server (round trips at most).`;
   });
 }
 

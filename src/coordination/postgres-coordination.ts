@@ -98,7 +98,12 @@ export async function createPostgresCoordination({ connectionString, store, onEr
         payload = JSON.stringify({ origin, signal: rest, run_id: run.id });
       }
       if (payload.length > maxPayload) return;
-      sender.query('SELECT pg_notify($1, $2)', [channel, payload]).catch(onError);
+      const notify = () => void sender.query('SELECT pg_notify($1, $2)', [channel, payload]).catch(onError);
+      // The store acknowledges some writes before their commit (group commit): other processes
+      // hear of a change only once it is committed, so what they read then holds it. A live
+      // event carries what it announces.
+      if (signal.type === 'live-event') notify();
+      else store.flush().then(notify, notify);
     },
     subscribe(type, key, callback) {
       return local.subscribe(type, key, callback);

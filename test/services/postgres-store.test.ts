@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { runStoreCases } from '../../src/store/store.case.ts';
-import { eventFixture, runFixture } from '../../src/store/store-fixtures.ts';
+import { eventFixture, runFixture, sessionFixture } from '../../src/store/store-fixtures.ts';
+import { approvalFixture } from '../../src/store/store-approvals.case.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { dropSchemas, freshSchema, postgresReason, postgresUrl, schemaUrl } from './service-urls.ts';
 
@@ -66,9 +67,53 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
     const results = await Promise.all([end(first, 'completed'), end(second, 'canceled_by_user')]);
     expect(results.filter((result) => result !== null)).toHaveLength(1);
     await Promise.all(Array.from({ length: 40 }, (_, index) => (index % 2 ? first : second).appendRunEvents([eventFixture('run_1', 'activity', { text: `a${index}` })])));
+    // An append resolves before its commit (group commit); flush() waits for it.
+    await Promise.all([first.flush(), second.flush()]);
     const events = await first.listRunEvents('run_1');
     expect(events.map((event) => event.seq)).toEqual(Array.from({ length: 42 }, (_, index) => index + 1));
     await Promise.all([first.close(), second.close()]);
+  });
+
+  it('rejects alone a write the database refuses in a batch, and commits the writes held and queued with it', async () => {
+    const schema = fresh();
+    const store = await openPostgresStore({ connectionString: postgresUrl!, schema });
+    await store.createSession(sessionFixture({ id: 'ses_1' }));
+    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    await store.insertApproval(approvalFixture({ id: 'apr_1' }));
+    // One event-loop turn: held appends around a duplicate ask (a unique violation aborts the
+    // batch's transaction; the batch runs again write by write).
+    const before = store.appendRunEvents([eventFixture('run_1', 'activity', { text: 'before' })]);
+    const message = store.appendMessages([{ session_id: 'ses_1', role: 'user', content: 'hello', created_at: '2025-01-01T00:00:09.000Z' }]);
+    const duplicate = store.insertApproval(approvalFixture({ id: 'apr_1' }));
+    const moved = store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
+    const after = store.appendRunEvents([eventFixture('run_1', 'activity', { text: 'after' })]);
+    await expect(duplicate).rejects.toMatchObject({ code: '23505' });
+    await Promise.all([before, message, after]);
+    expect((await moved)?.status).toBe('running');
+    await store.close();
+    const reopened = await openPostgresStore({ connectionString: postgresUrl!, schema });
+    expect((await reopened.listRunEvents('run_1')).map((event) => [event.seq, event.type, event.data.text])).toEqual([
+      [1, 'run-queued', undefined],
+      [2, 'activity', 'before'],
+      [3, 'run-start', undefined],
+      [4, 'activity', 'after'],
+    ]);
+    expect((await reopened.listMessages('ses_1')).map((stored) => [stored.seq, stored.content])).toEqual([[1, 'hello']]);
+    await reopened.close();
+  });
+
+  it('stops taking writes, and says so, once a write it acknowledged cannot be committed', async () => {
+    const store = await openPostgresStore({ connectionString: postgresUrl!, schema: fresh() });
+    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    const failures: unknown[] = [];
+    store.onFailure!((failure) => failures.push(failure));
+    // Postgres refuses a NUL character in text; the append was acknowledged before its commit.
+    await store.appendRunEvents([{ ...eventFixture('run_1', 'activity'), at: 'bad\u0000time' }]);
+    await expect(store.flush()).rejects.toMatchObject({ name: 'CadreStoreFailureError' });
+    expect(failures).toHaveLength(1);
+    await expect(store.appendRunEvents([eventFixture('run_1', 'activity')])).rejects.toMatchObject({ name: 'CadreStoreFailureError' });
+    expect((await store.getRun('run_1'))?.id).toBe('run_1');
+    await store.close();
   });
 
   it('refuses a database whose schema is newer than this build', async () => {

@@ -1,31 +1,95 @@
-import type { Pool, PoolClient } from 'pg';
+import pg from 'pg';
+import { StoreFailureError } from '../store-failure-error.ts';
+import { createHeldSegment, heldKeys, renumberHeld, segmentStatement, type HeldSegment } from './pg-held-writes.ts';
 
-/** A write of the Postgres store: SQL on the batch's connection, inside its transaction. */
-export type PgWork<T> = (client: PoolClient) => Promise<T>;
+/**
+ * A write that must read the database (a compare-and-set, a seq nobody here knows): it issues
+ * its statements on the batch's connection, inside the batch's transaction, all of them before it
+ * first waits (so the batch stays one pipeline), and resolves with its value once that
+ * transaction committed. It gets what its `read` (see {@link PgWorkOptions}) found. It may reject
+ * with an error of its own (not a database error) only before it wrote anything: the batch then
+ * commits without it.
+ */
+export type PgWork<T, R = undefined> = (client: pg.ClientBase, read: R) => Promise<T>;
 
-/** Writes grouped into shared transactions on one connection at a time (group commit). */
-export interface PgBatches {
-  /** Queues `work`; resolves with its value once its transaction committed. */
-  write<T>(work: PgWork<T>): Promise<T>;
-  /** Resolves once every write queued before it has settled (committed or failed). */
-  settled(): Promise<void>;
-  close(): Promise<void>;
+/** Options of a queued {@link PgWork}. */
+export interface PgWorkOptions<R> {
+  /**
+   * The work only reads: it sees every write queued or held before it (in the same transaction
+   * when there is one) and resolves with the rest of its batch. A batch of reads and one held
+   * segment runs without a transaction.
+   * @default false
+   */
+  readOnly?: boolean;
+  /**
+   * What the work must read first (rows it locks and checks, a last seq): sent in its place in
+   * the batch, while the work itself is sent once the reads of the batch are answered, so a
+   * batch of many compare-and-sets costs one more round trip, not one per write. Writes queued
+   * after it are sent before it meanwhile: they never touch its runs and sessions (the store
+   * keeps a later write of the same ones for a later batch); reads queued after it wait for it.
+   */
+  read?: (client: pg.ClientBase) => Promise<R>;
 }
 
-interface Queued {
-  work: PgWork<unknown>;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
+/** Writes grouped into shared transactions on one connection (group commit). */
+export interface PgBatches {
+  /**
+   * The open segment for writes acknowledged before their commit (see `HeldSegment`); they join
+   * the next transaction, after every write queued before them.
+   */
+  held(): HeldSegment;
+  /** Queues `work` after every write so far; resolves with its value once its transaction committed. */
+  write<T, R = undefined>(work: PgWork<T, R>, options?: PgWorkOptions<R>): Promise<T>;
+  /** Queues a read after every write so far (see `PgWorkOptions.readOnly`). */
+  read<T>(work: PgWork<T>): Promise<T>;
+  /** Whether writes are queued, held or being committed (a read must then come after them). */
+  busy(): boolean;
+  /** Resolves once every write queued or held before it is committed; rejects if the store failed. */
+  settled(): Promise<void>;
+  /** Why the store takes no more writes, once it does not. */
+  readonly failure: StoreFailureError | null;
+  onFailure(listener: (failure: StoreFailureError) => void): () => void;
+  close(): Promise<void>;
 }
 
 /** Options of {@link createPgBatches}. */
 export interface PgBatchesOptions {
-  pool: Pool;
+  /** Opens a new connection for the writer (pipelined, with the store's `search_path`). */
+  connect: () => Promise<pg.Client>;
+  /** The database, named in a failure's message. */
+  label: string;
   /** How long a batch keeps trying while the server cannot be reached (a restart). @default 30000 */
   reconnectMs?: number;
-  /** Writes in one transaction at most. @default 500 */
-  maxBatch?: number;
+  /**
+   * Reads the stored last seq of `keys` (runs for events, sessions for messages), so held rows
+   * another process's rows collided with can move past them.
+   */
+  storedSeqs: (client: pg.ClientBase, table: 'events' | 'messages', keys: string[]) => Promise<Map<string, number>>;
+  /** Told the last seq held per key after held rows moved. */
+  onRenumbered: (table: 'events' | 'messages', last: Map<string, number>) => void;
+  /** Named statements by text (see `createStatementNames`). */
+  name: (query: { text: string; values: unknown[] }) => pg.QueryConfig;
 }
+
+type Item =
+  | { kind: 'held'; segment: HeldSegment }
+  | {
+      kind: 'work';
+      work: PgWork<unknown, unknown>;
+      read: ((client: pg.ClientBase) => Promise<unknown>) | undefined;
+      readOnly: boolean;
+      resolve: (value: unknown) => void;
+      reject: (error: unknown) => void;
+    };
+
+interface Batch {
+  items: Item[];
+  /** Resolves once the batch is done (committed, or its writes rejected). */
+  done: Promise<void>;
+  finish: () => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 const ignore = () => {};
 
@@ -47,118 +111,323 @@ export function isRetryable(error: unknown): boolean {
 }
 
 /**
- * Group commit for the Postgres store. Writes queue up while a transaction is under way; the
- * next transaction takes all of them (up to `maxBatch`), each inside a savepoint so one that
- * fails (a duplicate id) is rolled back alone and rejected while the others commit. A write
- * resolves after its COMMIT, so what a write resolved is durable. A batch that loses its
- * connection (the server restarted) is retried whole on a new connection for up to
- * `reconnectMs`, so a restart costs latency, not writes; after that its writes reject.
+ * The connection's socket, to send a whole batch in one write: `pg` writes each statement on its
+ * own (one system call, and one wake-up of the server, each) unless the socket is corked.
  */
-export function createPgBatches({ pool, reconnectMs = 30_000, maxBatch = 500 }: PgBatchesOptions): PgBatches {
-  let queue: Queued[] = [];
-  let running: Promise<void> | null = null;
-  let closed = false;
-  // Settles after the last write queued so far (writes settle in order).
-  let last: Promise<void> = Promise.resolve();
+function corkable(client: pg.Client): { cork(): void; uncork(): void } | null {
+  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+  return stream && typeof stream.cork === 'function' && typeof stream.uncork === 'function' ? (stream as { cork(): void; uncork(): void }) : null;
+}
 
-  async function runBatch(batch: Queued[]): Promise<void> {
-    const deadline = Date.now() + reconnectMs;
-    // Writes rarely fail on their own: the batch first runs without savepoints (two round trips
-    // fewer per write), and only after a failure again with one per write, to reject that one alone.
-    let careful = batch.length === 1;
-    for (let attempt = 0; ; attempt++) {
-      let client: PoolClient | null = null;
-      const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-      try {
-        client = await pool.connect();
-        // A connection the server drops between two statements of the batch reports it here; the
-        // next statement then fails and the batch is retried.
-        client.on('error', ignore);
-        await client.query('BEGIN');
-        for (const entry of batch) {
-          if (!careful) {
-            outcomes.push({ ok: true, value: await entry.work(client) });
-            continue;
-          }
-          if (batch.length === 1) {
-            outcomes.push({ ok: true, value: await entry.work(client) });
-            continue;
-          }
-          for (let tries = 1; ; tries++) {
-            await client.query('SAVEPOINT write');
-            try {
-              outcomes.push({ ok: true, value: await entry.work(client) });
-              await client.query('RELEASE SAVEPOINT write');
-              break;
-            } catch (error) {
-              if (isConnectionError(error)) throw error;
-              await client.query('ROLLBACK TO SAVEPOINT write');
-              if (isRetryable(error) && tries < 5) continue;
-              outcomes.push({ ok: false, error });
-              break;
-            }
-          }
-        }
-        await client.query('COMMIT');
-        client.off('error', ignore);
-        client.release();
-        batch.forEach((entry, index) => {
-          const outcome = outcomes[index];
-          if (outcome.ok) entry.resolve(outcome.value);
-          else entry.reject(outcome.error);
-        });
-        return;
-      } catch (error) {
-        if (client) {
-          await client.query('ROLLBACK').catch(() => {});
-          client.off('error', ignore);
-          client.release(isConnectionError(error) ? (error as Error) : undefined);
-        }
-        if (!careful && !isConnectionError(error)) {
-          careful = true;
-          continue;
-        }
-        if ((isConnectionError(error) && !closed && Date.now() < deadline) || (isRetryable(error) && attempt < 5)) {
-          await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** Math.min(attempt, 5))));
-          continue;
-        }
-        // A lone write that failed on its own merits; or the server stayed away: all reject.
-        for (const entry of batch) entry.reject(error);
-        return;
-      }
-    }
+/** An error the server reported about a statement (not one of the caller's, not the connection's). */
+function isDatabaseError(error: unknown): boolean {
+  return error instanceof pg.DatabaseError;
+}
+
+/** The error a failed batch failed of: the first that is not "the transaction is aborted". */
+function firstCause(outcomes: readonly Outcome[]): unknown {
+  const errors = outcomes.flatMap((outcome) => (outcome.ok ? [] : [outcome.error]));
+  return errors.find((error) => (error as { code?: string }).code !== '25P02') ?? errors[0];
+}
+
+/**
+ * Group commit for the Postgres store, as the SQLite store does it. Writes that need nothing read
+ * back are held (`held()`) and acknowledged at once; writes that must read (compare-and-set) are
+ * queued (`write()`) and resolve after their commit. At the end of the event-loop turn, or when
+ * the transaction under way commits, the next transaction takes everything queued and held so
+ * far, in order, on one connection in pipeline mode: BEGIN, each held segment as one multi-row
+ * statement, each queued write, COMMIT, sent together and answered in one round trip (a
+ * read-then-write sends the rest after its read). A batch of held writes alone is one statement.
+ *
+ * A batch that loses its connection (a server restart) is retried whole on a new one for up to
+ * `reconnectMs`; one whose held rows collide with another process's moves them past and retries;
+ * one a queued write fails is retried write by write under savepoints, so only that write
+ * rejects. Held writes that cannot be committed are lost: the store then fails for good
+ * (`StoreFailureError`), as the SQLite store does after a failed COMMIT.
+ */
+export function createPgBatches(options: PgBatchesOptions): PgBatches {
+  const { connect, label, reconnectMs = 30_000, storedSeqs, onRenumbered, name } = options;
+  const batches: Batch[] = [];
+  let running: Promise<void> | null = null;
+  // The batch being committed: first in `batches` until done, and it takes no more items.
+  let current: Batch | null = null;
+  let scheduled = false;
+  let closed = false;
+  let failure: StoreFailureError | null = null;
+  const failureListeners = new Set<(failure: StoreFailureError) => void>();
+  let writer: pg.Client | null = null;
+  let writerBroken = false;
+
+  function openBatch(): Batch {
+    const last = batches[batches.length - 1];
+    if (last && last !== current) return last;
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => (finish = resolve));
+    const batch: Batch = { items: [], done, finish };
+    batches.push(batch);
+    return batch;
+  }
+
+  function schedule(): void {
+    if (scheduled || running) return;
+    scheduled = true;
+    setImmediate(pump);
   }
 
   function pump(): void {
-    if (running || queue.length === 0) return;
-    const batch = queue.slice(0, maxBatch);
-    queue = queue.slice(batch.length);
+    scheduled = false;
+    if (running) return;
+    const batch = batches[0];
+    if (!batch) return;
+    current = batch;
     running = runBatch(batch).finally(() => {
+      batches.shift();
+      current = null;
       running = null;
+      batch.finish();
       pump();
     });
   }
 
-  return {
-    write<T>(work: PgWork<T>): Promise<T> {
-      if (closed) return Promise.reject(new Error('The Postgres store is closed.'));
-      const written = new Promise<T>((resolve, reject) => {
-        queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-        // Writes of the same event-loop turn join one transaction.
-        if (!running && queue.length === 1) setImmediate(pump);
-      });
-      last = written.then(
-        () => {},
-        () => {},
+  function fail(cause: unknown): StoreFailureError {
+    if (!failure) {
+      failure = StoreFailureError.isInstance(cause) ? cause : new StoreFailureError(cause, label);
+      for (const listener of failureListeners) listener(failure);
+    }
+    return failure;
+  }
+
+  async function connection(): Promise<pg.Client> {
+    if (writer && !writerBroken) return writer;
+    const previous = writer;
+    writer = null;
+    writerBroken = false;
+    previous?.end().catch(ignore);
+    const client = await connect();
+    // A connection the server drops reports it here; the batch's statements then fail and it is retried.
+    client.on('error', () => {
+      if (writer === client) writerBroken = true;
+    });
+    writer = client;
+    return client;
+  }
+
+  async function runBatch(batch: Batch): Promise<void> {
+    const deadline = Date.now() + reconnectMs;
+    let careful = false;
+    for (let attempt = 0; ; attempt++) {
+      if (failure && batch.items.some((item) => item.kind === 'held' || !item.readOnly)) return rejectAll(batch, failure);
+      let client: pg.Client | null = null;
+      try {
+        client = await connection();
+        const outcomes = careful ? await runCarefully(client, batch.items) : await runPipelined(client, batch.items);
+        batch.items.forEach((item, index) => {
+          if (item.kind !== 'work') return;
+          const outcome = outcomes[index];
+          if (outcome.ok) item.resolve(outcome.value);
+          else item.reject(outcome.error);
+        });
+        return;
+      } catch (error) {
+        if (isConnectionError(error) || (client !== null && writerBroken)) {
+          writerBroken = true;
+          if (!closed && Date.now() < deadline) {
+            await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** Math.min(attempt, 5))));
+            continue;
+          }
+        } else if (isRetryable(error) && attempt < 8) {
+          try {
+            await moveHeldRows(client!);
+            continue;
+          } catch (moving) {
+            if (isConnectionError(moving)) continue;
+            return giveUp(batch, moving);
+          }
+        } else if (!careful) {
+          careful = true;
+          continue;
+        }
+        return giveUp(batch, error);
+      }
+    }
+  }
+
+  /**
+   * The batch cannot be committed: its queued writes and reads reject. Held writes were
+   * acknowledged already and are lost with it, so then the store stops taking writes.
+   */
+  function giveUp(batch: Batch, error: unknown): void {
+    rejectAll(batch, batch.items.some((item) => item.kind === 'held') ? fail(error) : error);
+  }
+
+  function rejectAll(batch: Batch, error: unknown): void {
+    for (const item of batch.items) if (item.kind === 'work') item.reject(error);
+  }
+
+  /** Moves the batch's held rows (and those held since) past the seqs stored by another process. */
+  async function moveHeldRows(client: pg.Client): Promise<void> {
+    const segments = batches.flatMap((each) => each.items.filter((item) => item.kind === 'held').map((item) => (item as { segment: HeldSegment }).segment));
+    for (const table of ['events', 'messages'] as const) {
+      const keys = heldKeys(segments, table);
+      if (keys.length === 0) continue;
+      const moved = renumberHeld(segments, table, await storedSeqs(client, table, keys));
+      if (moved.size > 0) onRenumbered(table, moved);
+    }
+  }
+
+  /** The statement of a held segment, or null for an empty one. */
+  function heldQuery(segment: HeldSegment): pg.QueryConfig | null {
+    const statement = segmentStatement(segment);
+    return statement && name(statement);
+  }
+
+  /**
+   * Sends the batch without waiting for answers (but for the reads of work that must read), in one write to the
+   * socket: BEGIN, every item, COMMIT; a batch that writes one statement at most (reads and a
+   * held segment) needs no transaction. Throws the batch's first database or connection error.
+   */
+  async function runPipelined(client: pg.Client, items: readonly Item[]): Promise<Outcome[]> {
+    const transaction = items.filter((item) => item.kind === 'held' || !item.readOnly).length > 1 || items.some((item) => item.kind === 'work' && !item.readOnly);
+    const settle = (promise: Promise<unknown>): Promise<Outcome> =>
+      promise.then(
+        (value) => ({ ok: true as const, value }),
+        (error: unknown) => ({ ok: false as const, error }),
       );
-      return written;
+    const done: Outcome = { ok: true, value: undefined };
+    const socket = corkable(client);
+    socket?.cork();
+    const pending: Array<Promise<Outcome>> = [];
+    // Work whose reads were sent, waiting for their answers.
+    let reading: Array<{ index: number; work: PgWork<unknown, unknown>; read: Promise<Outcome> }> = [];
+    const sendReadWork = async () => {
+      socket?.uncork();
+      const answers = await Promise.all(reading.map((entry) => entry.read));
+      socket?.cork();
+      reading.forEach((entry, place) => {
+        const answer = answers[place];
+        pending[entry.index] = answer.ok ? start(entry.work, answer.value) : Promise.resolve(answer);
+      });
+      reading = [];
+    };
+    const start = (work: PgWork<unknown, unknown>, read: unknown): Promise<Outcome> => {
+      try {
+        return settle(work(client, read));
+      } catch (error) {
+        return Promise.resolve({ ok: false, error });
+      }
+    };
+    const begin = transaction ? settle(client.query('BEGIN')) : Promise.resolve(done);
+    for (const item of items) {
+      if (item.kind === 'held') {
+        const query = heldQuery(item.segment);
+        pending.push(query ? settle(client.query(query)) : Promise.resolve(done));
+        continue;
+      }
+      if (item.readOnly && reading.length > 0) await sendReadWork();
+      if (item.read) {
+        reading.push({ index: pending.length, work: item.work, read: start((readClient) => item.read!(readClient), undefined) });
+        pending.push(Promise.resolve(done));
+        continue;
+      }
+      pending.push(start(item.work, undefined));
+    }
+    if (reading.length > 0) await sendReadWork();
+    const commit = transaction ? settle(client.query('COMMIT')) : Promise.resolve({ ok: true as const, value: { command: 'COMMIT' } });
+    socket?.uncork();
+    const outcomes = await Promise.all(pending);
+    const [began, committed] = await Promise.all([begin, commit]);
+    const all = [began, ...outcomes, committed];
+    const broken = all.some((outcome) => !outcome.ok && (isDatabaseError(outcome.error) || isConnectionError(outcome.error)));
+    // COMMIT in a transaction a statement failed in answers ROLLBACK, without an error.
+    if (broken || !committed.ok || (committed.value as pg.QueryResult).command !== 'COMMIT') {
+      if (transaction) await client.query('ROLLBACK').catch(ignore);
+      throw firstCause(all) ?? new Error(`The transaction of a batch of writes to ${label} was rolled back.`);
+    }
+    return outcomes;
+  }
+
+  /** One item at a time, each under a savepoint: a queued write that fails rejects alone. */
+  async function runCarefully(client: pg.Client, items: readonly Item[]): Promise<Outcome[]> {
+    const outcomes: Outcome[] = [];
+    await client.query('BEGIN');
+    try {
+      for (const item of items) {
+        await client.query('SAVEPOINT item');
+        try {
+          if (item.kind === 'held') {
+            const query = heldQuery(item.segment);
+            if (query) await client.query(query);
+            outcomes.push({ ok: true, value: undefined });
+          } else {
+            outcomes.push({ ok: true, value: await item.work(client, item.read ? await item.read(client) : undefined) });
+          }
+          await client.query('RELEASE SAVEPOINT item');
+        } catch (error) {
+          if (item.kind === 'held' || isConnectionError(error) || isRetryable(error)) throw error;
+          // A read or a write that failed on its own merits rejects alone.
+          await client.query('ROLLBACK TO SAVEPOINT item');
+          outcomes.push({ ok: false, error });
+        }
+      }
+      await client.query('COMMIT');
+      return outcomes;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(ignore);
+      throw error;
+    }
+  }
+
+  return {
+    held() {
+      const batch = openBatch();
+      const last = batch.items[batch.items.length - 1];
+      if (last?.kind === 'held') return last.segment;
+      const segment = createHeldSegment();
+      batch.items.push({ kind: 'held', segment });
+      schedule();
+      return segment;
     },
-    settled() {
-      return last;
+
+    write<T, R = undefined>(work: PgWork<T, R>, { readOnly = false, read }: PgWorkOptions<R> = {}): Promise<T> {
+      if (closed) return Promise.reject(new Error(`The store ${label} is closed.`));
+      if (failure && !readOnly) return Promise.reject(failure);
+      return new Promise<T>((resolve, reject) => {
+        openBatch().items.push({ kind: 'work', work: work as PgWork<unknown, unknown>, read, readOnly, resolve: resolve as (value: unknown) => void, reject });
+        schedule();
+      });
     },
+
+    read<T>(work: PgWork<T>): Promise<T> {
+      return this.write(work, { readOnly: true });
+    },
+
+    busy() {
+      return batches.length > 0;
+    },
+
+    async settled() {
+      const last = batches[batches.length - 1];
+      if (last) {
+        schedule();
+        await last.done;
+      }
+      if (failure) throw failure;
+    },
+
+    get failure() {
+      return failure;
+    },
+
+    onFailure(listener) {
+      failureListeners.add(listener);
+      return () => void failureListeners.delete(listener);
+    },
+
     async close() {
-      await this.settled();
+      await this.settled().catch(ignore);
       closed = true;
+      await writer?.end().catch(ignore);
+      writer = null;
     },
   };
 }

@@ -1,12 +1,16 @@
 import pg from 'pg';
-import type { PoolClient } from 'pg';
-import { isFinished, type ApprovalRecord, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord, type SessionRuleRecord } from '../records.ts';
+import { isFinished, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
 import { redactConnectionString } from '../redact-connection-string.ts';
-import type { RunPatch, Store } from '../store.ts';
-import { copyRun, messageFromRow, patchColumns, patchableRunColumns, patchableSessionColumns, runColumnList, runColumns, runEventFromRow, runFromRow, runSqlColumn, runToSql, runValueToSql, sessionFromRow } from '../sqlite/rows.ts';
-import { createPgBatches, isConnectionError } from './pg-batches.ts';
+import type { MessageCommitResult, RunPatch, Store } from '../store.ts';
+import { copyRun, messageFromRow, patchColumns, patchableRunColumns, patchableSessionColumns, runColumnList, runEventFromRow, runFromRow, runSqlColumn, runToSql, runValueToSql, sessionFromRow } from '../sqlite/rows.ts';
+import { setBounded } from '../../util/bounded-map.ts';
+import { createPgApprovals } from './pg-approvals.ts';
+import { createPgBatches, isConnectionError, type PgWork, type PgWorkOptions } from './pg-batches.ts';
+import { createStatementNames, type HeldSegment, type HeldSession } from './pg-held-writes.ts';
+import { createKeyOrder } from './pg-key-order.ts';
 import { migratePostgres } from './pg-migrations.ts';
 import { pgRunQuery } from './pg-run-query.ts';
+import { appendWithSeq, changeRun, insertRunRow, lockRuns, type RunField } from './pg-run-writes.ts';
 import { reportToDefaultLogger } from '../../logging/default-logger.ts';
 
 /** Options of {@link openPostgresStore}. */
@@ -30,40 +34,9 @@ export interface PostgresStoreOptions {
 }
 
 const activeStatuses = ['queued', 'running'];
-const approvalColumns = 'id, session_id, run_id, agent, tool, argument, risk, summary, status, created_at, resolved_at, resolved_by, always, owner';
-const insertRunSql = `INSERT INTO runs (${runColumns.join(', ')}) VALUES (${runColumns.map((_, index) => `$${index + 1}`).join(', ')})`;
 
-/**
- * Appends rows with the next seq of their key (a run's events, a session's messages), in order,
- * in one statement per key: seq = the stored maximum + the row's place. Another process taking
- * the same seq meanwhile makes the write fail with a unique violation, which the batch retries.
- */
-async function appendWithSeq(client: PoolClient, table: 'run_events' | 'messages', key: string, rows: ReadonlyArray<readonly [string, string, string]>): Promise<number[]> {
-  const [keyColumn, columns] = table === 'run_events' ? ['run_id', ['at', 'type', 'data']] : ['session_id', ['role', 'content', 'created_at']];
-  const { rows: inserted } = await client.query<{ seq: number }>(
-    `INSERT INTO ${table} (${keyColumn}, seq, ${columns.join(', ')})
-     SELECT $1, last.seq + added.ord, added.${columns[0]}, added.${columns[1]}, added.${columns[2]}
-     FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM ${table} WHERE ${keyColumn} = $1) last,
-          unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS added(${columns.join(', ')}, ord)
-     RETURNING seq`,
-    [key, rows.map((row) => row[0]), rows.map((row) => row[1]), rows.map((row) => row[2])],
-  );
-  return inserted.map((row) => row.seq).sort((a, b) => a - b);
-}
-
-/** Writes events (each gets its `seq`), grouped by run in the given order. */
-async function insertEvents(client: PoolClient, events: readonly NewRunEvent[], data: readonly string[]): Promise<void> {
-  const byRun = new Map<string, number[]>();
-  events.forEach((event, index) => {
-    const list = byRun.get(event.run_id);
-    if (list) list.push(index);
-    else byRun.set(event.run_id, [index]);
-  });
-  for (const [runId, indexes] of byRun) {
-    const seqs = await appendWithSeq(client, 'run_events', runId, indexes.map((index) => [events[index].at, events[index].type, data[index]] as const));
-    indexes.forEach((index, place) => (events[index].seq = seqs[place]));
-  }
-}
+/** Runs and sessions whose last seq is kept in memory, each. */
+const seqCacheSize = 20_000;
 
 function encodeEvents(runId: string | null, events: readonly NewRunEvent[]): string[] {
   return events.map((event) => {
@@ -73,42 +46,22 @@ function encodeEvents(runId: string | null, events: readonly NewRunEvent[]): str
 }
 
 /** The fields a run patch sets, checked and encoded: status never, unknown fields never. */
-function runFields(patch: RunPatch): Array<{ column: string; sql: unknown }> {
+function runFields(patch: RunPatch): RunField[] {
   if ((patch as { status?: unknown }).status !== undefined) {
     throw new TypeError("A run patch cannot change 'status': use transitionRun, which checks the move and writes its event.");
   }
   return patchColumns(patch, patchableRunColumns, 'A run patch').map((column) => ({ column: runSqlColumn(column), sql: runValueToSql(column, patch[column as keyof RunPatch]) }));
 }
 
-/** `UPDATE runs SET ...` for fields (and more SET terms), returning the run, or null if no such run. */
-async function updateRunRow(client: PoolClient, id: string, fields: ReadonlyArray<{ column: string; sql: unknown }>, guard = '', guardParameters: unknown[] = []): Promise<RunRecord | null> {
-  const parameters: unknown[] = [id, ...guardParameters];
-  const sets = fields.map((field) => {
-    parameters.push(field.sql);
-    return `${field.column} = $${parameters.length}`;
+/** Indexes of `items` by a key, in order. */
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number[]> {
+  const groups = new Map<string, number[]>();
+  items.forEach((item, index) => {
+    const list = groups.get(key(item));
+    if (list) list.push(index);
+    else groups.set(key(item), [index]);
   });
-  const sql = sets.length === 0 ? `SELECT ${runColumnList} FROM runs WHERE id = $1${guard}` : `UPDATE runs SET ${sets.join(', ')} WHERE id = $1${guard} RETURNING ${runColumnList}`;
-  const { rows } = await client.query({ text: sql, values: parameters, rowMode: 'array' });
-  return rows[0] ? runFromRow(rows[0] as unknown[]) : null;
-}
-
-function approvalFromRow(row: Record<string, unknown>): ApprovalRecord {
-  return {
-    id: row.id as string,
-    session_id: row.session_id as string,
-    run_id: (row.run_id as string | null) ?? null,
-    agent: row.agent as string,
-    tool: row.tool as string,
-    argument: (row.argument as string | null) ?? null,
-    risk: row.risk as string,
-    summary: row.summary as string,
-    status: row.status as ApprovalRecord['status'],
-    created_at: row.created_at as string,
-    resolved_at: (row.resolved_at as string | null) ?? null,
-    resolved_by: (row.resolved_by as ApprovalRecord['resolved_by']) ?? null,
-    always: row.always === true,
-    owner: (row.owner as string | null) ?? null,
-  };
+  return groups;
 }
 
 /** The connection string without cadre's own `schema` parameter, and that schema. */
@@ -121,11 +74,15 @@ export function splitSchema(connectionString: string): { url: string; schema: st
 
 /**
  * The Postgres store: the same records, queries and guarantees as the SQLite store, for many
- * processes on many machines. Writes are grouped into shared transactions (see
- * `createPgBatches`) and resolve once committed; reads wait for this process's earlier writes,
- * so they see them. Compare-and-set writes (transitions, claims, answers, notification
- * deliveries) lock the rows they check (`FOR UPDATE`), so of racing processes exactly one wins.
- * The schema is migrated on open (`cadre_schema_migrations`).
+ * processes on many machines, with group commit as the SQLite store does it (see
+ * `createPgBatches`). Appends and changes that need nothing read back (events and messages of
+ * runs and sessions whose last seq this process knows, fields of runs it knows exist) are
+ * acknowledged at once and written with the next commit, many rows per statement; writes that
+ * must read (transitions, claims, answers, notification deliveries, a seq nobody here knows)
+ * resolve after their commit and lock what they check (`FOR UPDATE`), so of racing processes
+ * exactly one wins. Reads wait for this process's earlier writes, so they see them. Statements
+ * are named (prepared once per connection). The schema is migrated on open
+ * (`cadre_schema_migrations`).
  *
  * @example
  * const store = await openPostgresStore({ connectionString: 'postgres://cadre@127.0.0.1/cadre' });
@@ -136,7 +93,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(schema)) throw new TypeError(`The schema name '${schema}' must be letters, digits and '_'.`);
   const label = redactConnectionString(options.connectionString);
   const report = options.onError ?? reportToDefaultLogger;
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 8, options: `-c search_path=${schema}${options.synchronousCommit ? '' : ' -c synchronous_commit=off'}`, connectionTimeoutMillis: 10_000 });
+  const reconnectMs = options.reconnectMs ?? 30_000;
+  const sessionOptions = `-c search_path=${schema}${options.synchronousCommit ? '' : ' -c synchronous_commit=off'}`;
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 8, options: sessionOptions, connectionTimeoutMillis: 10_000 });
   // An idle connection the server dropped (a restart) must not crash the process; the pool makes a new one.
   pool.on('error', (error) => report(error));
   try {
@@ -151,24 +110,102 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await pool.end().catch(() => {});
     throw error;
   }
-  const batches = createPgBatches({ pool, reconnectMs: options.reconnectMs });
+  const name = createStatementNames();
+  // The last seq per run (events) and per session (messages), known from this process's own
+  // writes. A run whose last seq is known exists. Another process appending to the same run
+  // makes a held row collide at its commit, which moves it past (see `createPgBatches`).
+  const eventSeqs = new Map<string, number>();
+  const messageSeqs = new Map<string, number>();
+  const learn = (seqs: Map<string, number>, key: string, seq: number) => setBounded(seqs, key, Math.max(seqs.get(key) ?? 0, seq), seqCacheSize);
+  const batches = createPgBatches({
+    label,
+    reconnectMs,
+    name,
+    async connect() {
+      const client = new pg.Client({ connectionString: url, options: sessionOptions, connectionTimeoutMillis: 10_000, pipeline: true });
+      try {
+        await client.connect();
+      } catch (error) {
+        client.end().catch(() => {});
+        throw error;
+      }
+      return client;
+    },
+    async storedSeqs(client, table, keys) {
+      const [tableName, keyColumn] = table === 'events' ? ['run_events', 'run_id'] : ['messages', 'session_id'];
+      const { rows } = await client.query<{ key: string; seq: number }>(`SELECT ${keyColumn} AS key, MAX(seq) AS seq FROM ${tableName} WHERE ${keyColumn} = ANY($1) GROUP BY ${keyColumn}`, [keys]);
+      return new Map(rows.map((row) => [row.key, row.seq]));
+    },
+    onRenumbered(table, last) {
+      for (const [key, seq] of last) learn(table === 'events' ? eventSeqs : messageSeqs, key, seq);
+    },
+  });
+  const order = createKeyOrder();
   let closed = false;
 
-  function write<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    if (closed) return Promise.reject(new Error(`The store ${label} is closed.`));
-    return batches.write(work);
+  function refusal(): Error | null {
+    if (closed) return new Error(`The store ${label} is closed.`);
+    return batches.failure;
   }
 
-  /** A read after this process's earlier writes; retried while the server restarts (up to `reconnectMs`). */
-  async function read<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values: unknown[] = [], rowMode?: 'array'): Promise<R[]> {
+  /** Queues a write that reads; resolves after its commit. */
+  function write<T, R = undefined>(work: PgWork<T, R>, workOptions?: PgWorkOptions<R>): Promise<T> {
+    const refused = refusal();
+    return refused ? Promise.reject(refused) : batches.write(work, workOptions);
+  }
+
+  /** A write of runs and sessions `keys` (see `createKeyOrder`), refused once the store is closed or failed. */
+  function ordered<T>(keys: readonly string[], decide: () => T | Promise<T>): Promise<T> {
+    const refused = refusal();
+    if (refused) return Promise.reject(refused);
+    return order.run(keys, () => {
+      const late = refusal();
+      if (late) throw late;
+      return decide();
+    });
+  }
+
+  /** Holds events of runs whose last seq is known, each taking the next one. */
+  function holdEvents(segment: HeldSegment, events: readonly NewRunEvent[], data: readonly string[]): void {
+    events.forEach((event, index) => {
+      const seq = eventSeqs.get(event.run_id)! + 1;
+      setBounded(eventSeqs, event.run_id, seq, seqCacheSize);
+      event.seq = seq;
+      segment.events.push({ key: event.run_id, seq, columns: [event.at, event.type, data[index]], record: event });
+    });
+  }
+
+  /** Writes events of runs whose last seq is not known here, in SQL; resolves after the commit. */
+  function insertEvents(client: pg.ClientBase, events: readonly NewRunEvent[], data: readonly string[]): Promise<void> {
+    const writes = [...groupBy(events, (event) => event.run_id)].map(([runId, indexes]) =>
+      appendWithSeq(client, name, 'run_events', runId, indexes.map((index) => [events[index].at, events[index].type, data[index]] as const)).then((seqs) => {
+        indexes.forEach((index, place) => (events[index].seq = seqs[place]));
+      }),
+    );
+    return Promise.all(writes).then(() => undefined);
+  }
+
+  /** After a commit: the seqs of events written in SQL are known now. */
+  function learnEvents(events: readonly NewRunEvent[]): void {
+    for (const event of events) if (event.seq !== undefined) learn(eventSeqs, event.run_id, event.seq);
+  }
+
+  /**
+   * A read after this process's earlier writes. A lookup by key goes on the writer's connection,
+   * behind the writes queued before it and with them (reads of one event-loop turn share one
+   * round trip). A listing, which may be long, goes on the pool when no write is pending, so it
+   * never holds up a commit. Retried while the server restarts (up to `reconnectMs`).
+   */
+  async function read<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values: unknown[] = [], { array = false, listing = false } = {}): Promise<R[]> {
     if (closed) throw new Error(`The store ${label} is closed.`);
-    await batches.settled();
-    const query = rowMode ? { text, values, rowMode } : { text, values };
+    await order.started();
+    const query = (array ? { ...name({ text, values }), rowMode: 'array' } : name({ text, values })) as pg.QueryConfig;
+    if (!listing || batches.busy()) return batches.read((client) => client.query<R>(query).then((result) => result.rows));
     // Idle connections the server dropped fail one by one; the pool then opens new ones.
-    const deadline = Date.now() + (options.reconnectMs ?? 30_000);
+    const deadline = Date.now() + reconnectMs;
     for (let attempt = 0; ; attempt++) {
       try {
-        return (await pool.query<R>(query as pg.QueryConfig)).rows;
+        return (await pool.query<R>(query)).rows;
       } catch (error) {
         if (!isConnectionError(error) || closed || Date.now() >= deadline) throw error;
         if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** Math.min(attempt, 5))));
@@ -176,16 +213,39 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     }
   }
 
+  /** The held changes of session `id` in the open segment. */
+  function heldSession(id: string): HeldSession {
+    const segment = batches.held();
+    let held = segment.sessions.get(id);
+    if (!held) segment.sessions.set(id, (held = { fields: new Map(), input_tokens: 0, output_tokens: 0 }));
+    return held;
+  }
+
   const store: Store = {
     description: `postgres:${label}`,
 
+    ...createPgApprovals({ write, read }),
+
     createSession(session) {
-      return write(async (client) => {
-        await client.query(
-          'INSERT INTO sessions (id, agent, model, created_at, status, parent_run_id, auto_resumes, user_canceled_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
-          [session.id, session.agent, session.model, session.created_at, session.status, session.parent_run_id, session.auto_resumes, session.user_canceled_at],
-        );
-      });
+      return ordered([`s:${session.id}`], () =>
+        batches
+          .write((client) =>
+            client
+              .query(
+                name({
+                  text: 'INSERT INTO sessions (id, agent, model, created_at, status, parent_run_id, auto_resumes, user_canceled_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING',
+                  values: [session.id, session.agent, session.model, session.created_at, session.status, session.parent_run_id, session.auto_resumes, session.user_canceled_at],
+                }),
+              )
+              .then(({ rowCount }) => {
+                if (!rowCount) throw new Error(`A session with id '${session.id}' is already stored.`);
+              }),
+          )
+          .then(() => {
+            // A new session has no messages yet: its first one is held at once.
+            learn(messageSeqs, session.id, 0);
+          }),
+      );
     },
 
     async getSession(id) {
@@ -195,7 +255,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
     async listSessions({ limit, primaryOnly = false } = {}) {
       const where = primaryOnly ? ' WHERE parent_run_id IS NULL' : '';
-      const rows = await read(`SELECT * FROM sessions${where} ORDER BY created_at DESC, id DESC${limit === undefined ? '' : ' LIMIT $1'}`, limit === undefined ? [] : [Math.max(0, Math.floor(limit))]);
+      const rows = await read(`SELECT * FROM sessions${where} ORDER BY created_at DESC, id DESC${limit === undefined ? '' : ' LIMIT $1'}`, limit === undefined ? [] : [Math.max(0, Math.floor(limit))], { listing: true });
       return rows.map(sessionFromRow);
     },
 
@@ -206,17 +266,23 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       } catch (error) {
         return Promise.reject(error);
       }
-      return write(async (client) => {
-        if (columns.length === 0) return;
-        const sets = columns.map((column, index) => `${column} = $${index + 2}`).join(', ');
-        await client.query(`UPDATE sessions SET ${sets} WHERE id = $1`, [id, ...columns.map((column) => (patch as Record<string, unknown>)[column] ?? null)]);
-      });
+      const refused = refusal();
+      if (refused) return Promise.reject(refused);
+      // Held: it reads nothing back, and a session that is not stored is left alone.
+      if (columns.length > 0) {
+        const held = heldSession(id);
+        for (const column of columns) held.fields.set(column, (patch as Record<string, unknown>)[column] ?? null);
+      }
+      return Promise.resolve();
     },
 
     addSessionUsage(id, usage) {
-      return write(async (client) => {
-        await client.query('UPDATE sessions SET input_tokens = input_tokens + $2, output_tokens = output_tokens + $3 WHERE id = $1', [id, usage.input_tokens, usage.output_tokens]);
-      });
+      const refused = refusal();
+      if (refused) return Promise.reject(refused);
+      const held = heldSession(id);
+      held.input_tokens += usage.input_tokens;
+      held.output_tokens += usage.output_tokens;
+      return Promise.resolve();
     },
 
     async getSessionUsage(id) {
@@ -225,26 +291,45 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
 
     appendMessages(messages) {
+      if (messages.length === 0) return refusal() ? Promise.reject(refusal()) : Promise.resolve([]);
       let contents: string[];
       try {
         contents = messages.map((message) => JSON.stringify(message.content ?? null));
       } catch (error) {
         return Promise.reject(error);
       }
-      return write(async (client) => {
-        const bySession = new Map<string, number[]>();
-        messages.forEach((message, index) => {
-          const list = bySession.get(message.session_id);
-          if (list) list.push(index);
-          else bySession.set(message.session_id, [index]);
-        });
-        const seqs: number[] = [];
-        for (const [sessionId, indexes] of bySession) {
-          const given = await appendWithSeq(client, 'messages', sessionId, indexes.map((index) => [messages[index].role, contents[index], messages[index].created_at] as const));
-          indexes.forEach((index, place) => (seqs[index] = given[place]));
-        }
-        return messages.map((message, index) => ({ session_id: message.session_id, seq: seqs[index], role: message.role, content: message.content, created_at: message.created_at }));
-      });
+      const sessions = [...new Set(messages.map((message) => message.session_id))];
+      return ordered(
+        sessions.map((id) => `s:${id}`),
+        (): MessageRecord[] | Promise<MessageRecord[]> => {
+          if (sessions.every((id) => messageSeqs.has(id))) {
+            const segment = batches.held();
+            return messages.map((message, index) => {
+              const seq = messageSeqs.get(message.session_id)! + 1;
+              setBounded(messageSeqs, message.session_id, seq, seqCacheSize);
+              const record: MessageRecord = { session_id: message.session_id, seq, role: message.role, content: message.content, created_at: message.created_at };
+              segment.messages.push({ key: message.session_id, seq, columns: [message.role, contents[index], message.created_at], record });
+              return record;
+            });
+          }
+          return batches
+            .write(async (client) => {
+              const seqs: number[] = [];
+              await Promise.all(
+                [...groupBy(messages, (message) => message.session_id)].map(([sessionId, indexes]) =>
+                  appendWithSeq(client, name, 'messages', sessionId, indexes.map((index) => [messages[index].role, contents[index], messages[index].created_at] as const)).then((given) => {
+                    indexes.forEach((index, place) => (seqs[index] = given[place]));
+                  }),
+                ),
+              );
+              return messages.map((message, index) => ({ session_id: message.session_id, seq: seqs[index], role: message.role, content: message.content, created_at: message.created_at }));
+            })
+            .then((records) => {
+              for (const record of records) learn(messageSeqs, record.session_id, record.seq);
+              return records;
+            });
+        },
+      );
     },
 
     async listMessages(sessionId, { afterSeq = 0 } = {}) {
@@ -259,45 +344,71 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       } catch (error) {
         return Promise.reject(error);
       }
-      return write(async (client) => {
-        await client.query('UPDATE messages SET content = $3 WHERE session_id = $1 AND seq = $2', [sessionId, seq, encoded]);
+      return ordered([`s:${sessionId}`], () => {
+        const segment = batches.held();
+        // A message held in this segment is rewritten in place: one statement writes a row once.
+        const held = segment.messages.find((row) => row.key === sessionId && row.seq === seq);
+        if (held) held.columns[1] = encoded;
+        else segment.contents.set(`${sessionId}\u0000${seq}`, [sessionId, seq, encoded]);
       });
     },
 
     commitMessage({ session_id: sessionId, seq, role, content, created_at: createdAt, runs }) {
-      let prepared: { encoded: string; fields: Array<Array<{ column: string; sql: unknown }>> };
+      let prepared: { encoded: string; fields: RunField[][] };
       try {
         prepared = { encoded: JSON.stringify(content ?? null), fields: runs.map((change) => runFields(change.patch)) };
       } catch (error) {
         return Promise.reject(error);
       }
-      return write(async (client) => {
-        const ids = runs.map((change) => change.id);
-        const { rows } = await client.query({ text: `SELECT ${runColumnList} FROM runs WHERE id = ANY($1) ORDER BY id FOR UPDATE`, values: [ids], rowMode: 'array' });
-        const current = new Map((rows as unknown[][]).map((row) => [row[0] as string, runFromRow(row)]));
-        const refused = runs.filter((change) => !current.has(change.id) || !change.check(copyRun(current.get(change.id)!))).map((change) => change.id);
-        if (refused.length > 0) return { message: null, runs: [], refused };
-        let message: MessageRecord;
-        if (seq === undefined) {
-          const [given] = await appendWithSeq(client, 'messages', sessionId, [[role, prepared.encoded, createdAt]]);
-          message = { session_id: sessionId, seq: given, role, content, created_at: createdAt };
-        } else {
-          const { rows: updated } = await client.query<{ role: MessageRecord['role']; created_at: string }>(
-            'UPDATE messages SET content = $3 WHERE session_id = $1 AND seq = $2 RETURNING role, created_at',
-            [sessionId, seq, prepared.encoded],
-          );
-          if (updated.length === 0) throw new Error(`No message ${seq} in session '${sessionId}' to rewrite.`);
-          message = { session_id: sessionId, seq, role: updated[0].role, content, created_at: updated[0].created_at };
-        }
-        const changed: Array<{ run: RunRecord; events: RunEventRecord[] }> = [];
-        for (const [index, change] of runs.entries()) {
-          const events = change.events(message);
-          await insertEvents(client, events, encodeEvents(change.id, events));
-          const run = await updateRunRow(client, change.id, prepared.fields[index]);
-          changed.push({ run: run!, events: events as RunEventRecord[] });
-        }
-        return { message, runs: changed, refused };
-      });
+      const keys = [`s:${sessionId}`, ...runs.map((change) => `r:${change.id}`)];
+      // Read first (locked runs, the message's place) and written in one go after, so that
+      // deliveries in one batch cost one more round trip together.
+      const readFirst = (client: pg.ClientBase) =>
+        Promise.all([
+          lockRuns(client, name, runs.map((change) => change.id)),
+          client.query<{ seq: number; role: MessageRecord['role'] | null; created_at: string | null }>(
+            seq === undefined
+              ? name({ text: 'SELECT COALESCE(MAX(seq), 0) AS seq, NULL AS role, NULL AS created_at FROM messages WHERE session_id = $1', values: [sessionId] })
+              : name({ text: 'SELECT seq, role, created_at FROM messages WHERE session_id = $1 AND seq = $2 FOR UPDATE', values: [sessionId, seq] }),
+          ),
+        ]);
+      return ordered(keys, () =>
+        batches
+          .write(
+            (client, [current, { rows: [stored] }]): Promise<MessageCommitResult> => {
+              const refused = runs.filter((change) => !current.has(change.id) || !change.check(copyRun(current.get(change.id)!))).map((change) => change.id);
+              if (refused.length > 0) return Promise.resolve({ message: null, runs: [], refused });
+              let message: MessageRecord;
+              let written: Promise<unknown>;
+              if (seq === undefined) {
+                // Another process taking this seq meanwhile makes the batch retry, reading it again.
+                message = { session_id: sessionId, seq: stored.seq + 1, role, content, created_at: createdAt };
+                written = client.query(
+                  name({ text: 'INSERT INTO messages (session_id, seq, role, content, created_at) VALUES ($1, $2, $3, $4, $5)', values: [sessionId, message.seq, role, prepared.encoded, createdAt] }),
+                );
+              } else {
+                if (stored === undefined) return Promise.reject(new Error(`No message ${seq} in session '${sessionId}' to rewrite.`));
+                message = { session_id: sessionId, seq, role: stored.role!, content, created_at: stored.created_at! };
+                written = client.query(name({ text: 'UPDATE messages SET content = $3 WHERE session_id = $1 AND seq = $2', values: [sessionId, seq, prepared.encoded] }));
+              }
+              const changed = runs.map((change, index) => {
+                const events = change.events(message);
+                const data = encodeEvents(change.id, events);
+                return changeRun(client, name, { id: change.id, fields: prepared.fields[index], events, data }).then(({ run, seqs }) => {
+                  seqs.forEach((given, place) => (events[place].seq = given));
+                  return { run: run!, events: events as RunEventRecord[] };
+                });
+              });
+              return Promise.all([written, ...changed]).then(([, ...changes]) => ({ message, runs: changes as MessageCommitResult['runs'], refused }));
+            },
+            { read: readFirst },
+          )
+          .then((result) => {
+            if (result.message) learn(messageSeqs, sessionId, result.message.seq);
+            for (const change of result.runs) learnEvents(change.events);
+            return result;
+          }),
+      );
     },
 
     insertRun(run, event) {
@@ -309,22 +420,21 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       } catch (error) {
         return Promise.reject(error);
       }
-      return write(async (client) => {
-        try {
-          await client.query(insertRunSql, values);
-        } catch (error) {
-          if ((error as { code?: string }).code === '23505' && (error as { constraint?: string }).constraint === 'runs_pkey') {
-            throw new Error(`A run with id '${run.id}' is already stored.`, { cause: error });
-          }
-          throw error;
-        }
-        await insertEvents(client, [event], data);
-      });
+      return ordered([`r:${run.id}`], () =>
+        batches
+          .write((client) =>
+            insertRunRow(client, name, values, event, data[0]).then((seq) => {
+              if (seq === null) throw new Error(`A run with id '${run.id}' is already stored.`);
+              event.seq = seq;
+            }),
+          )
+          .then(() => learnEvents([event])),
+      );
     },
 
     transitionRun({ id, from, to, patch = {}, patchFor, event }) {
       const allowed = from.filter((status) => !isFinished(status));
-      let fields: Array<{ column: string; sql: unknown }>;
+      let fields: RunField[];
       let data: string[];
       try {
         fields = runFields(patch);
@@ -332,27 +442,33 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       } catch (error) {
         return Promise.reject(error);
       }
-      return write(async (client) => {
-        if (allowed.length === 0) return null;
-        let more: Array<{ column: string; sql: unknown }> = [];
+      if (allowed.length === 0) return ordered([`r:${id}`], () => write(async () => null));
+      const guard = { sql: 'status = ANY(?)', value: allowed };
+      const change = (client: pg.ClientBase, current: RunRecord | undefined | null): Promise<RunRecord | null> => {
+        let more: RunField[] = [];
         if (patchFor) {
-          const { rows } = await client.query({ text: `SELECT ${runColumnList} FROM runs WHERE id = $1 FOR UPDATE`, values: [id], rowMode: 'array' });
-          if (rows.length === 0) return null;
-          const current = runFromRow(rows[0] as unknown[]);
-          if (!allowed.includes(current.status)) return null;
+          if (!current || !allowed.includes(current.status)) return Promise.resolve(null);
           more = runFields(patchFor(copyRun(current)));
         }
         // Later fields win, as in an object spread: patchFor's over patch's.
         const merged = new Map([{ column: 'status', sql: to as unknown }, ...fields, ...more].map((field) => [field.column, field]));
-        const run = await updateRunRow(client, id, [...merged.values()], ' AND status = ANY($2)', [allowed]);
-        if (run === null) return null;
-        await insertEvents(client, [event], data);
-        return run;
-      });
+        return changeRun(client, name, { id, fields: [...merged.values()], guard, events: [event], data }).then(({ run, seqs }) => {
+          if (run) event.seq = seqs[0];
+          return run;
+        });
+      };
+      // patchFor decides on the run as it stands: locked and read first.
+      const readFirst = patchFor ? (client: pg.ClientBase) => lockRuns(client, name, [id]).then((locked) => locked.get(id)) : undefined;
+      return ordered([`r:${id}`], () =>
+        batches.write(change, { read: readFirst }).then((run) => {
+          learnEvents([event]);
+          return run;
+        }),
+      );
     },
 
     updateRun(id, patch, events = []) {
-      let fields: Array<{ column: string; sql: unknown }>;
+      let fields: RunField[];
       let data: string[];
       try {
         fields = runFields(patch);
@@ -360,16 +476,23 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       } catch (error) {
         return Promise.reject(error);
       }
-      return write(async (client) => {
-        const run = await updateRunRow(client, id, fields);
-        if (run === null) return null;
-        await insertEvents(client, events, data);
-        return run;
-      });
+      return ordered([`r:${id}`], () =>
+        batches
+          .write((client) =>
+            changeRun(client, name, { id, fields, events, data }).then(({ run, seqs }) => {
+              seqs.forEach((seq, index) => (events[index].seq = seq));
+              return run;
+            }),
+          )
+          .then((run) => {
+            learnEvents(events);
+            return run;
+          }),
+      );
     },
 
     patchRun(id, patch, events = []) {
-      let fields: Array<{ column: string; sql: unknown }>;
+      let fields: RunField[];
       let data: string[];
       try {
         fields = runFields(patch);
@@ -377,145 +500,101 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       } catch (error) {
         return Promise.reject(error);
       }
-      return write(async (client) => {
-        const parameters: unknown[] = [id];
-        const sets = fields.map((field) => {
-          parameters.push(field.sql);
-          return `${field.column} = $${parameters.length}`;
-        });
-        const sql = sets.length === 0 ? 'SELECT 1 FROM runs WHERE id = $1' : `UPDATE runs SET ${sets.join(', ')} WHERE id = $1`;
-        const { rowCount } = await client.query(sql, parameters);
-        if (!rowCount) return false;
-        await insertEvents(client, events, data);
-        return true;
+      return ordered([`r:${id}`], (): boolean | Promise<boolean> => {
+        if (eventSeqs.has(id)) {
+          // A run this process wrote to exists: its fields and events are held, never read back.
+          if (events.length === 0 && fields.length === 0) return true;
+          const segment = batches.held();
+          holdEvents(segment, events, data);
+          if (fields.length > 0) {
+            let held = segment.runs.get(id);
+            if (!held) segment.runs.set(id, (held = new Map()));
+            for (const field of fields) held.set(field.column, field.sql);
+          }
+          return true;
+        }
+        return batches
+          .write((client) =>
+            changeRun(client, name, { id, fields, events, data }).then(({ run, seqs }) => {
+              seqs.forEach((seq, index) => (events[index].seq = seq));
+              return run !== null;
+            }),
+          )
+          .then((found) => {
+            learnEvents(events);
+            return found;
+          });
       });
     },
 
     appendRunEvents(events) {
+      if (events.length === 0) return refusal() ? Promise.reject(refusal()) : Promise.resolve();
       let data: string[];
       try {
         data = encodeEvents(null, events);
       } catch (error) {
         return Promise.reject(error);
       }
-      return write(async (client) => {
-        await insertEvents(client, events, data);
-      });
+      const runIds = [...new Set(events.map((event) => event.run_id))];
+      return ordered(
+        runIds.map((id) => `r:${id}`),
+        (): void | Promise<void> => {
+          if (runIds.every((id) => eventSeqs.has(id))) return holdEvents(batches.held(), events, data);
+          return batches.write((client) => insertEvents(client, events, data)).then(() => learnEvents(events));
+        },
+      );
     },
 
     async getRun(id) {
-      const [row] = await read<unknown[]>(`SELECT ${runColumnList} FROM runs WHERE id = $1`, [id], 'array');
+      const [row] = await read<unknown[]>(`SELECT ${runColumnList} FROM runs WHERE id = $1`, [id], { array: true });
       return row ? runFromRow(row as unknown as unknown[]) : null;
     },
 
     async listRuns(query) {
       const { sql, parameters } = pgRunQuery(query);
-      const rows = await read<unknown[]>(sql, parameters, 'array');
+      const rows = await read<unknown[]>(sql, parameters, { array: true, listing: true });
       return rows.map((row) => runFromRow(row as unknown as unknown[]));
     },
 
     async listRunEvents(runId, { afterSeq = 0, limit } = {}) {
       const limited = limit === undefined ? '' : ' LIMIT $3';
-      const rows = await read(`SELECT * FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq${limited}`, limit === undefined ? [runId, afterSeq] : [runId, afterSeq, Math.max(0, Math.floor(limit))]);
+      const rows = await read(`SELECT * FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq${limited}`, limit === undefined ? [runId, afterSeq] : [runId, afterSeq, Math.max(0, Math.floor(limit))], {
+        listing: true,
+      });
       return rows.map(runEventFromRow);
     },
 
     renewLeases(owner, expiresAt) {
-      return write(async (client) => {
-        const { rowCount } = await client.query('UPDATE runs SET lease_expires_at = $1 WHERE lease_owner = $2 AND status = ANY($3)', [expiresAt, owner, activeStatuses]);
-        return rowCount ?? 0;
-      });
+      const text = 'UPDATE runs SET lease_expires_at = $1 WHERE lease_owner = $2 AND status = ANY($3)';
+      return write((client) => client.query(name({ text, values: [expiresAt, owner, activeStatuses] })).then(({ rowCount }) => rowCount ?? 0));
     },
 
     claimRun(id, owner, expiresAt, expiredBefore) {
-      return write(async (client) => {
-        const { rows } = await client.query({
-          text: `UPDATE runs SET lease_owner = $2, lease_expires_at = $3 WHERE id = $1 AND status = ANY($4) AND (lease_expires_at IS NULL OR lease_expires_at < $5) RETURNING ${runColumnList}`,
-          values: [id, owner, expiresAt, activeStatuses, expiredBefore],
-          rowMode: 'array',
-        });
-        return rows[0] ? runFromRow(rows[0] as unknown[]) : null;
-      });
-    },
-
-    insertApproval(approval) {
-      return write(async (client) => {
-        await client.query(`INSERT INTO approvals (${approvalColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`, [
-          approval.id,
-          approval.session_id,
-          approval.run_id,
-          approval.agent,
-          approval.tool,
-          approval.argument,
-          approval.risk,
-          approval.summary,
-          approval.status,
-          approval.created_at,
-          approval.resolved_at,
-          approval.resolved_by,
-          approval.always,
-          approval.owner,
-        ]);
-      });
-    },
-
-    async getApproval(id) {
-      const [row] = await read(`SELECT ${approvalColumns} FROM approvals WHERE id = $1`, [id]);
-      return row ? approvalFromRow(row) : null;
-    },
-
-    async listApprovals({ statuses, session_id, run_id, owner, limit } = {}) {
-      if (statuses !== undefined && statuses.length === 0) return [];
-      const where: string[] = [];
-      const parameters: unknown[] = [];
-      if (statuses !== undefined) {
-        parameters.push([...statuses]);
-        where.push(`status = ANY($${parameters.length})`);
-      }
-      for (const [column, value] of [['session_id', session_id], ['run_id', run_id], ['owner', owner]] as const) {
-        if (value === undefined) continue;
-        parameters.push(value);
-        where.push(`${column} = $${parameters.length}`);
-      }
-      let sql = `SELECT ${approvalColumns} FROM approvals${where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`} ORDER BY created_at, id`;
-      if (limit !== undefined) {
-        parameters.push(Math.max(0, Math.floor(limit)));
-        sql += ` LIMIT $${parameters.length}`;
-      }
-      return (await read(sql, parameters)).map(approvalFromRow);
-    },
-
-    resolveApproval({ id, status, by, at, rule }) {
-      return write(async (client) => {
-        const { rows } = await client.query(
-          `UPDATE approvals SET status = $2, resolved_by = $3, resolved_at = $4, always = $5 WHERE id = $1 AND status = 'pending' RETURNING ${approvalColumns}`,
-          [id, status, by, at, rule !== undefined],
-        );
-        if (rows.length === 0) return null;
-        const approval = approvalFromRow(rows[0]);
-        if (rule) {
-          await client.query(
-            `INSERT INTO session_rules (session_id, rule, decision, created_at, approval_id) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (session_id, rule) DO UPDATE SET decision = EXCLUDED.decision, created_at = EXCLUDED.created_at, approval_id = EXCLUDED.approval_id`,
-            [approval.session_id, rule.rule, rule.decision, at, id],
-          );
-        }
-        return approval;
-      });
-    },
-
-    async listSessionRules(sessionId) {
-      const rows = await read('SELECT session_id, rule, decision, created_at, approval_id FROM session_rules WHERE session_id = $1 ORDER BY created_at, rule', [sessionId]);
-      return rows.map((row) => ({ ...(row as unknown as SessionRuleRecord) }));
+      const text = `UPDATE runs SET lease_owner = $2, lease_expires_at = $3 WHERE id = $1 AND status = ANY($4) AND (lease_expires_at IS NULL OR lease_expires_at < $5) RETURNING ${runColumnList}`;
+      return ordered([`r:${id}`], () =>
+        batches
+          .write((client) => client.query({ ...name({ text, values: [id, owner, expiresAt, activeStatuses, expiredBefore] }), rowMode: 'array' }).then(({ rows }) => (rows[0] ? runFromRow(rows[0] as unknown[]) : null)))
+          .then((run) => {
+            // The previous owner was another process that may have appended events.
+            if (run) eventSeqs.delete(id);
+            return run;
+          }),
+      );
     },
 
     async flush() {
       if (closed) return;
+      await order.started();
       await batches.settled();
+    },
+
+    onFailure(listener) {
+      return batches.onFailure(listener);
     },
 
     async close() {
       if (closed) return;
+      await order.started().catch(() => {});
       await batches.close();
       closed = true;
       await pool.end();

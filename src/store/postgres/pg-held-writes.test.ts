@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { createHeldSegment, createStatementNames, renumberHeld, segmentStatement, type HeldRow } from './pg-held-writes.ts';
+
+function row(key: string, seq: number, text = 'x'): HeldRow {
+  return { key, seq, columns: ['2026-01-01T00:00:00.000Z', 'activity', text], record: { seq } };
+}
+
+describe('held writes of the Postgres store', () => {
+  it('writes nothing for an empty segment', () => {
+    expect(segmentStatement(createHeldSegment())).toBeNull();
+  });
+
+  it('writes events and messages of a segment in one statement, one array per column', () => {
+    const segment = createHeldSegment();
+    segment.events.push(row('run_1', 1), row('run_2', 4));
+    segment.messages.push({ key: 'ses_1', seq: 2, columns: ['user', '"hi"', '2026-01-01T00:00:00.000Z'], record: { seq: 2 } });
+    const statement = segmentStatement(segment)!;
+    expect(statement.text).toMatch(/^WITH w0 AS \(INSERT INTO messages .*\$6::text\[\].*\) INSERT INTO run_events .*unnest\(\$1::text\[\], \$2::int\[\]/);
+    expect(statement.values.slice(0, 2)).toEqual([
+      ['run_1', 'run_2'],
+      [1, 4],
+    ]);
+    expect(statement.values.slice(5, 7)).toEqual([['ses_1'], [2]]);
+  });
+
+  it('groups changed runs by the columns they set, each run once, and adds session tokens to the stored ones', () => {
+    const segment = createHeldSegment();
+    segment.runs.set('run_1', new Map<string, unknown>([['turns', 2], ['usage', '{}']]));
+    segment.runs.set('run_2', new Map<string, unknown>([['usage', '{"a":1}'], ['turns', 3]]));
+    segment.runs.set('run_3', new Map<string, unknown>([['last_activity', null]]));
+    segment.sessions.set('ses_1', { fields: new Map([['status', 'idle']]), input_tokens: 10, output_tokens: 2 });
+    const { text, values } = segmentStatement(segment)!;
+    expect(text.match(/UPDATE runs SET/g)).toHaveLength(2);
+    expect(text).toContain('UPDATE runs SET turns = held.turns, usage = held.usage FROM unnest($1::text[], $2::int[], $3::text[])');
+    expect(text).toContain('input_tokens = sessions.input_tokens + held.input_tokens');
+    expect(values.slice(0, 3)).toEqual([['run_1', 'run_2'], [2, 3], ['{}', '{"a":1}']]);
+    expect(values).toContainEqual([10]);
+  });
+
+  it('moves the held rows of a key past the seqs another process stored, keeping their order, and tells the callers', () => {
+    const first = createHeldSegment();
+    const second = createHeldSegment();
+    first.events.push(row('run_1', 3), row('run_2', 7));
+    second.events.push(row('run_1', 4));
+    const last = renumberHeld([first, second], 'events', new Map([['run_1', 5], ['run_2', 6]]));
+    expect(first.events.map((held) => [held.key, held.seq, held.record.seq])).toEqual([
+      ['run_1', 6, 6],
+      ['run_2', 7, 7],
+    ]);
+    expect(second.events[0].seq).toBe(7);
+    expect([...last]).toEqual([['run_1', 7]]);
+  });
+
+  it('names each statement text once, and stops naming past its limit', () => {
+    const name = createStatementNames(2);
+    expect(name({ text: 'SELECT 1', values: [] }).name).toBe(name({ text: 'SELECT 1', values: [1] }).name);
+    expect(name({ text: 'SELECT 2', values: [] }).name).not.toBe(name({ text: 'SELECT 1', values: [] }).name);
+    expect(name({ text: 'SELECT 3', values: [] }).name).toBeUndefined();
+  });
+});

@@ -1,0 +1,179 @@
+import type { QueryConfig } from 'pg';
+
+/**
+ * A message or event row held for the next commit: its key (session or run), its seq, its other
+ * three columns as stored, and the record handed back to the caller, whose `seq` follows the row
+ * if a collision with another process moves it.
+ */
+export interface HeldRow {
+  key: string;
+  seq: number;
+  columns: [string, string, string];
+  record: { seq?: number };
+}
+
+/**
+ * Writes acknowledged before their commit and written together, in one statement, by the next
+ * transaction: appended events and messages, rewritten message contents, changed run fields.
+ * A segment holds only writes that need nothing read back (their seq comes from the process's
+ * counter, their run is known to exist), so it commits as one multi-row statement.
+ */
+export interface HeldSegment {
+  readonly events: HeldRow[];
+  readonly messages: HeldRow[];
+  /** New contents of messages stored before this segment, by session and seq: [session, seq, content]. */
+  readonly contents: Map<string, [string, number, string]>;
+  /** Changed fields of runs stored before this segment, by run: column -> value as stored. */
+  readonly runs: Map<string, Map<string, unknown>>;
+  /** Changed fields of sessions stored before this segment, and tokens to add to their usage. */
+  readonly sessions: Map<string, HeldSession>;
+}
+
+/** What a segment changes in one session. */
+export interface HeldSession {
+  fields: Map<string, unknown>;
+  input_tokens: number;
+  output_tokens: number;
+}
+
+/** An empty segment. */
+export function createHeldSegment(): HeldSegment {
+  return { events: [], messages: [], contents: new Map(), runs: new Map(), sessions: new Map() };
+}
+
+/** The `runs` and `sessions` columns that hold integers; every other one holds text. */
+const integerColumns: ReadonlySet<string> = new Set(['depth', 'max_turns', 'turns', 'auto_resumes']);
+
+/** A multi-row UPDATE of `table` over one array per column, rows grouped by the columns they set. */
+function groupedUpdates(table: 'runs' | 'sessions', rows: ReadonlyMap<string, ReadonlyMap<string, unknown>>, add: (sql: string, arrays: unknown[]) => void): void {
+  const groups = new Map<string, { columns: string[]; ids: string[]; values: unknown[][] }>();
+  for (const [id, fields] of rows) {
+    if (fields.size === 0) continue;
+    const columns = [...fields.keys()].sort();
+    const shape = columns.join(',');
+    let group = groups.get(shape);
+    if (!group) {
+      group = { columns, ids: [], values: columns.map(() => []) };
+      groups.set(shape, group);
+    }
+    group.ids.push(id);
+    columns.forEach((column, index) => group.values[index].push(fields.get(column) ?? null));
+  }
+  for (const { columns, ids, values } of groups.values()) {
+    const arrays = columns.map((column, index) => `$${index + 2}::${column.startsWith('+') ? 'bigint' : integerColumns.has(column) ? 'int' : 'text'}[]`).join(', ');
+    const names = columns.map((column) => (column.startsWith('+') ? column.slice(1) : column));
+    // A column named `+x` adds to the stored value (token counts); the others replace it.
+    const sets = names.map((column, index) => (columns[index].startsWith('+') ? `${column} = ${table}.${column} + held.${column}` : `${column} = held.${column}`)).join(', ');
+    add(`UPDATE ${table} SET ${sets} FROM unnest($1::text[], ${arrays}) AS held(id, ${names.join(', ')}) WHERE ${table}.id = held.id`, [ids, ...values]);
+  }
+}
+
+const insertEvents = 'INSERT INTO run_events (run_id, seq, at, type, data) SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[])';
+const insertMessages = 'INSERT INTO messages (session_id, seq, role, content, created_at) SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[])';
+const updateContents = 'UPDATE messages SET content = held.content FROM unnest($1::text[], $2::int[], $3::text[]) AS held(session_id, seq, content) WHERE messages.session_id = held.session_id AND messages.seq = held.seq';
+
+/** Renumbers `$1`, `$2`, ... of `sql` from `offset + 1` on. */
+function shift(sql: string, offset: number): string {
+  return offset === 0 ? sql : sql.replace(/\$(\d+)/g, (_, index: string) => `$${Number(index) + offset}`);
+}
+
+function rowArrays(rows: readonly HeldRow[]): unknown[][] {
+  const keys: string[] = [];
+  const seqs: number[] = [];
+  const first: string[] = [];
+  const second: string[] = [];
+  const third: string[] = [];
+  for (const row of rows) {
+    keys.push(row.key);
+    seqs.push(row.seq);
+    first.push(row.columns[0]);
+    second.push(row.columns[1]);
+    third.push(row.columns[2]);
+  }
+  return [keys, seqs, first, second, third];
+}
+
+/**
+ * The one statement that writes a segment: a data-modifying CTE per kind of row (each a multi-row
+ * write over `unnest` of one array per column), runs grouped by the columns they change. Parts
+ * never touch the same row twice (a run appears in one group; a rewritten message held in the
+ * same segment was rewritten in place), which one statement requires. Null for an empty segment.
+ */
+export function segmentStatement(segment: HeldSegment): { text: string; values: unknown[] } | null {
+  const parts: string[] = [];
+  const values: unknown[] = [];
+  const add = (sql: string, arrays: unknown[]) => {
+    parts.push(shift(sql, values.length));
+    values.push(...arrays);
+  };
+  if (segment.events.length > 0) add(insertEvents, rowArrays(segment.events));
+  if (segment.messages.length > 0) add(insertMessages, rowArrays(segment.messages));
+  if (segment.contents.size > 0) {
+    const contents = [...segment.contents.values()];
+    add(updateContents, [contents.map((entry) => entry[0]), contents.map((entry) => entry[1]), contents.map((entry) => entry[2])]);
+  }
+  groupedUpdates('runs', segment.runs, add);
+  if (segment.sessions.size > 0) {
+    const sessions = new Map<string, Map<string, unknown>>();
+    for (const [id, held] of segment.sessions) {
+      const fields = new Map(held.fields);
+      if (held.input_tokens !== 0 || held.output_tokens !== 0) {
+        fields.set('+input_tokens', held.input_tokens);
+        fields.set('+output_tokens', held.output_tokens);
+      }
+      sessions.set(id, fields);
+    }
+    groupedUpdates('sessions', sessions, add);
+  }
+  if (parts.length === 0) return null;
+  if (parts.length === 1) return { text: parts[0], values };
+  return { text: `WITH ${parts.slice(1).map((part, index) => `w${index} AS (${part})`).join(', ')} ${parts[0]}`, values };
+}
+
+/**
+ * Moves held rows past the seqs another process took: for each key whose first held row is at or
+ * below the stored maximum, every held row of that key (in order, across `segments`) moves up by
+ * the same amount. Returns the last seq held per moved key.
+ */
+export function renumberHeld(segments: readonly HeldSegment[], table: 'events' | 'messages', stored: ReadonlyMap<string, number>): Map<string, number> {
+  const byKey = new Map<string, HeldRow[]>();
+  for (const segment of segments) {
+    for (const row of segment[table]) {
+      const rows = byKey.get(row.key);
+      if (rows) rows.push(row);
+      else byKey.set(row.key, [row]);
+    }
+  }
+  const moved = new Map<string, number>();
+  for (const [key, rows] of byKey) {
+    const last = stored.get(key) ?? 0;
+    if (rows[0].seq > last) continue;
+    const by = last + 1 - rows[0].seq;
+    for (const row of rows) {
+      row.seq += by;
+      row.record.seq = row.seq;
+    }
+    moved.set(key, rows[rows.length - 1].seq);
+  }
+  return moved;
+}
+
+/** The keys of a table's held rows in `segments`. */
+export function heldKeys(segments: readonly HeldSegment[], table: 'events' | 'messages'): string[] {
+  const keys = new Set<string>();
+  for (const segment of segments) for (const row of segment[table]) keys.add(row.key);
+  return [...keys];
+}
+
+/** Named statements by text, so the server parses and plans each shape once per connection. */
+export function createStatementNames(limit = 500): (query: { text: string; values: unknown[] }) => QueryConfig {
+  const names = new Map<string, string>();
+  return (query) => {
+    let name = names.get(query.text);
+    if (name === undefined && names.size < limit) {
+      name = `cadre_${names.size}`;
+      names.set(query.text, name);
+    }
+    return name === undefined ? query : { ...query, name };
+  };
+}
