@@ -8,6 +8,7 @@
 import './util/require-supported-node.ts';
 
 export { createCadre, type Cadre, type CadreOptions } from './runtime/create-cadre.ts';
+export { createCadreWorker, type CadreWorker, type CadreWorkerOptions } from './runtime/create-cadre-worker.ts';
 export type { RecoveryReport } from './runtime/recover-runs.ts';
 export type { TurnResult } from './sessions/session-runner.ts';
 export type { StopCause } from './runs/run-stop.ts';

@@ -16,6 +16,7 @@ import { registerSessions } from './commands/sessions.ts';
 import { registerShow } from './commands/show.ts';
 import { registerStop } from './commands/stop.ts';
 import { registerVersion } from './commands/version.ts';
+import { registerWorker } from './commands/worker.ts';
 
 // Starting fast: this file and ./commands/* load only small helpers (commander itself once a
 // command is parsed). Each command's action imports its own module (and through it the AI SDK,
@@ -41,6 +42,7 @@ export const commands: RegisterCommand[] = [
   registerExport,
   registerServe,
   registerMcp,
+  registerWorker,
   registerCompletion,
   registerVersion,
 ];
@@ -62,7 +64,7 @@ Environment:
   ANTHROPIC_API_KEY    key for anthropic: models
   OPENAI_API_KEY       key for openai: models
   CADRE_DB             the database: a file (--db; default ./.cadre/cadre.db) or a postgres:// URL
-  CADRE_QUEUE          a redis:// URL for cadre worker processes (not in this build; runs execute in-process)
+  CADRE_QUEUE          a redis:// URL: runs execute on cadre worker processes (--queue for cadre worker)
   CADRE_CONFIG         the config file (--config; default ./cadre.config.json)
   XDG_CONFIG_HOME      where the user's config.json and agents/ live (default ~/.config; cadre/ under it)
   OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry traces over OTLP/HTTP, like http://localhost:4318 (or the config's telemetry key);

@@ -201,7 +201,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
   };
   // Signals between processes: LISTEN/NOTIFY on Postgres, polling the file otherwise.
   const { openCoordination } = await import('../coordination/open-coordination.ts');
-  const coordination = await openCoordination(config.db, store, onError).catch(async (error: unknown) => {
+  const coordination = await openCoordination(config.db, store, onError, config.queue).catch(async (error: unknown) => {
     await closeStore(store);
     throw error;
   });
@@ -221,6 +221,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     mcpServers,
     approvals,
     approver,
+    ...(config.queue === undefined ? {} : { queue: config.queue, workspace: context.cwd }),
     baseURL: config.baseURL,
     env: context.env,
     logger,

@@ -210,3 +210,19 @@ describe('loadConfig', () => {
     expect(await failure()).toContain(`${path}: modelAliases.sonnet: must be a model spec`);
   });
 });
+
+describe('queue', () => {
+  it('takes the queue from the flag, then CADRE_QUEUE, then the file, and has none by default', async () => {
+    expect((await loadConfig({ cwd, env: {} })).queue).toBeUndefined();
+    await writeConfig({ queue: 'redis://file:6379' });
+    expect((await loadConfig({ cwd, env: {} })).queue).toBe('redis://file:6379');
+    expect((await loadConfig({ cwd, env: { CADRE_QUEUE: 'redis://env:6379?prefix=a' } })).queue).toBe('redis://env:6379?prefix=a');
+    expect((await loadConfig({ cwd, env: { CADRE_QUEUE: 'redis://env:6379' }, flags: { queue: 'rediss://flag:6380' } })).queue).toBe('rediss://flag:6380');
+  });
+
+  it('refuses a queue that is not a redis:// URL, naming where it came from and hiding a password', async () => {
+    expect(await failure({ env: { CADRE_QUEUE: 'amqp://user:secret@mq:5672' } })).toBe("CADRE_QUEUE must be a redis:// URL like redis://127.0.0.1:6379, not 'amqp://mq:5672'.");
+    await writeConfig({ queue: 'postgres://db/x' });
+    expect(await failure()).toContain('queue: must be a redis:// URL');
+  });
+});

@@ -18,6 +18,8 @@ export interface ConfigFlags {
   baseURL?: string;
   /** `--db PATH|postgres://...`; a relative path resolves against `cwd`. */
   db?: string;
+  /** `--queue redis://...`: runs execute on `cadre worker` processes. */
+  queue?: string;
   /** `--agent NAME`: the primary agent. */
   agent?: string;
   /** `--agents DIR`, in order; relative paths resolve against `cwd`. */
@@ -76,6 +78,11 @@ export interface CadreConfig {
   apiKey?: string;
   /** Absolute database path, `:memory:`, or a URL like `postgres://...`. @default `<cwd>/.cadre/cadre.db` */
   db: string;
+  /**
+   * A `redis://` URL: runs execute on `cadre worker` processes through BullMQ (CONTRACT section
+   * 13); absent, they execute in this process. @default none
+   */
+  queue?: string;
   /** The limits, defaults filled in. */
   limits: Limits;
   /** Permission rules: the file's `permissions` with `--allow` and `--deny` added. @default {} */
@@ -175,6 +182,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
       file?.baseURL,
     apiKey: given(env.CADRE_API_KEY),
     db: db ?? join(cwd, '.cadre', 'cadre.db'),
+    ...queueOf(given(flags.queue), given(env.CADRE_QUEUE), file?.queue),
     limits: resolveLimits(file?.limits),
     permissions,
     sandbox: resolveSandboxConfig(file?.sandbox, fileDirectory, configPath),
@@ -189,6 +197,14 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     configPath: projectFile !== null ? configPath : userFile !== null ? locations.user : null,
     modelAliases: { ...defaultModelAliases, ...file?.modelAliases },
   };
+}
+
+/** The queue URL: the flag, else `CADRE_QUEUE`, else the file's (checked there already); absent when none is set. */
+function queueOf(flag: string | undefined, env: string | undefined, file: string | undefined): { queue?: string } {
+  const [value, source] = flag !== undefined ? [flag, '--queue'] : env !== undefined ? [env, 'CADRE_QUEUE'] : [file, 'queue'];
+  if (value === undefined) return {};
+  if (!/^rediss?:\/\//i.test(value)) throw new ConfigError(`${source} must be a redis:// URL like redis://127.0.0.1:6379, not '${value.replace(/\/\/[^@/]*@/, '//')}'.`);
+  return { queue: value };
 }
 
 /** The file's rules with the flags' added; at equal specificity deny still beats allow. */

@@ -17,6 +17,9 @@ export const configFileSchema = z.strictObject({
     .refine((value) => URL.canParse(value), { error: 'must be a URL like http://localhost:8000/v1' })
     .optional(),
   db: text('a file path or a postgres:// URL').optional(),
+  queue: text('a redis:// URL')
+    .refine((value) => /^rediss?:\/\//i.test(value), { error: 'must be a redis:// URL like redis://127.0.0.1:6379' })
+    .optional(),
   agents: z.array(text('a directory path'), { error: 'must be a list of directory paths' }).optional(),
   limits: limitsSchema.optional(),
   modelAliases: z
@@ -58,7 +61,7 @@ function unknownKeyMessage(parent: string, key: string) {
   if (parent === 'permissions') return 'unknown key (known keys: allow, ask, deny)';
   if (parent === 'sandbox') return 'unknown key (known keys: mode, network, writable)';
   if (parent === 'telemetry') return 'unknown key (known keys: enabled, endpoint, protocol, recordContent)';
-  const allowed = parent === 'summarize' ? 'model, enabled, maxChars, timeoutMs' : 'model, baseURL, db, agents, limits, permissions, sandbox, mcpServers, summarize, modelAliases, telemetry';
+  const allowed = parent === 'summarize' ? 'model, enabled, maxChars, timeoutMs' : 'model, baseURL, db, queue, agents, limits, permissions, sandbox, mcpServers, summarize, modelAliases, telemetry';
   return `unknown key (known keys: ${allowed})`;
 }
 

@@ -146,6 +146,8 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       let stepRewrites: MessageRecord[] = [];
       let stepPatch: RunPatch | undefined;
       let stepFlush: NodeJS.Immediate | undefined;
+      /** Set once the run's outcome is decided: nothing more is written for it here. */
+      let closed = false;
       const flushStep = () => {
         clearImmediate(stepFlush);
         stepFlush = undefined;
@@ -183,6 +185,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         if (activity !== null) addEvent('activity', activityEventData(activity), true);
       };
       const setActivity = (next: RunActivity) => {
+        if (closed) return;
         const text = renderActivity(next);
         if (text === '' || text === activityText) return;
         activity = next;
@@ -287,6 +290,12 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           await ledger.update(run.id, { usage: { ...usage } }, { type: 'summary', data }).catch(report);
         }
       }
+      // Rows queued since (the summary's activity) are stored before the run's end; after it,
+      // nothing this run's loop does is written (a late change would land after the end).
+      closed = true;
+      clearTimeout(pending);
+      if (stepFlush !== undefined) flushStep();
+      await Promise.allSettled(unsettled);
       return outcome;
     },
   };

@@ -50,6 +50,26 @@ async function trace(stream: boolean) {
 }
 
 describe('runAgentLoop', () => {
+  it.each([true, false])('returns only once the last step end was handled (stream: %s), so nothing it queues lands after the run ends', async (stream) => {
+    const log: string[] = [];
+    const result = await runAgentLoop({
+      model: scriptedLanguageModel([{ turns: [{ text: 'Done.' }] }]),
+      instructions: 'Be brief.',
+      messages: [{ role: 'user', content: 'go' }],
+      tools,
+      maxTurns: 5,
+      abortSignal: new AbortController().signal,
+      stream,
+      onStepFinish: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        log.push('step end handled');
+      },
+    });
+    log.push('loop returned');
+    expect(result.text).toBe('Done.');
+    expect(log).toEqual(['step end handled', 'loop returned']);
+  });
+
   it('tells the same story whether the model is streamed or called whole', async () => {
     const expected = [
       'step 0',

@@ -10,7 +10,7 @@ import { activityEventData, finalActivity, renderActivity, type RunActivity } fr
 import { createLeaseKeeper } from './lease-keeper.ts';
 import type { RunBus } from './run-bus.ts';
 import type { RunLedger } from './run-ledger.ts';
-import { RunStopSignal, stoppedStatus, type StopCause } from './run-stop.ts';
+import { RunDetachSignal, RunStopSignal, stoppedStatus, type StopCause } from './run-stop.ts';
 import { createScheduler, type Scheduler } from './scheduler.ts';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
 import { NotFoundError } from '../errors/not-found-error.ts';
@@ -24,6 +24,11 @@ export interface ExecutionOutcome {
   error?: { kind: Extract<RunErrorKind, 'model_error' | 'execution_error' | 'budget_exceeded'>; message: string };
   /** A summary of the text for the parent (`summarize.enabled`), or why it failed; absent when none was tried. */
   summary?: { summary: string | null; error: string | null };
+  /**
+   * Set when the run could not go on where it executed (its worker died and no other worker could
+   * resume it): the run ends `abandoned`, and this says why.
+   */
+  abandoned?: string;
 }
 
 /** Runs a run's loop somewhere (in this process, or on a worker). */
@@ -213,13 +218,16 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       );
       const partial = outcome.lastText.trim() === '' ? null : outcome.lastText;
       if (execution.detached) {
-        // Hand the run over at once: its lease ends now, so the next process recovers it.
-        await ledger.update(runId, { lease_expires_at: now() });
+        // Hand the run over at once: its lease ends now, so the next process recovers it (unless
+        // a worker executes it and holds the lease).
+        if ((await store.getRun(runId))?.lease_owner === ownerId) await ledger.update(runId, { lease_expires_at: now() });
         untrackLocal(run);
         return;
       }
       if (execution.stopCause) {
         await finish(runId, stoppedStatus(execution.stopCause), { partial_result: partial });
+      } else if (outcome.abandoned !== undefined) {
+        await finish(runId, 'abandoned', { partial_result: partial, error: null });
       } else if (execution.timedOut) {
         await finish(runId, 'failed', { partial_result: partial, error: { kind: 'timeout', message: `The run took longer than ${limits.runTimeoutMs} ms.` } });
       } else if (outcome.error) {
@@ -367,7 +375,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       const running = [...executions.entries()];
       for (const [, execution] of running) {
         execution.detached = true;
-        execution.controller.abort(new Error('cadre is shutting down'));
+        execution.controller.abort(new RunDetachSignal());
       }
       // Wait for the loops to let go, so nothing writes after the store closes.
       for (let attempt = 0; attempt < 200 && executions.size > 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 5));

@@ -29,3 +29,19 @@ export class RunStopSignal extends Error {
 export function stoppedStatus(cause: StopCause): 'canceled_by_user' | 'canceled_by_parent' {
   return cause === 'user' ? 'canceled_by_user' : 'canceled_by_parent';
 }
+
+/**
+ * The abort reason of a run this process lets go of because it shuts down: the run is not
+ * stopped; it goes on where it executes (a worker) or is resumed by the next process.
+ */
+export class RunDetachSignal extends Error {
+  constructor() {
+    super('cadre is shutting down');
+    this.name = 'RunDetachSignal';
+  }
+
+  /** Whether an abort reason is a {@link RunDetachSignal} (also from another copy of cadre). */
+  static isInstance(reason: unknown): boolean {
+    return typeof reason === 'object' && reason !== null && (reason as { name?: string }).name === 'RunDetachSignal';
+  }
+}

@@ -34,9 +34,10 @@ import { createProviderGates } from '../models/provider-gates.ts';
 import { reliableModel } from '../models/reliable-model.ts';
 import { createSecretRedactor, type SecretRedactor } from '../models/secret-redactor.ts';
 import { resolveModel, type LanguageModelInstance } from '../models/resolve-model.ts';
-import { createRunBus, type CadreListener } from '../runs/run-bus.ts';
+import { createRunBus, type CadreListener, type RunBus } from '../runs/run-bus.ts';
 import { createRunLedger } from '../runs/run-ledger.ts';
-import { createRunManager } from '../runs/run-manager.ts';
+import { createRunManager, type RunExecutor, type RunManager } from '../runs/run-manager.ts';
+import type { RunLedger } from '../runs/run-ledger.ts';
 import type { StopCause } from '../runs/run-stop.ts';
 import { createTokenBudget, type SessionTokens } from '../runs/token-budget.ts';
 import { createNotifier } from '../sessions/notifier.ts';
@@ -160,6 +161,20 @@ export interface CadreOptions {
    * @example { github: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'] } }
    */
   mcpServers?: Record<string, McpServerConfig | McpServerEntry>;
+  /**
+   * A `redis://` URL (with an optional `?prefix=NAME`): runs execute on `cadre worker` processes
+   * (or {@link createCadreWorker}) through BullMQ, against this store, which must then be shared
+   * (Postgres, or a SQLite file on one machine). This runtime still schedules them, with the same
+   * caps and order, and sees their events (through `coordination`, which should then be
+   * `createRedisCoordination` of `cadre/bullmq`). Needs the `bullmq` and `ioredis` packages,
+   * loaded only then. @default runs execute in this process
+   */
+  queue?: string;
+  /**
+   * The workspace runs work in, carried by each queued run: only a worker serving that folder
+   * takes it. @default the working directory
+   */
+  workspace?: string;
   /** Where internal errors go. @default `logger.error`, with the error's cause chain */
   onError?: (error: unknown) => void;
   /**
@@ -479,6 +494,43 @@ export function createCadre(options: CadreOptions): Cadre {
 
   const summarize = options.summarize?.enabled ? options.summarize : undefined;
 
+  /** Runs this runtime carries out as a worker's jobs (see {@link runtimePartsOf}). */
+  const jobs = new Set<string>();
+
+  /**
+   * The executor that sends runs to the queue's workers, loaded on the first run: `bullmq` stays
+   * out of the runtime until a queue is configured and used.
+   */
+  function queueExecutor(queue: string): RunExecutor & { close(): Promise<void> } {
+    let loading: Promise<RunExecutor & { close(): Promise<void> }> | undefined;
+    const load = () =>
+      (loading ??= import('../executors/bullmq/bullmq-executor.ts').then(
+        ({ createBullmqExecutor }) =>
+          createBullmqExecutor({
+            queue,
+            store,
+            ledger,
+            bus,
+            coordination,
+            now,
+            workspace: options.workspace ?? process.cwd(),
+            settings: () => ({ approvals: broker.mode === 'ask' ? 'wait' : broker.mode, ...(options.permissions ? { permissions: options.permissions } : {}) }),
+            onError: report,
+          }),
+        (error: unknown) => {
+          throw new ConfigError(`The queue needs the 'bullmq' and 'ioredis' packages: npm install bullmq ioredis (${(error as Error).message.split('\n')[0]}).`, { cause: error });
+        },
+      ));
+    return {
+      async execute(run, signal) {
+        return (await load()).execute(run, signal);
+      },
+      async close() {
+        if (loading) await (await loading.catch(() => undefined))?.close();
+      },
+    };
+  }
+
   /** The model that summarizes a run's result: the configured one, else the parent's, else the run's own. */
   async function summaryModel(run: RunRecord, runModel: LanguageModel): Promise<LanguageModel> {
     if (summarize?.model !== undefined) return modelFor(summarize.model);
@@ -539,6 +591,8 @@ export function createCadre(options: CadreOptions): Cadre {
     },
   });
 
+  const queued = options.queue === undefined ? undefined : queueExecutor(options.queue);
+  const runExecutor = queued ?? executor;
   const runs = createRunManager({
     store,
     bus,
@@ -546,12 +600,13 @@ export function createCadre(options: CadreOptions): Cadre {
     now,
     newId,
     ownerId,
-    executor: tracing ? tracing.traceExecutor(executor) : executor,
+    executor: tracing ? tracing.traceExecutor(runExecutor) : runExecutor,
     coordination,
     limits: { ...limits, leaseMs: options.leaseMs },
     onError: report,
     onRunFinished: (run) => {
-      notifier.runFinished(run).catch(report);
+      // A run carried out for a host (a job) is announced by that host, which hosts its parent.
+      if (!jobs.has(run.id)) notifier.runFinished(run).catch(report);
     },
   });
   delegation.runs = runs;
@@ -704,6 +759,7 @@ export function createCadre(options: CadreOptions): Cadre {
       for (const sessionId of hosted) sessions.stopTurn(sessionId, 'user');
       broker.close();
       await runs.close();
+      await queued?.close();
       for (const sessionId of hosted) await sessions.idle(sessionId);
       if (!options.coordination) await coordination.close();
       storeFailure.close();
@@ -714,5 +770,27 @@ export function createCadre(options: CadreOptions): Cadre {
       });
     },
   };
+  parts.set(cadre, { runs, ledger, bus, coordination, ownerId, jobs, leaseMs: options.leaseMs ?? 15_000 });
   return cadre;
+}
+
+/** What a worker built on a runtime needs of it (see `createCadreWorker`); not part of the public API. */
+export interface RuntimeParts {
+  runs: RunManager;
+  ledger: RunLedger;
+  bus: RunBus;
+  coordination: Coordination;
+  ownerId: string;
+  /** Runs carried out as jobs for a host: their host announces their end to their parent. */
+  jobs: Set<string>;
+  leaseMs: number;
+}
+
+const parts = new WeakMap<Cadre, RuntimeParts>();
+
+/** The parts of a runtime made by {@link createCadre}. */
+export function runtimePartsOf(cadre: Cadre): RuntimeParts {
+  const found = parts.get(cadre);
+  if (!found) throw new Error('Not a runtime made by createCadre');
+  return found;
 }

@@ -60,6 +60,19 @@ function e2eDatabase(cwd: string): string {
 }
 
 /**
+ * The workspace's queue, with `CADRE_E2E_QUEUE_URL` set (scripts/test-e2e-workers.ts runs the suite
+ * once more so): a prefix of its own on that Redis server, so that each workspace's runs go to its
+ * own two `cadre worker` processes.
+ */
+function e2eQueue(cwd: string): string | undefined {
+  const redis = process.env.CADRE_E2E_QUEUE_URL;
+  if (!redis) return undefined;
+  const url = new URL(redis);
+  url.searchParams.set('prefix', `e2e-${basename(cwd)}`);
+  return url.toString();
+}
+
+/**
  * Creates a {@link Workspace}; call `close()` when done.
  * @param options.script the scripted model's script. @default test/fixtures/script.yaml
  */
@@ -68,7 +81,8 @@ export async function createWorkspace(options: { script?: string } = {}): Promis
   await mkdir(join(cwd, 'src'));
   await writeFile(join(cwd, 'notes.txt'), 'Remember the milk.\n');
   await writeFile(join(cwd, 'src', 'app.ts'), 'export const app = 1;\n');
-  await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ limits: { maxActivePerParent: 4 } }));
+  const queue = e2eQueue(cwd);
+  await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ limits: { maxActivePerParent: 4 }, ...(queue ? { queue } : {}) }));
   await mkdir(join(cwd, '.cadre', 'agents'), { recursive: true });
   await writeFile(join(cwd, '.cadre', 'agents', 'scout.md'), scoutAgent);
   const server = await startScriptedServer({ script: await loadScript(options.script ?? resolve(import.meta.dirname, '..', 'fixtures', 'script.yaml')) });
@@ -110,6 +124,15 @@ export async function createWorkspace(options: { script?: string } = {}): Promis
     return { child, output, exited, waitForStderr };
   }
 
+  // With a queue, two workers carry out the workspace's runs, as `cadre worker` in the workspace.
+  // One after the other: the first one creates the database.
+  const workers: CadreProcess[] = [];
+  for (let index = 0; queue && index < 2; index++) {
+    const worker = start(['worker', '--db', database, '--model', 'openai-compatible:scripted', '--base-url', server.baseURL, '--concurrency', '8']);
+    workers.push(worker);
+    await worker.waitForStderr(/carrying out runs/, 30_000);
+  }
+
   return {
     cwd,
     database,
@@ -124,6 +147,8 @@ export async function createWorkspace(options: { script?: string } = {}): Promis
       return JSON.parse(result.stdout) as T;
     },
     async close() {
+      for (const worker of workers) worker.child.kill('SIGTERM');
+      await Promise.all(workers.map((worker) => worker.exited));
       await server.close();
       await rm(cwd, { recursive: true, force: true });
     },

@@ -1,0 +1,75 @@
+import { Redis } from 'ioredis';
+import { reportToDefaultLogger } from '../logging/default-logger.ts';
+import type { Store } from '../store/store.ts';
+import type { Coordination, CoordinationSignal } from './coordination.ts';
+import { createPollingCoordination } from './polling-coordination.ts';
+
+/** Options of {@link createRedisCoordination}. */
+export interface RedisCoordinationOptions {
+  /** The queue's Redis: a `redis://` URL, with the optional `?prefix=` of the queue. */
+  url: string;
+  /** The store the processes share: signals nobody announced (or lost while Redis was down) are still found there. */
+  store: Store;
+  /** @default the default logger (stderr) */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Coordination over Redis publish/subscribe, on the server of the run queue: a signal published
+ * in any process reaches every process using the same Redis and prefix within milliseconds, live
+ * events of runs on workers included. The store is still polled as with the embedded engine, at
+ * the same pace, so a signal published while Redis was down (or never announced) is found all the
+ * same; ioredis reconnects and subscribes again on its own after a restart.
+ *
+ * @example
+ * const coordination = createRedisCoordination({ url: 'redis://127.0.0.1:6379', store });
+ */
+export function createRedisCoordination({ url, store, onError = reportToDefaultLogger }: RedisCoordinationOptions): Coordination {
+  const parsed = new URL(url.trim());
+  const channel = `${parsed.searchParams.get('prefix') ?? 'cadre'}:signals`;
+  parsed.searchParams.delete('prefix');
+  const origin = `${process.pid}:${Math.random().toString(36).slice(2)}`;
+  const local = createPollingCoordination({ store, onError });
+  // A signal waits for a server that is restarting through one reconnection at most, then is
+  // dropped: the store has what it points at.
+  const retryStrategy = (times: number) => Math.min(times * 100, 2_000);
+  const sender = new Redis(parsed.toString(), { maxRetriesPerRequest: 1, retryStrategy });
+  const listener = new Redis(parsed.toString(), { maxRetriesPerRequest: null, retryStrategy });
+  // Connection errors repeat while the server is down; one report per outage is enough.
+  let down = false;
+  const onConnectionError = (error: unknown) => {
+    if (down) return;
+    down = true;
+    onError(error);
+  };
+  for (const connection of [sender, listener]) {
+    connection.on('error', onConnectionError);
+    connection.on('ready', () => (down = false));
+  }
+  listener.subscribe(channel).catch(onConnectionError);
+  listener.on('message', (_channel: string, payload: string) => {
+    let message: { origin: string; signal: CoordinationSignal };
+    try {
+      message = JSON.parse(payload);
+    } catch (error) {
+      onError(error);
+      return;
+    }
+    if (message.origin !== origin) local.publish(message.signal);
+  });
+
+  return {
+    publish(signal) {
+      local.publish(signal);
+      sender.publish(channel, JSON.stringify({ origin, signal })).catch(onConnectionError);
+    },
+    subscribe(type, key, callback) {
+      return local.subscribe(type, key, callback);
+    },
+    async close() {
+      await local.close();
+      listener.disconnect();
+      sender.disconnect();
+    },
+  };
+}

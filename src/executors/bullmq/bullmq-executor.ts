@@ -1,0 +1,187 @@
+import { Queue, QueueEvents, type Job } from 'bullmq';
+import type { Coordination } from '../../coordination/coordination.ts';
+import { reportToDefaultLogger } from '../../logging/default-logger.ts';
+import type { RunBus } from '../../runs/run-bus.ts';
+import type { RunLedger } from '../../runs/run-ledger.ts';
+import type { ExecutionOutcome, RunExecutor } from '../../runs/run-manager.ts';
+import { RunDetachSignal, RunStopSignal } from '../../runs/run-stop.ts';
+import { isFinished, type RunRecord } from '../../store/records.ts';
+import type { Store } from '../../store/store.ts';
+import type { Now } from '../../util/clock.ts';
+import { connectionOf, parseQueueUrl, runQueueName, type QueueSettings, type RunJobData, type RunJobResult } from './run-job.ts';
+import { isStalledFailure } from './stalled-failure.ts';
+
+/** Options of {@link createBullmqExecutor}. */
+export interface BullmqExecutorOptions {
+  /** The queue: a `redis://` URL (with an optional `?prefix=`), or its parsed settings. */
+  queue: string | QueueSettings;
+  store: Store;
+  ledger: RunLedger;
+  /** Where the workers' live events of these runs are published again, for this process's views. */
+  bus: RunBus;
+  /** Carries stops to workers, and their runs' ends and live events back. */
+  coordination: Coordination;
+  now: Now;
+  /** The absolute path of the workspace these runs' tools work in. */
+  workspace: string;
+  /** The settings each job carries (asks, permission rules), read when the run is sent. */
+  settings: () => Pick<RunJobData, 'approvals' | 'permissions'>;
+  /** How often the store is read while a run executes elsewhere, in case a signal was lost. @default 2000 */
+  checkMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+/** A {@link RunExecutor} that sends runs to `cadre worker` processes; close it with the runtime. */
+export interface BullmqExecutor extends RunExecutor {
+  close(): Promise<void>;
+}
+
+/**
+ * The host's side of the queue: a run whose turn has come (the host's scheduler decided, with its
+ * caps and FIFO order) becomes a BullMQ job named by the run id, which one `cadre worker` carries
+ * out against the shared store. The run's end reaches the host through the coordination signal
+ * `run-ended` and BullMQ's QueueEvents; its live events come back through coordination and are
+ * published on this process's bus, so views here see the same events as for a local run.
+ *
+ * A stop (a person's or the parent's) takes back a job no worker has started, and otherwise asks
+ * the worker that holds the run's lease to stop it. A job BullMQ gave up on because its workers
+ * kept dying (stalled-job recovery exhausted) ends the run `abandoned`; a job every worker refused
+ * (none has the workspace) ends it `failed` saying so.
+ */
+export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExecutor {
+  const { store, ledger, bus, coordination, now } = options;
+  const report = options.onError ?? reportToDefaultLogger;
+  const settings = typeof options.queue === 'string' ? parseQueueUrl(options.queue) : options.queue;
+  const checkMs = options.checkMs ?? 2_000;
+  let connections: { queue: Queue<RunJobData, RunJobResult>; events: QueueEvents } | undefined;
+  const open = () => {
+    if (connections) return connections;
+    const queue = new Queue<RunJobData, RunJobResult>(runQueueName, { connection: connectionOf(settings), prefix: settings.prefix });
+    const events = new QueueEvents(runQueueName, { connection: connectionOf(settings), prefix: settings.prefix });
+    // Connection errors come back on their own (ioredis reconnects); they are reported, never thrown.
+    queue.on('error', report);
+    events.on('error', report);
+    return (connections = { queue, events });
+  };
+
+  /** Publishes on this process's bus the live events of the run and of the runs it starts on its worker. */
+  function follow(run: RunRecord): () => void {
+    const followed = new Set([run.id]);
+    const listening = new Map<string, () => void>();
+    const listen = (sessionId: string) => {
+      if (listening.has(sessionId)) return;
+      listening.set(
+        sessionId,
+        coordination.subscribe('live-event', sessionId, ({ run: current, event }) => {
+          if (!followed.has(current.id)) {
+            if (current.parent_run_id === null || !followed.has(current.parent_run_id)) return;
+            followed.add(current.id);
+            listen(current.child_session_id);
+          }
+          bus.publish({ type: 'run-event', run: current, event });
+        }),
+      );
+    };
+    listen(run.parent_session_id);
+    listen(run.child_session_id);
+    return () => {
+      for (const off of listening.values()) off();
+    };
+  }
+
+  async function requestStop(run: RunRecord, queue: Queue<RunJobData, RunJobResult>, reason: unknown): Promise<'taken-back' | 'asked'> {
+    // A job no worker has started is taken back whole (BullMQ refuses to remove a locked one).
+    if ((await queue.remove(run.id).catch(() => 0)) === 1) return 'taken-back';
+    const current = await store.getRun(run.id);
+    if (!current || isFinished(current.status)) return 'asked';
+    const cause = reason instanceof RunStopSignal || (reason as { name?: string } | null)?.name === 'RunStopSignal' ? RunStopSignal.causeOf({ reason } as AbortSignal) : 'parent';
+    const text = reason instanceof Error ? reason.message : null;
+    await ledger.update(run.id, { stop_requested_at: now(), stop_requested_by: cause, stop_reason: text });
+    if (current.lease_owner !== null) coordination.publish({ type: 'stop-requested', run_id: run.id, owner: current.lease_owner, cause, reason: text });
+    return 'asked';
+  }
+
+  return {
+    async execute(run, signal): Promise<ExecutionOutcome> {
+      const { queue, events } = open();
+      const unfollow = follow(run);
+      let offEnded = () => {};
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const ended = new Promise<void>((resolve) => {
+          offEnded = coordination.subscribe('run-ended', run.id, () => resolve());
+        });
+        const data: RunJobData = { run_id: run.id, workspace: options.workspace, ...options.settings(), refused_by: [] };
+        // The run id names the job: a run sent again (recovered by another host) joins its job.
+        const job: Job<RunJobData, RunJobResult> = await queue.add('run', data, {
+          jobId: run.id,
+          attempts: 3,
+          removeOnComplete: true,
+          removeOnFail: { age: 7 * 24 * 3600 },
+        });
+        type Settled = { how: 'ended' } | { how: 'job-done' } | { how: 'job-failed'; reason: string } | { how: 'taken-back' } | { how: 'let-go' };
+        const settled = await new Promise<Settled>((resolve) => {
+          void ended.then(() => resolve({ how: 'ended' }));
+          job.waitUntilFinished(events).then(
+            () => resolve({ how: 'job-done' }),
+            (error: unknown) => resolve({ how: 'job-failed', reason: error instanceof Error ? error.message : String(error) }),
+          );
+          // Signals can be lost (a Redis restart): the store and the job say where the run stands.
+          const check = async () => {
+            const current = await store.getRun(run.id);
+            if (current && isFinished(current.status)) return resolve({ how: 'ended' });
+            const state = await queue.getJobState(run.id);
+            if (state === 'failed') {
+              const failed = await queue.getJob(run.id);
+              resolve({ how: 'job-failed', reason: failed?.failedReason ?? 'The job failed.' });
+            }
+          };
+          const tick = () => {
+            timer = setTimeout(() => {
+              check().catch(report).finally(tick);
+            }, checkMs);
+          };
+          tick();
+          const onAbort = () => {
+            const reason: unknown = signal.reason;
+            if (RunDetachSignal.isInstance(reason)) return resolve({ how: 'let-go' });
+            requestStop(run, queue, reason).then((result) => {
+              // A timeout (or any abort that is not a stop) ends the run here at once; the worker
+              // stops when it hears.
+              if (result === 'taken-back') resolve({ how: 'taken-back' });
+              else if (!(reason instanceof RunStopSignal)) resolve({ how: 'let-go' });
+            }, report);
+          };
+          if (signal.aborted) onAbort();
+          else signal.addEventListener('abort', onAbort, { once: true });
+        });
+        // The worker's live run-end travels just ahead of its `run-ended`; let it arrive.
+        if (settled.how === 'job-done') await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 500))]);
+        const current = (await store.getRun(run.id)) ?? run;
+        if (isFinished(current.status)) return outcomeOf(current);
+        if (settled.how === 'job-failed') {
+          if (isStalledFailure(settled.reason)) return { ...outcomeOf(current), abandoned: 'its worker died and no other worker could resume it' };
+          return { ...outcomeOf(current), error: { kind: 'execution_error', message: settled.reason } };
+        }
+        return outcomeOf(current);
+      } finally {
+        clearTimeout(timer);
+        offEnded();
+        unfollow();
+      }
+    },
+
+    async close() {
+      const opened = connections;
+      connections = undefined;
+      if (!opened) return;
+      await Promise.allSettled([opened.events.close(), opened.queue.close()]);
+    },
+  };
+}
+
+/** What the host's run manager needs of a run that executed elsewhere: it ended there already, or ends here now. */
+function outcomeOf(run: RunRecord): ExecutionOutcome {
+  const text = run.result?.text ?? '';
+  return { text, lastText: run.partial_result ?? text, finishReason: 'stop', steps: run.turns };
+}

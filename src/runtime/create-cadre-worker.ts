@@ -1,0 +1,181 @@
+import { hostname } from 'node:os';
+import type { ApprovalMode } from '../approvals/approval-broker.ts';
+import type { AgentRegistry } from '../agents/agent-registry.ts';
+import type { Coordination } from '../coordination/coordination.ts';
+import { ConfigError } from '../errors/config-error.ts';
+import type { RunJobData, RunJobResult } from '../executors/bullmq/run-job.ts';
+import type { RunWorker } from '../executors/bullmq/run-worker.ts';
+import { isFinished } from '../store/records.ts';
+import { createCadre, runtimePartsOf, type Cadre, type CadreOptions } from './create-cadre.ts';
+
+/** Options of {@link createCadreWorker}: a runtime's options, without those of a host. */
+export interface CadreWorkerOptions extends Omit<CadreOptions, 'queue' | 'approvals' | 'approver' | 'coordination'> {
+  /** The queue: a `redis://` URL with an optional `?prefix=NAME`, as the hosts have it. */
+  queue: string;
+  /** Runs carried out at once. @default 10 */
+  concurrency?: number;
+  /** This worker's name among the queue's workers. @default `<host>:<pid>` */
+  name?: string;
+  /**
+   * Signals between processes. @default Redis publish/subscribe on the queue's server (loaded
+   * from `cadre/bullmq`), closed with the worker
+   */
+  coordination?: Coordination;
+  /**
+   * How long a run's job lock lasts without renewal (BullMQ `lockDuration`): a worker that dies
+   * holds its runs no longer than this before another worker resumes them. @default 10000
+   */
+  lockMs?: number;
+  /** How often stalled jobs are looked for (BullMQ `stalledInterval`). @default 5000 */
+  stalledIntervalMs?: number;
+  /** Times a run may be resumed after its worker died before it ends `abandoned`. @default 2 */
+  maxStalls?: number;
+  /**
+   * Loads the agents again (their files may have changed since the worker started), when a run
+   * names an agent this worker does not know. @default agents stay as given
+   */
+  reloadAgents?: () => Promise<AgentRegistry>;
+}
+
+/** A worker carrying out runs from the queue; see {@link createCadreWorker}. */
+export interface CadreWorker {
+  readonly name: string;
+  /** The workspace this worker serves. */
+  readonly workspace: string;
+  /** Runs this worker carries out now (nested runs they started not counted). */
+  activeRuns(): number;
+  /**
+   * Stops taking runs and lets go of those it carries out: they go back to the queue, and another
+   * worker resumes them from their stored transcripts.
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * A worker of the run queue (`cadre worker` is one): takes runs that hosts (`cadre run`, `serve`,
+ * `mcp`, or `createCadre` with `queue`) sent, when they work in this worker's workspace, and
+ * carries them out against the shared store, with this worker's agents, tools and keys. Their
+ * events, stops, asks and ends travel through the store and the coordination, so they behave
+ * as if they ran in the host. Runs they start run here too. A worker killed mid-run loses nothing:
+ * BullMQ's stalled-job recovery gives its runs to another worker, which resumes them.
+ *
+ * @example
+ * const worker = await createCadreWorker({ store, model: 'anthropic:claude-sonnet-4-5', queue: 'redis://127.0.0.1:6379', concurrency: 25 });
+ */
+export async function createCadreWorker(options: CadreWorkerOptions): Promise<CadreWorker> {
+  const { queue, concurrency = 10, lockMs, stalledIntervalMs, maxStalls, reloadAgents, ...runtimeOptions } = options;
+  let agents = options.agents;
+  const workspace = options.workspace ?? process.cwd();
+  const name = options.name ?? `${hostname()}:${process.pid}`;
+  let modules: [typeof import('../executors/bullmq/run-worker.ts'), typeof import('../coordination/redis-coordination.ts')];
+  try {
+    modules = await Promise.all([import('../executors/bullmq/run-worker.ts'), import('../coordination/redis-coordination.ts')]);
+  } catch (error) {
+    throw new ConfigError(`A worker needs the 'bullmq' and 'ioredis' packages: npm install bullmq ioredis (${(error as Error).message.split('\n')[0]}).`, { cause: error });
+  }
+  const [{ createRunWorker }, { createRedisCoordination }] = modules;
+  const report = options.onError ?? ((error: unknown) => console.error(error));
+  const coordination = options.coordination ?? createRedisCoordination({ url: queue, store: options.store, onError: report });
+
+  // One runtime per host setting (what asks do, which rules apply): a worker serves hosts that
+  // differ in them, and a runtime's approvals are its own.
+  interface Runtime {
+    cadre: Cadre;
+    unforward: () => void;
+    /** Runs it carries out now. */
+    active: number;
+  }
+  let runtimes = new Map<string, Runtime>();
+  /** Runtimes of agents loaded before the last reload: closed once their runs end. */
+  const retired = new Set<Runtime>();
+  const close = async (runtime: Runtime) => {
+    runtime.unforward();
+    await runtime.cadre.close();
+  };
+  function runtimeFor(data: RunJobData): Runtime {
+    const key = JSON.stringify([data.approvals, data.permissions ?? null]);
+    let entry = runtimes.get(key);
+    if (!entry) {
+      const cadre = createCadre({
+        ...runtimeOptions,
+        agents,
+        workspace,
+        coordination,
+        approvals: data.approvals satisfies ApprovalMode,
+        permissions: data.permissions ?? options.permissions,
+        // The hosts decided when each run starts; nested runs of these take slots beside them.
+        limits: { ...options.limits, maxActiveGlobal: Math.max(options.limits?.maxActiveGlobal ?? 64, concurrency * 2) },
+      });
+      const { bus } = runtimePartsOf(cadre);
+      // The hosts' views follow these runs through their live events.
+      const unforward = bus.subscribe((event) => {
+        if (event.type === 'run-event') coordination.publish({ type: 'live-event', parent_session_id: event.run.parent_session_id, run: event.run, event: event.event });
+      });
+      runtimes.set(key, (entry = { cadre, unforward, active: 0 }));
+    }
+    return entry;
+  }
+
+  /** Loads the agents again when a run names one this worker does not know (a file added since). */
+  async function knowAgent(name: string, data: RunJobData): Promise<Runtime> {
+    const runtime = runtimeFor(data);
+    if (runtime.cadre.agents.get(name) || !reloadAgents) return runtime;
+    agents = await reloadAgents();
+    for (const old of runtimes.values()) {
+      if (old.active === 0) void close(old).catch(report);
+      else retired.add(old);
+    }
+    runtimes = new Map();
+    return runtimeFor(data);
+  }
+
+  const active = new Set<string>();
+  let closing: (() => void) | undefined;
+  const closed = new Promise<void>((resolve) => (closing = resolve));
+
+  async function carryOut(data: RunJobData, signal: AbortSignal): Promise<RunJobResult> {
+    const run = await options.store.getRun(data.run_id);
+    if (!run) throw new Error(`No run ${data.run_id} in this worker's database; is it the hosts' database?`);
+    if (isFinished(run.status)) return { status: run.status };
+    const runtime = await knowAgent(run.agent, data);
+    const { runs, ledger, jobs, ownerId, leaseMs } = runtimePartsOf(runtime.cadre);
+    // The lease follows the job: stops and views find the run's executor through it.
+    const claimed = await ledger.update(run.id, { lease_owner: ownerId, lease_expires_at: new Date(Date.now() + leaseMs).toISOString() });
+    if (!claimed || isFinished(claimed.status)) return { status: claimed?.status ?? run.status };
+    jobs.add(run.id);
+    active.add(run.id);
+    runtime.active++;
+    try {
+      runs.adopt(claimed);
+      // A stop asked before this worker held the lease.
+      if (claimed.stop_requested_at !== null) void runs.stop(run.id, claimed.stop_requested_by ?? 'user', claimed.stop_reason ?? undefined).catch(report);
+      const onAbort = () => void runs.stop(run.id, 'user', 'The job was canceled.').catch(report);
+      signal.addEventListener('abort', onAbort, { once: true });
+      const ended = await Promise.race([runs.wait(run.id), closed.then(() => null)]);
+      signal.removeEventListener('abort', onAbort);
+      if (ended === null || !isFinished(ended.status)) throw new Error('The worker stopped before the run ended; another worker resumes it.');
+      return { status: ended.status };
+    } finally {
+      jobs.delete(run.id);
+      active.delete(run.id);
+      if (--runtime.active === 0 && retired.delete(runtime)) void close(runtime).catch(report);
+    }
+  }
+
+  const worker: RunWorker = createRunWorker({ queue, name, workspaces: [workspace], concurrency, lockMs, stalledIntervalMs, maxStalls, carryOut, onError: report });
+  await worker.ready();
+
+  return {
+    name,
+    workspace,
+    activeRuns: () => active.size,
+    async close() {
+      // Runs let go of first (they go back to the queue), then BullMQ closes once their jobs did.
+      const closingRuntimes = [...runtimes.values(), ...retired].map(close);
+      closing?.();
+      await Promise.allSettled(closingRuntimes);
+      await worker.close();
+      if (!options.coordination) await coordination.close();
+    },
+  };
+}
