@@ -293,7 +293,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
 
   /** Whether run `id` exists, cheaply for a run this process already wrote to. */
   function runExists(id: string): boolean {
-    return heldRuns.has(id) || lastEventSeq.has(id) || prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined;
+    return heldRuns.has(id) || lastEventSeq.has(id) || heldRuns.knows(id) || prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined;
   }
 
   /** SQL texts by shape, so a hot statement is found by a short key rather than rebuilt and hashed whole. */
