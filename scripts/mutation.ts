@@ -20,6 +20,9 @@ const modules: Record<string, string[]> = {
   'src/delegation/truncate-result.ts': ['src/delegation/truncate-result.test.ts'],
   'src/sessions/notifier.ts': ['src/sessions/notifier.test.ts'],
   'src/runs/run-ledger.ts': ['src/runs/run-ledger.test.ts'],
+  'src/models/attempt-control.ts': ['src/models/attempt-control.test.ts', 'src/models/reliable-model.test.ts'],
+  'src/models/compose-model.ts': ['src/models/compose-model.test.ts'],
+  'src/models/pipe-parts.ts': ['src/models/pipe-parts.test.ts'],
 };
 const threshold = 85;
 

@@ -37,7 +37,26 @@ describe('createWatchdog', () => {
     now += 20;
     vi.advanceTimersByTime(10);
     expect(control.timedOut).toBe(true);
-    expect(await outcome).toBeInstanceOf(AttemptTimeout);
+    const timeout = await outcome;
+    expect(timeout).toBeInstanceOf(AttemptTimeout);
+    expect(timeout).toMatchObject({ name: 'AttemptTimeout', message: 'The model provider did not answer in time.' });
+  });
+
+  it('looks at deadlines a tenth of the timeout apart, and stops its timer once nothing is watched', () => {
+    vi.useFakeTimers();
+    let now = 0;
+    const watchdog = createWatchdog(1000, () => now);
+    const expired: string[] = [];
+    watchdog.arm(() => expired.push('attempt'));
+    expect(vi.getTimerCount()).toBe(1);
+    now = 1000;
+    vi.advanceTimersByTime(99);
+    expect(expired).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(expired).toEqual(['attempt']);
+    vi.advanceTimersByTime(1000);
+    expect(expired).toEqual(['attempt']);
+    expect(vi.getTimerCount()).toBe(0);
   });
 
   it('stops the clock while paused and after the attempt ended', () => {

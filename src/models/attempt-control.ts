@@ -73,14 +73,10 @@ export function createAttemptController({ timeoutMs, nowMs = Date.now }: Attempt
       const followers = new Set<Attempt>();
       attempts = followers;
       following.set(signal, followers);
-      signal.addEventListener(
-        'abort',
-        () => {
-          for (const follower of followers) follower.abort(signal.reason);
-          followers.clear();
-        },
-        { once: true },
-      );
+      // An abort fires once; the attempts it reaches end (and leave the set) as they fail.
+      signal.addEventListener('abort', () => {
+        for (const follower of followers) follower.abort(signal.reason);
+      });
     }
     attempts.add(attempt);
     return attempts;
@@ -129,7 +125,7 @@ export class Attempt {
 
   /** Aborts the attempt with `reason` (once): its signal, and whatever it waits for now. */
   abort(reason: unknown): void {
-    if (this.#controller.signal.aborted) return;
+    // Aborting an aborted controller keeps its first reason; nothing waits any more either.
     this.#controller.abort(reason);
     const reject = this.#rejectPending;
     this.#rejectPending = undefined;

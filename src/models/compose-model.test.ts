@@ -40,6 +40,16 @@ describe('composeModel', () => {
     expect(log).toEqual(['a in', 'b in', 'b out', 'a out']);
   });
 
+  it('leaves the calls an entry does not wrap alone', async () => {
+    const log: string[] = [];
+    const { wrapStream } = logging('streams only', log);
+    const model = composeModel(scripted(), [{ wrapStream }]);
+    await generateText({ model, prompt: 'hi' });
+    expect(log).toEqual([]);
+    await streamText({ model, prompt: 'hi' }).consumeStream();
+    expect(log).toEqual(['streams only in', 'streams only out']);
+  });
+
   it('puts the entries of a second composition outside the first, on one stack over the same model', async () => {
     const log: string[] = [];
     const base = scripted();
@@ -62,6 +72,8 @@ describe('composeModel', () => {
     expect(composed.supportedUrls).toBe(base.supportedUrls);
     expect(composeModel('openai:gpt-5', [logging('a', [])])).toBe('openai:gpt-5');
     expect(composeModel(base, [])).toBe(base);
+    expect(compositionOf(base)).toBeUndefined();
+    expect(compositionOf(null)).toBeUndefined();
   });
 
   it('hands an entry the options after the transforms of the entries outside it', async () => {
@@ -74,10 +86,31 @@ describe('composeModel', () => {
           seen.push(params.headers);
           return doGenerate();
         },
+        wrapStream: ({ doStream, params }) => {
+          seen.push(params.headers);
+          return doStream();
+        },
       },
     ]);
     await generateText({ model, prompt: 'hi' });
-    expect(seen).toEqual([{ 'x-call': 'generate' }]);
+    await streamText({ model, prompt: 'hi' }).consumeStream();
+    expect(seen).toEqual([{ 'x-call': 'generate' }, { 'x-call': 'stream' }]);
+  });
+
+  it("lets an entry answer one kind of call with the other kind of the rest of the stack", async () => {
+    const base = asObject(scriptedLanguageModel(() => ({ text: 'crossed' })));
+    const crossed = asObject(
+      composeModel(base as unknown as LanguageModel, [
+        {
+          // Each call kind is answered by the other one, as the SDK's simulateStreamingMiddleware does.
+          wrapGenerate: ({ doStream }) => doStream().then(() => base.doGenerate({ prompt: [] })),
+          wrapStream: ({ doGenerate }) => doGenerate().then(() => base.doStream({ prompt: [] })),
+          transformParams: async ({ params }) => params,
+        },
+      ]),
+    );
+    expect((await crossed.doGenerate({ prompt: [] })).content[0]).toMatchObject({ type: 'text', text: 'crossed' });
+    expect((await crossed.doStream({ prompt: [] })).stream).toBeInstanceOf(ReadableStream);
   });
 
   it('lets an entry call the rest of the stack again with other options', async () => {

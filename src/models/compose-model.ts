@@ -74,6 +74,8 @@ const composition = Symbol.for('cadre.composed-model');
 interface Composition {
   base: ModelObject;
   middleware: readonly ModelMiddleware[];
+  /** The stack's outermost layer: composing again builds only the new entries' layers on it. */
+  outer: ModelObject;
 }
 
 /** The model and entries `model` was composed of, when it came from {@link composeModel}. */
@@ -85,9 +87,10 @@ export function compositionOf(model: unknown): Composition | undefined {
  * The model with `middleware` around it, the first entry outermost (as `wrapLanguageModel` orders
  * them): every concern around a model call (retries and timeouts, redaction, usage, text) is one
  * entry of this one stack. Composing a composed model again puts the new entries outside the old
- * ones on the same stack, with the same entry objects: a loop's watchers join the model's stack
- * instead of wrapping it. Unlike `wrapLanguageModel`, the stack is built once per composition and
- * adds no promise of its own per entry: an entry without `transformParams` costs one call.
+ * ones on the same stack, with the same entry objects and layers: a loop's watchers join the
+ * model's stack instead of wrapping it. Unlike `wrapLanguageModel`, the stack is built once per
+ * composition and adds no promise of its own per entry: an entry without `transformParams` costs
+ * one call.
  * @example composeModel(model, [watchModelUsage(onUsage), reliableCalls({ redactor })])
  */
 export function composeModel(model: LanguageModel, middleware: readonly ModelMiddleware[]): LanguageModel {
@@ -95,8 +98,8 @@ export function composeModel(model: LanguageModel, middleware: readonly ModelMid
   const composed = compositionOf(model);
   const base = composed?.base ?? (model as unknown as ModelObject);
   const entries = composed === undefined ? middleware : [...middleware, ...composed.middleware];
-  let inner: ModelObject = base;
-  for (let index = entries.length - 1; index >= 0; index--) inner = layer(base, inner, entries[index]);
+  let inner: ModelObject = composed?.outer ?? base;
+  for (let index = middleware.length - 1; index >= 0; index--) inner = layer(base, inner, middleware[index]);
   const outer = inner;
   const result = identityOf(base, {
     doGenerate(params: ModelCallOptions) {
@@ -115,7 +118,7 @@ export function composeModel(model: LanguageModel, middleware: readonly ModelMid
       }
     },
   });
-  Object.defineProperty(result, composition, { value: { base, middleware: entries } satisfies Composition });
+  Object.defineProperty(result, composition, { value: { base, middleware: entries, outer } satisfies Composition });
   return result as unknown as LanguageModel;
 }
 

@@ -46,6 +46,49 @@ describe('partStream and pipeParts', () => {
     expect(await readAll(second)).toEqual([text('a12'), text('b12'), { type: 'flushed', by: '1' }, { type: 'flushed', by: '2' }]);
   });
 
+  it('reads from its source only as far as the reader asks, and stops at the end', async () => {
+    const source = sourceOf([text('a'), text('b')]);
+    let flushes = 0;
+    // A transformer with nothing to flush, and one that flushes nothing.
+    const stream = pipeParts(pipeParts(partStream(source), { transform: (part, sink) => sink.enqueue(part) }), {
+      transform: (part, sink) => sink.enqueue(part),
+      flush: () => void flushes++,
+    });
+    const reader = stream.getReader();
+    expect((await reader.read()).value).toEqual(text('a'));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(source.pulls).toBe(1);
+    expect((await reader.read()).value).toEqual(text('b'));
+    expect(await reader.read()).toEqual({ done: true, value: undefined });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(source.pulls).toBe(3);
+    expect(flushes).toBe(1);
+  });
+
+  it('stops reading its source when canceled while a transformer held everything back', async () => {
+    let pulls = 0;
+    const stream = pipeParts(
+      partStream({
+        pull: async (sink) => {
+          pulls++;
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          sink.enqueue(text('more'));
+          return true;
+        },
+        cancel: () => {},
+      }),
+      { transform: () => {} },
+    );
+    const reader = stream.getReader();
+    const pending = reader.read();
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await reader.cancel('enough');
+    expect(await pending).toEqual({ done: true, value: undefined });
+    const atCancel = pulls;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(pulls).toBeLessThanOrEqual(atCancel + 1);
+  });
+
   it('reads on while a transformer holds parts back, and reads nothing before it is read', async () => {
     const source = sourceOf([text('a'), text('b'), text('c')]);
     const held: StreamPart[] = [];
