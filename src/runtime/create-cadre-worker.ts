@@ -4,7 +4,9 @@ import type { AgentRegistry } from '../agents/agent-registry.ts';
 import type { Coordination } from '../coordination/coordination.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import type { RunJobData, RunJobResult } from '../executors/bullmq/run-job.ts';
-import type { RunWorker } from '../executors/bullmq/run-worker.ts';
+import type { RunJobControl, RunWorker } from '../executors/bullmq/run-worker.ts';
+import type { RunRecord } from '../store/records.ts';
+import { ownerIsGone } from '../util/owner-liveness.ts';
 import { isFinished } from '../store/records.ts';
 import { createCadre, runtimePartsOf, type Cadre, type CadreOptions } from './create-cadre.ts';
 
@@ -133,15 +135,19 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
   let closing: (() => void) | undefined;
   const closed = new Promise<void>((resolve) => (closing = resolve));
 
-  async function carryOut(data: RunJobData, signal: AbortSignal): Promise<RunJobResult> {
+  async function carryOut(data: RunJobData, signal: AbortSignal, job: RunJobControl): Promise<RunJobResult> {
     const run = await options.store.getRun(data.run_id);
     if (!run) throw new Error(`No run ${data.run_id} in this worker's database; is it the hosts' database?`);
     if (isFinished(run.status)) return { status: run.status };
     const runtime = await knowAgent(run.agent, data);
     const { runs, ledger, jobs, ownerId, leaseMs } = runtimePartsOf(runtime.cadre);
+    // BullMQ gave the job again while its holder may still carry the run out (it lost Redis for a
+    // while, not its life): wait until that holder's lease in the store runs out or the run ends.
+    if (data.holder !== undefined && data.holder !== ownerId && run.lease_owner === data.holder && leaseAlive(run)) return job.later(1_000);
     // The lease follows the job: stops and views find the run's executor through it.
     const claimed = await ledger.update(run.id, { lease_owner: ownerId, lease_expires_at: new Date(Date.now() + leaseMs).toISOString() });
     if (!claimed || isFinished(claimed.status)) return { status: claimed?.status ?? run.status };
+    await job.hold(ownerId);
     jobs.add(run.id);
     active.add(run.id);
     runtime.active++;
@@ -178,4 +184,9 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
       if (!options.coordination) await coordination.close();
     },
   };
+}
+
+/** Whether the run's lease is held by a process that may still be alive. */
+function leaseAlive(run: RunRecord): boolean {
+  return run.lease_expires_at !== null && Date.parse(run.lease_expires_at) > Date.now() && !ownerIsGone(run.lease_owner);
 }

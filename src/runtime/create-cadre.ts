@@ -513,6 +513,7 @@ export function createCadre(options: CadreOptions): Cadre {
             bus,
             coordination,
             now,
+            ownerId,
             workspace: options.workspace ?? process.cwd(),
             settings: () => ({ approvals: broker.mode === 'ask' ? 'wait' : broker.mode, ...(options.permissions ? { permissions: options.permissions } : {}) }),
             onError: report,

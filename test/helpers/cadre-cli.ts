@@ -38,6 +38,8 @@ export interface Workspace {
   database: string;
   env: Record<string, string>;
   server: ScriptedServer;
+  /** With `CADRE_E2E_QUEUE_URL`: the two `cadre worker` processes carrying out the workspace's runs. */
+  workers: CadreProcess[];
   /** `--model openai-compatible:scripted --base-url <server> --db <database>` */
   modelFlags: string[];
   start(args: readonly string[], options?: { input?: string; env?: Record<string, string> }): CadreProcess;
@@ -138,6 +140,7 @@ export async function createWorkspace(options: { script?: string } = {}): Promis
     database,
     env,
     server,
+    workers,
     modelFlags: ['--model', 'openai-compatible:scripted', '--base-url', server.baseURL, '--db', database],
     start,
     run: (args, options) => start(args, options).exited,
@@ -147,7 +150,7 @@ export async function createWorkspace(options: { script?: string } = {}): Promis
       return JSON.parse(result.stdout) as T;
     },
     async close() {
-      for (const worker of workers) worker.child.kill('SIGTERM');
+      for (const worker of workers) if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGTERM');
       await Promise.all(workers.map((worker) => worker.exited));
       await server.close();
       await rm(cwd, { recursive: true, force: true });

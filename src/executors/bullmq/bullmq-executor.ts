@@ -8,7 +8,9 @@ import { RunDetachSignal, RunStopSignal } from '../../runs/run-stop.ts';
 import { isFinished, type RunRecord } from '../../store/records.ts';
 import type { Store } from '../../store/store.ts';
 import type { Now } from '../../util/clock.ts';
+import { ownerIsGone } from '../../util/owner-liveness.ts';
 import { connectionOf, parseQueueUrl, runQueueName, type QueueSettings, type RunJobData, type RunJobResult } from './run-job.ts';
+import { quietErrors } from './quiet-errors.ts';
 import { isStalledFailure } from './stalled-failure.ts';
 
 /** Options of {@link createBullmqExecutor}. */
@@ -22,6 +24,8 @@ export interface BullmqExecutorOptions {
   /** Carries stops to workers, and their runs' ends and live events back. */
   coordination: Coordination;
   now: Now;
+  /** This process's identity in leases: a run whose lease it still holds has not reached a worker. */
+  ownerId: string;
   /** The absolute path of the workspace these runs' tools work in. */
   workspace: string;
   /** The settings each job carries (asks, permission rules), read when the run is sent. */
@@ -50,7 +54,7 @@ export interface BullmqExecutor extends RunExecutor {
  */
 export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExecutor {
   const { store, ledger, bus, coordination, now } = options;
-  const report = options.onError ?? reportToDefaultLogger;
+  const report = quietErrors(options.onError ?? reportToDefaultLogger);
   const settings = typeof options.queue === 'string' ? parseQueueUrl(options.queue) : options.queue;
   const checkMs = options.checkMs ?? 2_000;
   let connections: { queue: Queue<RunJobData, RunJobResult>; events: QueueEvents } | undefined;
@@ -89,6 +93,11 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
     };
   }
 
+  /** Whether another process (a worker) holds the run's lease and may still be alive. */
+  function heldElsewhere(run: RunRecord): boolean {
+    return run.lease_owner !== null && run.lease_owner !== options.ownerId && run.lease_expires_at !== null && run.lease_expires_at > now() && !ownerIsGone(run.lease_owner);
+  }
+
   async function requestStop(run: RunRecord, queue: Queue<RunJobData, RunJobResult>, reason: unknown): Promise<'taken-back' | 'asked'> {
     // A job no worker has started is taken back whole (BullMQ refuses to remove a locked one).
     if ((await queue.remove(run.id).catch(() => 0)) === 1) return 'taken-back';
@@ -113,12 +122,8 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
         });
         const data: RunJobData = { run_id: run.id, workspace: options.workspace, ...options.settings(), refused_by: [] };
         // The run id names the job: a run sent again (recovered by another host) joins its job.
-        const job: Job<RunJobData, RunJobResult> = await queue.add('run', data, {
-          jobId: run.id,
-          attempts: 3,
-          removeOnComplete: true,
-          removeOnFail: { age: 7 * 24 * 3600 },
-        });
+        const send = () => queue.add('run', data, { jobId: run.id, attempts: 5, removeOnComplete: true, removeOnFail: { age: 7 * 24 * 3600 } });
+        const job: Job<RunJobData, RunJobResult> = await send();
         type Settled = { how: 'ended' } | { how: 'job-done' } | { how: 'job-failed'; reason: string } | { how: 'taken-back' } | { how: 'let-go' };
         const settled = await new Promise<Settled>((resolve) => {
           void ended.then(() => resolve({ how: 'ended' }));
@@ -131,6 +136,9 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
             const current = await store.getRun(run.id);
             if (current && isFinished(current.status)) return resolve({ how: 'ended' });
             const state = await queue.getJobState(run.id);
+            // Redis lost the job (restarted without persistence, flushed): send the run again,
+            // unless a worker still holds its lease (it carries the run out to its end).
+            if (state === 'unknown' && current && !heldElsewhere(current)) await send();
             if (state === 'failed') {
               const failed = await queue.getJob(run.id);
               resolve({ how: 'job-failed', reason: failed?.failedReason ?? 'The job failed.' });
@@ -138,7 +146,10 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
           };
           const tick = () => {
             timer = setTimeout(() => {
-              check().catch(report).finally(tick);
+              // A Redis that is away is reported by the connections; this looks again later.
+              check()
+                .catch(() => {})
+                .finally(tick);
             }, checkMs);
           };
           tick();
@@ -175,7 +186,9 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
       const opened = connections;
       connections = undefined;
       if (!opened) return;
-      await Promise.allSettled([opened.events.close(), opened.queue.close()]);
+      // BullMQ's close can hang after Redis was away for a while (a blocking read that never
+      // returns); nothing more is sent or read, so a connection still open after a moment is dropped.
+      await Promise.all([opened.events, opened.queue].map((connection) => closeWithin(connection, 1_000)));
     },
   };
 }
@@ -184,4 +197,12 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
 function outcomeOf(run: RunRecord): ExecutionOutcome {
   const text = run.result?.text ?? '';
   return { text, lastText: run.partial_result ?? text, finishReason: 'stop', steps: run.turns };
+}
+
+/** Closes a BullMQ queue or queue-events object, or disconnects it when closing takes longer than `ms`. */
+async function closeWithin(connection: { close(): Promise<void>; disconnect(): Promise<void> }, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const closed = await Promise.race([connection.close().then(() => true, () => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  clearTimeout(timer);
+  if (!closed) void connection.disconnect().catch(() => {});
 }

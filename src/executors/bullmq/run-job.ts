@@ -19,6 +19,12 @@ export interface RunJobData {
   permissions?: PermissionsConfig;
   /** Workers that refused the job because they do not have its workspace. */
   refused_by?: string[];
+  /**
+   * The lease owner of the worker runtime that took the run last: a worker given the job again
+   * (BullMQ thought its holder stalled, say while Redis was away) waits while that holder's
+   * lease in the store is alive, so a run never executes twice at once.
+   */
+  holder?: string;
 }
 
 /** What a finished run job returns. */

@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { reportToDefaultLogger } from '../../logging/default-logger.ts';
+import { quietErrors } from './quiet-errors.ts';
 import { connectionOf, parseQueueUrl, runQueueName, type QueueSettings, type RunJobData, type RunJobResult } from './run-job.ts';
 
 /** Options of {@link createRunWorker}. */
@@ -28,8 +29,16 @@ export interface RunWorkerOptions {
    * go of it before it ended (the job goes back to the queue). `signal` aborts when BullMQ takes
    * the job from this worker (lock lost) or the worker closes.
    */
-  carryOut(data: RunJobData, signal: AbortSignal): Promise<RunJobResult>;
+  carryOut(data: RunJobData, signal: AbortSignal, job: RunJobControl): Promise<RunJobResult>;
   onError?: (error: unknown) => void;
+}
+
+/** What {@link RunWorkerOptions.carryOut} may do with the job it carries out. */
+export interface RunJobControl {
+  /** Records who holds the run now (see {@link RunJobData.holder}). */
+  hold(owner: string): Promise<void>;
+  /** Gives the job back to the queue, to be taken again in `ms`; never resolves (BullMQ's DelayedError). */
+  later(ms: number): Promise<never>;
 }
 
 /** A running worker of the run queue. */
@@ -51,7 +60,7 @@ export interface RunWorker {
  */
 export function createRunWorker(options: RunWorkerOptions): RunWorker {
   const settings = typeof options.queue === 'string' ? parseQueueUrl(options.queue) : options.queue;
-  const report = options.onError ?? reportToDefaultLogger;
+  const report = quietErrors(options.onError ?? reportToDefaultLogger);
   const workspaces = new Set(options.workspaces.map(canonicalPath));
   let queue: Queue<RunJobData, RunJobResult> | undefined;
   const queueOf = () => (queue ??= new Queue<RunJobData, RunJobResult>(runQueueName, { connection: connectionOf(settings), prefix: settings.prefix }));
@@ -78,7 +87,14 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
     runQueueName,
     async (job, token, signal) => {
       if (!workspaces.has(canonicalPath(job.data.workspace))) return handBack(job, token);
-      return options.carryOut(job.data, signal ?? new AbortController().signal);
+      const control: RunJobControl = {
+        hold: (owner) => job.updateData({ ...job.data, holder: owner }),
+        async later(ms) {
+          await job.moveToDelayed(Date.now() + ms, token);
+          throw new DelayedError();
+        },
+      };
+      return options.carryOut(job.data, signal ?? new AbortController().signal, control);
     },
     {
       connection: connectionOf(settings),
@@ -100,8 +116,14 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       await worker.waitUntilReady();
     },
     async close(force = false) {
-      await worker.close(force);
-      await queue?.close();
+      // Jobs let go of end at once; a close that still hangs (Redis was away and a blocking read
+      // never returns) is forced after a while, which leaves nothing behind: BullMQ's stalled-job
+      // recovery gives any job still held to another worker.
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([worker.close(force).then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 5_000)))]);
+      clearTimeout(timer);
+      if (!closed) await worker.disconnect().catch(() => {});
+      await Promise.race([queue?.close(), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
     },
   };
 }

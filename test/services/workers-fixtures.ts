@@ -1,0 +1,59 @@
+/**
+ * What the worker tests share: a workspace whose runs go to two `cadre worker` processes, polling,
+ * and a free port for servers of a test's own.
+ * @module
+ */
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { createWorkspace, type Workspace } from '../helpers/cadre-cli.ts';
+import { postgresUrl, redisUrl } from './service-urls.ts';
+
+const script = resolve(import.meta.dirname, 'workers-script.yaml');
+
+/** An agent that writes a file: its call asks for approval. */
+export const writerAgent = `---
+description: Writes files it is asked to write.
+tools: [write_file]
+mode: subagent
+---
+You are the writer. Write what you are asked to.
+`;
+
+/** A workspace whose runs go to two `cadre worker` processes, on the test Postgres and Redis. */
+export async function workersWorkspace({ queue = redisUrl, database = postgresUrl }: { queue?: string; database?: string } = {}): Promise<Workspace> {
+  const previous = { queue: process.env.CADRE_E2E_QUEUE_URL, postgres: process.env.CADRE_E2E_POSTGRES_URL };
+  process.env.CADRE_E2E_QUEUE_URL = queue;
+  process.env.CADRE_E2E_POSTGRES_URL = database;
+  try {
+    return await createWorkspace({ script });
+  } finally {
+    for (const [name, value] of [['CADRE_E2E_QUEUE_URL', previous.queue], ['CADRE_E2E_POSTGRES_URL', previous.postgres]] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+}
+
+/** Polls `check` every 200 ms until it returns something other than undefined. */
+export async function until<T>(check: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 200));
+  }
+}
+
+/** The pid in a lease owner `host:pid:tag`. */
+export const pidOf = (owner: string | null) => (owner === null ? null : Number(owner.split(':')[1]));
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((done) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
