@@ -45,9 +45,12 @@ export { configLocations, defaultModelAliases, resolveAgentModel, resolveModelAl
 export { defaultLimits, loadConfig, type CadreConfig, type ConfigFlags, type Limits, type LoadConfigOptions } from './config/index.ts';
 export { describeModel, resolveModel, type LanguageModelInstance, type ResolveModelOptions } from './models/index.ts';
 export {
+  composeModel,
   createSecretRedactor,
   ModelCallError,
   reliableModel,
+  type ModelCallContext,
+  type ModelMiddleware,
   type ModelCallFailure,
   type ReliableModelOptions,
   type SecretRedactor,

@@ -13,6 +13,13 @@ describe('redactSecrets', () => {
     ['{"api_key": "abc123def456"}', '{"api_key": "[REDACTED]"}'],
     ['postgres://cadre:hunter2@db/cadre', 'postgres://cadre:[REDACTED]@db/cadre'],
     ['-----BEGIN RSA PRIVATE KEY-----\nMIIE\n-----END RSA PRIVATE KEY-----', '[REDACTED PRIVATE KEY]'],
+    // Each hint alone, in the case its pattern matches.
+    ['slack xoxb-1234567890-abcdefghij', 'slack [REDACTED]'],
+    ['maps AIzaSyA1234567890abcdefghijklmnopqrstuv', 'maps [REDACTED]'],
+    ['AUTHORIZATION = abcdefghijkl', 'AUTHORIZATION = [REDACTED]'],
+    ['{"Client_Secret": "abcdef123456"}', '{"Client_Secret": "[REDACTED]"}'],
+    ["PassWord: 'hunter2hunter2'", "PassWord: '[REDACTED]'"],
+    ['Access-Token = "abcdef123456"', 'Access-Token = "[REDACTED]"'],
   ])('hides %s', (input, expected) => {
     expect(redactSecrets(input)).toBe(expected);
   });
