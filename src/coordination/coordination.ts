@@ -25,7 +25,9 @@ export type CoordinationSignal =
   /** A finished background run waits for its notification to reach its parent session. */
   | { type: 'notification-pending'; run_id: string; parent_session_id: string }
   /** A run's live event, for views of its parent session in other processes (the dashboard). */
-  | { type: 'live-event'; parent_session_id: string; run: RunRecord; event: LiveRunEvent };
+  | { type: 'live-event'; parent_session_id: string; run: RunRecord; event: LiveRunEvent }
+  /** A model provider answered 429: every process holds its requests to it for `delay_ms`. */
+  | { type: 'rate-limited'; provider: string; delay_ms: number };
 
 /** The kinds of {@link CoordinationSignal}. */
 export type SignalType = CoordinationSignal['type'];
@@ -36,7 +38,7 @@ export type SignalOf<T extends SignalType> = Extract<CoordinationSignal, { type:
 /**
  * What a listener subscribes to within a kind: the lease owner of `stop-requested`, the session
  * of `session-stop-requested`, `notification-pending` and `live-event`, the approval of
- * `approval-answered`, the run of `run-ended`.
+ * `approval-answered`, the run of `run-ended`, the provider of `rate-limited`.
  */
 export function signalKey(signal: CoordinationSignal): string {
   switch (signal.type) {
@@ -51,6 +53,8 @@ export function signalKey(signal: CoordinationSignal): string {
     case 'notification-pending':
     case 'live-event':
       return signal.parent_session_id;
+    case 'rate-limited':
+      return signal.provider;
   }
 }
 

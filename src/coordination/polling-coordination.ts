@@ -11,11 +11,14 @@ export interface PollingCoordinationOptions {
    * How often the store is read for each kind of signal while someone listens to it.
    * @default stop-requested and session-stop-requested 500, approval-answered 250, run-ended 100, notification-pending 500
    */
-  pollMs?: Partial<Record<Exclude<SignalType, 'live-event'>, number>>;
+  pollMs?: Partial<Record<PolledSignalType, number>>;
   onError?: (error: unknown) => void;
 }
 
-const defaultPollMs: Record<Exclude<SignalType, 'live-event'>, number> = {
+/** The signals found in the store; live events and 429 pauses are only heard as they happen. */
+export type PolledSignalType = Exclude<SignalType, 'live-event' | 'rate-limited'>;
+
+const defaultPollMs: Record<PolledSignalType, number> = {
   'stop-requested': 500,
   'session-stop-requested': 500,
   'approval-answered': 250,
@@ -39,7 +42,7 @@ export function createPollingCoordination({ store, pollMs = {}, onError = report
   const listeners = createSignalListeners({
     onError,
     onChange(type, listening) {
-      if (type === 'live-event') return;
+      if (type === 'live-event' || type === 'rate-limited') return;
       if (!listening) {
         clearInterval(timers.get(type));
         timers.delete(type);
@@ -58,7 +61,7 @@ export function createPollingCoordination({ store, pollMs = {}, onError = report
     },
   });
 
-  async function poll(type: Exclude<SignalType, 'live-event'>): Promise<void> {
+  async function poll(type: PolledSignalType): Promise<void> {
     for (const key of listeners.keys(type)) {
       switch (type) {
         case 'stop-requested': {

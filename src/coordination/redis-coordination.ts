@@ -26,7 +26,10 @@ export interface RedisCoordinationOptions {
  */
 export function createRedisCoordination({ url, store, onError = reportToDefaultLogger }: RedisCoordinationOptions): Coordination {
   const parsed = new URL(url.trim());
-  const channel = `${parsed.searchParams.get('prefix') ?? 'cadre'}:signals`;
+  const prefix = parsed.searchParams.get('prefix') ?? 'cadre';
+  const channel = `${prefix}:signals`;
+  /** Where a provider's 429 pause is kept, for processes that start during it. */
+  const pauseKey = (provider: string) => `${prefix}:rate-limited:${provider}`;
   parsed.searchParams.delete('prefix');
   const origin = `${process.pid}:${Math.random().toString(36).slice(2)}`;
   const local = createPollingCoordination({ store, onError });
@@ -62,9 +65,17 @@ export function createRedisCoordination({ url, store, onError = reportToDefaultL
     publish(signal) {
       local.publish(signal);
       sender.publish(channel, JSON.stringify({ origin, signal })).catch(onConnectionError);
+      if (signal.type === 'rate-limited') sender.set(pauseKey(signal.provider), '1', 'PX', Math.ceil(signal.delay_ms)).catch(onConnectionError);
     },
     subscribe(type, key, callback) {
-      return local.subscribe(type, key, callback);
+      const off = local.subscribe(type, key, callback);
+      // A pause that began before this process listened still holds for the rest of its time.
+      if (type === 'rate-limited') {
+        sender.pttl(pauseKey(key)).then((remaining) => {
+          if (remaining > 0) callback({ type: 'rate-limited', provider: key, delay_ms: remaining } as never);
+        }, onConnectionError);
+      }
+      return off;
     },
     async close() {
       await local.close();

@@ -31,6 +31,7 @@ import { ConfigError } from '../errors/config-error.ts';
 import { createInProcessExecutor } from '../executors/in-process-executor.ts';
 import { describeModel } from '../models/describe-model.ts';
 import { createProviderGates } from '../models/provider-gates.ts';
+import { shareProviderGates, type SharedProviderGates } from '../coordination/share-provider-gates.ts';
 import { reliableModel } from '../models/reliable-model.ts';
 import { createSecretRedactor, type SecretRedactor } from '../models/secret-redactor.ts';
 import { resolveModel, type LanguageModelInstance } from '../models/resolve-model.ts';
@@ -309,7 +310,8 @@ export function createCadre(options: CadreOptions): Cadre {
     onError(redactor.redactError(error));
   };
   // Every model of this runtime goes through one retry policy, with one 429 gate per provider.
-  const gates = createProviderGates();
+  // One 429 gate per provider, shared with the other processes through the coordination (below).
+  let gates: SharedProviderGates;
   const reliable = (model: LanguageModelInstance) =>
     reliableModel(model, { timeoutMs: limits.modelTimeoutMs, maxRetries: limits.maxRetries, retryDelayMs: options.retryDelayMs, redactor, gates });
   let defaultModel: LanguageModel | undefined;
@@ -323,6 +325,7 @@ export function createCadre(options: CadreOptions): Cadre {
   const ownerId = `${hostname()}:${process.pid}:${newId('own').slice(-8)}`;
   const bus = createRunBus({ onListenerError: report });
   const coordination = options.coordination ?? createPollingCoordination({ store, onError: report });
+  gates = shareProviderGates(createProviderGates(), coordination);
   const telemetrySettings = resolveTelemetry(options.tracing, options.env);
   const tracing = telemetrySettings ? createRuntimeTracing({ settings: telemetrySettings, store, redact: (text) => redactor.redact(text), telemetry: options.telemetry, onError: report }) : undefined;
   const loopTelemetry = tracing?.loopTelemetry ?? options.telemetry;
@@ -761,6 +764,7 @@ export function createCadre(options: CadreOptions): Cadre {
       broker.close();
       await runs.close();
       await queued?.close();
+      gates.close();
       for (const sessionId of hosted) await sessions.idle(sessionId);
       if (!options.coordination) await coordination.close();
       storeFailure.close();

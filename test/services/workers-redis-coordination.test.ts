@@ -1,0 +1,76 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRedisCoordination } from '../../src/coordination/redis-coordination.ts';
+import type { Coordination, CoordinationSignal } from '../../src/coordination/coordination.ts';
+import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { redisUrl } from './service-urls.ts';
+
+const open: Array<{ close(): unknown }> = [];
+afterEach(async () => {
+  for (const each of open.splice(0).reverse()) await each.close();
+});
+
+const source = resolve(import.meta.dirname, '..', '..', 'src', 'coordination', 'redis-coordination.ts');
+const storeSource = resolve(import.meta.dirname, '..', '..', 'src', 'store', 'sqlite', 'sqlite-store.ts');
+
+/** Publishes the signals from another process, on the same Redis and prefix. */
+async function publishElsewhere(url: string, signals: CoordinationSignal[]): Promise<void> {
+  const program = `
+    import { createRedisCoordination } from ${JSON.stringify(source)};
+    import { createSqliteStore } from ${JSON.stringify(storeSource)};
+    const coordination = createRedisCoordination({ url: ${JSON.stringify(url)}, store: createSqliteStore({ path: ':memory:' }) });
+    await new Promise((done) => setTimeout(done, 300));
+    for (const signal of ${JSON.stringify(signals)}) coordination.publish(signal);
+    await new Promise((done) => setTimeout(done, 300));
+    await coordination.close();
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise((done) => child.on('close', done));
+  expect(code, stderr).toBe(0);
+}
+
+function coordinationOn(url: string): Coordination {
+  const store = createSqliteStore({ path: ':memory:' });
+  const coordination = createRedisCoordination({ url, store });
+  open.push(store, coordination);
+  return coordination;
+}
+
+describe.skipIf(!redisUrl)(`Redis coordination between processes${redisUrl ? '' : ' [skipped: set CADRE_TEST_REDIS_URL, as .ci/run does]'}`, () => {
+  it('carries the signals of another process on the same prefix, and none of another prefix', async () => {
+    const prefix = `coordination-${process.pid}-${Date.now()}`;
+    const url = `${redisUrl}?prefix=${prefix}`;
+    const coordination = coordinationOn(url);
+    const heard: CoordinationSignal[] = [];
+    coordination.subscribe('stop-requested', 'host:1:worker', (signal) => heard.push(signal));
+    coordination.subscribe('approval-answered', 'apr_1', (signal) => heard.push(signal));
+    await new Promise((done) => setTimeout(done, 200));
+    await publishElsewhere(`${redisUrl}?prefix=${prefix}-other`, [{ type: 'approval-answered', approval_id: 'apr_1' }]);
+    await publishElsewhere(url, [
+      { type: 'stop-requested', run_id: 'run_1', owner: 'host:1:worker', cause: 'user', reason: null },
+      { type: 'approval-answered', approval_id: 'apr_1' },
+    ]);
+    expect(heard).toEqual([
+      { type: 'stop-requested', run_id: 'run_1', owner: 'host:1:worker', cause: 'user', reason: null },
+      { type: 'approval-answered', approval_id: 'apr_1' },
+    ]);
+  });
+
+  it("shares another process's 429 pause of a provider, also with a process that listens only after it began", async () => {
+    const url = `${redisUrl}?prefix=pause-${process.pid}-${Date.now()}`;
+    const early = coordinationOn(url);
+    const heard: number[] = [];
+    early.subscribe('rate-limited', 'anthropic', (signal) => heard.push(signal.delay_ms));
+    await new Promise((done) => setTimeout(done, 200));
+    await publishElsewhere(url, [{ type: 'rate-limited', provider: 'anthropic', delay_ms: 20_000 }]);
+    expect(heard).toHaveLength(1);
+    expect(heard[0]).toBe(20_000);
+    const late = coordinationOn(url);
+    const remaining = await new Promise<number>((done) => late.subscribe('rate-limited', 'anthropic', (signal) => done(signal.delay_ms)));
+    expect(remaining).toBeGreaterThan(15_000);
+    expect(remaining).toBeLessThanOrEqual(20_000);
+  });
+});
