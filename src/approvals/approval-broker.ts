@@ -71,6 +71,12 @@ export interface ApprovalBroker {
   answer(id: string, answer: ApprovalAnswer): Promise<AnsweredApproval>;
   /** Asks this process waits for. */
   pending(): ApprovalRecord[];
+  /**
+   * Shows a pending ask raised by another process (a run this process sent to a worker) to this
+   * process's approver, in turn with its own asks; the answer is written here, and the process
+   * that raised the ask hears it. Nothing happens unless the mode is `ask` with an approver.
+   */
+  relay(approval: ApprovalRecord): void;
   close(): void;
 }
 
@@ -79,6 +85,8 @@ interface Waiter {
   done: (approval: ApprovalRecord) => void;
   /** Aborts the approver's prompt when the ask ends some other way. */
   prompt?: AbortController;
+  /** Raised by another process, which records its request and its answer as run events. */
+  relayed?: boolean;
 }
 
 /** Creates the {@link ApprovalBroker}. */
@@ -120,7 +128,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
     waiter.prompt?.abort();
     const wasPrompting = prompting === waiter;
     if (wasPrompting) prompting = null;
-    announce(approval)
+    (waiter.relayed ? Promise.resolve() : announce(approval))
       .catch(report)
       .finally(() => waiter.done(approval));
     // An "always" answer may answer queued asks too: they end by rule before the next is shown.
@@ -241,7 +249,16 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
     },
 
     pending() {
-      return [...waiters.values()].map((waiter) => waiter.approval);
+      return [...waiters.values()].filter((waiter) => !waiter.relayed).map((waiter) => waiter.approval);
+    },
+
+    relay(approval) {
+      if (mode !== 'ask' || !approver || approval.status !== 'pending' || waiters.has(approval.id)) return;
+      const waiter: Waiter = { approval, done: () => stopListening(), relayed: true };
+      waiters.set(approval.id, waiter);
+      const stopListening = listenForAnswer(approval.id);
+      queue.push(waiter);
+      pump();
     },
 
     close() {

@@ -519,6 +519,11 @@ export function createCadre(options: CadreOptions): Cadre {
             ownerId,
             workspace: options.workspace ?? process.cwd(),
             settings: () => ({ approvals: broker.mode === 'ask' ? 'wait' : broker.mode, ...(options.permissions ? { permissions: options.permissions } : {}) }),
+            // Asks of runs on workers wait there for an answer from anywhere: this process's
+            // approver (a terminal) is one place to give it.
+            onAsk: (approvalId) => {
+              store.getApproval(approvalId).then((approval) => approval && broker.relay(approval), report);
+            },
             onError: report,
           }),
         (error: unknown) => {

@@ -7,6 +7,13 @@ import type { ApprovalRecord, RunEventRecord, RunRecord } from '../../src/store/
 import { cadreBin, type CadreProcess, type Workspace } from '../helpers/cadre-cli.ts';
 import { postgresUrl, redisReason, redisUrl } from './service-urls.ts';
 import { pidOf, until, workersWorkspace, writerAgent } from './workers-fixtures.ts';
+import { createCadre, type Cadre } from '../../src/runtime/create-cadre.ts';
+import { createRedisCoordination } from '../../src/coordination/redis-coordination.ts';
+import type { Coordination } from '../../src/coordination/coordination.ts';
+import { openStore } from '../../src/store/open-store.ts';
+import type { Store } from '../../src/store/store.ts';
+import { loadAgents } from '../../src/agents/load-agents.ts';
+import { createWorkspaceTools } from '../../src/tools/workspace-tools.ts';
 
 describe.skipIf(!redisUrl || !postgresUrl)(`runs carried out by cadre worker processes${redisReason}`, () => {
   let workspace: Workspace;
@@ -128,5 +135,59 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a run whose workspace no worker has$
     const [run] = await workspace.json<RunRecord[]>(['runs', sessionId]);
     expect(run.status).toBe('failed');
     expect(run.error?.message).toContain(`No cadre worker has the workspace ${workspace.cwd}`);
+  }, 60_000);
+});
+
+describe.skipIf(!redisUrl || !postgresUrl)(`a host with a person to ask, its run on a worker${redisReason}`, () => {
+  let workspace: Workspace;
+  let host: Cadre;
+  let coordination: Coordination;
+  let store: Store;
+
+  beforeAll(async () => {
+    workspace = await workersWorkspace();
+    await writeFile(join(workspace.cwd, '.cadre', 'agents', 'writer.md'), writerAgent);
+    const { queue } = JSON.parse(await readFile(join(workspace.cwd, 'cadre.config.json'), 'utf8')) as { queue: string };
+    store = await openStore(workspace.database);
+    coordination = createRedisCoordination({ url: queue, store });
+    host = createCadre({
+      store,
+      coordination,
+      queue,
+      workspace: workspace.cwd,
+      model: 'openai-compatible:scripted',
+      baseURL: workspace.server.baseURL,
+      env: {},
+      agents: await loadAgents({ cwd: workspace.cwd, home: workspace.cwd, env: {} }),
+      tools: createWorkspaceTools({ root: workspace.cwd }),
+      approvals: 'ask',
+      approver: async (approval) => {
+        asked.push(approval);
+        return { decision: 'approve' };
+      },
+    });
+  }, 90_000);
+  const asked: ApprovalRecord[] = [];
+
+  afterAll(async () => {
+    await host?.close();
+    await coordination?.close();
+    await store?.close();
+    await workspace?.close();
+  });
+
+  it("shows an ask raised on a worker to the host's approver, whose answer lets the run go on there", async () => {
+    const session = await host.createSession();
+    const turn = await host.send(session.id, 'write please');
+    await host.waitForIdle(session.id);
+    expect(turn.text).toBe('The writer is done.');
+    expect(asked.map((approval) => approval.tool)).toEqual(['write_file']);
+    expect(await readFile(join(workspace.cwd, 'out.txt'), 'utf8')).toBe('written on a worker');
+    const [approval] = await store.listApprovals({ session_id: session.id });
+    expect(approval).toMatchObject({ status: 'approved', resolved_by: 'person' });
+    // Asked and answered once each, in the run's events (the worker records both).
+    const events = await store.listRunEvents(approval.run_id!);
+    expect(events.filter((event) => event.type === 'approval-request')).toHaveLength(1);
+    expect(events.filter((event) => event.type === 'approval-resolve')).toHaveLength(1);
   }, 60_000);
 });

@@ -30,6 +30,8 @@ export interface BullmqExecutorOptions {
   workspace: string;
   /** The settings each job carries (asks, permission rules), read when the run is sent. */
   settings: () => Pick<RunJobData, 'approvals' | 'permissions'>;
+  /** Told of each ask for approval a worker raises in these runs (its `approval-request` event). @default nothing */
+  onAsk?: (approvalId: string) => void;
   /** How often the store is read while a run executes elsewhere, in case a signal was lost. @default 2000 */
   checkMs?: number;
   onError?: (error: unknown) => void;
@@ -83,6 +85,7 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
             listen(current.child_session_id);
           }
           bus.publish({ type: 'run-event', run: current, event });
+          if (event.type === 'approval-request' && typeof event.data.approval_id === 'string') options.onAsk?.(event.data.approval_id);
         }),
       );
     };
