@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { StoreFailureError } from '../store-failure-error.ts';
 
@@ -13,7 +14,18 @@ export interface GroupCommit {
   write<T>(work: () => T): Promise<T>;
   /** Commits the open transaction now; resolves once everything written so far is committed. */
   flush(): Promise<void>;
+  /** Commits what is open and stops being committed early by the file's other connections in this process (the store closes). */
+  release(): void;
 }
+
+/**
+ * The group commits of this process, by database file. Connections of one process share its
+ * locks, and SQLite's busy wait blocks the thread: a write on one connection while another of
+ * this process holds the write lock in its open transaction would wait for a COMMIT that cannot
+ * come until the wait ends, and fail ("database is locked"). So before it begins, a transaction
+ * commits the file's other open ones in this process (a commit may come early at any time).
+ */
+const openOnFile = new Map<string, Set<() => void>>();
 
 /** Options of `createGroupCommit`. */
 export interface GroupCommitOptions {
@@ -30,7 +42,7 @@ export interface GroupCommitOptions {
   onUndo: () => void;
   /** Called when the whole open transaction is lost (a failed commit): rows kept back go with it. */
   onRollback?: () => void;
-  /** The database, named in the failure's message. */
+  /** The database, named in the failure's message; its other connections in this process commit before this one begins. */
   path?: string;
   /** Called once, when a commit fails and the store stops taking writes. */
   onFailure?: (failure: StoreFailureError) => void;
@@ -62,6 +74,14 @@ export function createGroupCommit(database: DatabaseSync, options: GroupCommitOp
   let openedAt = 0;
   let scheduled: NodeJS.Immediate | null = null;
   let failure: StoreFailureError | null = null;
+  const file = options.path === undefined || options.path === ':memory:' || options.path === '' ? undefined : resolve(options.path);
+  let peers = file === undefined ? undefined : openOnFile.get(file);
+  if (file !== undefined && peers === undefined) {
+    peers = new Set();
+    openOnFile.set(file, peers);
+  }
+  const commitEarly = () => commit();
+  peers?.add(commitEarly);
 
   function openTransaction(): void {
     if (open) {
@@ -69,6 +89,7 @@ export function createGroupCommit(database: DatabaseSync, options: GroupCommitOp
       commit();
       if (failure) throw failure;
     }
+    if (peers !== undefined && peers.size > 1) for (const peer of peers) if (peer !== commitEarly) peer();
     begin.run();
     open = true;
     openedAt = performance.now();
@@ -135,6 +156,12 @@ export function createGroupCommit(database: DatabaseSync, options: GroupCommitOp
     flush(): Promise<void> {
       commit();
       return failure ? Promise.reject(failure) : Promise.resolve();
+    },
+
+    release() {
+      commit();
+      peers?.delete(commitEarly);
+      if (peers?.size === 0 && file !== undefined) openOnFile.delete(file);
     },
   };
 }

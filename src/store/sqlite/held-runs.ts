@@ -16,6 +16,8 @@ interface HeldRun {
 /** Runs changed in the open transaction, kept in memory and written with its commit. */
 export interface HeldRuns {
   has(id: string): boolean;
+  /** Whether run `id` is known from an earlier transaction of this process (so it exists), no other connection having committed since. */
+  knows(id: string): boolean;
   /**
    * The run as this transaction sees it (held or stored), owned by the holder and kept until
    * the commit: later changes through `change` show in it. Null if no such run.
@@ -121,6 +123,7 @@ export function createHeldRuns({
 
   return {
     has: (id) => held.has(id),
+    knows: (id) => known.has(id) && knownIsCurrent(),
     load,
 
     read(id) {

@@ -235,8 +235,9 @@ function openUpgrading(path: string, busyTimeoutMs: number, size: number, onWarn
           { cause: error },
         );
       }
-      // Another new cadre may be upgrading it now; it lets go once done.
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+      // Another new cadre may be upgrading it now, and lets go once done; or two are trying at
+      // once, each in the other's way: a random pause gets one of them through.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 + Math.floor(Math.random() * 80));
     }
   }
 }

@@ -150,6 +150,23 @@ describe('sqlite store across connections', () => {
     await store.close();
   });
 
+  it("lets a second store of this process write while the first one's transaction is open, without waiting for the lock", async () => {
+    const path = newFile();
+    const first = createSqliteStore({ path, busyTimeoutMs: 300 });
+    const second = createSqliteStore({ path, busyTimeoutMs: 300 });
+    await first.createSession(sessionFixture({ id: 'ses_1' }));
+    // The first store's transaction is open until the end of this event-loop turn; the second
+    // one's write must not wait for it (the thread it would wait on is this one).
+    const started = performance.now();
+    await second.createSession(sessionFixture({ id: 'ses_2' }));
+    await first.createSession(sessionFixture({ id: 'ses_3' }));
+    expect(performance.now() - started).toBeLessThan(250);
+    await Promise.all([first.flush(), second.flush()]);
+    const reader = createSqliteStore({ path });
+    expect((await reader.listSessions()).map((session) => session.id).sort()).toEqual(['ses_1', 'ses_2', 'ses_3']);
+    await Promise.all([reader.close(), first.close(), second.close()]);
+  });
+
   it('continues the seq of a run another process appended events to', async () => {
     const path = newFile();
     const store = createSqliteStore({ path });
@@ -172,7 +189,8 @@ describe('sqlite store across connections', () => {
 
   it("writes a commit's events and messages with one INSERT each, all of them, in seq order", async () => {
     const path = newFile();
-    const store = createSqliteStore({ path });
+    // One transaction however slow the machine: its writes never wait for the event loop.
+    const store = createSqliteStore({ path, maxBatchMs: 60_000 });
     await store.createSession(sessionFixture({ id: 'ses_1' }));
     for (const id of ['run_1', 'run_2', 'run_3']) await store.insertRun(runFixture({ id }), eventFixture(id, 'run-queued'));
     await store.flush();
@@ -459,6 +477,24 @@ describe('sqlite store asynchronous commit', () => {
     expect(await store.getRun('run_1')).toMatchObject({ status: 'completed', consumed_at: '2025-01-01T00:00:09.000Z' });
     expect(await store.updateRun('run_1', { turns: 2 })).toMatchObject({ turns: 2, consumed_at: '2025-01-01T00:00:09.000Z' });
     expect(again.stop()).toBe(2);
+    await store.close();
+  });
+
+  it('reads back no session it wrote while no other connection changed the file, and sees one that did', async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path });
+    await store.createSession(sessionFixture({ id: 'ses_1' }));
+    await store.flush();
+    const reads = countStatements(/^SELECT \* FROM sessions/);
+    expect(await store.getSession('ses_1')).toEqual(sessionFixture({ id: 'ses_1' }));
+    await store.updateSession('ses_1', { status: 'running' });
+    await store.flush();
+    expect(await store.getSession('ses_1')).toEqual(sessionFixture({ id: 'ses_1', status: 'running' }));
+    expect(reads.stop()).toBe(0);
+    const other = new DatabaseSync(path);
+    other.exec(`UPDATE sessions SET user_canceled_at = '2025-01-01T00:00:09.000Z' WHERE id = 'ses_1'`);
+    other.close();
+    expect(await store.getSession('ses_1')).toEqual(sessionFixture({ id: 'ses_1', status: 'running', user_canceled_at: '2025-01-01T00:00:09.000Z' }));
     await store.close();
   });
 

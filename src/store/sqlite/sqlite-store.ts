@@ -1,5 +1,5 @@
 import type { SQLInputValue } from 'node:sqlite';
-import { isFinished, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
+import { isFinished, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord, type SessionRecord } from '../records.ts';
 import type { RunPatch, Store } from '../store.ts';
 import { createGroupCommit } from './group-commit.ts';
 import type { StoreFailureError } from '../store-failure-error.ts';
@@ -39,6 +39,9 @@ export interface SqliteStoreOptions {
 type Row = Record<string, unknown>;
 
 const activeStatuses = ['queued', 'running'] as const;
+
+/** Sessions kept from one transaction to the next, at most. */
+const knownSessionsLimit = 4096;
 
 /** Sessions and runs whose last seq is kept in memory, each. */
 export const seqCacheSize = 20_000;
@@ -101,6 +104,9 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
   // this file) commits: until it does, the runs this process wrote are as it wrote them.
   const dataVersion = database.prepare('PRAGMA data_version');
   let seenDataVersion = -1;
+  // Sessions as this process wrote or read them, kept like the known runs (see knownIsCurrent):
+  // a run's setup reads its parent and child sessions, which this process just created.
+  const knownSessions = new Map<string, SessionRecord>();
   // Each commit first checks that the file is still the one opened (not deleted, not replaced).
   const checkDatabaseFile = watchDatabaseFile(path);
   const failureListeners = new Set<(failure: StoreFailureError) => void>();
@@ -122,6 +128,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
       lastEventSeq.clear();
     },
     onRollback() {
+      knownSessions.clear();
       heldMessages.clear();
       heldEvents.clear();
       heldRuns.clear();
@@ -143,6 +150,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
     if (version === seenDataVersion) return true;
     seenDataVersion = version;
     heldRuns.forgetKnown();
+    knownSessions.clear();
     return false;
   }
 
@@ -285,7 +293,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
 
   /** Whether run `id` exists, cheaply for a run this process already wrote to. */
   function runExists(id: string): boolean {
-    return heldRuns.has(id) || lastEventSeq.has(id) || prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined;
+    return heldRuns.has(id) || lastEventSeq.has(id) || heldRuns.knows(id) || prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined;
   }
 
   /** SQL texts by shape, so a hot statement is found by a short key rather than rebuilt and hashed whole. */
@@ -331,6 +339,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
           session.auto_resumes,
           session.user_canceled_at,
         );
+        setBounded(knownSessions, session.id, sessionRecord(session), knownSessionsLimit);
         // A new session has no messages yet: its first one needs no MAX(seq) query.
         setBounded(lastMessageSeq, session.id, 0, seqCacheSize);
       });
@@ -338,8 +347,13 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
 
     async getSession(id) {
       ensureOpen();
+      const known = knownSessions.get(id);
+      if (known !== undefined && knownIsCurrent()) return { ...known };
       const row = prepared('SELECT * FROM sessions WHERE id = ?').get(id) as Row | undefined;
-      return row ? sessionFromRow(row) : null;
+      if (row === undefined) return null;
+      const session = sessionFromRow(row);
+      setBounded(knownSessions, id, session, knownSessionsLimit);
+      return { ...session };
     },
 
     async listSessions({ limit, primaryOnly = false } = {}) {
@@ -363,6 +377,8 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
         const sets = columns.map((column) => `${column} = ?`).join(', ');
         const values = columns.map((column) => (patch as Record<string, SQLInputValue>)[column] ?? null);
         prepared(`UPDATE sessions SET ${sets} WHERE id = ?`).run(...values, id);
+        const known = knownSessions.get(id);
+        if (known !== undefined) columns.forEach((column, index) => ((known as unknown as Record<string, unknown>)[column] = values[index]));
       });
     },
 
@@ -580,9 +596,24 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
       closed = true;
       // The commit runs synchronously inside flush, so the connection can close right after.
       const flushed = commits.flush();
+      commits.release();
       database.close();
       await flushed;
     },
+  };
+}
+
+/** A session as `sessionFromRow` reads it back, from the record it was created with. */
+function sessionRecord(session: SessionRecord): SessionRecord {
+  return {
+    id: session.id,
+    agent: session.agent,
+    model: session.model,
+    created_at: session.created_at,
+    status: session.status,
+    parent_run_id: session.parent_run_id,
+    auto_resumes: session.auto_resumes,
+    user_canceled_at: session.user_canceled_at,
   };
 }
 
