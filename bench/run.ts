@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only fanout|lifecycle|coldstart|own-loop|scale|streaming|telemetry] [-- --quick] [-- --max-active-global 64,1000]`:
+ * `npm run bench [-- --only fanout|lifecycle|coldstart|own-loop|scale|streaming|workers|telemetry] [-- --quick] [-- --max-active-global 64,1000]`:
  * runs cadre's benchmarks and prints Markdown tables. `--quick` uses small sizes, as a smoke
  * test that ends in seconds.
  * @module
@@ -24,7 +24,7 @@ const { values } = parseArgs({
     child: { type: 'boolean', default: false },
   },
 });
-const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale', 'streaming', 'telemetry', 'mcp'];
+const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale', 'streaming', 'workers', 'telemetry', 'mcp'];
 if (values.only !== undefined && !benchmarks.includes(values.only)) {
   console.error(`--only must be one of ${benchmarks.join(', ')}, not '${values.only}'.`);
   process.exit(2);
@@ -55,6 +55,8 @@ if (!values.child) {
   if (values.only === undefined || values.only === 'scale') cases.push(['--only', 'scale']);
   // Watched runs one process holds (SQLite, and Postgres with CADRE_TEST_POSTGRES_URL): see bench/streaming-load.ts.
   if (values.only === undefined || values.only === 'streaming') cases.push(['--only', 'streaming']);
+  // 1/2/4 worker processes on Postgres and Redis (CADRE_TEST_POSTGRES_URL, CADRE_TEST_REDIS_URL): see bench/worker-throughput.ts.
+  if (values.only === undefined || values.only === 'workers') cases.push(['--only', 'workers']);
   if (values.only === undefined || values.only === 'telemetry') cases.push(['--only', 'telemetry']);
   if (values.only === undefined || values.only === 'mcp') cases.push(['--only', 'mcp']);
   for (const args of cases) {
@@ -72,6 +74,9 @@ if (!values.child) {
   await import('./scale-out.ts');
 } else if (values.only === 'streaming') {
   console.log(await runStreamingLoad({ postgresUrl: process.env.CADRE_TEST_POSTGRES_URL, quick }));
+} else if (values.only === 'workers') {
+  const { runWorkerThroughput } = await import('./worker-throughput.ts');
+  console.log(await runWorkerThroughput({ postgresUrl: process.env.CADRE_TEST_POSTGRES_URL, redisUrl: process.env.CADRE_TEST_REDIS_URL, ...(quick ? { runs: 100, workerCounts: [1, 2] } : {}) }));
 } else if (values.only === 'telemetry') {
   console.log(await runTelemetryBench(quick ? { fanOut: 5, toolCalls: 2, rounds: 3, warmUp: 1, coldRounds: 2 } : { fanOut: 20, toolCalls: 3, rounds: 20, warmUp: 3, coldRounds: 5 }));
 } else if (values.only === 'coldstart') {
