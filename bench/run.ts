@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only fanout|lifecycle|coldstart|own-loop|scale|telemetry] [-- --quick] [-- --max-active-global 64,1000]`:
+ * `npm run bench [-- --only fanout|lifecycle|coldstart|own-loop|scale|streaming|workers|telemetry] [-- --quick] [-- --max-active-global 64,1000]`:
  * runs cadre's benchmarks and prints Markdown tables. `--quick` uses small sizes, as a smoke
  * test that ends in seconds.
  * @module
@@ -13,6 +13,7 @@ import { runFanOut } from './fanout.ts';
 import { runLifecycle } from './lifecycle.ts';
 import { runMcpCall } from './mcp-call.ts';
 import { runOwnLoop } from './own-loop.ts';
+import { runStreamingLoad } from './streaming-load.ts';
 import { runTelemetryBench } from './telemetry.ts';
 
 const { values } = parseArgs({
@@ -23,7 +24,7 @@ const { values } = parseArgs({
     child: { type: 'boolean', default: false },
   },
 });
-const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale', 'telemetry', 'mcp'];
+const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale', 'streaming', 'workers', 'telemetry', 'mcp'];
 if (values.only !== undefined && !benchmarks.includes(values.only)) {
   console.error(`--only must be one of ${benchmarks.join(', ')}, not '${values.only}'.`);
   process.exit(2);
@@ -52,6 +53,10 @@ if (!values.child) {
   if (values.only === undefined || values.only === 'own-loop') cases.push(['--only', 'own-loop']);
   // Postgres next to SQLite, and signals between processes: needs CADRE_TEST_POSTGRES_URL (see bench/scale-out.ts).
   if (values.only === undefined || values.only === 'scale') cases.push(['--only', 'scale']);
+  // Watched runs one process holds (SQLite, and Postgres with CADRE_TEST_POSTGRES_URL): see bench/streaming-load.ts.
+  if (values.only === undefined || values.only === 'streaming') cases.push(['--only', 'streaming']);
+  // 1/2/4 worker processes on Postgres and Redis (CADRE_TEST_POSTGRES_URL, CADRE_TEST_REDIS_URL): see bench/worker-throughput.ts.
+  if (values.only === undefined || values.only === 'workers') cases.push(['--only', 'workers']);
   if (values.only === undefined || values.only === 'telemetry') cases.push(['--only', 'telemetry']);
   if (values.only === undefined || values.only === 'mcp') cases.push(['--only', 'mcp']);
   for (const args of cases) {
@@ -67,6 +72,11 @@ if (!values.child) {
   console.log(await runOwnLoop(quick ? { fanOut: 5, toolCalls: 2, rounds: 3, warmUp: 1 } : {}));
 } else if (values.only === 'scale') {
   await import('./scale-out.ts');
+} else if (values.only === 'streaming') {
+  console.log(await runStreamingLoad({ postgresUrl: process.env.CADRE_TEST_POSTGRES_URL, quick }));
+} else if (values.only === 'workers') {
+  const { runWorkerThroughput } = await import('./worker-throughput.ts');
+  console.log(await runWorkerThroughput({ postgresUrl: process.env.CADRE_TEST_POSTGRES_URL, redisUrl: process.env.CADRE_TEST_REDIS_URL, ...(quick ? { runs: 100, workerCounts: [1, 2] } : {}) }));
 } else if (values.only === 'telemetry') {
   console.log(await runTelemetryBench(quick ? { fanOut: 5, toolCalls: 2, rounds: 3, warmUp: 1, coldRounds: 2 } : { fanOut: 20, toolCalls: 3, rounds: 20, warmUp: 3, coldRounds: 5 }));
 } else if (values.only === 'coldstart') {

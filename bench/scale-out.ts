@@ -11,7 +11,9 @@ import { Socket } from 'node:net';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createCadre } from '../src/runtime/create-cadre.ts';
+import { createPollingCoordination } from '../src/coordination/polling-coordination.ts';
 import { createPostgresCoordination } from '../src/coordination/postgres-coordination.ts';
+import { eventFixture, runFixture } from '../src/store/store-fixtures.ts';
 import { openPostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
@@ -21,7 +23,10 @@ import { bareFanOutRound } from './fanout-bare.ts';
 import { collectGarbage, fixed, markdownTable, median, quantile, startClock, temporaryFolder } from './measure.ts';
 
 // Not strict: `npm run bench` (bench/run.ts) imports this with its own flags.
-const { values } = parseArgs({ options: { postgres: { type: 'string' }, quick: { type: 'boolean', default: false }, publisher: { type: 'string' } }, strict: false });
+const { values } = parseArgs({
+  options: { postgres: { type: 'string' }, quick: { type: 'boolean', default: false }, publisher: { type: 'string' }, 'sqlite-publisher': { type: 'string' } },
+  strict: false,
+});
 const postgresUrl = (values.postgres as string | undefined) ?? process.env.CADRE_TEST_POSTGRES_URL;
 
 /** A schema of its own for one measurement, dropped afterwards. */
@@ -168,7 +173,73 @@ async function signalLatency(count: number): Promise<string> {
   });
 }
 
-if (typeof values.publisher === 'string') {
+/**
+ * The same stop request on a SQLite file, for comparison: the second process writes it into the
+ * store (as `cadre stop` does), and this one finds it by polling (every 500 ms by default).
+ */
+async function sqliteStopLatency(count: number): Promise<string> {
+  const folder = temporaryFolder('cadre-bench-signal');
+  const path = `${folder.path}/cadre.db`;
+  const store = createSqliteStore({ path });
+  const owner = 'host:1:worker';
+  for (let index = 0; index < count; index++) {
+    await store.insertRun(runFixture({ id: `run_${index}`, status: 'running', lease_owner: owner, lease_expires_at: '2999-01-01T00:00:00.000Z' }), eventFixture(`run_${index}`, 'run-start'));
+  }
+  await store.flush();
+  const coordination = createPollingCoordination({ store });
+  const child = spawn(process.execPath, [import.meta.filename, '--sqlite-publisher', path], { stdio: ['pipe', 'inherit', 'inherit'] });
+  const clock = () => performance.timeOrigin + performance.now();
+  const latencies: number[] = [];
+  // One listener for the whole process, as an executor keeps: a request lands at any point of the polling period.
+  const waiting = new Map<string, (latency: number) => void>();
+  const off = coordination.subscribe('stop-requested', owner, (signal) => {
+    waiting.get(signal.run_id)?.(clock() - Number(signal.reason));
+    waiting.delete(signal.run_id);
+  });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    for (let index = 0; index < count; index++) {
+      const runId = `run_${index}`;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 500));
+      const heard = new Promise<number>((resolve) => waiting.set(runId, resolve));
+      child.stdin!.write(`${runId}\n`);
+      latencies.push(await heard);
+      // Carried out: the run ends, so later polls no longer find its request.
+      await store.transitionRun({ id: runId, from: ['running'], to: 'canceled_by_user', event: eventFixture(runId, 'run-end') });
+    }
+  } finally {
+    off();
+    child.stdin!.end();
+    await new Promise((resolve) => child.on('close', resolve));
+    await coordination.close();
+    await store.close();
+    folder.remove();
+  }
+  return markdownTable(['signal from another process (SQLite file, polled)', 'p50 ms', 'p99 ms', 'samples'], [['stop-requested', fixed(median(latencies), 1), fixed(quantile(latencies, 0.99), 1), String(count)]]);
+}
+
+if (typeof values['sqlite-publisher'] === 'string') {
+  // The process that requests stops on the SQLite file: one run id per line on stdin.
+  const store = createSqliteStore({ path: values['sqlite-publisher'] });
+  let buffer = '';
+  let writing = Promise.resolve();
+  process.stdin.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk;
+    for (let index = buffer.indexOf('\n'); index >= 0; index = buffer.indexOf('\n')) {
+      const runId = buffer.slice(0, index);
+      buffer = buffer.slice(index + 1);
+      const at = performance.timeOrigin + performance.now();
+      writing = writing.then(async () => {
+        await store.updateRun(runId, { stop_requested_at: new Date(at).toISOString(), stop_requested_by: 'user', stop_reason: String(at) });
+        await store.flush();
+      });
+    }
+  });
+  process.stdin.on('end', async () => {
+    await writing;
+    await store.close();
+  });
+} else if (typeof values.publisher === 'string') {
   // The publishing process: one signal per line on stdin, stamped with its send time.
   const url = values.publisher;
   const store = await openPostgresStore({ connectionString: url });
@@ -195,4 +266,6 @@ if (typeof values.publisher === 'string') {
   console.log(await fanOut(values.quick ? 5 : 20, values.quick ? 1 : 3));
   console.log('');
   console.log(await signalLatency(values.quick ? 20 : 200));
+  console.log('');
+  console.log(await sqliteStopLatency(values.quick ? 5 : 40));
 }

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { NewRunEvent, RunRecord } from '../records.ts';
-import { runColumnList, runColumns, runFromRow } from '../sqlite/rows.ts';
+import type { RunPatch } from '../store.ts';
+import { patchColumns, patchableRunColumns, runColumnList, runColumns, runFromRow, runSqlColumn, runValueToSql } from '../sqlite/rows.ts';
 
 /** Names a statement by its text (see `createStatementNames`). */
 export type NameStatement = (query: { text: string; values: unknown[] }) => pg.QueryConfig;
@@ -9,6 +10,33 @@ export type NameStatement = (query: { text: string; values: unknown[] }) => pg.Q
 export interface RunField {
   column: string;
   sql: unknown;
+}
+
+/** Each event's data as stored (JSON), checking that every event belongs to `runId` when given. */
+export function encodeEvents(runId: string | null, events: readonly NewRunEvent[]): string[] {
+  return events.map((event) => {
+    if (runId !== null && event.run_id !== runId) throw new TypeError(`An event of run '${event.run_id}' was passed with run '${runId}'.`);
+    return JSON.stringify(event.data ?? {});
+  });
+}
+
+/** The fields a run patch sets, checked and encoded: status never, unknown fields never. */
+export function runFields(patch: RunPatch): RunField[] {
+  if ((patch as { status?: unknown }).status !== undefined) {
+    throw new TypeError("A run patch cannot change 'status': use transitionRun, which checks the move and writes its event.");
+  }
+  return patchColumns(patch, patchableRunColumns, 'A run patch').map((column) => ({ column: runSqlColumn(column), sql: runValueToSql(column, patch[column as keyof RunPatch]) }));
+}
+
+/** Indexes of `items` by a key, in order. */
+export function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number[]> {
+  const groups = new Map<string, number[]>();
+  items.forEach((item, index) => {
+    const list = groups.get(key(item));
+    if (list) list.push(index);
+    else groups.set(key(item), [index]);
+  });
+  return groups;
 }
 
 /**

@@ -1,8 +1,8 @@
 import pg from 'pg';
-import { isFinished, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
+import { isFinished, type NewRunEvent, type RunRecord } from '../records.ts';
 import { redactConnectionString } from '../redact-connection-string.ts';
-import type { MessageCommitResult, RunPatch, Store } from '../store.ts';
-import { copyRun, messageFromRow, patchColumns, patchableRunColumns, patchableSessionColumns, runColumnList, runEventFromRow, runFromRow, runSqlColumn, runToSql, runValueToSql, sessionFromRow } from '../sqlite/rows.ts';
+import type { Store } from '../store.ts';
+import { copyRun, patchColumns, patchableSessionColumns, runColumnList, runEventFromRow, runFromRow, runToSql, sessionFromRow } from '../sqlite/rows.ts';
 import { setBounded } from '../../util/bounded-map.ts';
 import { createPgApprovals } from './pg-approvals.ts';
 import { createPgBatches, isConnectionError, type PgWork, type PgWorkOptions } from './pg-batches.ts';
@@ -10,7 +10,8 @@ import { createStatementNames, type HeldSegment, type HeldSession } from './pg-h
 import { createKeyOrder } from './pg-key-order.ts';
 import { migratePostgres } from './pg-migrations.ts';
 import { pgRunQuery } from './pg-run-query.ts';
-import { appendWithSeq, changeRun, insertRunRow, lockRuns, type RunField } from './pg-run-writes.ts';
+import { createPgMessages } from './pg-messages.ts';
+import { appendWithSeq, changeRun, encodeEvents, groupBy, insertRunRow, lockRuns, runFields, type RunField } from './pg-run-writes.ts';
 import { reportToDefaultLogger } from '../../logging/default-logger.ts';
 
 /** Options of {@link openPostgresStore}. */
@@ -37,32 +38,6 @@ const activeStatuses = ['queued', 'running'];
 
 /** Runs and sessions whose last seq is kept in memory, each. */
 const seqCacheSize = 20_000;
-
-function encodeEvents(runId: string | null, events: readonly NewRunEvent[]): string[] {
-  return events.map((event) => {
-    if (runId !== null && event.run_id !== runId) throw new TypeError(`An event of run '${event.run_id}' was passed with run '${runId}'.`);
-    return JSON.stringify(event.data ?? {});
-  });
-}
-
-/** The fields a run patch sets, checked and encoded: status never, unknown fields never. */
-function runFields(patch: RunPatch): RunField[] {
-  if ((patch as { status?: unknown }).status !== undefined) {
-    throw new TypeError("A run patch cannot change 'status': use transitionRun, which checks the move and writes its event.");
-  }
-  return patchColumns(patch, patchableRunColumns, 'A run patch').map((column) => ({ column: runSqlColumn(column), sql: runValueToSql(column, patch[column as keyof RunPatch]) }));
-}
-
-/** Indexes of `items` by a key, in order. */
-function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number[]> {
-  const groups = new Map<string, number[]>();
-  items.forEach((item, index) => {
-    const list = groups.get(key(item));
-    if (list) list.push(index);
-    else groups.set(key(item), [index]);
-  });
-  return groups;
-}
 
 /** The connection string without cadre's own `schema` parameter, and that schema. */
 export function splitSchema(connectionString: string): { url: string; schema: string | null } {
@@ -266,14 +241,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       } catch (error) {
         return Promise.reject(error);
       }
-      const refused = refusal();
-      if (refused) return Promise.reject(refused);
-      // Held: it reads nothing back, and a session that is not stored is left alone.
-      if (columns.length > 0) {
-        const held = heldSession(id);
-        for (const column of columns) held.fields.set(column, (patch as Record<string, unknown>)[column] ?? null);
-      }
-      return Promise.resolve();
+      if (columns.length === 0) return write(async () => {});
+      // Resolved after its commit, not held: a stop of the session is announced to other
+      // processes (through any coordination) right after it, and they read it from the store.
+      const sets = columns.map((column, index) => `${column} = $${index + 2}`).join(', ');
+      const values = [id, ...columns.map((column) => (patch as Record<string, unknown>)[column] ?? null)];
+      return write((client) => client.query(name({ text: `UPDATE sessions SET ${sets} WHERE id = $1`, values })).then(() => undefined));
     },
 
     addSessionUsage(id, usage) {
@@ -290,126 +263,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       return row ? { input_tokens: Number(row.input_tokens), output_tokens: Number(row.output_tokens) } : null;
     },
 
-    appendMessages(messages) {
-      if (messages.length === 0) return refusal() ? Promise.reject(refusal()) : Promise.resolve([]);
-      let contents: string[];
-      try {
-        contents = messages.map((message) => JSON.stringify(message.content ?? null));
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      const sessions = [...new Set(messages.map((message) => message.session_id))];
-      return ordered(
-        sessions.map((id) => `s:${id}`),
-        (): MessageRecord[] | Promise<MessageRecord[]> => {
-          if (sessions.every((id) => messageSeqs.has(id))) {
-            const segment = batches.held();
-            return messages.map((message, index) => {
-              const seq = messageSeqs.get(message.session_id)! + 1;
-              setBounded(messageSeqs, message.session_id, seq, seqCacheSize);
-              const record: MessageRecord = { session_id: message.session_id, seq, role: message.role, content: message.content, created_at: message.created_at };
-              segment.messages.push({ key: message.session_id, seq, columns: [message.role, contents[index], message.created_at], record });
-              return record;
-            });
-          }
-          return batches
-            .write(async (client) => {
-              const seqs: number[] = [];
-              await Promise.all(
-                [...groupBy(messages, (message) => message.session_id)].map(([sessionId, indexes]) =>
-                  appendWithSeq(client, name, 'messages', sessionId, indexes.map((index) => [messages[index].role, contents[index], messages[index].created_at] as const)).then((given) => {
-                    indexes.forEach((index, place) => (seqs[index] = given[place]));
-                  }),
-                ),
-              );
-              return messages.map((message, index) => ({ session_id: message.session_id, seq: seqs[index], role: message.role, content: message.content, created_at: message.created_at }));
-            })
-            .then((records) => {
-              for (const record of records) learn(messageSeqs, record.session_id, record.seq);
-              return records;
-            });
-        },
-      );
-    },
-
-    async listMessages(sessionId, { afterSeq = 0 } = {}) {
-      const rows = await read('SELECT * FROM messages WHERE session_id = $1 AND seq > $2 ORDER BY seq', [sessionId, afterSeq]);
-      return rows.map(messageFromRow);
-    },
-
-    updateMessageContent(sessionId, seq, content) {
-      let encoded: string;
-      try {
-        encoded = JSON.stringify(content ?? null);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return ordered([`s:${sessionId}`], () => {
-        const segment = batches.held();
-        // A message held in this segment is rewritten in place: one statement writes a row once.
-        const held = segment.messages.find((row) => row.key === sessionId && row.seq === seq);
-        if (held) held.columns[1] = encoded;
-        else segment.contents.set(`${sessionId}\u0000${seq}`, [sessionId, seq, encoded]);
-      });
-    },
-
-    commitMessage({ session_id: sessionId, seq, role, content, created_at: createdAt, runs }) {
-      let prepared: { encoded: string; fields: RunField[][] };
-      try {
-        prepared = { encoded: JSON.stringify(content ?? null), fields: runs.map((change) => runFields(change.patch)) };
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      const keys = [`s:${sessionId}`, ...runs.map((change) => `r:${change.id}`)];
-      // Read first (locked runs, the message's place) and written in one go after, so that
-      // deliveries in one batch cost one more round trip together.
-      const readFirst = (client: pg.ClientBase) =>
-        Promise.all([
-          lockRuns(client, name, runs.map((change) => change.id)),
-          client.query<{ seq: number; role: MessageRecord['role'] | null; created_at: string | null }>(
-            seq === undefined
-              ? name({ text: 'SELECT COALESCE(MAX(seq), 0) AS seq, NULL AS role, NULL AS created_at FROM messages WHERE session_id = $1', values: [sessionId] })
-              : name({ text: 'SELECT seq, role, created_at FROM messages WHERE session_id = $1 AND seq = $2 FOR UPDATE', values: [sessionId, seq] }),
-          ),
-        ]);
-      return ordered(keys, () =>
-        batches
-          .write(
-            (client, [current, { rows: [stored] }]): Promise<MessageCommitResult> => {
-              const refused = runs.filter((change) => !current.has(change.id) || !change.check(copyRun(current.get(change.id)!))).map((change) => change.id);
-              if (refused.length > 0) return Promise.resolve({ message: null, runs: [], refused });
-              let message: MessageRecord;
-              let written: Promise<unknown>;
-              if (seq === undefined) {
-                // Another process taking this seq meanwhile makes the batch retry, reading it again.
-                message = { session_id: sessionId, seq: stored.seq + 1, role, content, created_at: createdAt };
-                written = client.query(
-                  name({ text: 'INSERT INTO messages (session_id, seq, role, content, created_at) VALUES ($1, $2, $3, $4, $5)', values: [sessionId, message.seq, role, prepared.encoded, createdAt] }),
-                );
-              } else {
-                if (stored === undefined) return Promise.reject(new Error(`No message ${seq} in session '${sessionId}' to rewrite.`));
-                message = { session_id: sessionId, seq, role: stored.role!, content, created_at: stored.created_at! };
-                written = client.query(name({ text: 'UPDATE messages SET content = $3 WHERE session_id = $1 AND seq = $2', values: [sessionId, seq, prepared.encoded] }));
-              }
-              const changed = runs.map((change, index) => {
-                const events = change.events(message);
-                const data = encodeEvents(change.id, events);
-                return changeRun(client, name, { id: change.id, fields: prepared.fields[index], events, data }).then(({ run, seqs }) => {
-                  seqs.forEach((given, place) => (events[place].seq = given));
-                  return { run: run!, events: events as RunEventRecord[] };
-                });
-              });
-              return Promise.all([written, ...changed]).then(([, ...changes]) => ({ message, runs: changes as MessageCommitResult['runs'], refused }));
-            },
-            { read: readFirst },
-          )
-          .then((result) => {
-            if (result.message) learn(messageSeqs, sessionId, result.message.seq);
-            for (const change of result.runs) learnEvents(change.events);
-            return result;
-          }),
-      );
-    },
+    ...createPgMessages({ batches, name, read, ordered, refusal, messageSeqs, learn, learnEvents, seqCacheSize }),
 
     insertRun(run, event) {
       let values: unknown[];

@@ -1,0 +1,221 @@
+/**
+ * `npm run bench -- --only streaming` (`node bench/streaming-load.ts [--postgres URL] [--quick]`):
+ * how many concurrently watched runs one process holds while its event loop stays responsive
+ * (lag p99 ≤ 50 ms), on a SQLite file and on Postgres (with `--postgres` or
+ * `CADRE_TEST_POSTGRES_URL`; skipped without).
+ *
+ * One trial: `count` sessions, each of whose turns starts one background run of a worker that
+ * streams its answer (a scripted model: 100 ms to the first token, then 20-character deltas every
+ * 50 ms, four tool steps and an answer, about 3 s), and `count` live views, one per session,
+ * each subscribed the way the dashboard's `GET /api/events?session=` is (the session and the
+ * child sessions of its runs, every wanted event serialized as JSON). The event loop's delay is
+ * sampled while every run is running (from the last run's start to the first run's end). Counts
+ * double until the p99 passes the bound.
+ * @module
+ */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { defineAgent } from '../src/agents/agent-definition.ts';
+import type { CadreEvent } from '../src/runs/run-bus.ts';
+import { createCadre, type Cadre } from '../src/runtime/create-cadre.ts';
+import { sessionOfEvent } from '../src/server/event-stream.ts';
+import { openPostgresStore } from '../src/store/postgres/postgres-store.ts';
+import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import type { Store } from '../src/store/store.ts';
+import { scriptedLanguageModel } from '../src/testing/scripted-language-model.ts';
+import type { ScriptedTurn } from '../src/testing/script.ts';
+import { noopTool } from './bench-tools.ts';
+import { fixed, markdownTable, temporaryFolder } from './measure.ts';
+
+/** The event loop's delay p99 a count must stay under. */
+export const lagBoundMs = 50;
+
+/** How often the delay is sampled; a sample is the time between two timer ticks, so this is taken off. */
+const resolutionMs = 5;
+const lagOf = (nanoseconds: number) => Math.max(0, nanoseconds / 1e6 - resolutionMs);
+
+/** How long a trial may take before it is given up. */
+const trialTimeoutMs = 120_000;
+
+const streamMarker = 'STREAM-WORKER';
+const streamer = defineAgent({ name: 'streamer', description: 'Streams a long answer.', system: `${streamMarker}: check with noop, then answer.`, tools: ['noop'], mode: 'subagent' });
+
+/** The script: a parent that starts one background run; a worker that streams for about 3 s. */
+function streamingScript(): Parameters<typeof scriptedLanguageModel>[0] {
+  const streamed = (text: string, extra: Partial<ScriptedTurn> = {}): ScriptedTurn => ({ text, delay_ms: 100, chunk_size: 20, chunk_delay_ms: 50, ...extra });
+  const step = 'Checking the next part of the work now. '.repeat(4).slice(0, 160);
+  return [
+    {
+      when: { system_includes: streamMarker },
+      turns: [0, 1, 2, 3].map((index) => streamed(step, { tool_calls: [{ name: 'noop', arguments: {}, id: `noop_${index}` }] })),
+      after: streamed('All parts are checked and the work is done. '.repeat(5).slice(0, 200)),
+    },
+    {
+      when: { last_user_includes: '<subagent-notification>' },
+      turns: [{ text: 'noted' }],
+    },
+    {
+      turns: [{ tool_calls: [{ name: 'agent', arguments: { agent: 'streamer', task: 'Check the work and report.', description: 'stream', run_in_background: true } }] }, { text: 'started' }],
+    },
+  ];
+}
+
+/**
+ * A live view of one session, as the dashboard's event stream filters and serializes: the
+ * session's own events and those of its runs (their child sessions join as they appear).
+ */
+function watchSession(cadre: Cadre, sessionId: string, counts: { events: number; bytes: number }): () => void {
+  const family = new Set([sessionId]);
+  return cadre.subscribe((event: CadreEvent) => {
+    const owner = sessionOfEvent(event);
+    if (event.type === 'run-event') {
+      if (!family.has(owner)) return;
+      family.add(event.run.child_session_id);
+    } else if (!family.has(owner)) return;
+    counts.events++;
+    counts.bytes += JSON.stringify(event).length;
+  });
+}
+
+interface Trial {
+  count: number;
+  p50: number;
+  p99: number;
+  max: number;
+  windowMs: number;
+  eventsPerSecond: number;
+}
+
+/** One trial of `count` watched runs on a fresh store. */
+async function trial(store: Store, count: number): Promise<Trial> {
+  const limits = { maxActivePerParent: 4, maxQueuedPerParent: 4, maxActiveGlobal: count + 16 };
+  const cadre = createCadre({ store, model: scriptedLanguageModel(streamingScript()), agents: [streamer], tools: { noop: noopTool }, limits, onError: () => {} });
+  const counts = { events: 0, bytes: 0 };
+  const running = new Set<string>();
+  let started = 0;
+  let firstEnded = false;
+  let windowStart = 0;
+  let windowEnd = 0;
+  const lag = monitorEventLoopDelay({ resolution: resolutionMs });
+  let eventsAtStart = 0;
+  const firstEnd = Promise.withResolvers<void>();
+  const progress = cadre.subscribe((event) => {
+    if (event.type !== 'run-event') return;
+    if (event.event.type === 'run-start' && !running.has(event.run.id)) {
+      running.add(event.run.id);
+      if (++started === count) {
+        windowStart = performance.now();
+        eventsAtStart = counts.events;
+        lag.enable();
+      }
+    }
+    if (event.event.type === 'run-end' && !firstEnded) {
+      firstEnded = true;
+      windowEnd = performance.now();
+      lag.disable();
+      firstEnd.resolve();
+    }
+  });
+  const sessions = await Promise.all(Array.from({ length: count }, () => cadre.createSession()));
+  const views = sessions.map((session) => watchSession(cadre, session.id, counts));
+  // A trial that does not end says nothing and must not hang the benchmark.
+  const deadline = setTimeout(() => firstEnd.reject(new Error(`${count} watched runs: no run ended within ${trialTimeoutMs / 1000} s (${started} started).`)), trialTimeoutMs);
+  try {
+    await Promise.all(sessions.map((session) => cadre.send(session.id, 'Start the streaming work.')));
+    await firstEnd.promise;
+    clearTimeout(deadline);
+    if (started < count) throw new Error(`Only ${started} of ${count} runs were running together; the trial says nothing.`);
+    const windowMs = windowEnd - windowStart;
+    const result: Trial = {
+      count,
+      p50: lagOf(lag.percentile(50)),
+      p99: lagOf(lag.percentile(99)),
+      max: lagOf(lag.max),
+      windowMs,
+      eventsPerSecond: ((counts.events - eventsAtStart) * 1000) / windowMs,
+    };
+    await Promise.all(sessions.map((session) => cadre.waitForIdle(session.id, { signal: AbortSignal.timeout(trialTimeoutMs) })));
+    return result;
+  } finally {
+    clearTimeout(deadline);
+    progress();
+    for (const stop of views) stop();
+    await cadre.close();
+  }
+}
+
+/** Doubles the count from `start` until the lag p99 passes the bound (or `limit` is reached). */
+async function search(open: () => Promise<{ store: Store; dispose: () => Promise<void> }>, start: number, limit: number): Promise<{ trials: Trial[]; held: number }> {
+  const trials: Trial[] = [];
+  let held = 0;
+  for (let count = start; count <= limit; count *= 2) {
+    const { store, dispose } = await open();
+    try {
+      const result = await trial(store, count);
+      trials.push(result);
+      if (result.p99 > lagBoundMs) break;
+      held = count;
+    } finally {
+      await dispose();
+    }
+  }
+  return { trials, held };
+}
+
+/** The streaming-load figures as Markdown. */
+export async function runStreamingLoad({ postgresUrl, quick = false }: { postgresUrl?: string; quick?: boolean }): Promise<string> {
+  const [start, limit] = quick ? [10, 20] : [25, 3200];
+  const engines: Array<[string, () => Promise<{ store: Store; dispose: () => Promise<void> }>]> = [
+    [
+      'SQLite file',
+      async () => {
+        const folder = temporaryFolder('cadre-bench-streaming');
+        const store = createSqliteStore({ path: `${folder.path}/cadre.db` });
+        return {
+          store,
+          async dispose() {
+            await store.close();
+            folder.remove();
+          },
+        };
+      },
+    ],
+  ];
+  if (postgresUrl) {
+    engines.push([
+      'Postgres',
+      async () => {
+        const schema = `cadre_bench_stream_${process.pid}_${Date.now().toString(36)}`;
+        const store = await openPostgresStore({ connectionString: postgresUrl, schema });
+        return {
+          store,
+          async dispose() {
+            await store.close();
+            const client = new pg.Client({ connectionString: postgresUrl });
+            await client.connect();
+            await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+            await client.end();
+          },
+        };
+      },
+    ]);
+  }
+  const rows: string[][] = [];
+  const summary: string[] = [];
+  for (const [name, open] of engines) {
+    const { trials, held } = await search(open, start, limit);
+    for (const result of trials) {
+      rows.push([name, String(result.count), fixed(result.p50, 1), fixed(result.p99, 1), fixed(result.max, 1), fixed(result.eventsPerSecond), fixed(result.windowMs)]);
+    }
+    summary.push(`${name}: ${held === 0 ? `fewer than ${start}` : held} watched runs with lag p99 ≤ ${lagBoundMs} ms`);
+  }
+  if (!postgresUrl) summary.push('Postgres: skipped (pass --postgres URL or set CADRE_TEST_POSTGRES_URL)');
+  const table = markdownTable(['store', 'watched runs', 'lag p50 ms', 'lag p99 ms', 'lag max ms', 'events to views per s', 'window ms'], rows);
+  return `## Streaming load\n\n${table}\n\n${summary.join('; ')}.`;
+}
+
+if (import.meta.main) {
+  const { values } = parseArgs({ options: { postgres: { type: 'string' }, quick: { type: 'boolean', default: false } }, strict: false });
+  console.log(await runStreamingLoad({ postgresUrl: (values.postgres as string | undefined) ?? process.env.CADRE_TEST_POSTGRES_URL, quick: values.quick === true }));
+}
