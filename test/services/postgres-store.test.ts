@@ -116,6 +116,17 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
     await store.close();
   });
 
+  it('opens a new schema from several connections at once (workers started together), each store working', async () => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const schema = fresh();
+      const stores = await Promise.all(Array.from({ length: 6 }, () => openPostgresStore({ connectionString: postgresUrl!, schema })));
+      await stores[0]!.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+      await stores[0]!.flush();
+      expect((await stores[5]!.getRun('run_1'))?.id).toBe('run_1');
+      await Promise.all(stores.map((store) => store.close()));
+    }
+  });
+
   it('refuses a database whose schema is newer than this build', async () => {
     const schema = fresh();
     const store = await openPostgresStore({ connectionString: postgresUrl!, schema });

@@ -76,7 +76,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   try {
     const client = await pool.connect();
     try {
-      if (schema !== 'public') await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+      if (schema !== 'public') await createSchema(client, schema);
       await migratePostgres(client, label);
     } finally {
       client.release();
@@ -455,4 +455,18 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
   };
   return store;
+}
+
+/**
+ * Creates the schema unless it exists. Processes opening a new schema at once (workers started
+ * together) race inside `CREATE SCHEMA IF NOT EXISTS` itself: the losers get a unique violation
+ * on the schema's name, and find it made.
+ */
+async function createSchema(client: { query(sql: string): Promise<unknown> }, schema: string): Promise<void> {
+  try {
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code !== '23505' && code !== '42P06') throw error;
+  }
 }
