@@ -6,26 +6,12 @@ import { writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
 import { loadCliConfig, openRuntime } from './open-runtime.ts';
 import { warnAtStart } from './start-warnings.ts';
+import { untilStopped } from './until-stopped.ts';
 
 /** Options of `cadre serve`. */
 export interface ServeFlags extends RuntimeFlags {
   host: string;
   port: string;
-}
-
-/** Resolves on the first SIGINT or SIGTERM (or when `signal` aborts, for tests). */
-function untilStopped(signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      signal?.removeEventListener('abort', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-    signal?.addEventListener('abort', stop, { once: true });
-  });
 }
 
 /**

@@ -6,26 +6,12 @@ import { writeLine, type CliContext } from './cli-context.ts';
 import { cliLogger } from './cli-logger.ts';
 import { configFlags, type RuntimeFlags } from './command-options.ts';
 import { cliSandbox, mcpServersOf } from './open-runtime.ts';
+import { untilStopped } from './until-stopped.ts';
 
 /** Options of `cadre worker`. */
 export interface WorkerFlags extends RuntimeFlags {
   queue?: string;
   concurrency?: string;
-}
-
-/** Resolves on the first SIGINT or SIGTERM (or when `signal` aborts, for tests). */
-function untilStopped(signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      signal?.removeEventListener('abort', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-    signal?.addEventListener('abort', stop, { once: true });
-  });
 }
 
 /** The value of `--concurrency N`: a whole number from 1 to 1000. */
