@@ -111,7 +111,7 @@ describe('createToolCallJournal', () => {
     const { store, writes } = counted(inner);
     const journal = createToolCallJournal({ store, sessionId: 'ses_1', ownerId: 'owner_1', markCalls: false, now });
     await journal.record({ toolCallId: 'call_1', toolName: 'look', input: {} }, readTool);
-    journal.settled('call_1', { ok: true, output: 'seen' });
+    journal.settled?.('call_1', { ok: true, output: 'seen' });
     const finished = await journal.finish();
     expect(finished.map((message) => message.role)).toEqual(['assistant', 'tool']);
     expect(writes).toEqual(['append', 'append']);
