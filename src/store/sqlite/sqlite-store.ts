@@ -1,4 +1,6 @@
 import type { SQLInputValue } from 'node:sqlite';
+import { resolve } from 'node:path';
+import { startBackgroundCheckpoints } from './background-checkpoint.ts';
 import { isFinished, type MessageRecord, type NewRunEvent, type RunEventRecord, type RunRecord, type SessionRecord } from '../records.ts';
 import type { RunPatch, Store } from '../store.ts';
 import { createGroupCommit } from './group-commit.ts';
@@ -34,6 +36,13 @@ export interface SqliteStoreOptions {
   readOnly?: boolean | undefined;
   /** Told about a database opened with a limitation (read-only and immutable). @default none */
   onWarning?: ((message: string) => void) | undefined;
+  /**
+   * Checkpoints (the copies of committed pages from the `-wal` file into the database file, and
+   * their fsyncs) run on a worker thread with its own connection once the `-wal` file passes
+   * 4 MiB, instead of inside commits on this thread (see `startBackgroundCheckpoints`).
+   * @default true
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 type Row = Record<string, unknown>;
@@ -107,8 +116,10 @@ const runEventRowsSql =
  * @example
  * const store = createSqliteStore({ path: './.cadre/cadre.db' });
  */
-export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20, readOnly, onWarning }: SqliteStoreOptions): Store {
+export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20, readOnly, onWarning, backgroundCheckpoints = true }: SqliteStoreOptions): Store {
   const database = openDatabase(path, busyTimeoutMs, { readOnly, onWarning });
+  // A file's checkpoints (copies of committed pages into it, and their fsyncs) leave this thread.
+  const checkpoints = !backgroundCheckpoints || path === ':memory:' || path === '' || readOnly ? undefined : startBackgroundCheckpoints(database, resolve(path), { onError: (error) => onWarning?.(`Checkpoints of ${path} are back on the main thread: their worker failed (${error instanceof Error ? error.message : String(error)}).`) });
   const prepared = createStatementCache(database);
   // The last seq used per session and per run, read from the table on first use or once
   // forgotten (both are bounded). Normally only this process appends to its runs and sessions;
@@ -667,6 +678,8 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
       // The commit runs synchronously inside flush, so the connection can close right after.
       const flushed = commits.flush();
       commits.release();
+      // The worker's connection closes first, so this one, the last, checkpoints and removes the WAL.
+      await checkpoints?.stop();
       database.close();
       await flushed;
     },
