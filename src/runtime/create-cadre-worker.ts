@@ -69,15 +69,17 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
   let agents = options.agents;
   const workspace = options.workspace ?? process.cwd();
   const name = options.name ?? `${hostname()}:${process.pid}`;
-  let modules: [typeof import('../executors/bullmq/run-worker.ts'), typeof import('../coordination/redis-coordination.ts')];
+  let modules: [typeof import('../executors/bullmq/run-worker.ts'), typeof import('../coordination/redis-coordination.ts'), typeof import('../executors/bullmq/worker-relay.ts')];
   try {
-    modules = await Promise.all([import('../executors/bullmq/run-worker.ts'), import('../coordination/redis-coordination.ts')]);
+    modules = await Promise.all([import('../executors/bullmq/run-worker.ts'), import('../coordination/redis-coordination.ts'), import('../executors/bullmq/worker-relay.ts')]);
   } catch (error) {
     throw new ConfigError(`A worker needs the 'bullmq' and 'ioredis' packages: npm install bullmq ioredis (${(error as Error).message.split('\n')[0]}).`, { cause: error });
   }
-  const [{ createRunWorker }, { createRedisCoordination }] = modules;
+  const [{ createRunWorker }, { createRedisCoordination }, { createWorkerRelay }] = modules;
   const report = options.onError ?? ((error: unknown) => console.error(error));
   const coordination = options.coordination ?? createRedisCoordination({ url: queue, store: options.store, onError: report });
+  // The hosts' views follow these runs: their events always, their output while someone watches.
+  const relay = createWorkerRelay({ coordination });
 
   // One runtime per host setting (what asks do, which rules apply): a worker serves hosts that
   // differ in them, and a runtime's approvals are its own.
@@ -108,11 +110,7 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
         // The hosts decided when each run starts; nested runs of these take slots beside them.
         limits: { ...options.limits, maxActiveGlobal: Math.max(options.limits?.maxActiveGlobal ?? 64, concurrency * 2) },
       });
-      const { bus } = runtimePartsOf(cadre);
-      // The hosts' views follow these runs through their live events.
-      const unforward = bus.subscribe((event) => {
-        if (event.type === 'run-event') coordination.publish({ type: 'live-event', parent_session_id: event.run.parent_session_id, run: event.run, event: event.event });
-      });
+      const unforward = relay.attach({ bus: runtimePartsOf(cadre).bus, watch: (listener) => cadre.subscribe(listener) });
       runtimes.set(key, (entry = { cadre, unforward, active: 0 }));
     }
     return entry;
@@ -151,6 +149,7 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
     jobs.add(run.id);
     active.add(run.id);
     runtime.active++;
+    const unfollow = relay.follow(claimed, data);
     try {
       runs.adopt(claimed);
       // A stop asked before this worker held the lease.
@@ -162,6 +161,7 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
       if (ended === null || !isFinished(ended.status)) throw new Error('The worker stopped before the run ended; another worker resumes it.');
       return { status: ended.status };
     } finally {
+      unfollow();
       jobs.delete(run.id);
       active.delete(run.id);
       if (--runtime.active === 0 && retired.delete(runtime)) void close(runtime).catch(report);
@@ -181,6 +181,7 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
       closing?.();
       await Promise.allSettled(closingRuntimes);
       await worker.close();
+      relay.close();
       if (!options.coordination) await coordination.close();
     },
   };

@@ -34,6 +34,12 @@ export interface BullmqExecutorOptions {
   onAsk?: (approvalId: string) => void;
   /** How often the store is read while a run executes elsewhere, in case a signal was lost. @default 2000 */
   checkMs?: number;
+  /**
+   * Whether someone watches this process's live views (the runtime's `stream()`): only then do
+   * workers relay the runs' streamed text and messages here, and runs they start then stream.
+   * Run events come either way. @default always
+   */
+  stream?: () => boolean;
   onError?: (error: unknown) => void;
 }
 
@@ -47,7 +53,10 @@ export interface BullmqExecutor extends RunExecutor {
  * caps and FIFO order) becomes a BullMQ job named by the run id, which one `cadre worker` carries
  * out against the shared store. The run's end reaches the host through the coordination signal
  * `run-ended` and BullMQ's QueueEvents; its live events come back through coordination and are
- * published on this process's bus, so views here see the same events as for a local run.
+ * published on this process's bus, so views here see the same events as for a local run. While
+ * `stream()` says someone watches, this process tells the workers so (`views-watched`, every 2 s
+ * while runs are out), and they relay the runs' streamed text and messages (`run-output`), which
+ * are published here as the `text-delta` and `message` events a local run publishes.
  *
  * A stop (a person's or the parent's) takes back a job no worker has started, and otherwise asks
  * the worker that holds the run's lease to stop it. A job BullMQ gave up on because its workers
@@ -59,6 +68,8 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
   const report = quietErrors(options.onError ?? reportToDefaultLogger);
   const settings = typeof options.queue === 'string' ? parseQueueUrl(options.queue) : options.queue;
   const checkMs = options.checkMs ?? 2_000;
+  const stream = options.stream ?? (() => true);
+  let closed = false;
   let connections: { queue: Queue<RunJobData, RunJobResult>; events: QueueEvents } | undefined;
   const open = () => {
     if (connections) return connections;
@@ -69,6 +80,40 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
     events.on('error', report);
     return (connections = { queue, events });
   };
+
+  /** Runs out on workers now; while there are some, this process says whether it is watched. */
+  let out = 0;
+  let watchTimer: NodeJS.Timeout | undefined;
+  /** When workers were last told this process is watched; 0 once told it is not (or never told). */
+  let announcedAt = 0;
+  let offOutput: (() => void) | undefined;
+  function announceWatch(): void {
+    const watched = stream();
+    if (watched && Date.now() - announcedAt >= watchRepeatMs) {
+      announcedAt = Date.now();
+      coordination.publish({ type: 'views-watched', host: options.ownerId, for_ms: watchRepeatMs * 3 });
+    } else if (!watched && announcedAt !== 0) {
+      announcedAt = 0;
+      coordination.publish({ type: 'views-watched', host: options.ownerId, for_ms: 0 });
+    }
+  }
+  function sendingOut(): () => void {
+    // The workers' output for this process comes on a channel of its own, listened to from the first run on.
+    offOutput ??= coordination.subscribe('run-output', options.ownerId, ({ events }) => {
+      for (const event of events) bus.publish(event);
+    });
+    if (out++ === 0) {
+      watchTimer = setInterval(announceWatch, watchCheckMs);
+      watchTimer.unref();
+    }
+    announceWatch();
+    let back = false;
+    return () => {
+      if (back) return;
+      back = true;
+      if (--out === 0) clearInterval(watchTimer);
+    };
+  }
 
   /** Publishes on this process's bus the live events of the run and of the runs it starts on its worker. */
   function follow(run: RunRecord): () => void {
@@ -115,20 +160,27 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
 
   return {
     async execute(run, signal): Promise<ExecutionOutcome> {
+      if (closed) throw new Error('The run queue executor is closed.');
       const { queue, events } = open();
       const unfollow = follow(run);
+      const back = sendingOut();
       let offEnded = () => {};
       let timer: NodeJS.Timeout | undefined;
       try {
         const ended = new Promise<void>((resolve) => {
           offEnded = coordination.subscribe('run-ended', run.id, () => resolve());
         });
-        const data: RunJobData = { run_id: run.id, workspace: options.workspace, ...options.settings(), refused_by: [] };
+        const data: RunJobData = { run_id: run.id, workspace: options.workspace, ...options.settings(), refused_by: [], host: options.ownerId, watched: stream() };
         // The run id names the job: a run sent again (recovered by another host) joins its job.
         const send = () => queue.add('run', data, { jobId: run.id, attempts: 5, removeOnComplete: true, removeOnFail: { age: 7 * 24 * 3600 } });
         const job: Job<RunJobData, RunJobResult> = await send();
         type Settled = { how: 'ended' } | { how: 'job-done' } | { how: 'job-failed'; reason: string } | { how: 'taken-back' } | { how: 'let-go' };
-        const settled = await new Promise<Settled>((resolve) => {
+        let isSettled = false;
+        const settled = await new Promise<Settled>((settle) => {
+          const resolve = (how: Settled) => {
+            isSettled = true;
+            settle(how);
+          };
           void ended.then(() => resolve({ how: 'ended' }));
           job.waitUntilFinished(events).then(
             () => resolve({ how: 'job-done' }),
@@ -148,6 +200,8 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
             }
           };
           const tick = () => {
+            // A look still under way when the run settled (or the executor closed) schedules no other.
+            if (isSettled || closed) return;
             timer = setTimeout(() => {
               // A Redis that is away is reported by the connections; this looks again later.
               check()
@@ -182,10 +236,15 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
         clearTimeout(timer);
         offEnded();
         unfollow();
+        back();
       }
     },
 
     async close() {
+      closed = true;
+      clearInterval(watchTimer);
+      offOutput?.();
+      offOutput = undefined;
       const opened = connections;
       connections = undefined;
       if (!opened) return;
@@ -195,6 +254,10 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
     },
   };
 }
+
+/** How often a process with runs out looks whether it is watched, and how often it repeats that it is. */
+const watchCheckMs = 500;
+const watchRepeatMs = 2_000;
 
 /** What the host's run manager needs of a run that executed elsewhere: it ended there already, or ends here now. */
 function outcomeOf(run: RunRecord): ExecutionOutcome {
