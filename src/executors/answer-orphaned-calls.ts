@@ -18,6 +18,11 @@ export interface AnswerOrphanedCallsOptions {
   leaseMs?: number;
   /** The session's messages, when the caller has just read them. */
   messages?: readonly MessageRecord[];
+  /**
+   * Runs the caller holds and whose loops are not running (runs it just claimed, the run it is
+   * about to execute): the unmarked calls of their child sessions are orphaned. @default none
+   */
+  takenOver?: Iterable<string>;
 }
 
 /**
@@ -34,6 +39,7 @@ export async function answerOrphanedCalls(options: AnswerOrphanedCallsOptions): 
   const answered = new Set<string>();
   for (const message of messages) for (const part of partsOf(message)) if (part.type === 'tool-result') answered.add(part.toolCallId as string);
   let runs: RunRecord[] | undefined;
+  let unmarkedOrphaned: boolean | undefined;
   let wrote = false;
   for (const [index, message] of messages.entries()) {
     if (message.role !== 'assistant') continue;
@@ -42,9 +48,14 @@ export async function answerOrphanedCalls(options: AnswerOrphanedCallsOptions): 
     const marked = calls.some((call) => call.providerOptions?.[pendingCallKey]);
     if (open.length === 0 && !marked) continue;
     runs ??= await store.listRuns({ parent_session_id: sessionId });
-    if (!ownerIsDead(calls, message, runs, now(), options.leaseMs ?? 15_000)) continue;
+    const dead =
+      markOf(calls) === undefined
+        ? (unmarkedOrphaned ??= await unmarkedCallsOrphaned(store, sessionId, new Set(options.takenOver), now()))
+        : ownerIsDead(calls, message, runs, now(), options.leaseMs ?? 15_000);
+    if (!dead) continue;
     const next = messages[index + 1];
     const results = open.map((call) => unfinishedCallResult(call, 'process-died', runs!));
+    let rewrite = marked;
     let content = partsOf(message).map((part) => (part.type === 'tool-call' ? withoutMark(part as unknown as StoredToolCall) : part));
     if (results.length > 0 && next === undefined) {
       await store.appendMessages([{ session_id: sessionId, role: 'tool', content: results, created_at: now() }]);
@@ -55,8 +66,10 @@ export async function answerOrphanedCalls(options: AnswerOrphanedCallsOptions): 
       // between them, so the unanswered calls stay in the transcript as text.
       const orphaned = new Map(results.map((result) => [result.toolCallId, result]));
       content = content.map((part) => (orphaned.has(part.toolCallId as string) ? asText(part as unknown as StoredToolCall, orphaned.get(part.toolCallId as string)!) : part));
+      rewrite = true;
     }
-    await store.updateMessageContent(sessionId, message.seq, content);
+    // Unmarked calls answered after their message are left as stored.
+    if (rewrite) await store.updateMessageContent(sessionId, message.seq, content);
     wrote = true;
   }
   return wrote;
@@ -68,13 +81,48 @@ function partsOf(message: MessageRecord): Part[] {
   return Array.isArray(message.content) ? (message.content as Part[]) : [];
 }
 
+/** The process a stored call under way names (see `createToolCallJournal`), if any of `calls` is marked. */
+function markOf(calls: readonly StoredToolCall[]): string | undefined {
+  for (const call of calls) {
+    const owner = call.providerOptions?.[pendingCallKey]?.pending_owner;
+    if (typeof owner === 'string') return owner;
+  }
+  return undefined;
+}
+
 /**
- * Whether the process that stored these calls is gone. Calls without a mark were stored with
- * their step, which has ended; a mark names a process of this host (checked at once) or of
- * another (presumed gone once the calls are older than a lease and it leases none of their runs).
+ * Whether calls stored without a mark in session `sessionId` are left by a loop that is over.
+ * In a primary session they were stored with their step, which has ended. A run's child session
+ * stores its calls unmarked (see `markCalls` of the journal): the run on it says who runs them,
+ * so they are orphaned unless a run of the session is active under a live lease that the caller
+ * has not taken over (its owner is alive on this host, or, on another host, its lease has not
+ * expired).
+ */
+async function unmarkedCallsOrphaned(store: Store, sessionId: string, takenOver: ReadonlySet<string>, at: string): Promise<boolean> {
+  const session = await store.getSession(sessionId);
+  if (session?.parent_run_id == null) return true;
+  // Every run on a child session (the first and its resumptions) has the first run's parent session.
+  const first = await store.getRun(session.parent_run_id);
+  if (first === null) return true;
+  const active = await store.listRuns({ parent_session_id: first.parent_session_id, statuses: ['queued', 'running'] });
+  return !active.some((run) => run.child_session_id === sessionId && !takenOver.has(run.id) && leaseIsLive(run, at));
+}
+
+/** Whether a run's lease holder still runs it: alive on this host, or on another with its lease not expired. */
+function leaseIsLive(run: RunRecord, at: string): boolean {
+  if (run.lease_owner === null) return false;
+  const probe = probeOwner(run.lease_owner);
+  if (probe !== 'unknown') return probe === 'alive';
+  return run.lease_expires_at !== null && run.lease_expires_at > at;
+}
+
+/**
+ * Whether the process that stored these marked calls is gone: a mark names a process of this host
+ * (checked at once) or of another (presumed gone once the calls are older than a lease and it
+ * leases none of their runs).
  */
 function ownerIsDead(calls: readonly StoredToolCall[], message: MessageRecord, runs: readonly RunRecord[], at: string, leaseMs: number): boolean {
-  const owner = calls.map((call) => call.providerOptions?.[pendingCallKey]?.pending_owner).find((value): value is string => typeof value === 'string');
+  const owner = markOf(calls);
   if (owner === undefined) return true;
   const probe = probeOwner(owner);
   if (probe !== 'unknown') return probe === 'gone';

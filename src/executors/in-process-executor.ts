@@ -105,8 +105,9 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         return { text: '', lastText: '', finishReason: 'error', steps: 0, error: { kind: 'execution_error', message: shortMessage(error) } };
       }
       let stored = await store.listMessages(run.child_session_id);
-      // A recovered run's last step may hold calls its dead process never answered.
-      if (await answerOrphanedCalls({ store, sessionId: run.child_session_id, now, leaseMs: options.leaseMs, messages: stored })) stored = await store.listMessages(run.child_session_id);
+      // A recovered run's last step may hold calls its dead process never answered: this process
+      // holds the run now, and its loop starts below.
+      if (await answerOrphanedCalls({ store, sessionId: run.child_session_id, now, leaseMs: options.leaseMs, messages: stored, takenOver: [run.id] })) stored = await store.listMessages(run.child_session_id);
       const history = toModelMessages(stored);
       let turns = run.turns;
       const usage = { ...run.usage };
@@ -144,6 +145,8 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       let stepMessages: NewMessage[] = [];
       /** Stored calls' messages to rewrite as their steps' whole assistant messages, after the results. */
       let stepRewrites: MessageRecord[] = [];
+      /** Stored calls' messages that already are their steps' whole assistant messages: announced with the step. */
+      let stepKept: MessageRecord[] = [];
       let stepPatch: RunPatch | undefined;
       let stepFlush: NodeJS.Immediate | undefined;
       /** Set once the run's outcome is decided: nothing more is written for it here. */
@@ -151,16 +154,17 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       const flushStep = () => {
         clearImmediate(stepFlush);
         stepFlush = undefined;
-        const [events, messages, rewrites, patch] = [stepEvents, stepMessages, stepRewrites, stepPatch];
-        [stepEvents, stepMessages, stepRewrites, stepPatch] = [[], [], [], undefined];
+        const [events, messages, rewrites, kept, patch] = [stepEvents, stepMessages, stepRewrites, stepKept, stepPatch];
+        [stepEvents, stepMessages, stepRewrites, stepKept, stepPatch] = [[], [], [], [], undefined];
         if (messages.length > 0 || rewrites.length > 0) {
           track(
             store.appendMessages(messages).then(async (stored) => {
               for (const rewrite of rewrites) await store.updateMessageContent(rewrite.session_id, rewrite.seq, rewrite.content);
-              for (const message of [...rewrites, ...stored]) bus.publish({ type: 'message', message });
+              const announced = kept.length + rewrites.length === 0 ? stored : [...kept, ...rewrites, ...stored].sort((a, b) => a.seq - b.seq);
+              for (const message of announced) bus.publish({ type: 'message', message });
             }),
           );
-        }
+        } else for (const message of kept) bus.publish({ type: 'message', message });
         if (events.length > 0 || patch !== undefined) track(ledger.record(live, events, patch));
       };
       writePending = () => {
@@ -198,8 +202,9 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       };
       showActivity = setActivity;
 
-      // Each call is stored before it runs, after the rows of earlier steps still held.
-      const journal = createToolCallJournal({ store, sessionId: run.child_session_id, ownerId: options.ownerId, now, beforeRecord: () => writePending() });
+      // Each call is stored before it runs, after the rows of earlier steps still held. Unmarked:
+      // the run's lease says who runs them.
+      const journal = createToolCallJournal({ store, sessionId: run.child_session_id, ownerId: options.ownerId, markCalls: false, now, beforeRecord: () => writePending() });
       const result = await runAgentLoop({
         model: setup.model,
         instructions: setup.instructions,
@@ -254,9 +259,10 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           budget?.track(run.id, usage);
           // The loop goes on without waiting for the step's rows (the run's end waits for all of
           // them below, and fails if one was refused).
-          const { append, rewrite } = await journal.endStep(step.messages);
+          const { append, rewrite, kept } = await journal.endStep(step.messages);
           stepMessages.push(...toNewMessages(run.child_session_id, append, now()));
           if (rewrite) stepRewrites.push(rewrite);
+          else if (kept) stepKept.push(kept);
           stepPatch = { ...stepPatch, turns, usage: { ...usage } };
           queueStepWrite();
         },

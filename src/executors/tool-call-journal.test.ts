@@ -75,4 +75,48 @@ describe('createToolCallJournal', () => {
     expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected']);
     await inner.close();
   });
+
+  it('stores unmarked calls for a run and writes nothing at the step end when they already are its message', async () => {
+    const inner = createSqliteStore({ path: ':memory:' });
+    await inner.createSession(sessionFixture({ id: 'ses_1' }));
+    const { store, writes } = counted(inner);
+    const journal = createToolCallJournal({ store, sessionId: 'ses_1', ownerId: 'owner_1', markCalls: false, now });
+    await Promise.all([journal.record({ toolCallId: 'call_1', toolName: 'look', input: { path: 'a' } }, readTool), journal.record({ toolCallId: 'call_2', toolName: 'look', input: {} }, readTool)]);
+    const [message] = await inner.listMessages('ses_1');
+    expect(JSON.stringify(message.content)).not.toContain(pendingCallKey);
+    const calls = [
+      { type: 'tool-call' as const, toolCallId: 'call_1', toolName: 'look', input: { path: 'a' }, providerExecuted: undefined, providerOptions: undefined },
+      { type: 'tool-call' as const, toolCallId: 'call_2', toolName: 'look', input: {} },
+    ];
+    const step = await journal.endStep([{ role: 'assistant', content: calls }, { role: 'tool', content: [] }]);
+    expect(step.rewrite).toBeNull();
+    expect(step.kept).toEqual(message);
+    expect(step.append).toHaveLength(1);
+    expect(writes).toEqual(['append']);
+
+    // A step with text besides its calls is rewritten as its whole message.
+    await journal.record({ toolCallId: 'call_3', toolName: 'look', input: {} }, readTool);
+    const next = await journal.endStep([{ role: 'assistant', content: [{ type: 'text', text: 'Looking.' }, { type: 'tool-call', toolCallId: 'call_3', toolName: 'look', input: {} }] }]);
+    expect(next.kept).toBeUndefined();
+    expect((next.rewrite?.content as Array<{ type: string }>).map((part) => part.type)).toEqual(['text', 'tool-call']);
+    // So is one whose call the model gave a different input than the stored one.
+    await journal.record({ toolCallId: 'call_4', toolName: 'look', input: { path: 'b' } }, readTool);
+    expect((await journal.endStep([{ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'call_4', toolName: 'look', input: { path: 'c' } }] }])).rewrite).not.toBeNull();
+    await inner.close();
+  });
+
+  it('answers the unmarked calls of an unfinished step without rewriting them', async () => {
+    const inner = createSqliteStore({ path: ':memory:' });
+    await inner.createSession(sessionFixture({ id: 'ses_1' }));
+    const { store, writes } = counted(inner);
+    const journal = createToolCallJournal({ store, sessionId: 'ses_1', ownerId: 'owner_1', markCalls: false, now });
+    await journal.record({ toolCallId: 'call_1', toolName: 'look', input: {} }, readTool);
+    journal.settled?.('call_1', { ok: true, output: 'seen' });
+    const finished = await journal.finish();
+    expect(finished.map((message) => message.role)).toEqual(['assistant', 'tool']);
+    expect(writes).toEqual(['append', 'append']);
+    const stored = await inner.listMessages('ses_1');
+    expect(stored[1].content).toEqual([{ type: 'tool-result', toolCallId: 'call_1', toolName: 'look', output: { type: 'text', value: 'seen' } }]);
+    await inner.close();
+  });
 });

@@ -16,6 +16,13 @@ export interface ToolCallJournalOptions {
   sessionId: string;
   /** This process's identity in leases: a stored call under way names it until its step ends. */
   ownerId: string;
+  /**
+   * Whether stored calls name their process until their step ends. A run's child session needs no
+   * mark: the run's lease says who runs its calls (see `answerOrphanedCalls`), so a step whose
+   * stored calls already are its whole message is not written again at its end.
+   * @default true
+   */
+  markCalls?: boolean;
   now: Now;
   /** Called before a call is stored, so rows of earlier steps still held are written first. */
   beforeRecord?: () => void;
@@ -27,14 +34,21 @@ export interface StepRows {
   append: ModelMessage[];
   /** The stored message that kept the calls, rewritten as the step's whole assistant message. */
   rewrite: MessageRecord | null;
+  /**
+   * The stored message that kept the calls when it already is the step's whole assistant message
+   * (unmarked calls and nothing else): nothing to write, only to announce with the step's messages.
+   */
+  kept?: MessageRecord | null;
 }
 
 /**
  * A loop's tool calls, each stored in its session's transcript before it runs: the first call of
  * a step appends an assistant message holding it, later calls join that message, and at the
  * step's end the message becomes the step's whole assistant message (text and every call, none
- * twice). A call under way names its process, so recovery can tell a dead process's calls from a
- * live one's. A loop that ends mid-step gives each call it stored a result.
+ * twice; a message of unmarked calls that already is that is left as stored). A call under way
+ * names its process (unless `markCalls` is off: a run's lease names it), so recovery can tell a
+ * dead process's calls from a live one's. A loop that ends mid-step gives each call it stored a
+ * result.
  */
 export interface ToolCallJournal extends ToolCallRecorder {
   /** What the step's messages become in the store; call it before writing them. */
@@ -46,6 +60,7 @@ export interface ToolCallJournal extends ToolCallRecorder {
 /** Creates a {@link ToolCallJournal}. */
 export function createToolCallJournal(options: ToolCallJournalOptions): ToolCallJournal {
   const { store, sessionId, ownerId, now } = options;
+  const mark = options.markCalls === false ? undefined : { [pendingCallKey]: { pending_owner: ownerId } };
   let stored: MessageRecord | null = null;
   let calls: StoredToolCall[] = [];
   const outcomes = new Map<string, ToolCallOutcome>();
@@ -94,7 +109,7 @@ export function createToolCallJournal(options: ToolCallJournalOptions): ToolCall
       // of one) runs once the write is acknowledged: a crash loses both together or neither.
       const info = toolInfo(tool);
       options.beforeRecord?.();
-      waiting.push({ type: 'tool-call', ...call, providerOptions: { [pendingCallKey]: { pending_owner: ownerId } } });
+      waiting.push(mark ? { type: 'tool-call', ...call, providerOptions: mark } : { type: 'tool-call', ...call });
       waitingMustCommit ||= info === undefined || info.risk !== 'read';
       if (nextWrite === null) {
         const write = writes.then(writeWaiting);
@@ -115,6 +130,11 @@ export function createToolCallJournal(options: ToolCallJournalOptions): ToolCall
       if (stored === null || first?.role !== 'assistant') {
         reset();
         return { append: [...messages], rewrite: null };
+      }
+      if (mark === undefined && isStoredAsIs(first.content, calls)) {
+        const kept = stored;
+        reset();
+        return { append: rest, rewrite: null, kept };
       }
       const content: Array<{ type: string; toolCallId?: string }> = typeof first.content === 'string' ? [{ type: 'text', text: first.content } as { type: string }] : [...first.content];
       const present = new Set(content.flatMap((part) => (part.type === 'tool-call' ? [part.toolCallId] : [])));
@@ -138,11 +158,28 @@ export function createToolCallJournal(options: ToolCallJournalOptions): ToolCall
       });
       // Results first: a call stays marked as under way until it has its result.
       const appended = await store.appendMessages([{ session_id: sessionId, role: 'tool', content: results, created_at: now() }]);
+      if (mark === undefined) return [message, ...appended];
       const content = unfinished.map(withoutMark);
       await store.updateMessageContent(sessionId, message.seq, content);
       return [{ ...message, content }, ...appended];
     },
   };
+}
+
+/**
+ * Whether a step's assistant content is exactly the unmarked calls as stored (same calls in the
+ * same order, nothing else): the message as stored already reads as the step's whole message.
+ */
+function isStoredAsIs(content: ModelMessage['content'], calls: readonly StoredToolCall[]): boolean {
+  if (typeof content === 'string' || content.length !== calls.length) return false;
+  for (let index = 0; index < calls.length; index++) {
+    const part = content[index] as unknown as Record<string, unknown>;
+    const call = calls[index];
+    if (part.type !== 'tool-call' || part.toolCallId !== call.toolCallId || part.toolName !== call.toolName) return false;
+    if (part.input !== call.input && JSON.stringify(part.input) !== JSON.stringify(call.input)) return false;
+    for (const key in part) if (part[key] !== undefined && key !== 'type' && key !== 'toolCallId' && key !== 'toolName' && key !== 'input') return false;
+  }
+  return true;
 }
 
 /** A stored call without the mark of a call under way. */

@@ -45,6 +45,7 @@ export async function recoverRuns(options: RecoverRunsOptions): Promise<Recovery
   const adopted: RunRecord[] = [];
   const abandoned: RunRecord[] = [];
   const transcripts = new Set<string>(options.sessionId ? [options.sessionId] : []);
+  const claimedIds: string[] = [];
   for (const candidate of candidates) {
     if (candidate.lease_owner === ownerId) continue;
     const expired = candidate.lease_expires_at === null || candidate.lease_expires_at < started;
@@ -52,6 +53,7 @@ export async function recoverRuns(options: RecoverRunsOptions): Promise<Recovery
     // A gone owner's lease is treated as over now, so the claim can win at once.
     const claimed = await store.claimRun(candidate.id, ownerId, expiresAt, expired ? started : '9999-12-31T23:59:59.999Z');
     if (!claimed) continue;
+    claimedIds.push(claimed.id);
     transcripts.add(claimed.parent_session_id).add(claimed.child_session_id);
     // A nested run's parent run restarts its step from the stored transcript, where its call
     // reads that this run was abandoned: the old nested run has no one to report to. Top-level
@@ -79,7 +81,7 @@ export async function recoverRuns(options: RecoverRunsOptions): Promise<Recovery
   if (!options.sessionId) {
     for (const session of await store.listSessions({ primaryOnly: true })) if (session.status === 'running') transcripts.add(session.id);
   }
-  for (const sessionId of transcripts) await answerOrphanedCalls({ store, sessionId, now, leaseMs: options.leaseMs });
+  for (const sessionId of transcripts) await answerOrphanedCalls({ store, sessionId, now, leaseMs: options.leaseMs, takenOver: claimedIds });
   for (const run of adopted) {
     runs.adopt(run);
     report.resumed.push(run.id);
