@@ -34,9 +34,16 @@ export interface CadreWorkerOptions extends Omit<CadreOptions, 'queue' | 'approv
   maxStalls?: number;
   /**
    * Loads the agents again (their files may have changed since the worker started), when a run
-   * names an agent this worker does not know. @default agents stay as given
+   * names an agent this worker does not know, or `agentsVersion` changed. @default agents stay as given
    */
   reloadAgents?: () => Promise<AgentRegistry>;
+  /**
+   * A version of the agents' files, read as each run starts: when it differs from the one read at
+   * the last load, `reloadAgents` loads them again first, so a run uses the agents as they are on
+   * disk when it starts (`agentFilesVersion` of `cadre` lists and stats the files, without reading
+   * them). Runs under way keep the agents they started with. @default only unknown names reload
+   */
+  agentsVersion?: () => Promise<string>;
 }
 
 /** A worker carrying out runs from the queue; see {@link createCadreWorker}. */
@@ -65,7 +72,7 @@ export interface CadreWorker {
  * const worker = await createCadreWorker({ store, model: 'anthropic:claude-sonnet-4-5', queue: 'redis://127.0.0.1:6379', concurrency: 25 });
  */
 export async function createCadreWorker(options: CadreWorkerOptions): Promise<CadreWorker> {
-  const { queue, concurrency = 10, lockMs, stalledIntervalMs, maxStalls, reloadAgents, ...runtimeOptions } = options;
+  const { queue, concurrency = 10, lockMs, stalledIntervalMs, maxStalls, reloadAgents, agentsVersion, ...runtimeOptions } = options;
   let agents = options.agents;
   const workspace = options.workspace ?? process.cwd();
   const name = options.name ?? `${hostname()}:${process.pid}`;
@@ -116,17 +123,39 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
     return entry;
   }
 
-  /** Loads the agents again when a run names one this worker does not know (a file added since). */
+  /** The agents' files' version when they were last loaded; not known for the agents given (the first run loads them again). */
+  let loadedVersion: string | undefined;
+  /** A reload under way: runs that start meanwhile wait for it rather than load again. */
+  let reloading: Promise<void> | undefined;
+
+  /**
+   * The runtime for a run of agent `name`, with the agents as their files are now: loaded again
+   * when the files changed since the last load, or when the run names an agent this worker does
+   * not know (a file added since).
+   */
   async function knowAgent(name: string, data: RunJobData): Promise<Runtime> {
-    const runtime = runtimeFor(data);
-    if (runtime.cadre.agents.get(name) || !reloadAgents) return runtime;
-    agents = await reloadAgents();
+    if (reloadAgents) {
+      const version = agentsVersion ? await agentsVersion().catch(() => undefined) : undefined;
+      // A reload that began before this version was read may have loaded an older one: once more then.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const changed = version !== undefined && version !== loadedVersion;
+        if (!changed && (attempt > 0 || runtimeFor(data).cadre.agents.get(name))) break;
+        reloading ??= reload(version).finally(() => (reloading = undefined));
+        await reloading;
+      }
+    }
+    return runtimeFor(data);
+  }
+
+  async function reload(version: string | undefined): Promise<void> {
+    agents = await reloadAgents!();
+    if (version !== undefined) loadedVersion = version;
+    // Runs under way keep the runtime (and agents) they started with; it closes once they end.
     for (const old of runtimes.values()) {
       if (old.active === 0) void close(old).catch(report);
       else retired.add(old);
     }
     runtimes = new Map();
-    return runtimeFor(data);
   }
 
   const active = new Set<string>();
