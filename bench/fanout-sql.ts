@@ -41,7 +41,7 @@ export function createSqlReplay({ sourcePath, sessionId, folder, transactions }:
   const database = openDatabase(join(folder, 'sql-alone.db'), 5000);
   const insertSession = database.prepare('INSERT INTO sessions (id, agent, model, created_at, status, parent_run_id, auto_resumes, user_canceled_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
   const insertMessage = database.prepare('INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)');
-  const insertEvent = database.prepare('INSERT INTO run_events (run_id, seq, at, type, data) VALUES (?, ?, ?, ?, ?)');
+  const insertEvent = database.prepare('INSERT INTO run_events (run_id, seq, at, type, data, last_seq) VALUES (?, ?, ?, ?, ?, ?)');
   const insertRun = database.prepare(`INSERT INTO runs (${runColumnList}) VALUES (${runColumns.map(() => '?').join(', ')})`);
   const endColumns = ['status', 'turns', 'ended_at', 'consumed_at', 'last_activity', 'result', 'partial_result', 'error', 'usage', 'notification', 'lease_owner', 'lease_expires_at'];
   const endRun = database.prepare(`UPDATE runs SET ${endColumns.map((column) => `${column} = ?`).join(', ')} WHERE id = ?`);
@@ -69,8 +69,9 @@ export function createSqlReplay({ sourcePath, sessionId, folder, transactions }:
     timed.push({ at: run.created_at as string, write: (p) => insertRun.run(...started.map((value, index) => (idColumns.has(columns[index]) ? prefixed(p, value) : value))) });
     timed.push({ at: run.ended_at as string, write: (p) => endRun.run(...endColumns.map((column) => run[column]), p + (run.id as string)) });
   }
+  // An event row may hold several events of its run (written in one commit), as cadre stored it.
   for (const event of events) {
-    timed.push({ at: event.at as string, write: (p) => insertEvent.run(p + (event.run_id as string), event.seq, event.at, event.type, event.data) });
+    timed.push({ at: event.at as string, write: (p) => insertEvent.run(p + (event.run_id as string), event.seq, event.at, event.type, event.data, event.last_seq) });
   }
   // A stable sort keeps each key's rows in seq order and a run's insert before its events.
   timed.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));

@@ -174,7 +174,29 @@ export function messageFromRow(row: Row): MessageRecord {
   };
 }
 
-/** A `run_events` row as a record. */
+/** A `run_events` row as read by the store: `seq, at, type, data, last_seq`. */
+export type EventRow = [seq: number, at: string, type: string, data: string, lastSeq: number | null];
+
+/**
+ * Adds the events of a `run_events` row after `afterSeq` to `into`, in seq order. A row holds one
+ * event (`last_seq` NULL: its columns are the event's), or several of the run's, with seqs from
+ * `seq` to `last_seq` and `data` the JSON array of their {at, type, data}.
+ */
+export function addRunEvents(into: RunEventRecord[], runId: string, row: EventRow, afterSeq: number): void {
+  const [seq, at, type, data, lastSeq] = row;
+  if (lastSeq === null) {
+    if (seq > afterSeq) into.push({ run_id: runId, seq, at, type: type as RunEventRecord['type'], data: JSON.parse(data) as RunEventRecord['data'] });
+    return;
+  }
+  if (lastSeq <= afterSeq) return;
+  const events = JSON.parse(data) as Array<Pick<RunEventRecord, 'at' | 'type' | 'data'>>;
+  for (let index = Math.max(0, afterSeq + 1 - seq); index < events.length; index++) {
+    const event = events[index];
+    into.push({ run_id: runId, seq: seq + index, at: event.at, type: event.type, data: event.data });
+  }
+}
+
+/** A row of one event (the Postgres store's `run_events`) as a record. */
 export function runEventFromRow(row: Row): RunEventRecord {
   return {
     run_id: row.run_id as string,

@@ -217,6 +217,53 @@ describe('sqlite store across connections', () => {
     await store.close();
   });
 
+  it("stores a commit's events of a run in one row, read back by seq from any event, beside rows of one event", async () => {
+    const path = newFile();
+    const store = createSqliteStore({ path, maxBatchMs: 60_000 });
+    await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
+    await store.flush();
+    // A row of one event, as a database of an earlier schema holds them.
+    const other = new DatabaseSync(path);
+    other.exec(`INSERT INTO run_events (run_id, seq, at, type, data) VALUES ('run_1', 2, '2025-01-01T00:00:03.000Z', 'warning', '{"kind":"recovered"}')`);
+    other.close();
+    const steps = [1, 2, 3].flatMap((step) => [eventFixture('run_1', 'step-start', { step }), eventFixture('run_1', 'tool-call-start', { tool: 'noop', label: `noop ${step}` })]);
+    await store.appendRunEvents(steps.slice(0, 4));
+    await store.appendRunEvents(steps.slice(4));
+    await store.flush();
+    await store.appendRunEvents([eventFixture('run_1', 'run-end', { status: 'completed' })]);
+    await store.flush();
+    const rows = new DatabaseSync(path, { readOnly: true });
+    expect(rows.prepare("SELECT seq, type, last_seq FROM run_events WHERE run_id = 'run_1' ORDER BY seq").all().map((row) => ({ ...row }))).toEqual([
+      { seq: 1, type: 'run-queued', last_seq: null },
+      { seq: 2, type: 'warning', last_seq: null },
+      { seq: 3, type: 'events', last_seq: 8 },
+      { seq: 9, type: 'run-end', last_seq: null },
+    ]);
+    rows.close();
+    const reader = createSqliteStore({ path });
+    const all = await reader.listRunEvents('run_1');
+    expect(all.map((event) => [event.seq, event.type, event.data])).toEqual([
+      [1, 'run-queued', {}],
+      [2, 'warning', { kind: 'recovered' }],
+      ...[1, 2, 3].flatMap((step, index) => [
+        [3 + index * 2, 'step-start', { step }],
+        [4 + index * 2, 'tool-call-start', { tool: 'noop', label: `noop ${step}` }],
+      ]),
+      [9, 'run-end', { status: 'completed' }],
+    ]);
+    expect(all.every((event) => event.run_id === 'run_1' && event.at === '2025-01-01T00:00:02.000Z' || event.seq === 2)).toBe(true);
+    for (let afterSeq = 0; afterSeq <= 9; afterSeq++) {
+      expect(await reader.listRunEvents('run_1', { afterSeq })).toEqual(all.slice(afterSeq));
+      for (const limit of [0, 1, 2, 5]) expect(await reader.listRunEvents('run_1', { afterSeq, limit })).toEqual(all.slice(afterSeq, afterSeq + limit));
+    }
+    // The next seq follows the last event of the last row.
+    await store.appendRunEvents([eventFixture('run_1', 'result-consume')]);
+    await store.flush();
+    expect((await reader.listRunEvents('run_1', { afterSeq: 9 })).map((event) => [event.seq, event.type])).toEqual([[10, 'result-consume']]);
+    await reader.close();
+    await store.close();
+  });
+
   it('writes a commit of more events than one INSERT takes in several, losing none', async () => {
     const path = newFile();
     const store = createSqliteStore({ path });

@@ -6,7 +6,7 @@ import type { StoreFailureError } from '../store-failure-error.ts';
 import { databaseFiles, openDatabase, watchDatabaseFile } from './open-database.ts';
 import { runQuerySql } from './run-query-sql.ts';
 import { createHeldRuns } from './held-runs.ts';
-import { copyRun, messageFromRow, patchColumns, patchableRunColumns, patchableSessionColumns, runColumnList, runEventFromRow, runFromRow, runToSql, runValueToSql, sessionFromRow } from './rows.ts';
+import { addRunEvents, copyRun, messageFromRow, patchColumns, patchableRunColumns, patchableSessionColumns, runColumnList, runFromRow, runToSql, runValueToSql, sessionFromRow, type EventRow } from './rows.ts';
 import { setBounded } from '../../util/bounded-map.ts';
 import { createStatementCache } from './statement-cache.ts';
 import { createSqliteApprovals } from './sqlite-approvals.ts';
@@ -52,14 +52,16 @@ const primaryKeyViolation = 1555;
 /** A message or event row kept back until the commit, as bound: key, seq, then the other columns. */
 type HeldRow = [key: string, seq: number, second: string, third: string, fourth: string];
 
-/** The tables whose rows are held until the commit, with their columns in `HeldRow` order. */
+/** The tables whose rows are held until the commit, with the columns their INSERT binds. */
 const heldColumns = {
   messages: 'session_id, seq, role, content, created_at',
-  run_events: 'run_id, seq, at, type, data',
+  // A row holds one event, or several of a run's (see `eventRows`).
+  run_events: 'run_id, seq, at, type, data, last_seq',
 } as const;
 type HeldTable = keyof typeof heldColumns;
+const columnCounts: Record<HeldTable, number> = { messages: 5, run_events: 6 };
 
-/** The most rows one INSERT writes (5 values each, far below SQLite's limit of 32,766). */
+/** The most rows one INSERT writes (6 values each at most, far below SQLite's limit of 32,766). */
 const maxRowsPerInsert = 128;
 
 /** INSERT texts by table and row count, built once each (the same string, so its hash is kept too). */
@@ -69,13 +71,19 @@ const multiRowInsertTexts: Record<HeldTable, string[]> = { messages: [], run_eve
 function multiRowInsertSql(table: HeldTable, count: number): string {
   let sql = multiRowInsertTexts[table][count];
   if (sql === undefined) {
-    sql = `INSERT INTO ${table} (${heldColumns[table]}) VALUES ${Array.from({ length: count }, () => '(?, ?, ?, ?, ?)').join(', ')}`;
+    const row = `(${Array.from({ length: columnCounts[table] }, () => '?').join(', ')})`;
+    sql = `INSERT INTO ${table} (${heldColumns[table]}) VALUES ${Array.from({ length: count }, () => row).join(', ')}`;
     multiRowInsertTexts[table][count] = sql;
   }
   return sql;
 }
+/** The `type` of a `run_events` row that holds several events. */
+const batchedEventsType = 'events';
 const lastMessageSeqSql = 'SELECT COALESCE(MAX(seq), 0) AS last FROM messages WHERE session_id = ?';
-const lastEventSeqSql = 'SELECT COALESCE(MAX(seq), 0) AS last FROM run_events WHERE run_id = ?';
+const lastEventSeqSql = 'SELECT COALESCE((SELECT COALESCE(last_seq, seq) FROM run_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1), 0) AS last';
+/** A run's rows from the one holding the event after `afterSeq` on (the rows before it hold none after it). */
+const runEventRowsSql =
+  'SELECT seq, at, type, data, last_seq FROM run_events WHERE run_id = ?1 AND seq >= COALESCE((SELECT seq FROM run_events WHERE run_id = ?1 AND seq <= ?2 + 1 ORDER BY seq DESC LIMIT 1), 0) ORDER BY seq LIMIT ?3';
 
 /**
  * The embedded store: one SQLite file in WAL mode, written with group commit and asynchronous
@@ -151,6 +159,10 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
     seenDataVersion = version;
     heldRuns.forgetKnown();
     knownSessions.clear();
+    // Another connection may have appended to a session or run of ours: their next seqs are read
+    // again (a row of several events could otherwise overlap seqs it took without colliding).
+    lastMessageSeq.clear();
+    lastEventSeq.clear();
     return false;
   }
 
@@ -189,53 +201,89 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
 
   /**
    * Inserts held rows, in seq order per key, with multi-row INSERTs: all of a commit's rows of a
-   * table in one statement, or one per {@link maxRowsPerInsert} rows of a larger commit. A seq
-   * another process took meanwhile (it appended to the same session or run) fails the statement
-   * as a whole (SQLite undoes it alone); its rows and the later ones are then inserted one by one,
-   * and the colliding row and the later ones of its key move past the stored ones.
+   * table in one statement, or one per {@link maxRowsPerInsert} rows of a larger commit. A run's
+   * events held for the commit go in one row (see `bindRow`). A seq another process took
+   * meanwhile (it appended to the same session or run) fails the statement as a whole (SQLite
+   * undoes it alone); its rows and the later ones are then inserted one by one, and the colliding
+   * row and the later ones of its key move past the stored ones.
    */
   function insertHeld(held: Map<string, HeldRow[]>, cache: Map<string, number>, table: HeldTable, maxSql: string): void {
     if (held.size === 0) return;
+    const batched = table === 'run_events';
+    // Every held row in order, and where each row of the INSERT starts among them (then the end).
     const rows: HeldRow[] = [];
-    for (const list of held.values()) for (const row of list) rows.push(row);
-    held.clear();
-    let done = 0;
-    while (done < rows.length) {
-      const count = Math.min(maxRowsPerInsert, rows.length - done);
-      const values: SQLInputValue[] = new Array(count * 5);
-      for (let index = 0; index < count; index++) {
-        const row = rows[done + index];
-        const at = index * 5;
-        values[at] = row[0];
-        values[at + 1] = row[1];
-        values[at + 2] = row[2];
-        values[at + 3] = row[3];
-        values[at + 4] = row[4];
+    const starts: number[] = [];
+    for (const list of held.values()) {
+      if (batched) starts.push(rows.length);
+      for (const row of list) {
+        if (!batched) starts.push(rows.length);
+        rows.push(row);
       }
+    }
+    held.clear();
+    starts.push(rows.length);
+    const width = columnCounts[table];
+    const total = starts.length - 1;
+    let done = 0;
+    while (done < total) {
+      const count = Math.min(maxRowsPerInsert, total - done);
+      const values: SQLInputValue[] = new Array(count * width);
+      for (let index = 0; index < count; index++) bindRow(values, index * width, rows, starts[done + index], starts[done + index + 1], batched);
       try {
         prepared(multiRowInsertSql(table, count)).run(...values);
       } catch (error) {
         if ((error as { errcode?: number }).errcode !== primaryKeyViolation) throw error;
-        insertOneByOne(rows, done, cache, table, maxSql);
+        insertOneByOne(rows, starts[done], cache, table, maxSql);
         return;
       }
       done += count;
     }
   }
 
+  /**
+   * Binds held rows `from`..`to` (one key's) as one row of the INSERT at `values[at]`: a message,
+   * or a run's events. Several events of a run become one row whose `seq` is the first one's,
+   * `last_seq` the last one's, and `data` the events as a JSON array of {at, type, data}, built
+   * from their JSON as held (each encoded once); a single event is a row as before.
+   */
+  function bindRow(values: SQLInputValue[], at: number, rows: readonly HeldRow[], from: number, to: number, batched: boolean): void {
+    const first = rows[from];
+    values[at] = first[0];
+    values[at + 1] = first[1];
+    values[at + 2] = first[2];
+    if (!batched || to - from === 1) {
+      values[at + 3] = first[3];
+      values[at + 4] = first[4];
+      if (batched) values[at + 5] = null;
+      return;
+    }
+    let data = '[';
+    for (let index = from; index < to; index++) {
+      const row = rows[index];
+      // The events of a row take consecutive seqs: nextSeq gives a run's held events one after another.
+      if (row[1] !== first[1] + index - from) throw new Error(`The held events of run ${first[0]} do not follow each other (${row[1]} after ${first[1]}).`);
+      data += `${index === from ? '' : ','}{"at":${JSON.stringify(row[2])},"type":${JSON.stringify(row[3])},"data":${row[4]}}`;
+    }
+    values[at + 3] = batchedEventsType;
+    values[at + 4] = `${data}]`;
+    values[at + 5] = rows[to - 1][1];
+  }
+
   /** Inserts `rows` from `from` on one statement each, moving a taken seq and the later ones of its key past the stored ones. */
   function insertOneByOne(rows: HeldRow[], from: number, cache: Map<string, number>, table: HeldTable, maxSql: string): void {
     const insert = prepared(multiRowInsertSql(table, 1));
+    const batched = table === 'run_events';
+    const run = (row: HeldRow) => (batched ? insert.run(row[0], row[1], row[2], row[3], row[4], null) : insert.run(row[0], row[1], row[2], row[3], row[4]));
     for (let index = from; index < rows.length; index++) {
       const row = rows[index];
       try {
-        insert.run(row[0], row[1], row[2], row[3], row[4]);
+        run(row);
       } catch (error) {
         if ((error as { errcode?: number }).errcode !== primaryKeyViolation) throw error;
         let last = (prepared(maxSql).get(row[0]) as { last: number }).last;
         for (let later = index; later < rows.length && rows[later][0] === row[0]; later++) rows[later][1] = ++last;
         setBounded(cache, row[0], last, seqCacheSize);
-        insert.run(row[0], row[1], row[2], row[3], row[4]);
+        run(row);
       }
     }
   }
@@ -539,8 +587,11 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
     async listRunEvents(runId, { afterSeq = 0, limit } = {}) {
       ensureOpen();
       const max = limit === undefined ? -1 : Math.max(0, Math.floor(limit));
-      const rows = prepared('SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(runId, afterSeq, max);
-      const stored = rows.map((row) => runEventFromRow(row as Row));
+      // Rows may hold several events each: the one holding the event after `afterSeq` comes first.
+      const rows = prepared(runEventRowsSql, { returnArrays: true }).all(runId, afterSeq, max === -1 ? -1 : max + 1) as unknown as EventRow[];
+      const stored: RunEventRecord[] = [];
+      for (const row of rows) addRunEvents(stored, runId, row, afterSeq);
+      if (max !== -1 && stored.length > max) stored.length = max;
       const held = heldAfter(heldEvents, runId, afterSeq, heldEventRecord);
       if (held.length === 0) return stored;
       // Held events follow the stored ones, unless another process appended to this run since
