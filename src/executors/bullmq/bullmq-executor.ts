@@ -115,10 +115,20 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
     };
   }
 
-  /** Publishes on this process's bus the live events of the run and of the runs it starts on its worker. */
-  function follow(run: RunRecord): () => void {
+  /**
+   * Publishes on this process's bus the live events of the run and of the runs it starts on its
+   * worker. `catchUp` makes sure views here saw the run's end once it ended elsewhere: its end may
+   * be heard first another way (the store, polled), and live events that come after the
+   * execution returned would find nobody following.
+   */
+  function follow(run: RunRecord): { stop(): void; catchUp(current: RunRecord): Promise<void> } {
     const followed = new Set([run.id]);
     const listening = new Map<string, () => void>();
+    /** The last stored event of the run views here saw, and whether it was its end. */
+    let lastSeq = 0;
+    let endSeen = false;
+    let onEnd = () => {};
+    const ended = new Promise<void>((resolve) => (onEnd = resolve));
     const listen = (sessionId: string) => {
       if (listening.has(sessionId)) return;
       listening.set(
@@ -129,6 +139,13 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
             followed.add(current.id);
             listen(current.child_session_id);
           }
+          if (current.id === run.id && 'seq' in event) {
+            lastSeq = Math.max(lastSeq, event.seq);
+            if (event.type === 'run-end') {
+              endSeen = true;
+              onEnd();
+            }
+          }
           bus.publish({ type: 'run-event', run: current, event });
           if (event.type === 'approval-request' && typeof event.data.approval_id === 'string') options.onAsk?.(event.data.approval_id);
         }),
@@ -136,8 +153,19 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
     };
     listen(run.parent_session_id);
     listen(run.child_session_id);
-    return () => {
-      for (const off of listening.values()) off();
+    return {
+      stop() {
+        for (const off of listening.values()) off();
+      },
+      async catchUp(current) {
+        if (endSeen || !isFinished(current.status)) return;
+        // Its live end is usually a few milliseconds away; what never comes is read from the store.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([ended, new Promise((resolve) => (timer = setTimeout(resolve, 500)))]);
+        clearTimeout(timer);
+        if (endSeen) return;
+        for (const event of await store.listRunEvents(run.id, { afterSeq: lastSeq })) bus.publish({ type: 'run-event', run: current, event });
+      },
     };
   }
 
@@ -162,7 +190,7 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
     async execute(run, signal): Promise<ExecutionOutcome> {
       if (closed) throw new Error('The run queue executor is closed.');
       const { queue, events } = open();
-      const unfollow = follow(run);
+      const following = follow(run);
       const back = sendingOut();
       let offEnded = () => {};
       let timer: NodeJS.Timeout | undefined;
@@ -226,7 +254,10 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
         // The worker's live run-end travels just ahead of its `run-ended`; let it arrive.
         if (settled.how === 'job-done') await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 500))]);
         const current = (await store.getRun(run.id)) ?? run;
-        if (isFinished(current.status)) return outcomeOf(current);
+        if (isFinished(current.status)) {
+          await following.catchUp(current);
+          return outcomeOf(current);
+        }
         if (settled.how === 'job-failed') {
           if (isStalledFailure(settled.reason)) return { ...outcomeOf(current), abandoned: 'its worker died and no other worker could resume it' };
           return { ...outcomeOf(current), error: { kind: 'execution_error', message: settled.reason } };
@@ -235,7 +266,7 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
       } finally {
         clearTimeout(timer);
         offEnded();
-        unfollow();
+        following.stop();
         back();
       }
     },
