@@ -242,6 +242,9 @@ function openUpgrading(path: string, busyTimeoutMs: number, size: number, onWarn
   }
 }
 
+/** How many WAL pages a connection lets pile up before it checkpoints them itself (16 MB of 4 KB pages). */
+export const walAutocheckpointPages = 4000;
+
 /** Checks the file, then sets WAL mode and brings the schema up to date. */
 function prepare(database: DatabaseSync, path: string, size: number, onWarning?: OpenDatabaseOptions['onWarning'], busyTimeoutMs = 5000): DatabaseSync {
   try {
@@ -252,7 +255,7 @@ function prepare(database: DatabaseSync, path: string, size: number, onWarning?:
     database.exec('PRAGMA synchronous = NORMAL');
     // Many runs append to their own pages, so a commit writes many pages; checkpointing every
     // 16 MB instead of 4 MB copies each hot page to the database file less often.
-    database.exec('PRAGMA wal_autocheckpoint = 4000');
+    database.exec(`PRAGMA wal_autocheckpoint = ${walAutocheckpointPages}`);
     database.exec('PRAGMA journal_size_limit = 67108864');
     const upgraded = migrate(database, path, path === ':memory:' ? null : path, busyTimeoutMs);
     if (upgraded) {
