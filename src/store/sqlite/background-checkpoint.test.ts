@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -129,5 +130,29 @@ describe('startBackgroundCheckpoints', () => {
     const reopened = createSqliteStore({ path });
     expect(await reopened.listMessages(session.id)).toHaveLength(1500);
     await reopened.close();
+  });
+
+  it('lets close() settle in a process with nothing else to do once the worker runs', () => {
+    const path = join(folder, `alone-${++count}.db`);
+    // The store is the process's only work: the worker is stopped while the event loop holds nothing else.
+    const script = `import { createSqliteStore } from ${JSON.stringify(new URL('./sqlite-store.ts', import.meta.url).href)};
+      const store = createSqliteStore({ path: ${JSON.stringify(path)} });
+      await store.createSession({ id: 'ses_1', agent: 'main', model: 'm', created_at: 'now', status: 'idle', parent_run_id: null, auto_resumes: 0, user_canceled_at: null });
+      for (let batch = 0; batch < 12; batch++) {
+        await store.appendMessages([{ session_id: 'ses_1', role: 'user', content: 'z'.repeat(500_000), created_at: 'now' }]);
+        await store.flush();
+      }
+      // The -wal is past 4 MiB: the worker starts at the next look (every 500 ms).
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      await store.close();
+      console.log('closed');`;
+    // A file, not -e: code given with -e keeps the event loop alive on its own.
+    const file = join(folder, `alone-${count}.mjs`);
+    writeFileSync(file, script);
+    const result = spawnSync(process.execPath, [file], { encoding: 'utf8' });
+    expect(result.stderr).not.toContain('unsettled');
+    expect(result.stdout.trim()).toBe('closed');
+    expect(result.status).toBe(0);
+    expect(existsSync(`${path}-wal`)).toBe(false);
   });
 });

@@ -89,6 +89,10 @@ export function startBackgroundCheckpoints(database: DatabaseSync, path: string,
       worker = undefined;
       if (ending === undefined) return;
       const exited = new Promise<void>((resolve) => ending.once('exit', () => resolve()));
+      // Referenced again until it has exited: an unreferenced worker keeps nothing alive, so in a
+      // process with nothing else to do the event loop would end before 'exit' is heard, leaving
+      // close() (and whatever awaits it, like a CLI command's exit) unsettled.
+      ending.ref();
       ending.postMessage('stop');
       await exited;
     },
