@@ -102,6 +102,41 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
     await reopened.close();
   });
 
+  it('gives each of many writes and reads made in one event-loop turn its own outcome, though they share statements', async () => {
+    const store = await openPostgresStore({ connectionString: postgresUrl!, schema: fresh() });
+    await store.insertRun(runFixture({ id: 'run_0' }), eventFixture('run_0', 'run-queued'));
+    await store.createSession(sessionFixture({ id: 'ses_0' }));
+    const ids = ['run_1', 'run_2', 'run_3', 'run_4'];
+    // One turn: new sessions and runs (one of each with an id already stored), then moves, two of them refused.
+    const sessions = ['ses_1', 'ses_0', 'ses_2'].map((id) => store.createSession(sessionFixture({ id })));
+    const inserted = ['run_0', ...ids].map((id) => store.insertRun(runFixture({ id, status: 'queued' }), eventFixture(id, 'run-queued')));
+    await expect(sessions[1]).rejects.toThrow(/already stored/);
+    await expect(inserted[0]).rejects.toThrow(/already stored/);
+    await Promise.all([sessions[0], sessions[2], ...inserted.slice(1)]);
+    await store.transitionRun({ id: 'run_4', from: ['queued'], to: 'canceled_by_user', event: eventFixture('run_4', 'run-end') });
+    const moves = ids.map((id, index) =>
+      store.transitionRun({ id, from: index === 2 ? ['running'] : ['queued'], to: 'running', patch: { turns: index }, event: eventFixture(id, 'run-start') }),
+    );
+    const [runs, found] = [await Promise.all(moves), await Promise.all([...ids, 'run_9'].map((id) => store.getRun(id)))];
+    expect(runs.map((run) => run && [run.id, run.status, run.turns])).toEqual([['run_1', 'running', 0], ['run_2', 'running', 1], null, null]);
+    expect(found.map((run) => run?.status ?? null)).toEqual(['running', 'running', 'queued', 'canceled_by_user', null]);
+    expect((await store.listRunEvents('run_2')).map((event) => [event.seq, event.type])).toEqual([[1, 'run-queued'], [2, 'run-start']]);
+    expect((await store.listRunEvents('run_3')).map((event) => event.type)).toEqual(['run-queued']);
+    const message = (session_id: string, content: string) => ({ session_id, role: 'user' as const, content, created_at: '2025-01-01T00:00:09.000Z' });
+    await store.appendMessages([message('ses_1', 'a'), message('ses_1', 'b'), message('ses_2', 'c')]);
+    const [all, after, other, none, session, missing] = await Promise.all([
+      store.listMessages('ses_1'),
+      store.listMessages('ses_1', { afterSeq: 1 }),
+      store.listMessages('ses_2'),
+      store.listMessages('ses_9'),
+      store.getSession('ses_2'),
+      store.getSession('ses_9'),
+    ]);
+    expect([all, after, other, none].map((list) => list.map((stored) => stored.content))).toEqual([['a', 'b'], ['b'], ['c'], []]);
+    expect([session?.id, missing]).toEqual(['ses_2', null]);
+    await store.close();
+  });
+
   it('stops taking writes, and says so, once a write it acknowledged cannot be committed', async () => {
     const store = await openPostgresStore({ connectionString: postgresUrl!, schema: fresh() });
     await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));

@@ -1,34 +1,37 @@
 import pg from 'pg';
 import { StoreFailureError } from '../store-failure-error.ts';
 import { createHeldSegment, heldKeys, renumberHeld, segmentStatement, type HeldSegment } from './pg-held-writes.ts';
+import { createPgOutbox, directMerge, type PgMerge } from './pg-outbox.ts';
 
 /**
  * A write that must read the database (a compare-and-set, a seq nobody here knows): it issues
  * its statements on the batch's connection, inside the batch's transaction, all of them before it
  * first waits (so the batch stays one pipeline), and resolves with its value once that
- * transaction committed. It gets what its `read` (see {@link PgWorkOptions}) found. It may reject
- * with an error of its own (not a database error) only before it wrote anything: the batch then
- * commits without it.
+ * transaction committed. It gets what its `read` (see {@link PgWorkOptions}) found. Statements
+ * sent through `merge` share one statement with other items' of the same key (see
+ * `PgMergeable`). It may reject with an error of its own (not a database error) only before it
+ * wrote anything: the batch then commits without it.
  */
-export type PgWork<T, R = undefined> = (client: pg.ClientBase, read: R) => Promise<T>;
+export type PgWork<T, R = undefined> = (client: pg.ClientBase, read: R, merge: PgMerge) => Promise<T>;
 
 /** Options of a queued {@link PgWork}. */
 export interface PgWorkOptions<R> {
   /**
-   * The work only reads: it sees every write queued or held before it (in the same transaction
-   * when there is one) and resolves with the rest of its batch. A batch of reads and one held
-   * segment runs without a transaction.
+   * The work only reads: it sees every write queued or held before it, and maybe some queued
+   * after it in the same batch (in the same transaction when there is one), and resolves with the
+   * rest of its batch. A batch of reads and held writes runs without a transaction.
    * @default false
    */
   readOnly?: boolean;
   /**
    * What the work must read first (rows it locks and checks, a last seq): sent in its place in
    * the batch, while the work itself is sent once the reads of the batch are answered, so a
-   * batch of many compare-and-sets costs one more round trip, not one per write. Writes queued
-   * after it are sent before it meanwhile: they never touch its runs and sessions (the store
-   * keeps a later write of the same ones for a later batch); reads queued after it wait for it.
+   * batch of many compare-and-sets costs one more round trip, not one per write (and their
+   * merged reads one statement). Writes queued after it are sent before it meanwhile: they never
+   * touch its runs and sessions (the store keeps a later write of the same ones for a later
+   * batch); reads queued after it wait for it.
    */
-  read?: (client: pg.ClientBase) => Promise<R>;
+  read?: (client: pg.ClientBase, merge: PgMerge) => Promise<R>;
 }
 
 /** Writes grouped into shared transactions on one connection (group commit). */
@@ -76,7 +79,7 @@ type Item =
   | {
       kind: 'work';
       work: PgWork<unknown, unknown>;
-      read: ((client: pg.ClientBase) => Promise<unknown>) | undefined;
+      read: ((client: pg.ClientBase, merge: PgMerge) => Promise<unknown>) | undefined;
       readOnly: boolean;
       resolve: (value: unknown) => void;
       reject: (error: unknown) => void;
@@ -135,9 +138,13 @@ function firstCause(outcomes: readonly Outcome[]): unknown {
  * back are held (`held()`) and acknowledged at once; writes that must read (compare-and-set) are
  * queued (`write()`) and resolve after their commit. At the end of the event-loop turn, or when
  * the transaction under way commits, the next transaction takes everything queued and held so
- * far, in order, on one connection in pipeline mode: BEGIN, each held segment as one multi-row
- * statement, each queued write, COMMIT, sent together and answered in one round trip (a
- * read-then-write sends the rest after its read). A batch of held writes alone is one statement.
+ * far on one connection in pipeline mode: BEGIN, every held write as one multi-row statement,
+ * the queued writes in order, the reads, COMMIT, sent together and answered in one round trip (a
+ * read-then-write sends the rest after its read). Held writes go first: none of them touches a
+ * run or session a queued write of the batch waits on (the store's key order keeps those for a
+ * later batch). Reads go last, so each sees every write queued before it. Items that merge
+ * (`PgMergeable`) share statements: consecutive writes of one kind, reads of one kind anywhere.
+ * A batch of held writes alone is one statement.
  *
  * A batch that loses its connection (a server restart) is retried whole on a new one for up to
  * `reconnectMs`; one whose held rows collide with another process's moves them past and retries;
@@ -275,19 +282,31 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
     }
   }
 
-  /** The statement of a held segment, or null for an empty one. */
-  function heldQuery(segment: HeldSegment): pg.QueryConfig | null {
-    const statement = segmentStatement(segment);
+  /** The statement of every held segment of a batch, or null when nothing is held. */
+  function heldQuery(items: readonly Item[]): pg.QueryConfig | null {
+    const statement = segmentStatement(items.flatMap((item) => (item.kind === 'held' ? [item.segment] : [])));
     return statement && name(statement);
+  }
+
+  /** The indexes of a batch's queued writes, then of its reads, each in order. */
+  function queuedOrder(items: readonly Item[]): { writes: number[]; reads: number[] } {
+    const writes: number[] = [];
+    const reads: number[] = [];
+    items.forEach((item, index) => {
+      if (item.kind === 'work') (item.readOnly ? reads : writes).push(index);
+    });
+    return { writes, reads };
   }
 
   /**
    * Sends the batch without waiting for answers (but for the reads of work that must read), in one write to the
-   * socket: BEGIN, every item, COMMIT; a batch that writes one statement at most (reads and a
-   * held segment) needs no transaction. Throws the batch's first database or connection error.
+   * socket: BEGIN, the held writes, the queued writes, the reads, COMMIT; a batch that writes one
+   * statement at most (reads and held writes) needs no transaction. Throws the batch's first
+   * database or connection error.
    */
   async function runPipelined(client: pg.Client, items: readonly Item[]): Promise<Outcome[]> {
-    const transaction = items.filter((item) => item.kind === 'held' || !item.readOnly).length > 1 || items.some((item) => item.kind === 'work' && !item.readOnly);
+    const { writes, reads } = queuedOrder(items);
+    const transaction = writes.length > 0;
     const settle = (promise: Promise<unknown>): Promise<Outcome> =>
       promise.then(
         (value) => ({ ok: true as const, value }),
@@ -295,48 +314,52 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
       );
     const done: Outcome = { ok: true, value: undefined };
     const socket = corkable(client);
+    const outbox = createPgOutbox(client, name);
     socket?.cork();
-    const pending: Array<Promise<Outcome>> = [];
-    // Work whose reads were sent, waiting for their answers.
-    let reading: Array<{ index: number; work: PgWork<unknown, unknown>; read: Promise<Outcome> }> = [];
-    const sendReadWork = async () => {
-      socket?.uncork();
-      const answers = await Promise.all(reading.map((entry) => entry.read));
-      socket?.cork();
-      reading.forEach((entry, place) => {
-        const answer = answers[place];
-        pending[entry.index] = answer.ok ? start(entry.work, answer.value) : Promise.resolve(answer);
-      });
-      reading = [];
-    };
+    const pending: Array<Promise<Outcome>> = items.map(() => Promise.resolve(done));
     const start = (work: PgWork<unknown, unknown>, read: unknown): Promise<Outcome> => {
       try {
-        return settle(work(client, read));
+        return settle(work(outbox.client, read, outbox.merge));
       } catch (error) {
         return Promise.resolve({ ok: false, error });
       }
     };
     const begin = transaction ? settle(client.query('BEGIN')) : Promise.resolve(done);
-    for (const item of items) {
-      if (item.kind === 'held') {
-        const query = heldQuery(item.segment);
-        pending.push(query ? settle(client.query(query)) : Promise.resolve(done));
-        continue;
-      }
-      if (item.readOnly && reading.length > 0) await sendReadWork();
+    const heldStatement = heldQuery(items);
+    const held = heldStatement ? settle(client.query(heldStatement)) : Promise.resolve(done);
+    // Work whose reads were sent, waiting for their answers.
+    const reading: Array<{ index: number; work: PgWork<unknown, unknown>; read: Promise<Outcome> }> = [];
+    for (const index of writes) {
+      const item = items[index] as Extract<Item, { kind: 'work' }>;
       if (item.read) {
-        reading.push({ index: pending.length, work: item.work, read: start((readClient) => item.read!(readClient), undefined) });
-        pending.push(Promise.resolve(done));
-        continue;
+        outbox.mode = 'grouped';
+        const read = item.read;
+        reading.push({ index, work: item.work, read: start((readClient, _, merge) => read(readClient, merge), undefined) });
+      } else {
+        outbox.mode = 'consecutive';
+        pending[index] = start(item.work, undefined);
       }
-      pending.push(start(item.work, undefined));
     }
-    if (reading.length > 0) await sendReadWork();
+    outbox.flush();
+    if (reading.length > 0) {
+      socket?.uncork();
+      const answers = await Promise.all(reading.map((entry) => entry.read));
+      socket?.cork();
+      outbox.mode = 'consecutive';
+      reading.forEach((entry, place) => {
+        const answer = answers[place];
+        pending[entry.index] = answer.ok ? start(entry.work, answer.value) : Promise.resolve(answer);
+      });
+      outbox.flush();
+    }
+    outbox.mode = 'grouped';
+    for (const index of reads) pending[index] = start((items[index] as Extract<Item, { kind: 'work' }>).work, undefined);
+    outbox.flush();
     const commit = transaction ? settle(client.query('COMMIT')) : Promise.resolve({ ok: true as const, value: { command: 'COMMIT' } });
     socket?.uncork();
     const outcomes = await Promise.all(pending);
-    const [began, committed] = await Promise.all([begin, commit]);
-    const all = [began, ...outcomes, committed];
+    const [began, wrote, committed] = await Promise.all([begin, held, commit]);
+    const all = [began, wrote, ...outcomes, committed];
     const broken = all.some((outcome) => !outcome.ok && (isDatabaseError(outcome.error) || isConnectionError(outcome.error)));
     // COMMIT in a transaction a statement failed in answers ROLLBACK, without an error.
     if (broken || !committed.ok || (committed.value as pg.QueryResult).command !== 'COMMIT') {
@@ -348,25 +371,25 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
 
   /** One item at a time, each under a savepoint: a queued write that fails rejects alone. */
   async function runCarefully(client: pg.Client, items: readonly Item[]): Promise<Outcome[]> {
-    const outcomes: Outcome[] = [];
+    const outcomes: Outcome[] = items.map(() => ({ ok: true, value: undefined }));
+    const { writes, reads } = queuedOrder(items);
+    const merge = directMerge(client, name);
     await client.query('BEGIN');
     try {
-      for (const item of items) {
+      // Held writes were acknowledged: if they fail, the batch fails.
+      const heldStatement = heldQuery(items);
+      if (heldStatement) await client.query(heldStatement);
+      for (const index of [...writes, ...reads]) {
+        const item = items[index] as Extract<Item, { kind: 'work' }>;
         await client.query('SAVEPOINT item');
         try {
-          if (item.kind === 'held') {
-            const query = heldQuery(item.segment);
-            if (query) await client.query(query);
-            outcomes.push({ ok: true, value: undefined });
-          } else {
-            outcomes.push({ ok: true, value: await item.work(client, item.read ? await item.read(client) : undefined) });
-          }
+          outcomes[index] = { ok: true, value: await item.work(client, item.read ? await item.read(client, merge) : undefined, merge) };
           await client.query('RELEASE SAVEPOINT item');
         } catch (error) {
-          if (item.kind === 'held' || isConnectionError(error) || isRetryable(error)) throw error;
+          if (isConnectionError(error) || isRetryable(error)) throw error;
           // A read or a write that failed on its own merits rejects alone.
           await client.query('ROLLBACK TO SAVEPOINT item');
-          outcomes.push({ ok: false, error });
+          outcomes[index] = { ok: false, error };
         }
       }
       await client.query('COMMIT');

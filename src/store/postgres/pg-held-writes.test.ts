@@ -7,14 +7,14 @@ function row(key: string, seq: number, text = 'x'): HeldRow {
 
 describe('held writes of the Postgres store', () => {
   it('writes nothing for an empty segment', () => {
-    expect(segmentStatement(createHeldSegment())).toBeNull();
+    expect(segmentStatement([createHeldSegment()])).toBeNull();
   });
 
   it('writes events and messages of a segment in one statement, one array per column', () => {
     const segment = createHeldSegment();
     segment.events.push(row('run_1', 1), row('run_2', 4));
     segment.messages.push({ key: 'ses_1', seq: 2, columns: ['user', '"hi"', '2026-01-01T00:00:00.000Z'], record: { seq: 2 } });
-    const statement = segmentStatement(segment)!;
+    const statement = segmentStatement([segment])!;
     expect(statement.text).toMatch(/^WITH w0 AS \(INSERT INTO messages .*\$6::text\[\].*\) INSERT INTO run_events .*unnest\(\$1::text\[\], \$2::int\[\]/);
     expect(statement.values.slice(0, 2)).toEqual([
       ['run_1', 'run_2'],
@@ -29,12 +29,30 @@ describe('held writes of the Postgres store', () => {
     segment.runs.set('run_2', new Map<string, unknown>([['usage', '{"a":1}'], ['turns', 3]]));
     segment.runs.set('run_3', new Map<string, unknown>([['last_activity', null]]));
     segment.sessions.set('ses_1', { fields: new Map([['status', 'idle']]), input_tokens: 10, output_tokens: 2 });
-    const { text, values } = segmentStatement(segment)!;
+    const { text, values } = segmentStatement([segment])!;
     expect(text.match(/UPDATE runs SET/g)).toHaveLength(2);
     expect(text).toContain('UPDATE runs SET turns = held.turns, usage = held.usage FROM unnest($1::text[], $2::int[], $3::text[])');
     expect(text).toContain('input_tokens = sessions.input_tokens + held.input_tokens');
     expect(values.slice(0, 3)).toEqual([['run_1', 'run_2'], [2, 3], ['{}', '{"a":1}']]);
     expect(values).toContainEqual([10]);
+  });
+
+  it('writes several segments in one statement: later fields win, tokens add up, a rewrite of an earlier held message becomes its content', () => {
+    const first = createHeldSegment();
+    const second = createHeldSegment();
+    first.messages.push({ key: 'ses_1', seq: 1, columns: ['assistant', '"old"', '2026-01-01T00:00:00.000Z'], record: { seq: 1 } });
+    first.runs.set('run_1', new Map<string, unknown>([['turns', 1]]));
+    first.sessions.set('ses_1', { fields: new Map(), input_tokens: 5, output_tokens: 1 });
+    second.contents.set('ses_1\u00001', ['ses_1', 1, '"new"']);
+    second.contents.set('ses_1\u00000', ['ses_1', 0, '"stored"']);
+    second.runs.set('run_1', new Map<string, unknown>([['turns', 2]]));
+    second.sessions.set('ses_1', { fields: new Map(), input_tokens: 7, output_tokens: 2 });
+    const { text, values } = segmentStatement([first, second])!;
+    expect(values.slice(0, 5)).toEqual([['ses_1'], [1], ['assistant'], ['"new"'], ['2026-01-01T00:00:00.000Z']]);
+    expect(text.match(/UPDATE messages SET content/g)).toHaveLength(1);
+    expect(values.slice(5, 8)).toEqual([['ses_1'], [0], ['"stored"']]);
+    expect(values.slice(8, 10)).toEqual([['run_1'], [2]]);
+    expect(values.slice(10)).toEqual([['ses_1'], [12], [3]]);
   });
 
   it('moves the held rows of a key past the seqs another process stored, keeping their order, and tells the callers', () => {

@@ -94,36 +94,71 @@ function rowArrays(rows: readonly HeldRow[]): unknown[][] {
 }
 
 /**
- * The one statement that writes a segment: a data-modifying CTE per kind of row (each a multi-row
- * write over `unnest` of one array per column), runs grouped by the columns they change. Parts
- * never touch the same row twice (a run appears in one group; a rewritten message held in the
- * same segment was rewritten in place), which one statement requires. Null for an empty segment.
+ * The one statement that writes the held segments of a batch, in order: a data-modifying CTE per
+ * kind of row (each a multi-row write over `unnest` of one array per column), runs grouped by the
+ * columns they change. One statement writes a row once, so the segments are combined first: a
+ * later segment's field of a run or session wins, token counts add up, and a later rewrite of a
+ * message held in an earlier segment becomes that row's content. Null when nothing is held.
  */
-export function segmentStatement(segment: HeldSegment): { text: string; values: unknown[] } | null {
+export function segmentStatement(segments: readonly HeldSegment[]): { text: string; values: unknown[] } | null {
   const parts: string[] = [];
   const values: unknown[] = [];
   const add = (sql: string, arrays: unknown[]) => {
     parts.push(shift(sql, values.length));
     values.push(...arrays);
   };
-  if (segment.events.length > 0) add(insertEvents, rowArrays(segment.events));
-  if (segment.messages.length > 0) add(insertMessages, rowArrays(segment.messages));
-  if (segment.contents.size > 0) {
-    const contents = [...segment.contents.values()];
-    add(updateContents, [contents.map((entry) => entry[0]), contents.map((entry) => entry[1]), contents.map((entry) => entry[2])]);
-  }
-  groupedUpdates('runs', segment.runs, add);
-  if (segment.sessions.size > 0) {
-    const sessions = new Map<string, Map<string, unknown>>();
+  const events = segments.flatMap((segment) => segment.events);
+  const messages = segments.length === 1 ? segments[0].messages : segments.flatMap((segment) => segment.messages);
+  const contents = new Map<string, [string, number, string]>();
+  const runs = new Map<string, Map<string, unknown>>();
+  const sessions = new Map<string, HeldSession>();
+  let rewritten: Map<string, HeldRow> | null = null;
+  segments.forEach((segment, place) => {
+    for (const [key, entry] of segment.contents) {
+      if (place > 0) {
+        // A message an earlier segment holds has no stored row to update yet: its held row takes the content.
+        rewritten ??= new Map(segments.slice(0, place).flatMap((earlier) => earlier.messages.map((row) => [`${row.key}\u0000${row.seq}`, row] as const)));
+        const row = rewritten.get(key);
+        if (row) {
+          row.columns[1] = entry[2];
+          continue;
+        }
+      }
+      contents.set(key, entry);
+    }
+    for (const [id, fields] of segment.runs) {
+      const merged = runs.get(id);
+      if (merged) for (const [column, value] of fields) merged.set(column, value);
+      else runs.set(id, new Map(fields));
+    }
     for (const [id, held] of segment.sessions) {
+      const merged = sessions.get(id);
+      if (!merged) sessions.set(id, { fields: new Map(held.fields), input_tokens: held.input_tokens, output_tokens: held.output_tokens });
+      else {
+        for (const [column, value] of held.fields) merged.fields.set(column, value);
+        merged.input_tokens += held.input_tokens;
+        merged.output_tokens += held.output_tokens;
+      }
+    }
+  });
+  if (events.length > 0) add(insertEvents, rowArrays(events));
+  if (messages.length > 0) add(insertMessages, rowArrays(messages));
+  if (contents.size > 0) {
+    const entries = [...contents.values()];
+    add(updateContents, [entries.map((entry) => entry[0]), entries.map((entry) => entry[1]), entries.map((entry) => entry[2])]);
+  }
+  groupedUpdates('runs', runs, add);
+  if (sessions.size > 0) {
+    const fieldsOf = new Map<string, Map<string, unknown>>();
+    for (const [id, held] of sessions) {
       const fields = new Map(held.fields);
       if (held.input_tokens !== 0 || held.output_tokens !== 0) {
         fields.set('+input_tokens', held.input_tokens);
         fields.set('+output_tokens', held.output_tokens);
       }
-      sessions.set(id, fields);
+      fieldsOf.set(id, fields);
     }
-    groupedUpdates('sessions', sessions, add);
+    groupedUpdates('sessions', fieldsOf, add);
   }
   if (parts.length === 0) return null;
   if (parts.length === 1) return { text: parts[0], values };

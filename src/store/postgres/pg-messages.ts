@@ -1,10 +1,12 @@
 import type pg from 'pg';
 import type { MessageRecord, NewRunEvent, RunEventRecord } from '../records.ts';
-import { copyRun, messageFromRow } from '../sqlite/rows.ts';
+import { copyRun } from '../sqlite/rows.ts';
 import type { MessageCommitResult, Store } from '../store.ts';
 import { setBounded } from '../../util/bounded-map.ts';
 import type { PgBatches } from './pg-batches.ts';
-import { appendWithSeq, changeRun, encodeEvents, groupBy, lockRuns, runFields, type NameStatement, type RunField } from './pg-run-writes.ts';
+import { appendWithSeq, changeRunOp, encodeEvents, groupBy, lockRunsOp, runFields, type NameStatement, type RunField } from './pg-run-writes.ts';
+import { messagesOp } from './pg-lookups.ts';
+import type { PgMerge, PgMergeable } from './pg-outbox.ts';
 
 type MessageMethods = Pick<Store, 'appendMessages' | 'listMessages' | 'updateMessageContent' | 'commitMessage'>;
 
@@ -12,7 +14,8 @@ type MessageMethods = Pick<Store, 'appendMessages' | 'listMessages' | 'updateMes
 export interface PgMessagesContext {
   batches: PgBatches;
   name: NameStatement;
-  read: (text: string, values?: unknown[]) => Promise<Array<Record<string, unknown>>>;
+  /** A lookup by key after this process's earlier writes (see `PgMergeable`). */
+  lookup: <I, T>(op: PgMergeable<I, T>) => Promise<T>;
   /** A write of these runs and sessions, in their order (see `createKeyOrder`). */
   ordered: <T>(keys: readonly string[], decide: () => T | Promise<T>) => Promise<T>;
   /** Why the store takes no writes now (closed, failed), or null. */
@@ -29,7 +32,7 @@ export interface PgMessagesContext {
  * A session's messages on Postgres: appends to a session whose last seq is known are held (see
  * `createPgBatches`); a notification's message is committed with its runs' delivery marks.
  */
-export function createPgMessages({ batches, name, read, ordered, refusal, messageSeqs, learn, learnEvents, seqCacheSize }: PgMessagesContext): MessageMethods {
+export function createPgMessages({ batches, name, lookup, ordered, refusal, messageSeqs, learn, learnEvents, seqCacheSize }: PgMessagesContext): MessageMethods {
   return {
     appendMessages(messages) {
       if (messages.length === 0) return refusal() ? Promise.reject(refusal()) : Promise.resolve([]);
@@ -73,9 +76,8 @@ export function createPgMessages({ batches, name, read, ordered, refusal, messag
       );
     },
 
-    async listMessages(sessionId, { afterSeq = 0 } = {}) {
-      const rows = await read('SELECT * FROM messages WHERE session_id = $1 AND seq > $2 ORDER BY seq', [sessionId, afterSeq]);
-      return rows.map(messageFromRow);
+    listMessages(sessionId, { afterSeq = 0 } = {}) {
+      return lookup(messagesOp(sessionId, afterSeq));
     },
 
     updateMessageContent(sessionId, seq, content) {
@@ -104,9 +106,9 @@ export function createPgMessages({ batches, name, read, ordered, refusal, messag
       const keys = [`s:${sessionId}`, ...runs.map((change) => `r:${change.id}`)];
       // Read first (locked runs, the message's place) and written in one go after, so that
       // deliveries in one batch cost one more round trip together.
-      const readFirst = (client: pg.ClientBase) =>
+      const readFirst = (client: pg.ClientBase, merge: PgMerge) =>
         Promise.all([
-          lockRuns(client, name, runs.map((change) => change.id)),
+          merge(lockRunsOp(runs.map((change) => change.id))),
           client.query<{ seq: number; role: MessageRecord['role'] | null; created_at: string | null }>(
             seq === undefined
               ? name({ text: 'SELECT COALESCE(MAX(seq), 0) AS seq, NULL AS role, NULL AS created_at FROM messages WHERE session_id = $1', values: [sessionId] })
@@ -116,7 +118,7 @@ export function createPgMessages({ batches, name, read, ordered, refusal, messag
       return ordered(keys, () =>
         batches
           .write(
-            (client, [current, { rows: [stored] }]): Promise<MessageCommitResult> => {
+            (client, [current, { rows: [stored] }], merge): Promise<MessageCommitResult> => {
               const refused = runs.filter((change) => !current.has(change.id) || !change.check(copyRun(current.get(change.id)!))).map((change) => change.id);
               if (refused.length > 0) return Promise.resolve({ message: null, runs: [], refused });
               let message: MessageRecord;
@@ -135,7 +137,7 @@ export function createPgMessages({ batches, name, read, ordered, refusal, messag
               const changed = runs.map((change, index) => {
                 const events = change.events(message);
                 const data = encodeEvents(change.id, events);
-                return changeRun(client, name, { id: change.id, fields: prepared.fields[index], events, data }).then(({ run, seqs }) => {
+                return merge(changeRunOp({ id: change.id, fields: prepared.fields[index], events, data })).then(({ run, seqs }) => {
                   seqs.forEach((given, place) => (events[place].seq = given));
                   return { run: run!, events: events as RunEventRecord[] };
                 });

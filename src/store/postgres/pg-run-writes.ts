@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import type { NewRunEvent, RunRecord } from '../records.ts';
 import type { RunPatch } from '../store.ts';
-import { patchColumns, patchableRunColumns, runColumnList, runColumns, runFromRow, runSqlColumn, runValueToSql } from '../sqlite/rows.ts';
+import { copyRun, patchColumns, patchableRunColumns, runColumnList, runColumns, runFromRow, runSqlColumn, runValueToSql } from '../sqlite/rows.ts';
+import type { PgMergeable } from './pg-outbox.ts';
 
 /** Names a statement by its text (see `createStatementNames`). */
 export type NameStatement = (query: { text: string; values: unknown[] }) => pg.QueryConfig;
@@ -62,70 +63,147 @@ export function appendWithSeq(
   return client.query<{ seq: number }>(name({ text, values })).then(({ rows: inserted }) => inserted.map((row) => row.seq).sort((a, b) => a - b));
 }
 
-/** What {@link changeRun} wrote: the run as it is now (null if no run matched) and the seqs of its events. */
+/** What {@link changeRunOp} wrote: the run as it is now (null if no run matched) and the seqs of its events. */
 export interface ChangedRun {
   run: RunRecord | null;
   seqs: number[];
 }
 
+/** A change of one run: its fields, the statuses it may be in (none: any), and events to append if it matched. */
+export interface RunChange {
+  id: string;
+  fields: readonly RunField[];
+  allowed?: readonly string[];
+  events: readonly NewRunEvent[];
+  data: readonly string[];
+}
+
+/** The columns of `runs` that hold integers; every other one holds text. */
+const integerRunColumns: ReadonlySet<string> = new Set(['depth', 'max_turns', 'turns']);
+
+const runColumnsOf = (table: string) => runColumns.map((column) => `${table}.${column}`).join(', ');
+
 /**
- * Changes one run and appends its events in one statement: the events are written only if the
- * run matched (`guard`, e.g. its status), each with the next seq after the stored ones. With no
- * fields the run is locked and read (`FOR UPDATE`). Resolves with the run as changed.
+ * Changes runs and appends their events in one statement, for changes of one shape (the same
+ * columns, a guard or none, events or none): each run's events are written only if it matched
+ * (`allowed` holds its status), each with the next seq after the stored ones. With no fields the
+ * runs are locked and read (`FOR UPDATE`). Each change gets its run as changed. A run appears in
+ * one change of a statement at most (`row`).
  */
-export function changeRun(
-  client: pg.ClientBase,
-  name: NameStatement,
-  change: { id: string; fields: readonly RunField[]; guard?: { sql: string; value: unknown }; events: readonly NewRunEvent[]; data: readonly string[] },
-): Promise<ChangedRun> {
-  const values: unknown[] = [change.id];
-  const parameter = (value: unknown) => {
-    values.push(value);
-    return `$${values.length}`;
+export function changeRunOp(change: RunChange): PgMergeable<RunChange, ChangedRun> {
+  const columns = change.fields.map((field) => field.column);
+  const guarded = change.allowed !== undefined;
+  const withEvents = change.events.length > 0;
+  return {
+    key: `run-change:${columns.join(',')}:${guarded ? 'guarded' : 'any'}:${withEvents ? 'events' : 'none'}`,
+    row: change.id,
+    input: change,
+    build(changes) {
+      const values: unknown[] = [changes.map((each) => each.id)];
+      const parameter = (value: unknown, type: string) => {
+        values.push(value);
+        return `$${values.length}::${type}[]`;
+      };
+      const arrays = ['$1::text[]'];
+      const names = ['id'];
+      if (guarded) {
+        arrays.push(parameter(changes.map((each) => each.allowed!.join(',')), 'text'));
+        names.push('allowed');
+      }
+      columns.forEach((column, index) => {
+        arrays.push(parameter(changes.map((each) => each.fields[index].sql ?? null), integerRunColumns.has(column) ? 'int' : 'text'));
+        names.push(`c${index}`);
+      });
+      const guard = guarded ? " AND runs.status = ANY(string_to_array(input.allowed, ','))" : '';
+      const input = `unnest(${arrays.join(', ')}) AS input(${names.join(', ')})`;
+      const changed =
+        columns.length === 0
+          ? `SELECT ${runColumnsOf('runs')} FROM runs JOIN ${input} ON runs.id = input.id${guard} ORDER BY runs.id FOR UPDATE OF runs`
+          : `UPDATE runs SET ${columns.map((column, index) => `${column} = input.c${index}`).join(', ')} FROM ${input} WHERE runs.id = input.id${guard} RETURNING ${runColumnsOf('runs')}`;
+      if (!withEvents) return { text: `WITH changed AS (${changed}) SELECT *, ARRAY[]::int[] AS event_seqs FROM changed`, values, rowMode: 'array' };
+      const events = changes.flatMap((each) => each.events.map((event, index) => ({ event, index, data: each.data[index] })));
+      const eventArrays = [
+        parameter(events.map(({ event }) => event.run_id), 'text'),
+        parameter(events.map(({ index }) => index + 1), 'int'),
+        parameter(events.map(({ event }) => event.at), 'text'),
+        parameter(events.map(({ event }) => event.type), 'text'),
+        parameter(events.map(({ data }) => data), 'text'),
+      ];
+      const text = `WITH changed AS (${changed}),
+        added AS (INSERT INTO run_events (run_id, seq, at, type, data)
+          SELECT event.run_id, last.seq + event.ord, event.at, event.type, event.data
+          FROM unnest(${eventArrays.join(', ')}) AS event(run_id, ord, at, type, data)
+          JOIN changed ON changed.id = event.run_id
+          CROSS JOIN LATERAL (SELECT COALESCE(MAX(seq), 0) AS seq FROM run_events WHERE run_id = event.run_id) last
+          RETURNING run_id, seq)
+        SELECT changed.*, ARRAY(SELECT seq FROM added WHERE added.run_id = changed.id ORDER BY seq) AS event_seqs FROM changed`;
+      return { text, values, rowMode: 'array' };
+    },
+    split(rows: readonly unknown[][], changes) {
+      const byId = new Map(rows.map((row) => [row[0] as string, row]));
+      return changes.map((each) => {
+        const row = byId.get(each.id);
+        return row ? { run: runFromRow(row), seqs: row[runColumns.length] as number[] } : { run: null, seqs: [] };
+      });
+    },
   };
-  const guard = change.guard ? ` AND ${change.guard.sql.replace('?', parameter(change.guard.value))}` : '';
-  const sets = change.fields.map((field) => `${field.column} = ${parameter(field.sql)}`).join(', ');
-  const changed =
-    sets === ''
-      ? `SELECT ${runColumnList} FROM runs WHERE id = $1${guard} FOR UPDATE`
-      : `UPDATE runs SET ${sets} WHERE id = $1${guard} RETURNING ${runColumnList}`;
-  let text: string;
-  if (change.events.length === 0) {
-    text = `WITH changed AS (${changed}) SELECT *, ARRAY[]::int[] AS event_seqs FROM changed`;
-  } else {
-    const at = parameter(change.events.map((event) => event.at));
-    const type = parameter(change.events.map((event) => event.type));
-    const data = parameter(change.data);
-    text = `WITH changed AS (${changed}),
-      added AS (INSERT INTO run_events (run_id, seq, at, type, data)
-        SELECT $1, last.seq + event.ord, event.at, event.type, event.data
-        FROM (SELECT count(*) AS found FROM changed) matched,
-             (SELECT COALESCE(MAX(seq), 0) AS seq FROM run_events WHERE run_id = $1) last,
-             unnest(${at}::text[], ${type}::text[], ${data}::text[]) WITH ORDINALITY AS event(at, type, data, ord)
-        WHERE matched.found > 0
-        RETURNING seq)
-      SELECT *, ARRAY(SELECT seq FROM added ORDER BY seq) AS event_seqs FROM changed`;
-  }
-  return client.query({ ...name({ text, values }), rowMode: 'array' }).then(({ rows }) => {
-    const row = rows[0] as unknown[] | undefined;
-    if (!row) return { run: null, seqs: [] };
-    return { run: runFromRow(row), seqs: row[runColumns.length] as number[] };
-  });
 }
 
-/** Reads runs and locks them for the rest of the transaction, by id. */
-export function lockRuns(client: pg.ClientBase, name: NameStatement, ids: readonly string[]): Promise<Map<string, RunRecord>> {
-  return client
-    .query({ ...name({ text: `SELECT ${runColumnList} FROM runs WHERE id = ANY($1) ORDER BY id FOR UPDATE`, values: [ids] }), rowMode: 'array' })
-    .then(({ rows }) => new Map((rows as unknown[][]).map((row) => [row[0] as string, runFromRow(row)])));
+/** Reads runs and locks them for the rest of the transaction, by id (the locks of one batch in one statement). */
+export function lockRunsOp(ids: readonly string[]): PgMergeable<readonly string[], Map<string, RunRecord>> {
+  return {
+    key: 'run-lock',
+    input: ids,
+    build: (inputs) => ({ text: `SELECT ${runColumnList} FROM runs WHERE id = ANY($1) ORDER BY id FOR UPDATE`, values: [[...new Set(inputs.flat())]], rowMode: 'array' }),
+    split(rows: readonly unknown[][], inputs) {
+      const runs = new Map(rows.map((row) => [row[0] as string, runFromRow(row)]));
+      return inputs.map((wanted) => new Map(wanted.flatMap((id) => (runs.has(id) ? [[id, copyRun(runs.get(id)!)] as const] : []))));
+    },
+  };
 }
 
-/** Inserts a run with its first event, unless a run with its id is stored; resolves with the event's seq, or null. */
-export function insertRunRow(client: pg.ClientBase, name: NameStatement, values: readonly unknown[], event: NewRunEvent, data: string): Promise<number | null> {
-  const count = runColumns.length;
-  const text = `WITH inserted AS (INSERT INTO runs (${runColumnList}) VALUES (${runColumns.map((_, index) => `$${index + 1}`).join(', ')}) ON CONFLICT (id) DO NOTHING RETURNING id)
-    INSERT INTO run_events (run_id, seq, at, type, data)
-    SELECT inserted.id, COALESCE((SELECT MAX(seq) FROM run_events WHERE run_id = inserted.id), 0) + 1, $${count + 1}, $${count + 2}, $${count + 3} FROM inserted
-    RETURNING seq`;
-  return client.query<{ seq: number }>(name({ text, values: [...values, event.at, event.type, data] })).then(({ rows }) => rows[0]?.seq ?? null);
+/** A new run and its first event. */
+export interface NewRunRow {
+  values: readonly unknown[];
+  event: NewRunEvent;
+  data: string;
+}
+
+/**
+ * Inserts runs with their first events, each unless a run with its id is stored; each gets its
+ * event's seq, or null when its id was taken.
+ */
+export function insertRunOp(row: NewRunRow): PgMergeable<NewRunRow, number | null> {
+  return {
+    key: 'run-insert',
+    row: row.values[0] as string,
+    input: row,
+    build(rows) {
+      const arrays = runColumns.map((column, index) => `$${index + 1}::${integerRunColumns.has(column) ? 'int' : 'text'}[]`);
+      const count = runColumns.length;
+      const text = `WITH inserted AS (INSERT INTO runs (${runColumnList}) SELECT * FROM unnest(${arrays.join(', ')}) ON CONFLICT (id) DO NOTHING RETURNING id)
+        INSERT INTO run_events (run_id, seq, at, type, data)
+        SELECT inserted.id, COALESCE((SELECT MAX(seq) FROM run_events WHERE run_id = inserted.id), 0) + 1, event.at, event.type, event.data
+        FROM inserted JOIN unnest($${count + 1}::text[], $${count + 2}::text[], $${count + 3}::text[], $${count + 4}::text[]) AS event(run_id, at, type, data) ON event.run_id = inserted.id
+        RETURNING run_id, seq`;
+      const values: unknown[] = runColumns.map((_, index) => rows.map((each) => each.values[index] ?? null));
+      values.push(
+        rows.map((each) => each.values[0]),
+        rows.map((each) => each.event.at),
+        rows.map((each) => each.event.type),
+        rows.map((each) => each.data),
+      );
+      return { text, values };
+    },
+    split(rows: ReadonlyArray<{ run_id: string; seq: number }>, inputs) {
+      const seqs = new Map(rows.map((row) => [row.run_id, row.seq]));
+      // The same id twice in one statement: the first one got it.
+      return inputs.map((each) => {
+        const id = each.values[0] as string;
+        const seq = seqs.get(id) ?? null;
+        seqs.delete(id);
+        return seq;
+      });
+    },
+  };
 }

@@ -6,12 +6,16 @@ import { copyRun, patchColumns, patchableSessionColumns, runColumnList, runEvent
 import { setBounded } from '../../util/bounded-map.ts';
 import { createPgApprovals } from './pg-approvals.ts';
 import { createPgBatches, isConnectionError, type PgWork, type PgWorkOptions } from './pg-batches.ts';
+import type { PgMerge } from './pg-outbox.ts';
 import { createStatementNames, type HeldSegment, type HeldSession } from './pg-held-writes.ts';
 import { createKeyOrder } from './pg-key-order.ts';
 import { migratePostgres } from './pg-migrations.ts';
 import { pgRunQuery } from './pg-run-query.ts';
 import { createPgMessages } from './pg-messages.ts';
-import { appendWithSeq, changeRun, encodeEvents, groupBy, insertRunRow, lockRuns, runFields, type RunField } from './pg-run-writes.ts';
+import { appendWithSeq, changeRunOp, encodeEvents, groupBy, insertRunOp, lockRunsOp, runFields, type RunField } from './pg-run-writes.ts';
+import { runOp, sessionOp, sessionRowOp } from './pg-lookups.ts';
+import type { PgMergeable } from './pg-outbox.ts';
+import { insertSessionOp } from './pg-session-writes.ts';
 import { reportToDefaultLogger } from '../../logging/default-logger.ts';
 
 /** Options of {@link openPostgresStore}. */
@@ -188,6 +192,16 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     }
   }
 
+  /**
+   * A lookup by key after this process's earlier writes, on the writer's connection behind them;
+   * the lookups of one kind in a batch share one statement.
+   */
+  async function lookup<I, T>(op: PgMergeable<I, T>): Promise<T> {
+    if (closed) throw new Error(`The store ${label} is closed.`);
+    await order.started();
+    return batches.read((_client, _read, merge) => merge(op));
+  }
+
   /** The held changes of session `id` in the open segment. */
   function heldSession(id: string): HeldSession {
     const segment = batches.held();
@@ -204,17 +218,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     createSession(session) {
       return ordered([`s:${session.id}`], () =>
         batches
-          .write((client) =>
-            client
-              .query(
-                name({
-                  text: 'INSERT INTO sessions (id, agent, model, created_at, status, parent_run_id, auto_resumes, user_canceled_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING',
-                  values: [session.id, session.agent, session.model, session.created_at, session.status, session.parent_run_id, session.auto_resumes, session.user_canceled_at],
-                }),
-              )
-              .then(({ rowCount }) => {
-                if (!rowCount) throw new Error(`A session with id '${session.id}' is already stored.`);
-              }),
+          .write((_client, _read, merge) =>
+            merge(insertSessionOp({ ...session })).then((inserted) => {
+              if (!inserted) throw new Error(`A session with id '${session.id}' is already stored.`);
+            }),
           )
           .then(() => {
             // A new session has no messages yet: its first one is held at once.
@@ -223,9 +230,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       );
     },
 
-    async getSession(id) {
-      const [row] = await read('SELECT * FROM sessions WHERE id = $1', [id]);
-      return row ? sessionFromRow(row) : null;
+    getSession(id) {
+      return lookup(sessionOp(id));
     },
 
     async listSessions({ limit, primaryOnly = false } = {}) {
@@ -259,11 +265,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
 
     async getSessionUsage(id) {
-      const [row] = await read<{ input_tokens: string; output_tokens: string }>('SELECT input_tokens, output_tokens FROM sessions WHERE id = $1', [id]);
+      const row = await lookup(sessionRowOp(id));
       return row ? { input_tokens: Number(row.input_tokens), output_tokens: Number(row.output_tokens) } : null;
     },
 
-    ...createPgMessages({ batches, name, read, ordered, refusal, messageSeqs, learn, learnEvents, seqCacheSize }),
+    ...createPgMessages({ batches, name, lookup, ordered, refusal, messageSeqs, learn, learnEvents, seqCacheSize }),
 
     insertRun(run, event) {
       let values: unknown[];
@@ -276,8 +282,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       }
       return ordered([`r:${run.id}`], () =>
         batches
-          .write((client) =>
-            insertRunRow(client, name, values, event, data[0]).then((seq) => {
+          .write((_client, _read, merge) =>
+            merge(insertRunOp({ values, event, data: data[0] })).then((seq) => {
               if (seq === null) throw new Error(`A run with id '${run.id}' is already stored.`);
               event.seq = seq;
             }),
@@ -297,8 +303,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         return Promise.reject(error);
       }
       if (allowed.length === 0) return ordered([`r:${id}`], () => write(async () => null));
-      const guard = { sql: 'status = ANY(?)', value: allowed };
-      const change = (client: pg.ClientBase, current: RunRecord | undefined | null): Promise<RunRecord | null> => {
+      const change = (_client: pg.ClientBase, current: RunRecord | undefined | null, merge: PgMerge): Promise<RunRecord | null> => {
         let more: RunField[] = [];
         if (patchFor) {
           if (!current || !allowed.includes(current.status)) return Promise.resolve(null);
@@ -306,13 +311,13 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         }
         // Later fields win, as in an object spread: patchFor's over patch's.
         const merged = new Map([{ column: 'status', sql: to as unknown }, ...fields, ...more].map((field) => [field.column, field]));
-        return changeRun(client, name, { id, fields: [...merged.values()], guard, events: [event], data }).then(({ run, seqs }) => {
+        return merge(changeRunOp({ id, fields: [...merged.values()], allowed, events: [event], data })).then(({ run, seqs }) => {
           if (run) event.seq = seqs[0];
           return run;
         });
       };
       // patchFor decides on the run as it stands: locked and read first.
-      const readFirst = patchFor ? (client: pg.ClientBase) => lockRuns(client, name, [id]).then((locked) => locked.get(id)) : undefined;
+      const readFirst = patchFor ? (_client: pg.ClientBase, merge: PgMerge) => merge(lockRunsOp([id])).then((locked) => locked.get(id)) : undefined;
       return ordered([`r:${id}`], () =>
         batches.write(change, { read: readFirst }).then((run) => {
           learnEvents([event]);
@@ -332,8 +337,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       }
       return ordered([`r:${id}`], () =>
         batches
-          .write((client) =>
-            changeRun(client, name, { id, fields, events, data }).then(({ run, seqs }) => {
+          .write((_client, _read, merge) =>
+            merge(changeRunOp({ id, fields, events, data })).then(({ run, seqs }) => {
               seqs.forEach((seq, index) => (events[index].seq = seq));
               return run;
             }),
@@ -368,8 +373,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
           return true;
         }
         return batches
-          .write((client) =>
-            changeRun(client, name, { id, fields, events, data }).then(({ run, seqs }) => {
+          .write((_client, _read, merge) =>
+            merge(changeRunOp({ id, fields, events, data })).then(({ run, seqs }) => {
               seqs.forEach((seq, index) => (events[index].seq = seq));
               return run !== null;
             }),
@@ -399,9 +404,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       );
     },
 
-    async getRun(id) {
-      const [row] = await read<unknown[]>(`SELECT ${runColumnList} FROM runs WHERE id = $1`, [id], { array: true });
-      return row ? runFromRow(row as unknown as unknown[]) : null;
+    getRun(id) {
+      return lookup(runOp(id));
     },
 
     async listRuns(query) {

@@ -1,0 +1,64 @@
+import type { MessageRecord, RunRecord, SessionRecord } from '../records.ts';
+import { messageFromRow, runColumnList, runFromRow, sessionFromRow } from '../sqlite/rows.ts';
+import type { PgMergeable } from './pg-outbox.ts';
+
+type Row = Record<string, unknown>;
+
+/**
+ * Lookups by key that the reads of one batch share: the twenty runs starting in one event-loop
+ * turn read their sessions and messages with one statement each, not twenty.
+ */
+
+/** A session's row by id (`undefined` when there is none): the record and its usage come from it. */
+export function sessionRowOp(id: string): PgMergeable<string, Row | undefined> {
+  return {
+    key: 'session-get',
+    input: id,
+    build: (ids) => ({ text: 'SELECT * FROM sessions WHERE id = ANY($1)', values: [[...new Set(ids)]] }),
+    split(rows: readonly Row[], ids) {
+      const byId = new Map(rows.map((row) => [row.id as string, row]));
+      return ids.map((id) => byId.get(id));
+    },
+  };
+}
+
+/** A session by id, or null. */
+export function sessionOp(id: string): PgMergeable<string, SessionRecord | null> {
+  const op = sessionRowOp(id);
+  return { ...op, split: (rows, ids) => op.split(rows, ids).map((row) => (row instanceof Error || row === undefined ? null : sessionFromRow(row))) };
+}
+
+/** A run by id, or null. */
+export function runOp(id: string): PgMergeable<string, RunRecord | null> {
+  return {
+    key: 'run-get',
+    input: id,
+    build: (ids) => ({ text: `SELECT ${runColumnList} FROM runs WHERE id = ANY($1)`, values: [[...new Set(ids)]], rowMode: 'array' }),
+    split(rows: readonly unknown[][], ids) {
+      const byId = new Map(rows.map((row) => [row[0] as string, row]));
+      // Each caller gets a record of its own.
+      return ids.map((id) => {
+        const row = byId.get(id);
+        return row ? runFromRow(row) : null;
+      });
+    },
+  };
+}
+
+/** A session's messages after a seq, in order. */
+export function messagesOp(sessionId: string, afterSeq: number): PgMergeable<{ sessionId: string; afterSeq: number }, MessageRecord[]> {
+  return {
+    key: 'messages-list',
+    input: { sessionId, afterSeq },
+    build: (inputs) => ({
+      text: `SELECT wanted.ord, messages.* FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS wanted(session_id, after_seq, ord)
+        JOIN messages ON messages.session_id = wanted.session_id AND messages.seq > wanted.after_seq ORDER BY wanted.ord, messages.seq`,
+      values: [inputs.map((input) => input.sessionId), inputs.map((input) => input.afterSeq)],
+    }),
+    split(rows: readonly Row[], inputs) {
+      const lists = inputs.map((): MessageRecord[] => []);
+      for (const row of rows) lists[Number(row.ord) - 1].push(messageFromRow(row));
+      return lists;
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import type { SessionRecord } from '../records.ts';
+import type { PgMergeable } from './pg-outbox.ts';
+
+const sessionColumns = ['id', 'agent', 'model', 'created_at', 'status', 'parent_run_id', 'auto_resumes', 'user_canceled_at'] as const;
+
+/**
+ * Inserts sessions, each unless one with its id is stored (the sessions a fan-out starts in one
+ * event-loop turn, in one statement); each gets whether it was inserted.
+ */
+export function insertSessionOp(session: SessionRecord): PgMergeable<SessionRecord, boolean> {
+  return {
+    key: 'session-insert',
+    row: session.id,
+    input: session,
+    build: (sessions) => ({
+      text: `INSERT INTO sessions (${sessionColumns.join(', ')})
+        SELECT * FROM unnest(${sessionColumns.map((column, index) => `$${index + 1}::${column === 'auto_resumes' ? 'int' : 'text'}[]`).join(', ')})
+        ON CONFLICT (id) DO NOTHING RETURNING id`,
+      values: sessionColumns.map((column) => sessions.map((each) => each[column] ?? null)),
+    }),
+    split(rows: ReadonlyArray<{ id: string }>, sessions) {
+      const inserted = new Set(rows.map((row) => row.id));
+      // The same id twice in one statement: the first one got it.
+      return sessions.map((each) => inserted.delete(each.id));
+    },
+  };
+}
