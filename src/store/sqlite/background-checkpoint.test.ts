@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundCheckpoints } from './background-checkpoint.ts';
@@ -109,6 +111,22 @@ describe('startBackgroundCheckpoints', () => {
     expect(autocheckpoint(database)).toBe(walAutocheckpointPages);
     await checkpoints.stop();
     database.close();
+  });
+
+  it("lets a script's last await of stop() settle: the worker holds the process open while it ends", () => {
+    // The writer stays open, so the -wal the child's watch looks at is there.
+    const { path, database, write } = writer();
+    write(10);
+    const module = fileURLToPath(new URL('./background-checkpoint.ts', import.meta.url));
+    const script = `
+      const { startBackgroundCheckpoints } = await import(${JSON.stringify(module)});
+      const checkpoints = startBackgroundCheckpoints(${JSON.stringify(path)}, { startAtBytes: 0, watchMs: 5 });
+      while (!checkpoints.running) await new Promise((resolve) => setTimeout(resolve, 5));
+      await checkpoints.stop();
+      console.log('stopped');`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '--eval', script], { encoding: 'utf8', timeout: 20_000 });
+    database.close();
+    expect({ status: child.status, stdout: child.stdout.trim() }).toEqual({ status: 0, stdout: 'stopped' });
   });
 
   it('is used by the SQLite store, which stops it before closing its own connection', async () => {

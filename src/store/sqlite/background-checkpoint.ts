@@ -83,6 +83,9 @@ export function startBackgroundCheckpoints(path: string, options: BackgroundChec
       worker = undefined;
       if (ending === undefined) return;
       const exited = new Promise<void>((resolve) => ending.once('exit', () => resolve()));
+      // Unreferenced, the worker would let the process end before its exit is heard, leaving
+      // this await (a script's `await store.close()`) unsettled.
+      ending.ref();
       ending.postMessage('stop');
       await exited;
     },
