@@ -94,6 +94,12 @@ interface Batch {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
+const settle = (promise: Promise<unknown>): Promise<Outcome> =>
+  promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+
 const ignore = () => {};
 
 /** Errors that mean the connection or server went away, not that the write was wrong. */
@@ -307,11 +313,6 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
   async function runPipelined(client: pg.Client, items: readonly Item[]): Promise<Outcome[]> {
     const { writes, reads } = queuedOrder(items);
     const transaction = writes.length > 0;
-    const settle = (promise: Promise<unknown>): Promise<Outcome> =>
-      promise.then(
-        (value) => ({ ok: true as const, value }),
-        (error: unknown) => ({ ok: false as const, error }),
-      );
     const done: Outcome = { ok: true, value: undefined };
     const socket = corkable(client);
     const outbox = createPgOutbox(client, name);

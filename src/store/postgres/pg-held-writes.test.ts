@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createHeldSegment, createStatementNames, renumberHeld, segmentStatement, type HeldRow } from './pg-held-writes.ts';
+import { createHeldSegment, createStatementNames, pgArrayLiteral, renumberHeld, segmentStatement, type HeldRow } from './pg-held-writes.ts';
 
 function row(key: string, seq: number, text = 'x'): HeldRow {
   return { key, seq, columns: ['2026-01-01T00:00:00.000Z', 'activity', text], record: { seq } };
@@ -67,6 +67,12 @@ describe('held writes of the Postgres store', () => {
     ]);
     expect(second.events[0].seq).toBe(7);
     expect([...last]).toEqual([['run_1', 7]]);
+  });
+
+  it('sends arrays as Postgres array literals, quoting and escaping every string', () => {
+    expect(pgArrayLiteral(['a', 'b"c', 'd\\e', null, '', '{}', 'NULL', 'a,b'])).toBe('{"a","b\\"c","d\\\\e",NULL,"","{}","NULL","a,b"}');
+    expect(pgArrayLiteral([1, null, 3])).toBe('{1,NULL,3}');
+    expect(createStatementNames()({ text: 'SELECT $1, $2', values: [['x'], 'y'] }).values).toEqual(['{"x"}', 'y']);
   });
 
   it('names each statement text once, and stops naming past its limit', () => {

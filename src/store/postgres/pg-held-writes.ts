@@ -200,7 +200,33 @@ export function heldKeys(segments: readonly HeldSegment[], table: 'events' | 'me
   return [...keys];
 }
 
-/** Named statements by text, so the server parses and plans each shape once per connection. */
+const quoted = /[\\"]/;
+
+/**
+ * A one-dimensional array as a Postgres array literal: strings quoted (backslash and double quote
+ * escaped), null as NULL. The same text `pg` would send, made with one pass over each string
+ * instead of two (the held rows of a batch are hundreds of JSON strings).
+ */
+export function pgArrayLiteral(values: readonly unknown[]): string {
+  let literal = '{';
+  for (let index = 0; index < values.length; index++) {
+    if (index > 0) literal += ',';
+    const value = values[index];
+    if (value === null || value === undefined) literal += 'NULL';
+    else if (typeof value === 'number' || typeof value === 'bigint') literal += String(value);
+    else if (typeof value === 'boolean') literal += value ? 't' : 'f';
+    else {
+      const text = String(value);
+      literal += quoted.test(text) ? `"${text.replace(/[\\"]/g, '\\$&')}"` : `"${text}"`;
+    }
+  }
+  return `${literal}}`;
+}
+
+/**
+ * Named statements by text, so the server parses and plans each shape once per connection.
+ * Arrays among the values are sent as array literals (see {@link pgArrayLiteral}).
+ */
 export function createStatementNames(limit = 500): (query: { text: string; values: unknown[] }) => QueryConfig {
   const names = new Map<string, string>();
   return (query) => {
@@ -209,6 +235,9 @@ export function createStatementNames(limit = 500): (query: { text: string; value
       name = `cadre_${names.size}`;
       names.set(query.text, name);
     }
-    return name === undefined ? query : { ...query, name };
+    const values = query.values.some((value) => Array.isArray(value) && value.every((item) => !Array.isArray(item)))
+      ? query.values.map((value) => (Array.isArray(value) ? pgArrayLiteral(value) : value))
+      : query.values;
+    return name === undefined ? { text: query.text, values } : { text: query.text, values, name };
   };
 }

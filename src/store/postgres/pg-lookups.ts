@@ -51,8 +51,10 @@ export function messagesOp(sessionId: string, afterSeq: number): PgMergeable<{ s
     key: 'messages-list',
     input: { sessionId, afterSeq },
     build: (inputs) => ({
-      text: `SELECT wanted.ord, messages.* FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS wanted(session_id, after_seq, ord)
-        JOIN messages ON messages.session_id = wanted.session_id AND messages.seq > wanted.after_seq ORDER BY wanted.ord, messages.seq`,
+      // A lateral subquery per session, not a join: a join may scan every message of every session.
+      text: `SELECT wanted.ord, listed.* FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS wanted(session_id, after_seq, ord)
+        CROSS JOIN LATERAL (SELECT * FROM messages WHERE messages.session_id = wanted.session_id AND messages.seq > wanted.after_seq ORDER BY messages.seq) listed
+        ORDER BY wanted.ord, listed.seq`,
       values: [inputs.map((input) => input.sessionId), inputs.map((input) => input.afterSeq)],
     }),
     split(rows: readonly Row[], inputs) {

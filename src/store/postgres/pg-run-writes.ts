@@ -81,7 +81,12 @@ export interface RunChange {
 /** The columns of `runs` that hold integers; every other one holds text. */
 const integerRunColumns: ReadonlySet<string> = new Set(['depth', 'max_turns', 'turns']);
 
-const runColumnsOf = (table: string) => runColumns.map((column) => `${table}.${column}`).join(', ');
+/**
+ * The columns of `runs` for RETURNING, in `runColumns` order; those in `set` come back empty,
+ * their values being the ones just written (a result is not sent back to this process).
+ */
+const returnedColumns = (set: ReadonlySet<string>) =>
+  runColumns.map((column) => (set.has(column) ? `NULL::${integerRunColumns.has(column) ? 'int' : 'text'} AS ${column}` : `runs.${column}`)).join(', ');
 
 /**
  * Changes runs and appends their events in one statement, for changes of one shape (the same
@@ -118,8 +123,8 @@ export function changeRunOp(change: RunChange): PgMergeable<RunChange, ChangedRu
       const input = `unnest(${arrays.join(', ')}) AS input(${names.join(', ')})`;
       const changed =
         columns.length === 0
-          ? `SELECT ${runColumnsOf('runs')} FROM runs JOIN ${input} ON runs.id = input.id${guard} ORDER BY runs.id FOR UPDATE OF runs`
-          : `UPDATE runs SET ${columns.map((column, index) => `${column} = input.c${index}`).join(', ')} FROM ${input} WHERE runs.id = input.id${guard} RETURNING ${runColumnsOf('runs')}`;
+          ? `SELECT ${returnedColumns(new Set())} FROM runs JOIN ${input} ON runs.id = input.id${guard} ORDER BY runs.id FOR UPDATE OF runs`
+          : `UPDATE runs SET ${columns.map((column, index) => `${column} = input.c${index}`).join(', ')} FROM ${input} WHERE runs.id = input.id${guard} RETURNING ${returnedColumns(new Set(columns))}`;
       if (!withEvents) return { text: `WITH changed AS (${changed}) SELECT *, ARRAY[]::int[] AS event_seqs FROM changed`, values, rowMode: 'array' };
       const events = changes.flatMap((each) => each.events.map((event, index) => ({ event, index, data: each.data[index] })));
       const eventArrays = [
@@ -141,9 +146,12 @@ export function changeRunOp(change: RunChange): PgMergeable<RunChange, ChangedRu
     },
     split(rows: readonly unknown[][], changes) {
       const byId = new Map(rows.map((row) => [row[0] as string, row]));
+      const places = columns.map((column) => runColumns.indexOf(column as (typeof runColumns)[number]));
       return changes.map((each) => {
         const row = byId.get(each.id);
-        return row ? { run: runFromRow(row), seqs: row[runColumns.length] as number[] } : { run: null, seqs: [] };
+        if (!row) return { run: null, seqs: [] };
+        each.fields.forEach((field, index) => (row[places[index]] = field.sql ?? null));
+        return { run: runFromRow(row), seqs: row[runColumns.length] as number[] };
       });
     },
   };

@@ -73,10 +73,18 @@ export function createHeldRuns({
   const selectRunSql = `SELECT ${runColumnList} FROM runs WHERE id = ?`;
   const insertRunSql = `INSERT INTO runs (${runColumns.join(', ')}) VALUES (${runColumns.map(() => '?').join(', ')})`;
 
-  /** The run as committed (or written in this transaction), as a record of the caller's. */
-  function select(id: string): RunRecord | null {
+  /**
+   * The run as committed (or written in this transaction), as a record of the caller's. With
+   * `take`, a known record itself is handed over (no copy): the caller holds it until the commit,
+   * which makes it the known record again.
+   */
+  function select(id: string, take = false): RunRecord | null {
     const record = known.get(id);
-    if (record !== undefined && knownIsCurrent()) return copyRun(record);
+    if (record !== undefined && knownIsCurrent()) {
+      if (!take) return copyRun(record);
+      known.delete(id);
+      return record;
+    }
     const row = prepared(selectRunSql, { returnArrays: true }).get(id) as unknown[] | undefined;
     return row ? runFromRow(row) : null;
   }
@@ -90,12 +98,12 @@ export function createHeldRuns({
     const entry = held.get(id);
     if (entry === undefined) {
       // Kept for the rest of the transaction, so the next change of the run reads nothing.
-      const stored = select(id);
+      const stored = select(id, true);
       if (stored !== null) held.set(id, { record: stored, changed: new Map(), inserted: false });
       return stored;
     }
     if (entry.record === null) {
-      const stored = select(id);
+      const stored = select(id, true);
       // A blind change is only held for a run known to exist.
       if (stored === null) throw new Error(`Run ${id} has held changes but is not stored.`);
       entry.record = layOver(stored, entry.changed);

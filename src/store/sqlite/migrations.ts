@@ -155,8 +155,8 @@ export const migrations: readonly Migration[] = [
     name: "a row of run_events may hold several of a run's events",
     // A commit writes each run's new events as one row (a running loop makes about four per
     // step) instead of a row each: `seq` is the first event's, `last_seq` the last one's, and
-    // `data` the events as a JSON array of {at, type, data} (`type` is 'events', `at` the first
-    // event's time). A row of one event is written as before, with `last_seq` NULL, so every
+    // `data` the events as a JSON array of [at, type, data] arrays (`type` is 'events', `at` the
+    // first event's time). A row of one event is written as before, with `last_seq` NULL, so every
     // row stored earlier reads as it did.
     sql: `
       ALTER TABLE run_events ADD COLUMN last_seq INTEGER;

@@ -180,7 +180,7 @@ export type EventRow = [seq: number, at: string, type: string, data: string, las
 /**
  * Adds the events of a `run_events` row after `afterSeq` to `into`, in seq order. A row holds one
  * event (`last_seq` NULL: its columns are the event's), or several of the run's, with seqs from
- * `seq` to `last_seq` and `data` the JSON array of their {at, type, data}.
+ * `seq` to `last_seq` and `data` the JSON array of their [at, type, data].
  */
 export function addRunEvents(into: RunEventRecord[], runId: string, row: EventRow, afterSeq: number): void {
   const [seq, at, type, data, lastSeq] = row;
@@ -189,10 +189,12 @@ export function addRunEvents(into: RunEventRecord[], runId: string, row: EventRo
     return;
   }
   if (lastSeq <= afterSeq) return;
-  const events = JSON.parse(data) as Array<Pick<RunEventRecord, 'at' | 'type' | 'data'>>;
+  const events = JSON.parse(data) as Array<[at: string, type: RunEventRecord['type'], data: RunEventRecord['data']] | Pick<RunEventRecord, 'at' | 'type' | 'data'>>;
   for (let index = Math.max(0, afterSeq + 1 - seq); index < events.length; index++) {
     const event = events[index];
-    into.push({ run_id: runId, seq: seq + index, at: event.at, type: event.type, data: event.data });
+    // Objects {at, type, data} in rows written by the first build of schema 6.
+    if (Array.isArray(event)) into.push({ run_id: runId, seq: seq + index, at: event[0], type: event[1], data: event[2] });
+    else into.push({ run_id: runId, seq: seq + index, at: event.at, type: event.type, data: event.data });
   }
 }
 

@@ -225,6 +225,8 @@ describe('sqlite store across connections', () => {
     // A row of one event, as a database of an earlier schema holds them.
     const other = new DatabaseSync(path);
     other.exec(`INSERT INTO run_events (run_id, seq, at, type, data) VALUES ('run_1', 2, '2025-01-01T00:00:03.000Z', 'warning', '{"kind":"recovered"}')`);
+    // Events as objects, as the first build of schema 6 wrote them.
+    other.exec(`INSERT INTO run_events (run_id, seq, at, type, data, last_seq) VALUES ('run_0', 1, 'a', 'events', '[{"at":"a","type":"run-queued","data":{}},{"at":"b","type":"run-start","data":{}}]', 2)`);
     other.close();
     const steps = [1, 2, 3].flatMap((step) => [eventFixture('run_1', 'step-start', { step }), eventFixture('run_1', 'tool-call-start', { tool: 'noop', label: `noop ${step}` })]);
     await store.appendRunEvents(steps.slice(0, 4));
@@ -239,6 +241,7 @@ describe('sqlite store across connections', () => {
       { seq: 3, type: 'events', last_seq: 8 },
       { seq: 9, type: 'run-end', last_seq: null },
     ]);
+    expect(JSON.parse(rows.prepare("SELECT data FROM run_events WHERE run_id = 'run_1' AND seq = 3").get()?.data as string)[0]).toEqual(['2025-01-01T00:00:02.000Z', 'step-start', { step: 1 }]);
     rows.close();
     const reader = createSqliteStore({ path });
     const all = await reader.listRunEvents('run_1');
@@ -252,6 +255,7 @@ describe('sqlite store across connections', () => {
       [9, 'run-end', { status: 'completed' }],
     ]);
     expect(all.every((event) => event.run_id === 'run_1' && event.at === '2025-01-01T00:00:02.000Z' || event.seq === 2)).toBe(true);
+    expect((await reader.listRunEvents('run_0', { afterSeq: 1 })).map((event) => [event.seq, event.at, event.type])).toEqual([[2, 'b', 'run-start']]);
     for (let afterSeq = 0; afterSeq <= 9; afterSeq++) {
       expect(await reader.listRunEvents('run_1', { afterSeq })).toEqual(all.slice(afterSeq));
       for (const limit of [0, 1, 2, 5]) expect(await reader.listRunEvents('run_1', { afterSeq, limit })).toEqual(all.slice(afterSeq, afterSeq + limit));
@@ -274,6 +278,12 @@ describe('sqlite store across connections', () => {
     const events = await reader.listRunEvents('run_1');
     expect(events.map((event) => event.seq)).toEqual(Array.from({ length: 301 }, (_, index) => index + 1));
     expect(events.at(-1)?.data).toEqual({ text: 'line 299' });
+    // In rows small enough to stay in their b-tree page (no overflow page of their own).
+    const rows = new DatabaseSync(path, { readOnly: true });
+    const sizes = rows.prepare("SELECT length(data) AS size FROM run_events WHERE run_id = 'run_1'").all().map((row) => row.size as number);
+    rows.close();
+    expect(sizes.length).toBeGreaterThan(20);
+    expect(Math.max(...sizes)).toBeLessThan(1000);
     await reader.close();
     await store.close();
   });

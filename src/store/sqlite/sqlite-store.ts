@@ -88,6 +88,18 @@ function multiRowInsertSql(table: HeldTable, count: number): string {
 }
 /** The `type` of a `run_events` row that holds several events. */
 const batchedEventsType = 'events';
+/**
+ * The most characters the events of one `run_events` row take, about: a row of a WITHOUT ROWID
+ * table longer than about a quarter of a page (4 KB) spills to an overflow page of its own.
+ */
+const maxEventRowChars = 900;
+/** Characters a JSON string needs escaped. */
+const needsEscape = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string as JSON: quoted as it is when nothing in it needs escaping (times, event types). */
+function jsonString(text: string): string {
+  return needsEscape.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
 const lastMessageSeqSql = 'SELECT COALESCE(MAX(seq), 0) AS last FROM messages WHERE session_id = ?';
 const lastEventSeqSql = 'SELECT COALESCE((SELECT COALESCE(last_seq, seq) FROM run_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1), 0) AS last';
 /** A run's rows from the one holding the event after `afterSeq` on (the rows before it hold none after it). */
@@ -213,7 +225,8 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
   /**
    * Inserts held rows, in seq order per key, with multi-row INSERTs: all of a commit's rows of a
    * table in one statement, or one per {@link maxRowsPerInsert} rows of a larger commit. A run's
-   * events held for the commit go in one row (see `bindRow`). A seq another process took
+   * events held for the commit go in one row (see `bindRow`), or several of at most about
+   * {@link maxEventRowChars} characters each. A seq another process took
    * meanwhile (it appended to the same session or run) fails the statement as a whole (SQLite
    * undoes it alone); its rows and the later ones are then inserted one by one, and the colliding
    * row and the later ones of its key move past the stored ones.
@@ -225,9 +238,15 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
     const rows: HeldRow[] = [];
     const starts: number[] = [];
     for (const list of held.values()) {
-      if (batched) starts.push(rows.length);
+      // A run's events share a row while it stays small enough to be kept in its b-tree page.
+      let size = maxEventRowChars;
       for (const row of list) {
-        if (!batched) starts.push(rows.length);
+        const rowSize = batched ? row[2].length + row[3].length + row[4].length + 8 : 0;
+        if (!batched || size + rowSize > maxEventRowChars) {
+          starts.push(rows.length);
+          size = 0;
+        }
+        size += rowSize;
         rows.push(row);
       }
     }
@@ -254,8 +273,8 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
   /**
    * Binds held rows `from`..`to` (one key's) as one row of the INSERT at `values[at]`: a message,
    * or a run's events. Several events of a run become one row whose `seq` is the first one's,
-   * `last_seq` the last one's, and `data` the events as a JSON array of {at, type, data}, built
-   * from their JSON as held (each encoded once); a single event is a row as before.
+   * `last_seq` the last one's, and `data` the events as a JSON array of [at, type, data] arrays,
+   * built from their JSON as held (each encoded once); a single event is a row as before.
    */
   function bindRow(values: SQLInputValue[], at: number, rows: readonly HeldRow[], from: number, to: number, batched: boolean): void {
     const first = rows[from];
@@ -273,7 +292,7 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
       const row = rows[index];
       // The events of a row take consecutive seqs: nextSeq gives a run's held events one after another.
       if (row[1] !== first[1] + index - from) throw new Error(`The held events of run ${first[0]} do not follow each other (${row[1]} after ${first[1]}).`);
-      data += `${index === from ? '' : ','}{"at":${JSON.stringify(row[2])},"type":${JSON.stringify(row[3])},"data":${row[4]}}`;
+      data += `${index === from ? '[' : ',['}${jsonString(row[2])},${jsonString(row[3])},${row[4]}]`;
     }
     values[at + 3] = batchedEventsType;
     values[at + 4] = `${data}]`;

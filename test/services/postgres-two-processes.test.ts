@@ -1,0 +1,97 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
+import { eventFixture, runFixture, sessionFixture } from '../../src/store/store-fixtures.ts';
+import type { Store } from '../../src/store/store.ts';
+import { dropSchemas, freshSchema, postgresReason, postgresUrl, schemaUrl } from './service-urls.ts';
+
+const schemas: string[] = [];
+afterAll(() => dropSchemas(schemas));
+
+const storeSource = resolve(import.meta.dirname, '..', '..', 'src', 'store', 'postgres', 'postgres-store.ts');
+const fixturesSource = resolve(import.meta.dirname, '..', '..', 'src', 'store', 'store-fixtures.ts');
+const runIds = Array.from({ length: 20 }, (_, index) => `run_${String(index).padStart(2, '0')}`);
+
+/**
+ * What each process does in one event-loop turn, once told to go (plain JavaScript, run by both
+ * processes): move every run from queued to running (its read-first patch counts the turn: a lock
+ * read, then the change, both shared by the batch), append three events to each run and five
+ * messages to the session. Resolves with the runs this process moved.
+ */
+const raceSource = `
+  const moves = runIds.map((id) =>
+    store.transitionRun({ id, from: ['queued'], to: 'running', patch: { lease_owner: owner }, patchFor: (current) => ({ turns: current.turns + 1 }), event: eventFixture(id, 'run-start', { owner }) }),
+  );
+  const appends = runIds.map((id) => store.appendRunEvents([1, 2, 3].map((index) => eventFixture(id, 'activity', { text: owner + ' ' + index }))));
+  const messages = store.appendMessages([1, 2, 3, 4, 5].map((index) => ({ session_id: 'ses_1', role: 'user', content: owner + ' ' + index, created_at: '2025-01-01T00:00:09.000Z' })));
+  return Promise.all([Promise.all(moves), Promise.all(appends), messages]).then(([runs]) => runs.flatMap((run) => (run ? [run.id] : [])));
+`;
+
+const race = new Function('store', 'owner', 'runIds', 'eventFixture', raceSource) as (store: Store, owner: string, ids: string[], fixture: typeof eventFixture) => Promise<string[]>;
+
+/** The other process: the same race on the same schema, started by a line on stdin; prints the runs it won. */
+function otherProcess(url: string) {
+  const program = `
+    import { openPostgresStore } from ${JSON.stringify(storeSource)};
+    import { eventFixture } from ${JSON.stringify(fixturesSource)};
+    const store = await openPostgresStore({ connectionString: ${JSON.stringify(url)} });
+    const runIds = ${JSON.stringify(runIds)};
+    const race = new Function('store', 'owner', 'runIds', 'eventFixture', ${JSON.stringify(raceSource)});
+    console.log('ready');
+    await new Promise((go) => process.stdin.once('data', go));
+    const won = await race(store, 'other', runIds, eventFixture);
+    await store.flush();
+    console.log(JSON.stringify(won));
+    await store.close();
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const ready = new Promise<void>((done, fail) => {
+    const check = () => (stdout.includes('ready') ? done() : undefined);
+    child.stdout!.on('data', check);
+    child.on('close', () => fail(new Error(`The other process ended before it was ready: ${stderr}`)));
+  });
+  const won = new Promise<string[]>((done, fail) =>
+    child.on('close', (code) => (code === 0 ? done(JSON.parse(stdout.trim().split('\n').at(-1)!) as string[]) : fail(new Error(`The other process failed (${code}): ${stderr}`)))),
+  );
+  return { ready, go: () => child.stdin!.end('go\n'), won };
+}
+
+describe.skipIf(!postgresUrl)(`postgres store between two processes${postgresReason}`, () => {
+  it('lets exactly one of two processes move each run when both change twenty at once in shared statements, and keeps every seq once, in order', async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const store = await openPostgresStore({ connectionString: schemaUrl(schema) });
+    await store.createSession(sessionFixture({ id: 'ses_1' }));
+    await Promise.all(runIds.map((id) => store.insertRun(runFixture({ id, status: 'queued', turns: 0 }), eventFixture(id, 'run-queued'))));
+    await store.flush();
+    const other = otherProcess(schemaUrl(schema));
+    await other.ready;
+    other.go();
+    const mine = await race(store, 'this', runIds, eventFixture);
+    await store.flush();
+    const theirs = await other.won;
+    expect([...mine, ...theirs].sort()).toEqual(runIds);
+    // Read after the other process committed: what it wrote is there (nothing is served from memory).
+    for (const id of runIds) {
+      const run = (await store.getRun(id))!;
+      expect([run.status, run.turns, run.lease_owner]).toEqual(['running', 1, mine.includes(id) ? 'this' : 'other']);
+      const events = await store.listRunEvents(id);
+      expect(events.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(events.filter((event) => event.type === 'run-start')).toHaveLength(1);
+      for (const owner of ['this', 'other']) {
+        expect(events.filter((event) => event.type === 'activity' && String(event.data.text).startsWith(owner)).map((event) => event.data.text)).toEqual([1, 2, 3].map((index) => `${owner} ${index}`));
+      }
+    }
+    const messages = await store.listMessages('ses_1');
+    expect(messages.map((message) => message.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    for (const owner of ['this', 'other']) {
+      expect(messages.filter((message) => String(message.content).startsWith(owner)).map((message) => message.content)).toEqual([1, 2, 3, 4, 5].map((index) => `${owner} ${index}`));
+    }
+    await store.close();
+  }, 30_000);
+});
