@@ -60,7 +60,7 @@ describe('startBackgroundCheckpoints', () => {
 
     write(1000);
     await until(() => checkpoints.running);
-    // The writer checkpoints by itself only past walAutocheckpointPages (16 MB), far from here.
+    // The writer checkpoints by itself only past walAutocheckpointPages (32 MB of 8 KB pages), far from here.
     expect(autocheckpoint(database)).toBe(walAutocheckpointPages);
     const sizeBefore = statSync(path).size;
     write(500);
@@ -139,7 +139,7 @@ describe('startBackgroundCheckpoints', () => {
       await store.appendMessages(Array.from({ length: 100 }, () => ({ session_id: session.id, role: 'user' as const, content: body, created_at: '2026-01-01T00:00:00.000Z' })));
       await store.flush();
     }
-    // About 6 MB in the WAL, under what this connection checkpoints by itself (16 MB): only the
+    // About 6 MB in the WAL, under what this connection checkpoints by itself (32 MB): only the
     // worker, started once the -wal passed 4 MiB, copies pages into the database file.
     await until(() => statSync(path).size > 4 * 1024 * 1024);
     await store.close();
