@@ -16,9 +16,11 @@ describe('runs the Postgres store knows', () => {
     expect(row).toEqual(runToSql({ ...run, turns: 4, usage: { input_tokens: 9, output_tokens: 1 }, activity: { kind: 'text', text: 'done' }, lease_expires_at: '2030-01-01T00:00:00.000Z' }));
   });
 
-  it('hands out copies, forgets a run, and keeps a bounded number', () => {
+  it('hands out copies, forgets a run and any finished one, and keeps a bounded number', () => {
     const known = createKnownRuns(2);
-    for (const id of ['run_1', 'run_2', 'run_3']) known.learn(runFixture({ id }));
+    for (const id of ['run_1', 'run_2', 'run_3']) known.learn(runFixture({ id, status: 'running' }));
+    known.learn(runFixture({ id: 'run_3', status: 'completed' }));
+    expect(known.get('run_3')).toBeUndefined();
     expect(known.get('run_1')).toBeUndefined();
     known.get('run_2')!.turns = 99;
     expect(known.get('run_2')!.turns).not.toBe(99);

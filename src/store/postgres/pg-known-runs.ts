@@ -13,7 +13,7 @@ import { setBounded } from '../../util/bounded-map.ts';
 export interface KnownRuns {
   /** A copy of the run as known, if it is. */
   get(id: string): RunRecord | undefined;
-  /** The run as a write just left it (a copy is kept). */
+  /** The run as a write just left it (a copy is kept while it is active: a finished run moves no more). */
   learn(run: RunRecord): void;
   /** The run as inserted from these values (in `runColumns` order). */
   learnInserted(values: readonly unknown[]): void;
@@ -26,8 +26,8 @@ export interface KnownRuns {
 
 const activeStatuses: ReadonlySet<string> = new Set(['queued', 'running']);
 
-/** Known runs, `limit` at most (the oldest forgotten first). */
-export function createKnownRuns(limit = 20_000): KnownRuns {
+/** Known active runs, `limit` at most (the oldest forgotten first). */
+export function createKnownRuns(limit = 5_000): KnownRuns {
   const runs = new Map<string, RunRecord>();
   return {
     get(id) {
@@ -35,7 +35,8 @@ export function createKnownRuns(limit = 20_000): KnownRuns {
       return run && copyRun(run);
     },
     learn(run) {
-      setBounded(runs, run.id, copyRun(run), limit);
+      if (activeStatuses.has(run.status)) setBounded(runs, run.id, copyRun(run), limit);
+      else runs.delete(run.id);
     },
     learnInserted(values) {
       // What a read of the row would give (JSON fields as stored, the activity as decoded).

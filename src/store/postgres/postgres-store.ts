@@ -125,7 +125,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   });
   const order = createKeyOrder();
   // Runs as this process's writes left them: a run's end is then one guarded write, no read first.
-  const known = createKnownRuns(seqCacheSize);
+  const known = createKnownRuns();
   let closed = false;
 
   function refusal(): Error | null {
