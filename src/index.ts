@@ -31,6 +31,7 @@ export {
   AgentRegistry,
   defineAgent,
   loadAgents,
+  agentFilesVersion,
   type AgentDefinition,
   type AgentInput,
   type AgentLoadError,

@@ -13,7 +13,7 @@ export {
 export { agentIdFromName } from './agent-id.ts';
 export { AgentRegistry } from './agent-registry.ts';
 export { builtInAgents, generalAgent, mainAgent } from './built-in-agents.ts';
-export { loadAgents, type LoadAgentsOptions } from './load-agents.ts';
+export { agentFilesVersion, loadAgents, type LoadAgentsOptions } from './load-agents.ts';
 export { agentLoadErrors, parseAgentFile, type AgentLoadError, type ParseAgentFileOptions, type ParseAgentFileResult } from './parse-agent-file.ts';
 export { agentToolNames, cadreToolName, delegationToolAliases, mapAgentToolNames, readToolNames, toolsWithoutEquivalent } from './agent-tool-names.ts';
 export { opencodePermissionRules } from './opencode-permission.ts';

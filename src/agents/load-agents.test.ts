@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defineAgent } from './agent-definition.ts';
-import { loadAgents } from './load-agents.ts';
+import { agentFilesVersion, loadAgents } from './load-agents.ts';
 
 let root: string;
 let home: string;
@@ -166,5 +166,24 @@ describe('loadAgents', () => {
     await writeAgent(join(cwd, '.opencode', 'agent', 'subagents'), 'reviewer.md', 'reviews', 'name: CodeReviewer\n');
     const registry = await loadAgents({ cwd, home });
     expect(registry.get('reviewer')).toMatchObject({ displayName: 'CodeReviewer', description: 'reviews' });
+  });
+});
+
+describe('agentFilesVersion', () => {
+  it('changes when an agent file is written, added or removed in any place, and only then', async () => {
+    const project = join(cwd, '.cadre', 'agents');
+    await writeAgent(project, 'scout.md', 'scout');
+    const first = await agentFilesVersion({ cwd, home });
+    expect(await agentFilesVersion({ cwd, home })).toBe(first);
+    // Same size, written again later: a new modification time.
+    await new Promise((done) => setTimeout(done, 20));
+    await writeAgent(project, 'scout.md', 'SCOUT');
+    const edited = await agentFilesVersion({ cwd, home });
+    expect(edited).not.toBe(first);
+    await writeAgent(join(home, '.claude', 'agents'), 'lead.md', 'lead');
+    const added = await agentFilesVersion({ cwd, home });
+    expect(added).not.toBe(edited);
+    await rm(join(project, 'scout.md'));
+    expect(await agentFilesVersion({ cwd, home })).not.toBe(added);
   });
 });

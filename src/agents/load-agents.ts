@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { userConfigDirectory } from '../config/config-locations.ts';
@@ -104,7 +104,42 @@ async function loadDirectory(place: Place): Promise<Loaded> {
  * and the rest still loads.
  */
 export async function loadAgents(options: LoadAgentsOptions): Promise<AgentRegistry> {
-  const { cwd, home = homedir(), env = process.env, dirs = [], agents = [] } = options;
+  const loaded = await Promise.all(agentPlaces(options).map(loadDirectory));
+  const fromFiles = loaded.flatMap((place) => place.agents);
+  const errors = loaded.flatMap((place) => place.errors);
+  return new AgentRegistry([...builtInAgents, ...fromFiles, ...(options.agents ?? [])], errors);
+}
+
+/**
+ * A version of the agent files {@link loadAgents} would read: their paths, sizes and modification
+ * times, and the folders that are missing. It changes when a file is added, removed, renamed or
+ * written, so a long-lived process (a worker) knows when to load its agents again; it costs a
+ * listing of each folder and a `stat` of each file, not a read.
+ */
+export async function agentFilesVersion(options: LoadAgentsOptions): Promise<string> {
+  const parts = await Promise.all(
+    agentPlaces(options).map(async ({ directory }) => {
+      let names: string[];
+      try {
+        names = await agentFiles(directory);
+      } catch (error) {
+        return `${directory} ${errorCode(error) ?? 'unreadable'}`;
+      }
+      const files = await Promise.all(
+        names.map(async (name) => {
+          const found = await stat(join(directory, name)).catch(() => null);
+          return found ? `${name}:${found.size}:${found.mtimeMs}:${found.ino}` : `${name}:gone`;
+        }),
+      );
+      return `${directory} ${files.join(' ')}`;
+    }),
+  );
+  return parts.join('\n');
+}
+
+/** The folders agents are read from, in the order of {@link loadAgents}, each once. */
+function agentPlaces(options: LoadAgentsOptions): Place[] {
+  const { cwd, home = homedir(), env = process.env, dirs = [] } = options;
   const project = resolve(cwd);
   const optional = (directory: string): Place => ({ directory, required: false });
   const places: Place[] = [
@@ -117,11 +152,5 @@ export async function loadAgents(options: LoadAgentsOptions): Promise<AgentRegis
     ...dirs.map((directory) => ({ directory: resolve(cwd, directory), required: true })),
   ];
   // A directory named twice is read once, at its last position, so its errors are not reported twice.
-  const unique = places.filter(
-    (place, index) => !places.slice(index + 1).some((later) => later.directory === place.directory),
-  );
-  const loaded = await Promise.all(unique.map(loadDirectory));
-  const fromFiles = loaded.flatMap((place) => place.agents);
-  const errors = loaded.flatMap((place) => place.errors);
-  return new AgentRegistry([...builtInAgents, ...fromFiles, ...agents], errors);
+  return places.filter((place, index) => !places.slice(index + 1).some((later) => later.directory === place.directory));
 }

@@ -30,7 +30,7 @@ function parseConcurrency(value: string | undefined): number {
 export async function workerCommand(context: CliContext, flags: WorkerFlags, signal?: AbortSignal): Promise<number> {
   const concurrency = parseConcurrency(flags.concurrency);
   const logger = cliLogger(context, flags, redactSecrets, 'info');
-  const [{ loadConfig }, { loadAgents }, { createCadreWorker }, { createWorkspaceTools }, { openStore }, { createSandbox }] = await Promise.all([
+  const [{ loadConfig }, { loadAgents, agentFilesVersion }, { createCadreWorker }, { createWorkspaceTools }, { openStore }, { createSandbox }] = await Promise.all([
     import('../config/load-config.ts'),
     import('../agents/load-agents.ts'),
     import('../runtime/create-cadre-worker.ts'),
@@ -41,7 +41,8 @@ export async function workerCommand(context: CliContext, flags: WorkerFlags, sig
   const config = await loadConfig({ cwd: context.cwd, env: context.env, home: context.env.HOME, configFile: flags.config, flags: { ...configFlags(flags), queue: flags.queue } });
   if (config.queue === undefined) throw new ConfigError('cadre worker needs a queue: pass --queue redis://HOST:6379, set CADRE_QUEUE, or set "queue" in cadre.config.json (the hosts use the same).');
   if (config.db === ':memory:') throw new ConfigError('cadre worker needs the database its hosts use (--db postgres://... or a SQLite file on this machine), not :memory:.');
-  const agents = await loadAgents({ cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs });
+  const agentPlaces = { cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs };
+  const agents = await loadAgents(agentPlaces);
   const store = await openStore(config.db);
   try {
     const sandbox = cliSandbox(createSandbox, context, flags, config);
@@ -54,7 +55,9 @@ export async function workerCommand(context: CliContext, flags: WorkerFlags, sig
       // Runs carry their sessions' models; this one only fills the slot when none is configured.
       model: config.model ?? 'none:unconfigured',
       agents,
-      reloadAgents: () => loadAgents({ cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs }),
+      // Each run uses the agents as their files are when it starts (edited, added or removed since).
+      reloadAgents: () => loadAgents(agentPlaces),
+      agentsVersion: () => agentFilesVersion(agentPlaces),
       limits: config.limits,
       tools,
       modelAliases: config.modelAliases,

@@ -1,4 +1,4 @@
-import type { RunEventRecord, RunRecord, RunStatus } from '../store/records.ts';
+import type { MessageRecord, RunEventRecord, RunRecord, RunStatus } from '../store/records.ts';
 import type { ActivityEventData } from '../store/run-activity.ts';
 
 /**
@@ -6,6 +6,12 @@ import type { ActivityEventData } from '../store/run-activity.ts';
  * stored one by one.
  */
 export type LiveRunEvent = RunEventRecord | { type: 'activity'; at: string; data: ActivityEventData };
+
+/**
+ * What a run's loop shows of its conversation as it goes, beside its run events: its streamed text
+ * and the messages it stored (the `text-delta` and `message` events of a process's bus).
+ */
+export type RunOutputEvent = { type: 'text-delta'; session_id: string; text: string } | { type: 'message'; message: MessageRecord };
 
 /**
  * A signal between the processes that share a store (`cadre run`, `cadre serve`, `cadre stop`,
@@ -27,7 +33,18 @@ export type CoordinationSignal =
   /** A run's live event, for views of its parent session in other processes (the dashboard). */
   | { type: 'live-event'; parent_session_id: string; run: RunRecord; event: LiveRunEvent }
   /** A model provider answered 429: every process holds its requests to it for `delay_ms`. */
-  | { type: 'rate-limited'; provider: string; delay_ms: number };
+  | { type: 'rate-limited'; provider: string; delay_ms: number }
+  /**
+   * Someone watches the live views of the process whose lease owner id is `host` (its `stream()`
+   * says so): the runs it sent to workers relay their output to it for the next `for_ms`
+   * milliseconds (0: no longer). Hosts repeat it while they are watched.
+   */
+  | { type: 'views-watched'; host: string; for_ms: number }
+  /**
+   * Output of runs a worker carries out for `host` (the lease owner id of the process that sent
+   * them), in order, batched: text deltas of one session that came together are joined.
+   */
+  | { type: 'run-output'; host: string; events: RunOutputEvent[] };
 
 /** The kinds of {@link CoordinationSignal}. */
 export type SignalType = CoordinationSignal['type'];
@@ -38,7 +55,8 @@ export type SignalOf<T extends SignalType> = Extract<CoordinationSignal, { type:
 /**
  * What a listener subscribes to within a kind: the lease owner of `stop-requested`, the session
  * of `session-stop-requested`, `notification-pending` and `live-event`, the approval of
- * `approval-answered`, the run of `run-ended`, the provider of `rate-limited`.
+ * `approval-answered`, the run of `run-ended`, the provider of `rate-limited`, the host of
+ * `views-watched` and `run-output`.
  */
 export function signalKey(signal: CoordinationSignal): string {
   switch (signal.type) {
@@ -55,6 +73,9 @@ export function signalKey(signal: CoordinationSignal): string {
       return signal.parent_session_id;
     case 'rate-limited':
       return signal.provider;
+    case 'views-watched':
+    case 'run-output':
+      return signal.host;
   }
 }
 

@@ -15,8 +15,13 @@ export interface PollingCoordinationOptions {
   onError?: (error: unknown) => void;
 }
 
-/** The signals found in the store; live events and 429 pauses are only heard as they happen. */
-export type PolledSignalType = Exclude<SignalType, 'live-event' | 'rate-limited'>;
+/** The signals found in the store; live events, run output, watches and 429 pauses are only heard as they happen. */
+export type PolledSignalType = Exclude<SignalType, LiveSignalType>;
+
+/** The signals that exist only as they happen: nothing in the store to poll for. */
+type LiveSignalType = 'live-event' | 'rate-limited' | 'views-watched' | 'run-output';
+const liveSignalTypes: ReadonlySet<SignalType> = new Set<LiveSignalType>(['live-event', 'rate-limited', 'views-watched', 'run-output']);
+const isPolled = (type: SignalType): type is PolledSignalType => !liveSignalTypes.has(type);
 
 const defaultPollMs: Record<PolledSignalType, number> = {
   'stop-requested': 500,
@@ -42,7 +47,7 @@ export function createPollingCoordination({ store, pollMs = {}, onError = report
   const listeners = createSignalListeners({
     onError,
     onChange(type, listening) {
-      if (type === 'live-event' || type === 'rate-limited') return;
+      if (!isPolled(type)) return;
       if (!listening) {
         clearInterval(timers.get(type));
         timers.delete(type);

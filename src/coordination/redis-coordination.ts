@@ -19,7 +19,9 @@ export interface RedisCoordinationOptions {
  * in any process reaches every process using the same Redis and prefix within milliseconds, live
  * events of runs on workers included. The store is still polled as with the embedded engine, at
  * the same pace, so a signal published while Redis was down (or never announced) is found all the
- * same; ioredis reconnects and subscribes again on its own after a restart.
+ * same; ioredis reconnects and subscribes again on its own after a restart. Run output (streamed
+ * text and messages of runs on workers, many small signals for one host) travels on a channel
+ * per host, `<prefix>:output:<host>`, that only processes listening for that host subscribe to.
  *
  * @example
  * const coordination = createRedisCoordination({ url: 'redis://127.0.0.1:6379', store });
@@ -28,6 +30,13 @@ export function createRedisCoordination({ url, store, onError = reportToDefaultL
   const parsed = new URL(url.trim());
   const prefix = parsed.searchParams.get('prefix') ?? 'cadre';
   const channel = `${prefix}:signals`;
+  /**
+   * Run output is many messages for one process: it goes on that process's own channel, which
+   * only it listens to, rather than to every process on the shared one.
+   */
+  const outputChannel = (host: string) => `${prefix}:output:${host}`;
+  /** The listeners of this process's output channels, per host, to subscribe each channel once. */
+  const outputListeners = new Map<string, number>();
   /** Where a provider's 429 pause is kept, for processes that start during it. */
   const pauseKey = (provider: string) => `${prefix}:rate-limited:${provider}`;
   parsed.searchParams.delete('prefix');
@@ -61,14 +70,32 @@ export function createRedisCoordination({ url, store, onError = reportToDefaultL
     if (message.origin !== origin) local.publish(message.signal);
   });
 
+  /** Listens to a host's output channel while this process has listeners of it; ioredis subscribes again after reconnecting. */
+  function listenToOutput(host: string, off: () => void): () => void {
+    const count = outputListeners.get(host) ?? 0;
+    outputListeners.set(host, count + 1);
+    if (count === 0) listener.subscribe(outputChannel(host)).catch(onConnectionError);
+    let listening = true;
+    return () => {
+      off();
+      if (!listening) return;
+      listening = false;
+      const left = (outputListeners.get(host) ?? 1) - 1;
+      if (left > 0) return void outputListeners.set(host, left);
+      outputListeners.delete(host);
+      listener.unsubscribe(outputChannel(host)).catch(onConnectionError);
+    };
+  }
+
   return {
     publish(signal) {
       local.publish(signal);
-      sender.publish(channel, JSON.stringify({ origin, signal })).catch(onConnectionError);
+      sender.publish(signal.type === 'run-output' ? outputChannel(signal.host) : channel, JSON.stringify({ origin, signal })).catch(onConnectionError);
       if (signal.type === 'rate-limited') sender.set(pauseKey(signal.provider), '1', 'PX', Math.ceil(signal.delay_ms)).catch(onConnectionError);
     },
     subscribe(type, key, callback) {
       const off = local.subscribe(type, key, callback);
+      if (type === 'run-output') return listenToOutput(key, off);
       // A pause that began before this process listened still holds for the rest of its time.
       if (type === 'rate-limited') {
         sender.pttl(pauseKey(key)).then((remaining) => {

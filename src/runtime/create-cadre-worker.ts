@@ -34,9 +34,16 @@ export interface CadreWorkerOptions extends Omit<CadreOptions, 'queue' | 'approv
   maxStalls?: number;
   /**
    * Loads the agents again (their files may have changed since the worker started), when a run
-   * names an agent this worker does not know. @default agents stay as given
+   * names an agent this worker does not know, or `agentsVersion` changed. @default agents stay as given
    */
   reloadAgents?: () => Promise<AgentRegistry>;
+  /**
+   * A version of the agents' files, read as each run starts: when it differs from the one read at
+   * the last load, `reloadAgents` loads them again first, so a run uses the agents as they are on
+   * disk when it starts (`agentFilesVersion` of `cadre` lists and stats the files, without reading
+   * them). Runs under way keep the agents they started with. @default only unknown names reload
+   */
+  agentsVersion?: () => Promise<string>;
 }
 
 /** A worker carrying out runs from the queue; see {@link createCadreWorker}. */
@@ -65,19 +72,21 @@ export interface CadreWorker {
  * const worker = await createCadreWorker({ store, model: 'anthropic:claude-sonnet-4-5', queue: 'redis://127.0.0.1:6379', concurrency: 25 });
  */
 export async function createCadreWorker(options: CadreWorkerOptions): Promise<CadreWorker> {
-  const { queue, concurrency = 10, lockMs, stalledIntervalMs, maxStalls, reloadAgents, ...runtimeOptions } = options;
+  const { queue, concurrency = 10, lockMs, stalledIntervalMs, maxStalls, reloadAgents, agentsVersion, ...runtimeOptions } = options;
   let agents = options.agents;
   const workspace = options.workspace ?? process.cwd();
   const name = options.name ?? `${hostname()}:${process.pid}`;
-  let modules: [typeof import('../executors/bullmq/run-worker.ts'), typeof import('../coordination/redis-coordination.ts')];
+  let modules: [typeof import('../executors/bullmq/run-worker.ts'), typeof import('../coordination/redis-coordination.ts'), typeof import('../executors/bullmq/worker-relay.ts')];
   try {
-    modules = await Promise.all([import('../executors/bullmq/run-worker.ts'), import('../coordination/redis-coordination.ts')]);
+    modules = await Promise.all([import('../executors/bullmq/run-worker.ts'), import('../coordination/redis-coordination.ts'), import('../executors/bullmq/worker-relay.ts')]);
   } catch (error) {
     throw new ConfigError(`A worker needs the 'bullmq' and 'ioredis' packages: npm install bullmq ioredis (${(error as Error).message.split('\n')[0]}).`, { cause: error });
   }
-  const [{ createRunWorker }, { createRedisCoordination }] = modules;
+  const [{ createRunWorker }, { createRedisCoordination }, { createWorkerRelay }] = modules;
   const report = options.onError ?? ((error: unknown) => console.error(error));
   const coordination = options.coordination ?? createRedisCoordination({ url: queue, store: options.store, onError: report });
+  // The hosts' views follow these runs: their events always, their output while someone watches.
+  const relay = createWorkerRelay({ coordination });
 
   // One runtime per host setting (what asks do, which rules apply): a worker serves hosts that
   // differ in them, and a runtime's approvals are its own.
@@ -108,27 +117,45 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
         // The hosts decided when each run starts; nested runs of these take slots beside them.
         limits: { ...options.limits, maxActiveGlobal: Math.max(options.limits?.maxActiveGlobal ?? 64, concurrency * 2) },
       });
-      const { bus } = runtimePartsOf(cadre);
-      // The hosts' views follow these runs through their live events.
-      const unforward = bus.subscribe((event) => {
-        if (event.type === 'run-event') coordination.publish({ type: 'live-event', parent_session_id: event.run.parent_session_id, run: event.run, event: event.event });
-      });
+      const unforward = relay.attach({ bus: runtimePartsOf(cadre).bus, watch: (listener) => cadre.subscribe(listener) });
       runtimes.set(key, (entry = { cadre, unforward, active: 0 }));
     }
     return entry;
   }
 
-  /** Loads the agents again when a run names one this worker does not know (a file added since). */
+  /** The agents' files' version when they were last loaded; not known for the agents given (the first run loads them again). */
+  let loadedVersion: string | undefined;
+  /** A reload under way: runs that start meanwhile wait for it rather than load again. */
+  let reloading: Promise<void> | undefined;
+
+  /**
+   * The runtime for a run of agent `name`, with the agents as their files are now: loaded again
+   * when the files changed since the last load, or when the run names an agent this worker does
+   * not know (a file added since).
+   */
   async function knowAgent(name: string, data: RunJobData): Promise<Runtime> {
-    const runtime = runtimeFor(data);
-    if (runtime.cadre.agents.get(name) || !reloadAgents) return runtime;
-    agents = await reloadAgents();
+    if (reloadAgents) {
+      const version = agentsVersion ? await agentsVersion().catch(() => undefined) : undefined;
+      // A reload that began before this version was read may have loaded an older one: once more then.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const changed = version !== undefined && version !== loadedVersion;
+        if (!changed && (attempt > 0 || runtimeFor(data).cadre.agents.get(name))) break;
+        reloading ??= reload(version).finally(() => (reloading = undefined));
+        await reloading;
+      }
+    }
+    return runtimeFor(data);
+  }
+
+  async function reload(version: string | undefined): Promise<void> {
+    agents = await reloadAgents!();
+    if (version !== undefined) loadedVersion = version;
+    // Runs under way keep the runtime (and agents) they started with; it closes once they end.
     for (const old of runtimes.values()) {
       if (old.active === 0) void close(old).catch(report);
       else retired.add(old);
     }
     runtimes = new Map();
-    return runtimeFor(data);
   }
 
   const active = new Set<string>();
@@ -151,6 +178,7 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
     jobs.add(run.id);
     active.add(run.id);
     runtime.active++;
+    const unfollow = relay.follow(claimed, data);
     try {
       runs.adopt(claimed);
       // A stop asked before this worker held the lease.
@@ -162,6 +190,7 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
       if (ended === null || !isFinished(ended.status)) throw new Error('The worker stopped before the run ended; another worker resumes it.');
       return { status: ended.status };
     } finally {
+      unfollow();
       jobs.delete(run.id);
       active.delete(run.id);
       if (--runtime.active === 0 && retired.delete(runtime)) void close(runtime).catch(report);
@@ -181,6 +210,7 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
       closing?.();
       await Promise.allSettled(closingRuntimes);
       await worker.close();
+      relay.close();
       if (!options.coordination) await coordination.close();
     },
   };

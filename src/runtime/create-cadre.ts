@@ -518,6 +518,7 @@ export function createCadre(options: CadreOptions): Cadre {
             now,
             ownerId,
             workspace: options.workspace ?? process.cwd(),
+            stream: shouldStream,
             settings: () => ({ approvals: broker.mode === 'ask' ? 'wait' : broker.mode, ...(options.permissions ? { permissions: options.permissions } : {}) }),
             // Asks of runs on workers wait there for an answer from anywhere: this process's
             // approver (a terminal) is one place to give it.

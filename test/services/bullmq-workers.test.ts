@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalRecord, RunEventRecord, RunRecord } from '../../src/store/records.ts';
 import { cadreBin, type CadreProcess, type Workspace } from '../helpers/cadre-cli.ts';
 import { postgresUrl, redisReason, redisUrl } from './service-urls.ts';
-import { pidOf, until, workersWorkspace, writerAgent } from './workers-fixtures.ts';
+import { modelCallUnderWay, pidOf, until, workersWorkspace, writerAgent } from './workers-fixtures.ts';
 import { createCadre, type Cadre } from '../../src/runtime/create-cadre.ts';
 import { createRedisCoordination } from '../../src/coordination/redis-coordination.ts';
 import type { Coordination } from '../../src/coordination/coordination.ts';
@@ -64,10 +64,11 @@ describe.skipIf(!redisUrl || !postgresUrl)(`runs carried out by cadre worker pro
   }, 60_000);
 
   it('resumes the run of a worker killed with SIGKILL mid-run on the other worker; the parent is notified, no event lost, nothing left running', async () => {
+    const from = workspace.server.requests.length;
     const host = workspace.start(['run', ...workspace.modelFlags, 'long background']);
     const [, runId] = await host.waitForStderr(/\[(run_\w+) scout\] started/);
     // Its second model call (after the stored first step) is under way when the worker dies.
-    await until(async () => ((await show(runId)).events.filter((event) => event.type === 'step-start').length >= 2 ? true : undefined), 20_000, 'the second step');
+    await modelCallUnderWay(workspace, { from, system: 'You are the scout', task: 'LONG TASK', turn: 1 });
     const { run } = await show(runId);
     const victim = workspace.workers.find((worker) => worker.child.pid === pidOf(run.lease_owner));
     expect(victim, `lease owner ${run.lease_owner}`).toBeDefined();

@@ -45,6 +45,20 @@ export async function until<T>(check: () => Promise<T | undefined>, timeoutMs: n
   }
 }
 
+/**
+ * Resolves once the workspace's scripted model received the call of `turn` (0: the first) of a
+ * conversation whose system prompt includes `system` and whose messages include `task`, among the
+ * calls from the `from`-th on: that call is under way. (A streamed step's `step-start` event is
+ * written only once its response starts, so the run's events cannot say it.)
+ */
+export async function modelCallUnderWay(workspace: Workspace, { from, system, task, turn }: { from: number; system: string; task: string; turn: number }, timeoutMs = 20_000): Promise<void> {
+  await until(
+    async () => (workspace.server.requests.slice(from).some((request) => request.turn === turn && request.system.includes(system) && JSON.stringify(request.messages).includes(task)) ? true : undefined),
+    timeoutMs,
+    `model call ${turn} of ${task}`,
+  );
+}
+
 /** The pid in a lease owner `host:pid:tag`. */
 export const pidOf = (owner: string | null) => (owner === null ? null : Number(owner.split(':')[1]));
 

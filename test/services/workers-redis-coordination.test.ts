@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { Redis } from 'ioredis';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRedisCoordination } from '../../src/coordination/redis-coordination.ts';
@@ -57,6 +58,31 @@ describe.skipIf(!redisUrl)(`Redis coordination between processes${redisUrl ? '' 
       { type: 'stop-requested', run_id: 'run_1', owner: 'host:1:worker', cause: 'user', reason: null },
       { type: 'approval-answered', approval_id: 'apr_1' },
     ]);
+  });
+
+  it('carries run output to the process listening for its host only, on a channel of that host, until it stops listening', async () => {
+    const prefix = `output-${process.pid}-${Date.now()}`;
+    const url = `${redisUrl}?prefix=${prefix}`;
+    const host = coordinationOn(url);
+    const other = coordinationOn(url);
+    const heard: CoordinationSignal[] = [];
+    const off = host.subscribe('run-output', 'host:1:a', (signal) => heard.push(signal));
+    other.subscribe('run-output', 'host:2:b', (signal) => heard.push(signal));
+    const shared: string[] = [];
+    const probe = new Redis(redisUrl!);
+    open.push({ close: () => probe.disconnect() });
+    await probe.subscribe(`${prefix}:signals`);
+    probe.on('message', (_channel: string, payload: string) => shared.push(payload));
+    await new Promise((done) => setTimeout(done, 200));
+    const output: CoordinationSignal = { type: 'run-output', host: 'host:1:a', events: [{ type: 'text-delta', session_id: 'ses_1', text: 'Hello' }] };
+    await publishElsewhere(url, [output, { type: 'views-watched', host: 'host:1:a', for_ms: 6_000 }]);
+    expect(heard).toEqual([output]);
+    // Every process hears the shared channel; run output is not on it.
+    expect(shared.map((payload) => (JSON.parse(payload) as { signal: CoordinationSignal }).signal.type)).toEqual(['views-watched']);
+    off();
+    await new Promise((done) => setTimeout(done, 100));
+    await publishElsewhere(url, [output]);
+    expect(heard).toHaveLength(1);
   });
 
   it("shares another process's 429 pause of a provider, also with a process that listens only after it began", async () => {

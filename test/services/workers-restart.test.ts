@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEventRecord, RunRecord } from '../../src/store/records.ts';
 import type { Workspace } from '../helpers/cadre-cli.ts';
 import { postgresUrl, redisReason, redisUrl } from './service-urls.ts';
-import { freePort, until, workersWorkspace } from './workers-fixtures.ts';
+import { freePort, modelCallUnderWay, until, workersWorkspace } from './workers-fixtures.ts';
 
 /**
  * A background run on a worker while the server under it restarts: it ends as it would have,
@@ -15,9 +15,10 @@ import { freePort, until, workersWorkspace } from './workers-fixtures.ts';
  */
 async function throughRestart(workspace: Workspace, restart: () => Promise<void> | void): Promise<{ restartMs: number; endedAfterMs: number; errorLines: number }> {
   const show = (runId: string) => workspace.json<{ run: RunRecord; events: RunEventRecord[] }>(['show', runId]);
+  const from = workspace.server.requests.length;
   const host = workspace.start(['run', ...workspace.modelFlags, 'long background']);
   const [, runId] = await host.waitForStderr(/\[(run_\w+) scout\] started/);
-  await until(async () => ((await show(runId)).events.filter((event) => event.type === 'step-start').length >= 2 ? true : undefined), 20_000, 'the second step');
+  await modelCallUnderWay(workspace, { from, system: 'You are the scout', task: 'LONG TASK', turn: 1 });
   const restartedAt = Date.now();
   await restart();
   const restartMs = Date.now() - restartedAt;

@@ -34,6 +34,12 @@ export interface BullmqExecutorOptions {
   onAsk?: (approvalId: string) => void;
   /** How often the store is read while a run executes elsewhere, in case a signal was lost. @default 2000 */
   checkMs?: number;
+  /**
+   * Whether someone watches this process's live views (the runtime's `stream()`): only then do
+   * workers relay the runs' streamed text and messages here, and runs they start then stream.
+   * Run events come either way. @default always
+   */
+  stream?: () => boolean;
   onError?: (error: unknown) => void;
 }
 
@@ -47,7 +53,10 @@ export interface BullmqExecutor extends RunExecutor {
  * caps and FIFO order) becomes a BullMQ job named by the run id, which one `cadre worker` carries
  * out against the shared store. The run's end reaches the host through the coordination signal
  * `run-ended` and BullMQ's QueueEvents; its live events come back through coordination and are
- * published on this process's bus, so views here see the same events as for a local run.
+ * published on this process's bus, so views here see the same events as for a local run. While
+ * `stream()` says someone watches, this process tells the workers so (`views-watched`, every 2 s
+ * while runs are out), and they relay the runs' streamed text and messages (`run-output`), which
+ * are published here as the `text-delta` and `message` events a local run publishes.
  *
  * A stop (a person's or the parent's) takes back a job no worker has started, and otherwise asks
  * the worker that holds the run's lease to stop it. A job BullMQ gave up on because its workers
@@ -59,6 +68,8 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
   const report = quietErrors(options.onError ?? reportToDefaultLogger);
   const settings = typeof options.queue === 'string' ? parseQueueUrl(options.queue) : options.queue;
   const checkMs = options.checkMs ?? 2_000;
+  const stream = options.stream ?? (() => true);
+  let closed = false;
   let connections: { queue: Queue<RunJobData, RunJobResult>; events: QueueEvents } | undefined;
   const open = () => {
     if (connections) return connections;
@@ -70,10 +81,54 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
     return (connections = { queue, events });
   };
 
-  /** Publishes on this process's bus the live events of the run and of the runs it starts on its worker. */
-  function follow(run: RunRecord): () => void {
+  /** Runs out on workers now; while there are some, this process says whether it is watched. */
+  let out = 0;
+  let watchTimer: NodeJS.Timeout | undefined;
+  /** When workers were last told this process is watched; 0 once told it is not (or never told). */
+  let announcedAt = 0;
+  let offOutput: (() => void) | undefined;
+  function announceWatch(): void {
+    const watched = stream();
+    if (watched && Date.now() - announcedAt >= watchRepeatMs) {
+      announcedAt = Date.now();
+      coordination.publish({ type: 'views-watched', host: options.ownerId, for_ms: watchRepeatMs * 3 });
+    } else if (!watched && announcedAt !== 0) {
+      announcedAt = 0;
+      coordination.publish({ type: 'views-watched', host: options.ownerId, for_ms: 0 });
+    }
+  }
+  function sendingOut(): () => void {
+    // The workers' output for this process comes on a channel of its own, listened to from the first run on.
+    offOutput ??= coordination.subscribe('run-output', options.ownerId, ({ events }) => {
+      for (const event of events) bus.publish(event);
+    });
+    if (out++ === 0) {
+      watchTimer = setInterval(announceWatch, watchCheckMs);
+      watchTimer.unref();
+    }
+    announceWatch();
+    let back = false;
+    return () => {
+      if (back) return;
+      back = true;
+      if (--out === 0) clearInterval(watchTimer);
+    };
+  }
+
+  /**
+   * Publishes on this process's bus the live events of the run and of the runs it starts on its
+   * worker. `catchUp` makes sure views here saw the run's end once it ended elsewhere: its end may
+   * be heard first another way (the store, polled), and live events that come after the
+   * execution returned would find nobody following.
+   */
+  function follow(run: RunRecord): { stop(): void; catchUp(current: RunRecord): Promise<void> } {
     const followed = new Set([run.id]);
     const listening = new Map<string, () => void>();
+    /** The last stored event of the run views here saw, and whether it was its end. */
+    let lastSeq = 0;
+    let endSeen = false;
+    let onEnd = () => {};
+    const ended = new Promise<void>((resolve) => (onEnd = resolve));
     const listen = (sessionId: string) => {
       if (listening.has(sessionId)) return;
       listening.set(
@@ -84,6 +139,13 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
             followed.add(current.id);
             listen(current.child_session_id);
           }
+          if (current.id === run.id && 'seq' in event) {
+            lastSeq = Math.max(lastSeq, event.seq);
+            if (event.type === 'run-end') {
+              endSeen = true;
+              onEnd();
+            }
+          }
           bus.publish({ type: 'run-event', run: current, event });
           if (event.type === 'approval-request' && typeof event.data.approval_id === 'string') options.onAsk?.(event.data.approval_id);
         }),
@@ -91,8 +153,19 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
     };
     listen(run.parent_session_id);
     listen(run.child_session_id);
-    return () => {
-      for (const off of listening.values()) off();
+    return {
+      stop() {
+        for (const off of listening.values()) off();
+      },
+      async catchUp(current) {
+        if (endSeen || !isFinished(current.status)) return;
+        // Its live end is usually a few milliseconds away; what never comes is read from the store.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([ended, new Promise((resolve) => (timer = setTimeout(resolve, 500)))]);
+        clearTimeout(timer);
+        if (endSeen) return;
+        for (const event of await store.listRunEvents(run.id, { afterSeq: lastSeq })) bus.publish({ type: 'run-event', run: current, event });
+      },
     };
   }
 
@@ -115,20 +188,27 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
 
   return {
     async execute(run, signal): Promise<ExecutionOutcome> {
+      if (closed) throw new Error('The run queue executor is closed.');
       const { queue, events } = open();
-      const unfollow = follow(run);
+      const following = follow(run);
+      const back = sendingOut();
       let offEnded = () => {};
       let timer: NodeJS.Timeout | undefined;
       try {
         const ended = new Promise<void>((resolve) => {
           offEnded = coordination.subscribe('run-ended', run.id, () => resolve());
         });
-        const data: RunJobData = { run_id: run.id, workspace: options.workspace, ...options.settings(), refused_by: [] };
+        const data: RunJobData = { run_id: run.id, workspace: options.workspace, ...options.settings(), refused_by: [], host: options.ownerId, watched: stream() };
         // The run id names the job: a run sent again (recovered by another host) joins its job.
         const send = () => queue.add('run', data, { jobId: run.id, attempts: 5, removeOnComplete: true, removeOnFail: { age: 7 * 24 * 3600 } });
         const job: Job<RunJobData, RunJobResult> = await send();
         type Settled = { how: 'ended' } | { how: 'job-done' } | { how: 'job-failed'; reason: string } | { how: 'taken-back' } | { how: 'let-go' };
-        const settled = await new Promise<Settled>((resolve) => {
+        let isSettled = false;
+        const settled = await new Promise<Settled>((settle) => {
+          const resolve = (how: Settled) => {
+            isSettled = true;
+            settle(how);
+          };
           void ended.then(() => resolve({ how: 'ended' }));
           job.waitUntilFinished(events).then(
             () => resolve({ how: 'job-done' }),
@@ -148,6 +228,8 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
             }
           };
           const tick = () => {
+            // A look still under way when the run settled (or the executor closed) schedules no other.
+            if (isSettled || closed) return;
             timer = setTimeout(() => {
               // A Redis that is away is reported by the connections; this looks again later.
               check()
@@ -172,7 +254,10 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
         // The worker's live run-end travels just ahead of its `run-ended`; let it arrive.
         if (settled.how === 'job-done') await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 500))]);
         const current = (await store.getRun(run.id)) ?? run;
-        if (isFinished(current.status)) return outcomeOf(current);
+        if (isFinished(current.status)) {
+          await following.catchUp(current);
+          return outcomeOf(current);
+        }
         if (settled.how === 'job-failed') {
           if (isStalledFailure(settled.reason)) return { ...outcomeOf(current), abandoned: 'its worker died and no other worker could resume it' };
           return { ...outcomeOf(current), error: { kind: 'execution_error', message: settled.reason } };
@@ -181,11 +266,16 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
       } finally {
         clearTimeout(timer);
         offEnded();
-        unfollow();
+        following.stop();
+        back();
       }
     },
 
     async close() {
+      closed = true;
+      clearInterval(watchTimer);
+      offOutput?.();
+      offOutput = undefined;
       const opened = connections;
       connections = undefined;
       if (!opened) return;
@@ -195,6 +285,10 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
     },
   };
 }
+
+/** How often a process with runs out looks whether it is watched, and how often it repeats that it is. */
+const watchCheckMs = 500;
+const watchRepeatMs = 2_000;
 
 /** What the host's run manager needs of a run that executed elsewhere: it ended there already, or ends here now. */
 function outcomeOf(run: RunRecord): ExecutionOutcome {

@@ -25,6 +25,10 @@ export interface RunJobData {
    * lease in the store is alive, so a run never executes twice at once.
    */
   holder?: string;
+  /** The lease owner id of the host that sent the job: the run's output is relayed to it while it is watched. */
+  host?: string;
+  /** Whether someone watched the host's live views when it sent the job (then the run streams from its start). */
+  watched?: boolean;
 }
 
 /** What a finished run job returns. */

@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../errors/config-error.ts';
-import { databaseFiles, openDatabase } from './open-database.ts';
-import { migrations } from './migrations.ts';
+import { databaseFiles, newPageSize, openDatabase } from './open-database.ts';
+import { migrate, migrations } from './migrations.ts';
 
 const folder = mkdtempSync(join(tmpdir(), 'cadre-open-database-'));
 // Read-only cases run as an unprivileged user when the tests run as root (root writes anything).
@@ -113,6 +113,28 @@ describe('openDatabase refuses what it cannot use, naming the file and what to d
   it('lists the files of a database: itself, -wal, -shm and -journal; none in memory', () => {
     expect(databaseFiles('/x/cadre.db')).toEqual(['/x/cadre.db', '/x/cadre.db-wal', '/x/cadre.db-shm', '/x/cadre.db-journal']);
     expect(databaseFiles(':memory:')).toEqual([]);
+  });
+});
+
+describe('openDatabase page size', () => {
+  it('creates a new database with 8 KB pages and leaves an existing one the size it has', () => {
+    const created = join(newFolder(), 'cadre.db');
+    const database = openDatabase(created, 1000);
+    expect(database.prepare('PRAGMA page_size').get()).toEqual({ page_size: newPageSize });
+    database.close();
+    const again = openDatabase(created, 1000);
+    expect(again.prepare('PRAGMA page_size').get()).toEqual({ page_size: newPageSize });
+    again.close();
+    // A database an earlier build made, with SQLite's default pages.
+    const older = join(newFolder(), 'cadre.db');
+    const plain = new DatabaseSync(older);
+    plain.exec('PRAGMA page_size = 4096');
+    migrate(plain, older);
+    plain.close();
+    const opened = openDatabase(older, 1000);
+    expect(opened.prepare('PRAGMA page_size').get()).toEqual({ page_size: 4096 });
+    opened.prepare("INSERT INTO sessions (id, agent, model, created_at, status) VALUES ('ses_1', 'main', 'm', 'now', 'idle')").run();
+    opened.close();
   });
 });
 
