@@ -1,40 +1,30 @@
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserSuite, launchTestBrowser, type TestBrowser } from './helpers/browser.ts';
 import type { Cadre } from '../src/runtime/create-cadre.ts';
 import { startDashboard, type Dashboard } from '../src/server/create-server.ts';
 import { createTestCadre } from '../src/server/server-fixtures.ts';
 
-const chromiumPath = '/usr/bin/chromium';
-const skip = !existsSync(chromiumPath) && process.env.CI !== 'true';
-const title = skip ? `agent colours in a real browser (skipped: ${chromiumPath} not found; apt-get install chromium)` : 'agent colours in a real browser';
+const { skip, title } = browserSuite('agent colours in a real browser');
 
 describe.skipIf(skip)(title, () => {
   let cadre: Cadre;
   let dashboard: Dashboard;
+  let browser: TestBrowser;
   let context: BrowserContext;
-  let profile: string;
 
   beforeAll(async () => {
     cadre = createTestCadre();
     dashboard = await startDashboard({ cadre, port: 0 });
-    profile = await mkdtemp(join(tmpdir(), 'cadre-agent-colors-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: chromiumPath,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchTestBrowser('cadre-agent-colors-');
+    context = browser.context;
   });
 
   afterAll(async () => {
     for (const session of (await cadre?.store.listSessions()) ?? []) await cadre.stopSession(session.id);
-    await context?.close();
+    await browser?.close();
     await dashboard?.close();
     await cadre?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
   });
 
   it("shows a run's agent in the colour its file names, and agents without one in the page's colour", async () => {

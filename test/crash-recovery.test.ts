@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
+import { killAfterFirstLine } from './helpers/first-line.ts';
 import { createCadre } from '../src/runtime/create-cadre.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel } from '../src/testing/index.ts';
@@ -12,14 +11,7 @@ import { workerAgent, workerTools } from './fixtures/crash-worker.ts';
 describe('crash survival', () => {
   it('resumes a run of a process killed with SIGKILL from its stored transcript and notifies the parent', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'cadre-crash-')), 'cadre.db');
-    const child = spawn(process.execPath, [join(import.meta.dirname, 'fixtures/crash-child.ts'), path], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const line = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once('line', resolve);
-      child.once('exit', (code) => reject(new Error(`child exited early with ${code}`)));
-    });
-    const { session_id: sessionId } = JSON.parse(line) as { session_id: string };
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child.once('exit', resolve));
+    const { session_id: sessionId } = await killAfterFirstLine<{ session_id: string }>(join(import.meta.dirname, 'fixtures/crash-child.ts'), [path]);
 
     const store = createSqliteStore({ path });
     const [before] = await store.listRuns({ parent_session_id: sessionId });

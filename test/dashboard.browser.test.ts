@@ -1,48 +1,39 @@
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserSuite, launchTestBrowser, type TestBrowser } from './helpers/browser.ts';
 import type { Cadre } from '../src/runtime/create-cadre.ts';
 import { startDashboard, type Dashboard } from '../src/server/create-server.ts';
 import { createTestCadre, waitForRun } from '../src/server/server-fixtures.ts';
 import { runFixture } from '../src/store/store-fixtures.ts';
 
-const chromiumPath = '/usr/bin/chromium';
 // The README's picture is refreshed with CADRE_UPDATE_SCREENSHOT=1; otherwise the test's own copy goes to a temp dir.
 const screenshotPath = process.env.CADRE_UPDATE_SCREENSHOT === '1'
   ? fileURLToPath(new URL('../docs/images/dashboard.png', import.meta.url))
   : join(tmpdir(), `cadre-dashboard-${process.pid}.png`);
-// In CI chromium is installed, so a missing browser must fail there rather than skip.
-const skip = !existsSync(chromiumPath) && process.env.CI !== 'true';
-const title = skip ? `the dashboard in a real browser (skipped: ${chromiumPath} not found; apt-get install chromium)` : 'the dashboard in a real browser';
+const { skip, title } = browserSuite('the dashboard in a real browser');
 
 describe.skipIf(skip)(title, () => {
   let cadre: Cadre;
   let dashboard: Dashboard;
+  let browser: TestBrowser;
   let context: BrowserContext;
-  let profile: string;
 
   beforeAll(async () => {
     cadre = createTestCadre({ slowDelayMs: 20_000 });
     dashboard = await startDashboard({ cadre, port: 0 });
-    profile = await mkdtemp(join(tmpdir(), 'cadre-dashboard-browser-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: chromiumPath,
-      headless: true,
-      viewport: { width: 1440, height: 900 },
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchTestBrowser('cadre-dashboard-browser-', { viewport: { width: 1440, height: 900 } });
+    context = browser.context;
   });
 
   afterAll(async () => {
     for (const session of (await cadre?.store.listSessions()) ?? []) await cadre.stopSession(session.id);
-    await context?.close();
+    await browser?.close();
     await dashboard?.close();
     await cadre?.close();
-    if (profile) await rm(profile, { recursive: true, force: true });
   });
 
   it('starts a session from the form, shows its runs live, and stops one as canceled_by_user', async () => {

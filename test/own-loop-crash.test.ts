@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { ModelMessage } from 'ai';
 import { describe, expect, it } from 'vitest';
+import { startWithFirstLine } from './helpers/first-line.ts';
 import { createCadre } from '../src/runtime/create-cadre.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel } from '../src/testing/index.ts';
@@ -13,12 +12,7 @@ const app = join(import.meta.dirname, 'fixtures/own-loop-app.ts');
 
 /** Starts the app and resolves its first line of output (and the process). */
 function startApp(args: string[]) {
-  const child = spawn(process.execPath, [app, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const line = new Promise<{ taken: ModelMessage[]; text?: string }>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', (text) => resolve(JSON.parse(text)));
-    child.once('exit', (code) => reject(new Error(`the app exited early with ${code}`)));
-  });
-  return { child, line };
+  return startWithFirstLine<{ taken: ModelMessage[]; text?: string }>(app, args);
 }
 
 describe('notifications in an app’s own loop across a crash', () => {

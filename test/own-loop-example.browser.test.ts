@@ -4,26 +4,22 @@
  * `npm run example:own-loop` starts it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { browserSuite, launchTestBrowser, type TestBrowser } from './helpers/browser.ts';
 
-const chromiumPath = '/usr/bin/chromium';
 const example = join(import.meta.dirname, '..', 'examples', 'own-loop');
-// In CI chromium is installed, so a missing browser must fail there rather than skip.
-const skip = !existsSync(chromiumPath) && process.env.CI !== 'true';
-const title = skip ? `the own-loop example in a real browser (skipped: ${chromiumPath} not found)` : 'the own-loop example in a real browser';
+const { skip, title } = browserSuite('the own-loop example in a real browser');
 
 describe.skipIf(skip)(title, () => {
   let server: ChildProcess;
   let url: string;
+  let browser: TestBrowser;
   let context: BrowserContext;
-  let profile: string;
 
   beforeAll(async () => {
     await build({ configFile: join(example, 'vite.config.ts'), logLevel: 'error' });
@@ -36,21 +32,16 @@ describe.skipIf(skip)(title, () => {
       createInterface({ input: server.stdout! }).once('line', resolve);
       server.once('exit', (code) => reject(new Error(`the example server exited with ${code}`)));
     });
-    profile = await mkdtemp(join(tmpdir(), 'cadre-own-loop-browser-'));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: chromiumPath,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--no-first-run', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchTestBrowser('cadre-own-loop-browser-');
+    context = browser.context;
   });
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     if (server && server.exitCode === null) {
       server.kill('SIGTERM');
       await new Promise((resolve) => server.once('exit', resolve));
     }
-    if (profile) await rm(profile, { recursive: true, force: true });
   });
 
   it('sends a message, shows live run cards that go from queued to completed, approves an ask, comes back after a reload and stops one', async () => {

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { defineAgent } from '../agents/agent-definition.ts';
 import type { RunEventRecord, RunRecord } from '../store/records.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
+import type { Coordination } from '../coordination/coordination.ts';
+import { createPollingCoordination } from '../coordination/polling-coordination.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { scriptedLanguageModel, type Script } from '../testing/index.ts';
 import { createCadre, type Cadre } from './create-cadre.ts';
@@ -75,6 +77,41 @@ describe('createCadre', () => {
     const notifications = messages.filter((message) => typeof message.content === 'string' && message.content.startsWith('<subagent-notification>'));
     expect(notifications).toHaveLength(1);
     expect(JSON.stringify(messages.at(-1)?.content)).toContain('Got the notification.');
+  });
+
+  it('returns the runs a session stop ended, even when their host ends them the moment the signal goes out', async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    const signals = createPollingCoordination({ store });
+    // A host on a fast channel (Redis): it has the session's runs canceled before the stopping
+    // process goes on from publishing the signal.
+    const hosted: string[] = [];
+    const coordination: Coordination = {
+      publish(signal) {
+        if (signal.type === 'session-stop-requested') {
+          for (const id of hosted) void store.transitionRun({ id, from: ['queued', 'running'], to: 'canceled_by_user', event: { run_id: id, at: signal.at, type: 'run-end', data: { status: 'canceled_by_user' } } });
+        }
+        signals.publish(signal);
+      },
+      subscribe: (type, key, listener) => signals.subscribe(type, key, listener),
+      close: () => signals.close(),
+    };
+    const cadre = createCadre({
+      store,
+      coordination,
+      onError: () => {},
+      model: scriptedLanguageModel([
+        { when: { system_includes: 'general-purpose' }, turns: [{ text: 'Never finished.', delay_ms: 60_000 }] },
+        { turns: [{ tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'Slow work', run_in_background: true } }] }, { text: 'Started it.' }] },
+      ]),
+    });
+    open.push(cadre);
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'Start slow work');
+    const [run] = await store.listRuns({ parent_session_id: session.id });
+    expect(run.status).toBe('running');
+    hosted.push(run.id);
+    const stopped = await cadre.stopSession(session.id);
+    expect(stopped.map((each) => [each.id, each.status])).toEqual([[run.id, 'canceled_by_user']]);
   });
 
   it('answers an unknown agent with a tool error and makes no run', async () => {

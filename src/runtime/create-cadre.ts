@@ -710,8 +710,10 @@ export function createCadre(options: CadreOptions): Cadre {
       sessions.stopTurn(sessionId, 'user');
       const at = now();
       await store.updateSession(sessionId, { user_canceled_at: at });
-      coordination.publish({ type: 'session-stop-requested', session_id: sessionId, at });
+      // Listed before the signal goes out: the host of the session may end them all at once
+      // (over Redis within a millisecond), and they are still the runs this stop ended.
       const active = await store.listRuns({ parent_session_id: sessionId, statuses: ['queued', 'running'] });
+      coordination.publish({ type: 'session-stop-requested', session_id: sessionId, at });
       const stopped = await Promise.all(active.map((run) => runs.stop(run.id, 'user', 'The session was stopped.')));
       return stopped.filter((run): run is RunRecord => run !== null && isFinished(run.status));
     },

@@ -1,6 +1,8 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DatabaseSync } from 'node:sqlite';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundCheckpoints } from './background-checkpoint.ts';
@@ -51,16 +53,15 @@ async function until(condition: () => boolean, ms = 5000): Promise<void> {
 describe('startBackgroundCheckpoints', () => {
   it('does nothing until the -wal file passes the threshold, then copies committed pages from a worker thread', async () => {
     const { path, database, write } = writer();
-    const checkpoints = startBackgroundCheckpoints(database, path, { startAtBytes: 2 * 1024 * 1024, watchMs: 10, periodMs: 10 });
+    const checkpoints = startBackgroundCheckpoints(path, { startAtBytes: 2 * 1024 * 1024, watchMs: 10, periodMs: 10 });
     write(10);
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(checkpoints.running).toBe(false);
-    expect(autocheckpoint(database)).toBe(walAutocheckpointPages);
 
     write(1000);
     await until(() => checkpoints.running);
-    // The writer's own checkpoints now only bound the file.
-    expect(autocheckpoint(database)).toBeGreaterThan(walAutocheckpointPages);
+    // The writer checkpoints by itself only past walAutocheckpointPages (16 MB), far from here.
+    expect(autocheckpoint(database)).toBe(walAutocheckpointPages);
     const sizeBefore = statSync(path).size;
     write(500);
     // The worker copies the new pages into the database file, which grows, with no checkpoint here.
@@ -77,7 +78,7 @@ describe('startBackgroundCheckpoints', () => {
 
   it('lets the writer restart the WAL once the worker has caught up, so the file stops growing', async () => {
     const { path, database, write } = writer();
-    const checkpoints = startBackgroundCheckpoints(database, path, { startAtBytes: 1, watchMs: 10, periodMs: 10 });
+    const checkpoints = startBackgroundCheckpoints(path, { startAtBytes: 1, watchMs: 10, periodMs: 10 });
     write(400);
     await until(() => checkpoints.running);
     const observer = new DatabaseSync(path);
@@ -95,7 +96,7 @@ describe('startBackgroundCheckpoints', () => {
     database.close();
   });
 
-  it('hands checkpoints back to the writer when the worker fails', async () => {
+  it('says so when the worker fails, and leaves checkpoints to the writer as before', async () => {
     const { database } = writer();
     const errors: unknown[] = [];
     // A folder where the database should be, with a -wal beside it: the worker starts, and its
@@ -103,12 +104,29 @@ describe('startBackgroundCheckpoints', () => {
     const broken = join(folder, `not-a-database-${count}`);
     mkdirSync(broken);
     writeFileSync(`${broken}-wal`, 'x');
-    const checkpoints = startBackgroundCheckpoints(database, broken, { startAtBytes: 1, watchMs: 10, onError: (error) => errors.push(error) });
+    const checkpoints = startBackgroundCheckpoints(broken, { startAtBytes: 1, watchMs: 10, onError: (error) => errors.push(error) });
     await until(() => errors.length > 0);
+    expect(String(errors[0])).toMatch(/unable to open|SQLITE_CANTOPEN|directory/i);
     expect(checkpoints.running).toBe(false);
     expect(autocheckpoint(database)).toBe(walAutocheckpointPages);
     await checkpoints.stop();
     database.close();
+  });
+
+  it("lets a script's last await of stop() settle: the worker holds the process open while it ends", () => {
+    // The writer stays open, so the -wal the child's watch looks at is there.
+    const { path, database, write } = writer();
+    write(10);
+    const module = fileURLToPath(new URL('./background-checkpoint.ts', import.meta.url));
+    const script = `
+      const { startBackgroundCheckpoints } = await import(${JSON.stringify(module)});
+      const checkpoints = startBackgroundCheckpoints(${JSON.stringify(path)}, { startAtBytes: 0, watchMs: 5 });
+      while (!checkpoints.running) await new Promise((resolve) => setTimeout(resolve, 5));
+      await checkpoints.stop();
+      console.log('stopped');`;
+    const child = spawnSync(process.execPath, ['--input-type=module', '--eval', script], { encoding: 'utf8', timeout: 20_000 });
+    database.close();
+    expect({ status: child.status, stdout: child.stdout.trim() }).toEqual({ status: 0, stdout: 'stopped' });
   });
 
   it('is used by the SQLite store, which stops it before closing its own connection', async () => {
@@ -129,5 +147,29 @@ describe('startBackgroundCheckpoints', () => {
     const reopened = createSqliteStore({ path });
     expect(await reopened.listMessages(session.id)).toHaveLength(1500);
     await reopened.close();
+  });
+
+  it('lets close() settle in a process with nothing else to do once the worker runs', () => {
+    const path = join(folder, `alone-${++count}.db`);
+    // The store is the process's only work: the worker is stopped while the event loop holds nothing else.
+    const script = `import { createSqliteStore } from ${JSON.stringify(new URL('./sqlite-store.ts', import.meta.url).href)};
+      const store = createSqliteStore({ path: ${JSON.stringify(path)} });
+      await store.createSession({ id: 'ses_1', agent: 'main', model: 'm', created_at: 'now', status: 'idle', parent_run_id: null, auto_resumes: 0, user_canceled_at: null });
+      for (let batch = 0; batch < 12; batch++) {
+        await store.appendMessages([{ session_id: 'ses_1', role: 'user', content: 'z'.repeat(500_000), created_at: 'now' }]);
+        await store.flush();
+      }
+      // The -wal is past 4 MiB: the worker starts at the next look (every 500 ms).
+      await new Promise((resolve) => setTimeout(resolve, 1200));
+      await store.close();
+      console.log('closed');`;
+    // A file, not -e: code given with -e keeps the event loop alive on its own.
+    const file = join(folder, `alone-${count}.mjs`);
+    writeFileSync(file, script);
+    const result = spawnSync(process.execPath, [file], { encoding: 'utf8' });
+    expect(result.stderr).not.toContain('unsettled');
+    expect(result.stdout.trim()).toBe('closed');
+    expect(result.status).toBe(0);
+    expect(existsSync(`${path}-wal`)).toBe(false);
   });
 });

@@ -38,8 +38,8 @@ export interface SqliteStoreOptions {
   onWarning?: ((message: string) => void) | undefined;
   /**
    * Checkpoints (the copies of committed pages from the `-wal` file into the database file, and
-   * their fsyncs) run on a worker thread with its own connection once the `-wal` file passes
-   * 4 MiB, instead of inside commits on this thread (see `startBackgroundCheckpoints`).
+   * their fsyncs) are made mostly by a worker thread with its own connection once the `-wal` file
+   * passes 4 MiB, instead of inside commits on this thread (see `startBackgroundCheckpoints`).
    * @default true
    */
   backgroundCheckpoints?: boolean;
@@ -119,7 +119,7 @@ const runEventRowsSql =
 export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20, readOnly, onWarning, backgroundCheckpoints = true }: SqliteStoreOptions): Store {
   const database = openDatabase(path, busyTimeoutMs, { readOnly, onWarning });
   // A file's checkpoints (copies of committed pages into it, and their fsyncs) leave this thread.
-  const checkpoints = !backgroundCheckpoints || path === ':memory:' || path === '' || readOnly ? undefined : startBackgroundCheckpoints(database, resolve(path), { onError: (error) => onWarning?.(`Checkpoints of ${path} are back on the main thread: their worker failed (${error instanceof Error ? error.message : String(error)}).`) });
+  const checkpoints = !backgroundCheckpoints || path === ':memory:' || path === '' || readOnly ? undefined : startBackgroundCheckpoints(resolve(path), { onError: (error) => onWarning?.(`Checkpoints of ${path} are all made by commits again: their worker thread failed (${error instanceof Error ? error.message : String(error)}).`) });
   const prepared = createStatementCache(database);
   // The last seq used per session and per run, read from the table on first use or once
   // forgotten (both are bounded). Normally only this process appends to its runs and sessions;
