@@ -61,7 +61,48 @@ function otherProcess(url: string) {
   return { ready, go: () => child.stdin!.end('go\n'), won };
 }
 
+/** Runs `body` (JavaScript, with `store` open on `url`) in another process, to its end. */
+async function inOtherProcess(url: string, body: string): Promise<void> {
+  const program = `
+    import { openPostgresStore } from ${JSON.stringify(storeSource)};
+    const store = await openPostgresStore({ connectionString: ${JSON.stringify(url)} });
+    ${body}
+    await store.flush();
+    await store.close();
+  `;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const code = await new Promise((done) => child.on('close', done));
+  expect(code, stderr).toBe(0);
+}
+
 describe.skipIf(!postgresUrl)(`postgres store between two processes${postgresReason}`, () => {
+  it("decides a run's end on the run as another process left it, not as this one last wrote it", async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const store = await openPostgresStore({ connectionString: schemaUrl(schema) });
+    await store.insertRun(runFixture({ id: 'run_1', status: 'queued', mode: 'foreground' }), eventFixture('run_1', 'run-queued'));
+    await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
+    await store.patchRun('run_1', { turns: 3 });
+    // This process knows the run (it wrote all of it); another one now makes it background.
+    await inOtherProcess(schemaUrl(schema), "await store.updateRun('run_1', { mode: 'background', promoted_at: '2025-01-01T00:00:05.000Z' });");
+    const seen: string[] = [];
+    const ended = await store.transitionRun({
+      id: 'run_1',
+      from: ['running'],
+      to: 'completed',
+      patchFor: (current) => {
+        seen.push(current.mode);
+        return current.mode === 'background' ? { notification: { delivered_at: null, suppressed: false } } : {};
+      },
+      event: eventFixture('run_1', 'run-end'),
+    });
+    expect([ended?.status, ended?.mode, ended?.turns, ended?.notification]).toEqual(['completed', 'background', 3, { delivered_at: null, suppressed: false }]);
+    expect(seen.at(-1)).toBe('background');
+    await store.close();
+  }, 30_000);
+
   it('lets exactly one of two processes move each run when both change twenty at once in shared statements, and keeps every seq once, in order', async () => {
     const schema = freshSchema();
     schemas.push(schema);

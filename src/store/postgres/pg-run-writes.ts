@@ -74,6 +74,8 @@ export interface RunChange {
   id: string;
   fields: readonly RunField[];
   allowed?: readonly string[];
+  /** The whole row as it must be stored for the change to apply (`runColumns` order, as stored). */
+  expected?: readonly unknown[];
   events: readonly NewRunEvent[];
   data: readonly string[];
 }
@@ -85,6 +87,8 @@ const integerRunColumns: ReadonlySet<string> = new Set(['depth', 'max_turns', 't
  * The columns of `runs` for RETURNING, in `runColumns` order; those in `set` come back empty,
  * their values being the ones just written (a result is not sent back to this process).
  */
+const runColumnsOf = (table: string) => runColumns.map((column) => `${table}.${column}`).join(', ');
+
 const returnedColumns = (set: ReadonlySet<string>) =>
   runColumns.map((column) => (set.has(column) ? `NULL::${integerRunColumns.has(column) ? 'int' : 'text'} AS ${column}` : `runs.${column}`)).join(', ');
 
@@ -92,15 +96,17 @@ const returnedColumns = (set: ReadonlySet<string>) =>
  * Changes runs and appends their events in one statement, for changes of one shape (the same
  * columns, a guard or none, events or none): each run's events are written only if it matched
  * (`allowed` holds its status), each with the next seq after the stored ones. With no fields the
- * runs are locked and read (`FOR UPDATE`). Each change gets its run as changed. A run appears in
- * one change of a statement at most (`row`).
+ * runs are locked and read (`FOR UPDATE`). A change with `expected` applies only to a row stored
+ * exactly so. Each change gets its run as changed. A run appears in one change of a statement at
+ * most (`row`).
  */
 export function changeRunOp(change: RunChange): PgMergeable<RunChange, ChangedRun> {
   const columns = change.fields.map((field) => field.column);
   const guarded = change.allowed !== undefined;
+  const expecting = change.expected !== undefined;
   const withEvents = change.events.length > 0;
   return {
-    key: `run-change:${columns.join(',')}:${guarded ? 'guarded' : 'any'}:${withEvents ? 'events' : 'none'}`,
+    key: `run-change:${columns.join(',')}:${guarded ? 'guarded' : 'any'}:${expecting ? 'expected' : 'any'}:${withEvents ? 'events' : 'none'}`,
     row: change.id,
     input: change,
     build(changes) {
@@ -119,7 +125,14 @@ export function changeRunOp(change: RunChange): PgMergeable<RunChange, ChangedRu
         arrays.push(parameter(changes.map((each) => each.fields[index].sql ?? null), integerRunColumns.has(column) ? 'int' : 'text'));
         names.push(`c${index}`);
       });
-      const guard = guarded ? " AND runs.status = ANY(string_to_array(input.allowed, ','))" : '';
+      if (expecting) {
+        runColumns.forEach((column, index) => {
+          arrays.push(parameter(changes.map((each) => each.expected![index] ?? null), integerRunColumns.has(column) ? 'int' : 'text'));
+          names.push(`e${index}`);
+        });
+      }
+      let guard = guarded ? " AND runs.status = ANY(string_to_array(input.allowed, ','))" : '';
+      if (expecting) guard += ` AND (${runColumnsOf('runs')}) IS NOT DISTINCT FROM (${runColumns.map((_, index) => `input.e${index}`).join(', ')})`;
       const input = `unnest(${arrays.join(', ')}) AS input(${names.join(', ')})`;
       const changed =
         columns.length === 0

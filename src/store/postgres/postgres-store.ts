@@ -16,6 +16,7 @@ import { appendWithSeq, changeRunOp, encodeEvents, groupBy, insertRunOp, lockRun
 import { runOp, sessionOp, sessionRowOp } from './pg-lookups.ts';
 import type { PgMergeable } from './pg-outbox.ts';
 import { insertSessionOp } from './pg-session-writes.ts';
+import { createKnownRuns, expectedRow } from './pg-known-runs.ts';
 import { reportToDefaultLogger } from '../../logging/default-logger.ts';
 
 /** Options of {@link openPostgresStore}. */
@@ -59,9 +60,12 @@ export function splitSchema(connectionString: string): { url: string; schema: st
  * acknowledged at once and written with the next commit, many rows per statement; writes that
  * must read (transitions, claims, answers, notification deliveries, a seq nobody here knows)
  * resolve after their commit and lock what they check (`FOR UPDATE`), so of racing processes
- * exactly one wins. Reads wait for this process's earlier writes, so they see them. Statements
- * are named (prepared once per connection). The schema is migrated on open
- * (`cadre_schema_migrations`).
+ * exactly one wins. Reads wait for this process's earlier writes, so they see them; nothing is
+ * read from memory. Writes and reads of one kind in a batch share one statement (see
+ * `PgMergeable`). A compare-and-set whose patch depends on the run (a run's end) is sent at once,
+ * guarded by the whole row being as this process last left it, and reads the run first only when
+ * that guard fails (see `createKnownRuns`). Statements are named (prepared once per connection).
+ * The schema is migrated on open (`cadre_schema_migrations`).
  *
  * @example
  * const store = await openPostgresStore({ connectionString: 'postgres://cadre@127.0.0.1/cadre' });
@@ -120,6 +124,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
   });
   const order = createKeyOrder();
+  // Runs as this process's writes left them: a run's end is then one guarded write, no read first.
+  const known = createKnownRuns();
   let closed = false;
 
   function refusal(): Error | null {
@@ -288,7 +294,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
               event.seq = seq;
             }),
           )
-          .then(() => learnEvents([event])),
+          .then(() => {
+            known.learnInserted(values);
+            learnEvents([event]);
+          }),
       );
     },
 
@@ -303,7 +312,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         return Promise.reject(error);
       }
       if (allowed.length === 0) return ordered([`r:${id}`], () => write(async () => null));
-      const change = (_client: pg.ClientBase, current: RunRecord | undefined | null, merge: PgMerge): Promise<RunRecord | null> => {
+      const change = (current: RunRecord | undefined | null, merge: PgMerge, expected?: unknown[]): Promise<RunRecord | null> => {
         let more: RunField[] = [];
         if (patchFor) {
           if (!current || !allowed.includes(current.status)) return Promise.resolve(null);
@@ -311,19 +320,27 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
         }
         // Later fields win, as in an object spread: patchFor's over patch's.
         const merged = new Map([{ column: 'status', sql: to as unknown }, ...fields, ...more].map((field) => [field.column, field]));
-        return merge(changeRunOp({ id, fields: [...merged.values()], allowed, events: [event], data })).then(({ run, seqs }) => {
+        return merge(changeRunOp({ id, fields: [...merged.values()], allowed, expected, events: [event], data })).then(({ run, seqs }) => {
           if (run) event.seq = seqs[0];
           return run;
         });
       };
-      // patchFor decides on the run as it stands: locked and read first.
-      const readFirst = patchFor ? (_client: pg.ClientBase, merge: PgMerge) => merge(lockRunsOp([id])).then((locked) => locked.get(id)) : undefined;
-      return ordered([`r:${id}`], () =>
-        batches.write(change, { read: readFirst }).then((run) => {
-          learnEvents([event]);
-          return run;
-        }),
-      );
+      const done = (run: RunRecord | null) => {
+        learnEvents([event]);
+        if (run) known.learn(run);
+        return run;
+      };
+      // patchFor decides on the run as it stands: locked and read first, unless this process
+      // knows it, when the write applies only to the row as known (else it reads first after all).
+      const readFirst = (_client: pg.ClientBase, merge: PgMerge) => merge(lockRunsOp([id])).then((locked) => locked.get(id));
+      const readingFirst = () => batches.write((_client, current: RunRecord | undefined, merge) => change(current, merge), { read: readFirst }).then(done);
+      return ordered([`r:${id}`], () => {
+        const assumed = patchFor ? known.get(id) : undefined;
+        if (patchFor && !assumed) return readingFirst();
+        const guarded = batches.write((_client, _read, merge) => change(assumed ?? null, merge, assumed && expectedRow(assumed)));
+        if (!assumed) return guarded.then(done);
+        return guarded.then((run) => (run ? done(run) : (known.forget(id), readingFirst())));
+      });
     },
 
     updateRun(id, patch, events = []) {
@@ -345,6 +362,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
           )
           .then((run) => {
             learnEvents(events);
+            if (run) known.learn(run);
             return run;
           }),
       );
@@ -369,6 +387,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
             let held = segment.runs.get(id);
             if (!held) segment.runs.set(id, (held = new Map()));
             for (const field of fields) held.set(field.column, field.sql);
+            known.patch(id, patch);
           }
           return true;
         }
@@ -376,6 +395,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
           .write((_client, _read, merge) =>
             merge(changeRunOp({ id, fields, events, data })).then(({ run, seqs }) => {
               seqs.forEach((seq, index) => (events[index].seq = seq));
+              if (run) known.learn(run);
               return run !== null;
             }),
           )
@@ -424,7 +444,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
     renewLeases(owner, expiresAt) {
       const text = 'UPDATE runs SET lease_expires_at = $1 WHERE lease_owner = $2 AND status = ANY($3)';
-      return write((client) => client.query(name({ text, values: [expiresAt, owner, activeStatuses] })).then(({ rowCount }) => rowCount ?? 0));
+      return write((client) => client.query(name({ text, values: [expiresAt, owner, activeStatuses] })).then(({ rowCount }) => rowCount ?? 0)).then((count) => {
+        known.renewed(owner, expiresAt);
+        return count;
+      });
     },
 
     claimRun(id, owner, expiresAt, expiredBefore) {
@@ -434,7 +457,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
           .write((client) => client.query({ ...name({ text, values: [id, owner, expiresAt, activeStatuses, expiredBefore] }), rowMode: 'array' }).then(({ rows }) => (rows[0] ? runFromRow(rows[0] as unknown[]) : null)))
           .then((run) => {
             // The previous owner was another process that may have appended events.
-            if (run) eventSeqs.delete(id);
+            if (run) {
+              eventSeqs.delete(id);
+              known.learn(run);
+            }
             return run;
           }),
       );
