@@ -1,8 +1,7 @@
-import { isAbsolute, join, relative } from 'node:path';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
 import { ConfigError } from '../errors/config-error.ts';
-import { redactConnectionString } from '../store/redact-connection-string.ts';
 import { warnAtStart } from './start-warnings.ts';
+import { databaseFlag } from './closing-hints.ts';
 import { StoreFailureError } from '../store/store-failure-error.ts';
 import { colorEnabled, liveViewEnabled, writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
@@ -54,14 +53,6 @@ async function openSession(runtime: OpenedRuntime, flags: RunFlags) {
   return { ...session, model };
 }
 
-function databaseFlag(context: CliContext, database: string): string | undefined {
-  if (database === join(context.cwd, '.cadre', 'cadre.db')) return undefined;
-  // A database URL may hold a password, which must not reach a terminal or a log.
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(database)) return `--db ${redactConnectionString(database)}`;
-  const path = isAbsolute(database) ? relative(context.cwd, database) : database;
-  return `--db ${path.startsWith('..') || path === '' ? database : path}`;
-}
-
 async function chooseView(context: CliContext, sessionId: string, json: boolean | undefined, prompting: boolean, asksWait: boolean, agents: AgentRegistry): Promise<RunView> {
   if (json) return createJsonView({ stdout: context.stdout, stderr: context.stderr });
   if (liveViewEnabled(context)) {
@@ -111,12 +102,12 @@ export async function runCommand(context: CliContext, promptArgument: string | u
     sessionId = session.id;
     view = await chooseView(context, session.id, flags.json, approver !== undefined, approvals === 'ask' || approvals === 'wait', runtime.agents);
     const outcome = await driveSession({ cadre: runtime.cadre, sessionId: session.id, prompt, view, recover: flags.session !== undefined });
-    view.finish({ ...outcome, databaseFlag: databaseFlag(context, runtime.config.db) });
+    view.finish({ ...outcome, databaseFlag: databaseFlag(context.cwd, context.env, runtime.config.db) });
     if (outcome.status === 'failed') writeLine(context.stderr, `cadre: the primary agent failed: ${outcome.error}`);
     return exitCodes[outcome.status];
   } catch (error) {
     if (!StoreFailureError.isInstance(error)) throw error;
-    reportStoreFailure(context, error, sessionId === undefined ? undefined : { sessionId, databaseFlag: databaseFlag(context, runtime.config.db) }, flags.json === true);
+    reportStoreFailure(context, error, sessionId === undefined ? undefined : { sessionId, databaseFlag: databaseFlag(context.cwd, context.env, runtime.config.db) }, flags.json === true);
     return 1;
   } finally {
     await runtime.close();
