@@ -384,7 +384,9 @@ describe('sqlite store asynchronous commit', () => {
 
   it('shows held messages, events and step fields to its own reads, and to other connections only once committed', async () => {
     const path = newFile();
-    const store = createSqliteStore({ path });
+    // The transaction may stay open as long as this turn lasts: a loaded machine can take longer
+    // than the default 20 ms between these writes, which would commit them early.
+    const store = createSqliteStore({ path, maxBatchMs: 60_000 });
     await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
     await store.flush();
     const other = createSqliteStore({ path });
