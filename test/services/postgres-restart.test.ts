@@ -1,42 +1,17 @@
-import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEventRecord, RunRecord } from '../../src/store/records.ts';
 import { createWorkspace, type Workspace } from '../helpers/cadre-cli.ts';
 import { postgresReason, postgresUrl } from './service-urls.ts';
+import { privatePostgresAvailable, startPrivatePostgres, type PrivatePostgres } from './private-postgres.ts';
 
-// A cluster of this test's own, so restarting it disturbs no other test.
-const binaries = process.env.CADRE_TEST_PG_CTL ? join(process.env.CADRE_TEST_PG_CTL, '..') : '/usr/local/bin';
-const available = postgresUrl !== undefined && existsSync(join(binaries, 'initdb'));
-const asPostgres = (command: string, args: string[]) =>
-  process.getuid?.() === 0 ? execFileSync('runuser', ['-u', 'nobody', '--', join(binaries, command), ...args], { stdio: 'ignore' }) : execFileSync(join(binaries, command), args, { stdio: 'ignore' });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-describe.skipIf(!available)(`cadre on Postgres across a server restart${postgresReason}`, () => {
-  let folder: string;
-  let port: number;
+describe.skipIf(postgresUrl === undefined || !privatePostgresAvailable)(`cadre on Postgres across a server restart${postgresReason}`, () => {
+  let server: PrivatePostgres;
   let workspace: Workspace;
-  const pgCtl = (...args: string[]) => asPostgres('pg_ctl', ['-D', join(folder, 'data'), ...args]);
 
   beforeAll(async () => {
-    folder = mkdtempSync(join(tmpdir(), 'cadre-pg-restart-'));
-    if (process.getuid?.() === 0) chownSync(folder, 65534, 65534);
-    port = await freePort();
-    asPostgres('initdb', ['-D', join(folder, 'data'), '-U', 'cadre', '--auth=trust', '-E', 'UTF8']);
-    pgCtl('-l', join(folder, 'log'), '-w', '-o', `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1`, 'start');
+    server = await startPrivatePostgres('cadre-pg-restart-');
     const previous = process.env.CADRE_E2E_POSTGRES_URL;
-    process.env.CADRE_E2E_POSTGRES_URL = `postgres://cadre@127.0.0.1:${port}/postgres`;
+    process.env.CADRE_E2E_POSTGRES_URL = server.url;
     workspace = await createWorkspace();
     if (previous === undefined) delete process.env.CADRE_E2E_POSTGRES_URL;
     else process.env.CADRE_E2E_POSTGRES_URL = previous;
@@ -44,18 +19,14 @@ describe.skipIf(!available)(`cadre on Postgres across a server restart${postgres
 
   afterAll(async () => {
     await workspace?.close();
-    try {
-      pgCtl('-m', 'immediate', 'stop');
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
+    server?.stop();
   });
 
   it('keeps a background run going through a restart; a stop after it ends the run, loses no event and leaves nothing running', async () => {
     const first = workspace.start(['run', ...workspace.modelFlags, 'slow background']);
     const [, runId] = await first.waitForStderr(/\[(run_\w+) scout\] started/);
     const restartedAt = Date.now();
-    pgCtl('-m', 'fast', '-w', 'restart', '-o', `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1`);
+    server.restart();
     expect(Date.now() - restartedAt).toBeLessThan(20_000);
     const stop = await workspace.run(['stop', runId, '--db', workspace.database]);
     expect(stop.stderr).toBe('');

@@ -1,11 +1,12 @@
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEventRecord, RunRecord } from '../../src/store/records.ts';
 import type { Workspace } from '../helpers/cadre-cli.ts';
 import { postgresUrl, redisReason, redisUrl } from './service-urls.ts';
+import { privatePostgresAvailable, startPrivatePostgres, type PrivatePostgres } from './private-postgres.ts';
 import { freePort, modelCallUnderWay, until, workersWorkspace } from './workers-fixtures.ts';
 
 /**
@@ -84,39 +85,22 @@ describe.skipIf(!redisUrl || !postgresUrl)(`workers across a restart of Redis${r
   }, 90_000);
 });
 
-// A cluster of this test's own, so restarting it disturbs no other test.
-const binaries = process.env.CADRE_TEST_PG_CTL ? join(process.env.CADRE_TEST_PG_CTL, '..') : '/usr/local/bin';
-const asPostgres = (command: string, args: string[]) =>
-  process.getuid?.() === 0 ? execFileSync('runuser', ['-u', 'nobody', '--', join(binaries, command), ...args], { stdio: 'ignore' }) : execFileSync(join(binaries, command), args, { stdio: 'ignore' });
-
-describe.skipIf(!redisUrl || !postgresUrl || !existsSync(join(binaries, 'initdb')))(`workers across a restart of Postgres${redisReason}`, () => {
-  let folder: string;
-  let port: number;
+describe.skipIf(!redisUrl || !postgresUrl || !privatePostgresAvailable)(`workers across a restart of Postgres${redisReason}`, () => {
+  let server: PrivatePostgres;
   let workspace: Workspace;
-  const pgCtl = (...args: string[]) => asPostgres('pg_ctl', ['-D', join(folder, 'data'), ...args]);
 
   beforeAll(async () => {
-    folder = mkdtempSync(join(tmpdir(), 'cadre-pg-workers-'));
-    if (process.getuid?.() === 0) chownSync(folder, 65534, 65534);
-    port = await freePort();
-    asPostgres('initdb', ['-D', join(folder, 'data'), '-U', 'cadre', '--auth=trust', '-E', 'UTF8']);
-    pgCtl('-l', join(folder, 'log'), '-w', '-o', `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1`, 'start');
-    workspace = await workersWorkspace({ database: `postgres://cadre@127.0.0.1:${port}/postgres` });
+    server = await startPrivatePostgres('cadre-pg-workers-');
+    workspace = await workersWorkspace({ database: server.url });
   }, 90_000);
 
   afterAll(async () => {
     await workspace?.close();
-    try {
-      pgCtl('-m', 'immediate', 'stop');
-    } finally {
-      rmSync(folder, { recursive: true, force: true });
-    }
+    server?.stop();
   });
 
   it('finishes a run on a worker through a Postgres restart; its parent is notified and no event is lost', async () => {
-    const outcome = await throughRestart(workspace, () => {
-      pgCtl('-m', 'fast', '-w', 'restart', '-o', `-p ${port} -k ${folder} -c listen_addresses=127.0.0.1`);
-    });
+    const outcome = await throughRestart(workspace, () => server.restart());
     console.log(`Postgres restart under a running run: restart ${outcome.restartMs} ms, run and parent done ${outcome.endedAfterMs} ms after it began, ${outcome.errorLines} error lines on stderr`);
   }, 90_000);
 });
