@@ -21,7 +21,6 @@ export interface BackgroundCheckpoints {
   stop(): Promise<void>;
 }
 
-
 /**
  * Takes most of a WAL database's checkpoint work off the event loop's thread once its `-wal` file
  * has grown past `startAtBytes`: a worker thread with its own connection runs a PASSIVE checkpoint
