@@ -12,6 +12,14 @@ export interface PollingCoordinationOptions {
    * @default stop-requested and session-stop-requested 500, approval-answered 250, run-ended 100, notification-pending 500
    */
   pollMs?: Partial<Record<PolledSignalType, number>>;
+  /**
+   * How often the store's external version (see `Store.externalVersion`) is read while someone
+   * listens: once another process committed, every kind listened to is read at once, so its
+   * signals arrive within about this long instead of within their `pollMs`. Unused for a store
+   * without it.
+   * @default 20
+   */
+  watchMs?: number;
   onError?: (error: unknown) => void;
 }
 
@@ -35,15 +43,18 @@ const defaultPollMs: Record<PolledSignalType, number> = {
  * The embedded coordination: signals of this process reach its listeners at once; signals of
  * other processes are found by reading the store while someone listens (a stop request on a run
  * this process leases, an answered ask, a finished run, a stopped session, a pending
- * notification). Live events of other processes are not carried: with a file store each view
- * watches its own process. No timer runs while nobody listens.
+ * notification): each kind at its own interval, and every kind at once when the store's external
+ * version shows that another process committed. Live events of other processes are not carried:
+ * with a file store each view watches its own process. No timer runs while nobody listens.
  *
  * @example
  * const coordination = createPollingCoordination({ store });
  */
-export function createPollingCoordination({ store, pollMs = {}, onError = reportToDefaultLogger }: PollingCoordinationOptions): Coordination {
-  const timers = new Map<SignalType, NodeJS.Timeout>();
-  const busy = new Set<SignalType>();
+export function createPollingCoordination({ store, pollMs = {}, watchMs = 20, onError = reportToDefaultLogger }: PollingCoordinationOptions): Coordination {
+  const timers = new Map<PolledSignalType, NodeJS.Timeout>();
+  const busy = new Set<PolledSignalType>();
+  // Kinds to read again once their read under way ends: another process committed meanwhile.
+  const again = new Set<PolledSignalType>();
   const listeners = createSignalListeners({
     onError,
     onChange(type, listening) {
@@ -51,20 +62,71 @@ export function createPollingCoordination({ store, pollMs = {}, onError = report
       if (!listening) {
         clearInterval(timers.get(type));
         timers.delete(type);
+        again.delete(type);
+        watchWhileListened();
         return;
       }
-      const timer = setInterval(() => {
-        // A slow store never stacks reads of one kind.
-        if (busy.has(type)) return;
-        busy.add(type);
-        poll(type)
-          .catch(onError)
-          .finally(() => busy.delete(type));
-      }, pollMs[type] ?? defaultPollMs[type]);
+      const timer = setInterval(() => pollOnce(type, false), pollMs[type] ?? defaultPollMs[type]);
       timer.unref();
       timers.set(type, timer);
+      watchWhileListened();
     },
   });
+
+  /** Reads the store for `type`, never two reads of one kind at a time; `fresh` wants a read that starts after now. */
+  function pollOnce(type: PolledSignalType, fresh: boolean): void {
+    if (busy.has(type)) {
+      // The read under way may have started before the commit that was just seen.
+      if (fresh) again.add(type);
+      return;
+    }
+    busy.add(type);
+    poll(type)
+      .catch(onError)
+      .finally(() => {
+        busy.delete(type);
+        if (again.delete(type) && timers.has(type)) pollOnce(type, true);
+      });
+  }
+
+  // Another process's commit is seen by a cheap read of the store's external version, so the
+  // kinds listened to are read as soon as one wrote; their intervals stay as the backstop.
+  const externalVersion = store.externalVersion?.bind(store);
+  let watch: NodeJS.Timeout | undefined;
+  let seenVersion = 0;
+
+  function watchWhileListened(): void {
+    if (externalVersion === undefined) return;
+    if (timers.size === 0) {
+      clearInterval(watch);
+      watch = undefined;
+    } else if (watch === undefined) {
+      try {
+        seenVersion = externalVersion();
+      } catch (error) {
+        onError(error);
+        return;
+      }
+      watch = setInterval(checkVersion, watchMs);
+      watch.unref();
+    }
+  }
+
+  function checkVersion(): void {
+    let version: number;
+    try {
+      version = externalVersion!();
+    } catch (error) {
+      // The intervals go on; a store that cannot be read is reported by them too.
+      clearInterval(watch);
+      watch = undefined;
+      onError(error);
+      return;
+    }
+    if (version === seenVersion) return;
+    seenVersion = version;
+    for (const type of timers.keys()) pollOnce(type, true);
+  }
 
   async function poll(type: PolledSignalType): Promise<void> {
     for (const key of listeners.keys(type)) {
@@ -108,6 +170,8 @@ export function createPollingCoordination({ store, pollMs = {}, onError = report
     async close() {
       for (const timer of timers.values()) clearInterval(timer);
       timers.clear();
+      clearInterval(watch);
+      watch = undefined;
     },
   };
 }

@@ -208,5 +208,14 @@ export interface Store {
    * @returns a function that removes the listener.
    */
   onFailure?(listener: (failure: StoreFailureError) => void): () => void;
+  /**
+   * A number that changes whenever another connection commits to the database: another process,
+   * or another store of this process on the same file (SQLite's `PRAGMA data_version`), never
+   * this store's own commits. Cheap enough to read every few milliseconds, so the polling
+   * coordination looks for signals of other processes as soon as one wrote instead of at its
+   * next poll. Absent where the engine tells of changes itself (Postgres' LISTEN/NOTIFY). A closed
+   * store keeps answering its last number.
+   */
+  externalVersion?(): number;
   close(): Promise<void>;
 }

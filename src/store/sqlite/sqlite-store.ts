@@ -135,6 +135,8 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
   // this file) commits: until it does, the runs this process wrote are as it wrote them.
   const dataVersion = database.prepare('PRAGMA data_version');
   let seenDataVersion = -1;
+  // What `externalVersion` last read, answered once the store is closed.
+  let lastExternalVersion = -1;
   // Sessions as this process wrote or read them, kept like the known runs (see knownIsCurrent):
   // a run's setup reads its parent and child sessions, which this process just created.
   const knownSessions = new Map<string, SessionRecord>();
@@ -670,6 +672,12 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
     onFailure(listener) {
       failureListeners.add(listener);
       return () => void failureListeners.delete(listener);
+    },
+
+    externalVersion() {
+      // Read apart from `seenDataVersion`, which says what the caches were last checked against.
+      if (!closed) lastExternalVersion = (dataVersion.get() as { data_version: number }).data_version;
+      return lastExternalVersion;
     },
 
     async close() {
