@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { browserSuite, launchTestBrowser, type TestBrowser } from './helpers/browser.ts';
 import type { Cadre } from '../src/runtime/create-cadre.ts';
 import { startDashboard, type Dashboard } from '../src/server/create-server.ts';
-import { createTestCadre, waitForRun } from '../src/server/server-fixtures.ts';
+import { createTestCadre, streamFirstWords, waitForRun } from '../src/server/server-fixtures.ts';
 import { runFixture } from '../src/store/store-fixtures.ts';
 
 // The README's picture is refreshed with CADRE_UPDATE_SCREENSHOT=1; otherwise the test's own copy goes to a temp dir.
@@ -80,6 +80,41 @@ describe.skipIf(skip)(title, () => {
 
     await mkdir(join(screenshotPath, '..'), { recursive: true });
     await page.screenshot({ path: screenshotPath, fullPage: true });
+    await page.close();
+  });
+
+  it("shows what a subagent writes on its run's card as it streams, and its messages in the open details before the run ends", async () => {
+    const session = await cadre.createSession();
+    const page = await context.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(`${dashboard.url}#${session.id}`);
+    // Connected first, so the subagent streams to a watcher from its first word.
+    await expect.poll(() => page.evaluate('state.events?.readyState')).toBe(1);
+    await cadre.send(session.id, 'STREAM the long answer.');
+
+    const card = page.locator('.run-card', { hasText: 'long answer' });
+    const live = card.locator('[data-field="live"]');
+    await expect.poll(() => card.count(), { timeout: 10_000 }).toBe(1);
+    await card.locator('[data-action="details"]').click();
+    const transcript = card.locator('[data-field="transcript"]');
+    await expect.poll(() => transcript.textContent()).toContain('Write the long answer');
+    // Words of the first step, on the card while they arrive (2.5 s), before they are a stored message.
+    await expect.poll(() => live.textContent(), { timeout: 10_000 }).toContain('First I');
+    expect(await live.isVisible()).toBe(true);
+    expect(await transcript.textContent()).not.toContain(streamFirstWords);
+    // The first step's message joins the open transcript live, while the final answer still streams.
+    await expect.poll(() => transcript.textContent(), { timeout: 10_000 }).toContain(streamFirstWords);
+    expect(await card.getAttribute('data-status')).toBe('running');
+    await expect.poll(() => live.textContent(), { timeout: 10_000 }).toContain('The build is green.');
+
+    await expect.poll(() => card.getAttribute('data-status'), { timeout: 15_000 }).toBe('completed');
+    expect(await live.isHidden()).toBe(true);
+    await expect.poll(() => transcript.textContent()).toContain('a few words at a time. Done.');
+    // The subagent's words stay on its card: the session's own transcript holds only its own messages.
+    expect(await page.locator('#messages').textContent()).not.toContain(streamFirstWords);
+    expect(pageErrors).toEqual([]);
+    await cadre.waitForIdle(session.id);
     await page.close();
   });
 

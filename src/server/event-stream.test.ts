@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import { createDashboardApp } from './create-server.ts';
-import { createTestCadre } from './server-fixtures.ts';
+import { createTestCadre, streamFirstWords } from './server-fixtures.ts';
 
 const open: Cadre[] = [];
 afterEach(async () => {
@@ -10,7 +10,7 @@ afterEach(async () => {
 
 /** Counts live subscriptions, to see the stream let go of its own. */
 function countingCadre() {
-  const cadre = createTestCadre();
+  const cadre = createTestCadre({ streamDelayMs: 3 });
   open.push(cadre);
   let subscriptions = 0;
   const counted: Cadre = {
@@ -77,6 +77,24 @@ describe('GET /api/events', () => {
     expect(text).not.toContain(other.id);
     await reader.cancel();
     await cadre.waitForIdle(watched.id);
+  });
+
+  it("passes what the session's subagents say: their streamed text and their messages", async () => {
+    const { cadre } = countingCadre();
+    const app = createDashboardApp({ cadre });
+    const session = await cadre.createSession();
+    const reader = (await app.request(`/api/events?session=${session.id}`)).body!.getReader();
+    await readUntil(reader, (text) => text.includes(': connected'));
+    await cadre.send(session.id, 'STREAM the long answer.');
+    const text = await readUntil(reader, (received) => received.includes('"type":"run-end"'));
+    await reader.cancel();
+    const events = text.split('\n\n').filter((block) => block.startsWith('event: ')).map((block) => JSON.parse(block.split('\n').find((line) => line.startsWith('data: '))!.slice(6)));
+    const run = events.find((event) => event.type === 'run-event').run;
+    const child = run.child_session_id;
+    const childText = events.filter((event) => event.type === 'text-delta' && event.session_id === child).map((event) => event.text).join('');
+    expect(childText).toContain(`${streamFirstWords}The build is green.`);
+    expect(events.filter((event) => event.type === 'message' && event.message.session_id === child).map((event) => event.message.role)).toEqual(['assistant', 'tool', 'assistant']);
+    await cadre.waitForIdle(session.id);
   });
 
   it('sends a heartbeat comment while nothing happens', async () => {

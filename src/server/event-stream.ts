@@ -31,8 +31,9 @@ export function sessionOfEvent(event: CadreEvent): string {
 /**
  * Answers `GET /api/events` with server-sent events: one SSE message per live {@link CadreEvent},
  * `event:` its type and `data:` the event as JSON. With `?session=ID`, only that session's events,
- * and the events of runs nested under its runs (their child sessions join as they appear).
- * The subscription ends when the client goes away.
+ * the events of runs nested under its runs (their child sessions join as they appear), and what
+ * their subagents say: the `text-delta` and `message` events of those child sessions (a view
+ * tells them apart by `session_id`). The subscription ends when the client goes away.
  */
 export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_000 }: EventStreamOptions): Response {
   const sessionId = context.req.query('session') || null;
@@ -41,6 +42,8 @@ export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_00
     const wanted = (event: CadreEvent): boolean => {
       if (sessionId === null) return true;
       const owner = sessionOfEvent(event);
+      // A subagent's words belong to its run's card; its session's status and asks do not travel here.
+      if (event.type === 'text-delta' || event.type === 'message') return family.has(owner);
       if (event.type !== 'run-event') return owner === sessionId;
       if (!family.has(owner)) return false;
       family.add(event.run.child_session_id);

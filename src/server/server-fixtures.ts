@@ -14,20 +14,37 @@ const quickCall = { name: 'agent', arguments: { agent: 'general', task: 'Quick w
 const noteCall = { name: 'agent', arguments: { agent: 'writer', task: 'Write the note', description: 'write a note', run_in_background: true } };
 const slowCall = { name: 'agent', arguments: { agent: 'general', task: slowTask, description: 'slow survey', run_in_background: true } };
 
+/** The task of the background run that {@link dashboardScript} starts for a prompt with `STREAM`. */
+export const streamTask = 'Write the long answer';
+/** What that run's subagent says in its first step, before it calls `check_status`. */
+export const streamFirstWords = 'First I check the status of the build.';
+const streamCall = { name: 'agent', arguments: { agent: 'general', task: streamTask, description: 'long answer', run_in_background: true } };
+
 /**
  * A primary agent that starts background runs on `general`: a slow one (a subagent turn that
  * waits `slowDelayMs`) when the prompt says `SLOW`, a quick and a slow one when it says `BOTH`,
- * else a quick one. Notifications get a short reply.
+ * one whose subagent streams two steps a few characters every `streamDelayMs` (the second step
+ * three times as fast) when it says `STREAM`, else a
+ * quick one. Notifications get a short reply.
  */
-export function dashboardScript({ slowDelayMs = 20_000 } = {}): Script {
+export function dashboardScript({ slowDelayMs = 20_000, streamDelayMs = 250 } = {}): Script {
   return [
     { when: { system_includes: 'Note writer' }, turns: [{ tool_calls: [{ name: 'note', arguments: { path: 'docs/notes.md', text: 'hello' } }] }, { text: 'Wrote the note.' }] },
     { when: { system_includes: 'general-purpose', user_includes: slowTask }, turns: [{ text: 'Slow result.', delay_ms: slowDelayMs }] },
+    // Streams slowly: a first step that says something and checks, then a long final answer.
+    {
+      when: { system_includes: 'general-purpose', user_includes: streamTask },
+      turns: [
+        { text: streamFirstWords, tool_calls: [{ name: 'check_status', arguments: {} }], chunk_size: 4, chunk_delay_ms: streamDelayMs },
+        { text: `The build is green. ${'Every part of the answer arrives a few words at a time. '.repeat(8)}Done.`, chunk_size: 12, chunk_delay_ms: Math.round(streamDelayMs / 3) },
+      ],
+    },
     { when: { system_includes: 'general-purpose' }, turns: [{ text: 'Quick result: the answer is 42.' }] },
     { when: { last_user_includes: '<subagent-notification>' }, turns: [{ text: 'Noted the subagent result.' }] },
     { when: { user_includes: 'SLOW' }, turns: [{ tool_calls: [slowCall] }, { text: 'Started the slow survey.' }] },
     { when: { user_includes: 'NOTE' }, turns: [{ tool_calls: [noteCall] }, { text: 'Started the writer.' }] },
     { when: { user_includes: 'BOTH' }, turns: [{ tool_calls: [quickCall, slowCall] }, { text: 'Started both.' }] },
+    { when: { user_includes: 'STREAM' }, turns: [{ tool_calls: [streamCall] }, { text: 'Started the long answer.' }] },
     { turns: [{ tool_calls: [quickCall] }, { text: 'Started the quick answer.' }] },
   ];
 }
@@ -37,7 +54,7 @@ export function dashboardScript({ slowDelayMs = 20_000 } = {}): Script {
  * for an answer (as `cadre serve` does). A prompt with `NOTE` starts the `writer`, whose `note`
  * tool (risk `write`) asks; each note it is allowed to write is added to `notes`.
  */
-export function createTestCadre(options: { slowDelayMs?: number; notes?: string[]; limits?: Partial<Limits> } = {}): Cadre {
+export function createTestCadre(options: { slowDelayMs?: number; streamDelayMs?: number; notes?: string[]; limits?: Partial<Limits> } = {}): Cadre {
   const notes = options.notes ?? [];
   const note = defineTool({
     name: 'note',
@@ -50,11 +67,12 @@ export function createTestCadre(options: { slowDelayMs?: number; notes?: string[
       return `wrote ${path}`;
     },
   });
+  const checkStatus = defineTool({ name: 'check_status', description: 'Says how the build is', inputSchema: z.object({}), execute: () => 'green' });
   return createCadre({
     store: createSqliteStore({ path: ':memory:' }),
     model: scriptedLanguageModel(dashboardScript(options)),
     agents: [defineAgent({ name: 'writer', description: 'Writes notes', system: 'Note writer.', tools: ['note'], mode: 'subagent', color: 'purple' })],
-    tools: { note },
+    tools: { note, check_status: checkStatus },
     approvals: 'wait',
     limits: options.limits,
     onError: (error) => console.error(error),

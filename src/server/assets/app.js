@@ -331,6 +331,7 @@ function upsertRun(run) {
   field(card, 'elapsed').textContent = formatElapsed(run);
   field(card, 'usage').textContent = runTokensText(run);
   field(card, 'activity').textContent = run.last_activity || '';
+  if (!activeStatuses.has(run.status)) clearRunText(card);
   card.querySelector('[data-action="stop"]').hidden = !activeStatuses.has(run.status);
   byId('no-runs').hidden = state.cards.size > 0;
   if (state.tokens) showSessionTokens();
@@ -448,6 +449,42 @@ async function stopRun(id) {
   upsertRun(run);
 }
 
+// What a run's subagent says, live: its streamed text on the card, its messages in the open details.
+
+/** Characters of a subagent's streamed text a card shows: the end of what it is writing. */
+const liveTextChars = 600;
+
+/** The run whose subagent works in `sessionId` (its child session), if the page shows it. */
+function runOfChildSession(sessionId) {
+  for (const run of state.runs.values()) if (run.child_session_id === sessionId) return run;
+  return undefined;
+}
+
+function addRunText(sessionId, text) {
+  const run = runOfChildSession(sessionId);
+  const card = run && state.cards.get(run.id);
+  if (!card || !activeStatuses.has(run.status)) return;
+  const live = field(card, 'live');
+  live.hidden = false;
+  live.textContent = (live.textContent + text).slice(-liveTextChars);
+}
+
+function addRunMessage(message) {
+  const run = runOfChildSession(message.session_id);
+  const card = run && state.cards.get(run.id);
+  if (!card) return;
+  // The streamed text is now a stored message: the transcript holds it.
+  if (message.role === 'assistant') clearRunText(card);
+  const transcript = field(field(card, 'details'), 'transcript');
+  if (transcript && !transcript.querySelector(`[data-seq="${Number(message.seq)}"]`)) transcript.append(messageItem(message));
+}
+
+function clearRunText(card) {
+  const live = field(card, 'live');
+  live.hidden = true;
+  live.textContent = '';
+}
+
 async function toggleDetails(id, { refresh = false } = {}) {
   const details = field(state.cards.get(id), 'details');
   if (!details.hidden && !refresh) {
@@ -457,6 +494,7 @@ async function toggleDetails(id, { refresh = false } = {}) {
   const [{ run, events }, { messages }] = await Promise.all([api(`/api/runs/${id}`), api(`/api/runs/${id}/transcript`)]);
   const outcome = run.error ? `${run.error.kind}: ${run.error.message}` : run.result?.text ?? run.partial_result ?? '(no result yet)';
   const transcript = element('ol', 'messages');
+  transcript.dataset.field = 'transcript';
   transcript.append(...messages.map(messageItem));
   const eventList = element('ol', 'events');
   eventList.append(...events.map((event) => element('li', 'mono', `${event.seq} ${event.at.slice(11, 19)} ${event.type} ${shorten(event.data, 80)}`)));
@@ -540,11 +578,17 @@ function connectEvents(sessionId) {
     if (!details.hidden && event.type === 'run-end') attempt(() => toggleDetails(run.id, { refresh: true }));
   });
   events.addEventListener('text-delta', (message) => {
+    const { session_id: sessionId, text } = JSON.parse(message.data);
+    if (sessionId !== state.sessionId) return addRunText(sessionId, text);
     const streaming = byId('streaming');
     streaming.hidden = false;
-    streaming.textContent += JSON.parse(message.data).text;
+    streaming.textContent += text;
   });
-  events.addEventListener('message', (message) => addMessage(JSON.parse(message.data).message));
+  events.addEventListener('message', (event) => {
+    const { message } = JSON.parse(event.data);
+    if (message.session_id === state.sessionId) addMessage(message);
+    else addRunMessage(message);
+  });
   events.addEventListener('session-status', (message) => {
     showSessionStatus(JSON.parse(message.data).status);
     attempt(() => Promise.all([loadSession(), loadSessions()]));
