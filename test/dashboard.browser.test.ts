@@ -1,4 +1,5 @@
-import { mkdir } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +9,7 @@ import { browserSuite, launchTestBrowser, type TestBrowser } from './helpers/bro
 import type { Cadre } from '../src/runtime/create-cadre.ts';
 import { startDashboard, type Dashboard } from '../src/server/create-server.ts';
 import { createTestCadre, streamFirstWords, waitForRun } from '../src/server/server-fixtures.ts';
+import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { runFixture } from '../src/store/store-fixtures.ts';
 
 // The README's picture is refreshed with CADRE_UPDATE_SCREENSHOT=1; otherwise the test's own copy goes to a temp dir.
@@ -284,6 +286,40 @@ describe.skipIf(skip)(title, () => {
       await page.close();
     } finally {
       await guarded.close();
+    }
+  });
+
+  it('shows at once what another process wrote to the open session, with no live event of its own', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'cadre-dashboard-file-'));
+    const path = join(folder, 'cadre.db');
+    const fileCadre = createTestCadre({ store: createSqliteStore({ path }) });
+    const fileDashboard = await startDashboard({ cadre: fileCadre, port: 0 });
+    try {
+      const session = await fileCadre.createSession();
+      await fileCadre.store.flush();
+      const page = await context.newPage();
+      await page.goto(`${fileDashboard.url}#${session.id}`);
+      await expect.poll(() => page.locator('#session-status').textContent()).toBe('idle');
+      await expect.poll(() => page.evaluate('state.events?.readyState')).toBe(1);
+      // Another process on the same database, as `cadre run` in another terminal.
+      const storeModule = fileURLToPath(new URL('../src/store/sqlite/sqlite-store.ts', import.meta.url));
+      const writer = `
+        const { createSqliteStore } = await import(${JSON.stringify(storeModule)});
+        const store = createSqliteStore({ path: ${JSON.stringify(path)} });
+        await store.appendMessages([{ session_id: ${JSON.stringify(session.id)}, role: 'user', content: 'Written from another terminal.', created_at: new Date().toISOString() }]);
+        await store.close();`;
+      const child = spawn(process.execPath, ['--input-type=module', '--eval', writer], { stdio: 'ignore' });
+      expect(await new Promise((resolve) => child.on('exit', resolve))).toBe(0);
+      const written = Date.now();
+      // An idle session is read again only when the server sees another process's commit.
+      await expect.poll(() => page.locator('#messages').textContent(), { timeout: 5_000 }).toContain('Written from another terminal.');
+      expect(Date.now() - written).toBeLessThan(2_000);
+      await page.close();
+    } finally {
+      await fileDashboard.close();
+      await fileCadre.close();
+      await fileCadre.store.close();
+      await rm(folder, { recursive: true, force: true });
     }
   });
 });

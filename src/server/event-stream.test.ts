@@ -1,4 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import { createDashboardApp } from './create-server.ts';
 import { createTestCadre, streamFirstWords } from './server-fixtures.ts';
@@ -6,6 +10,10 @@ import { createTestCadre, streamFirstWords } from './server-fixtures.ts';
 const open: Cadre[] = [];
 afterEach(async () => {
   for (const cadre of open.splice(0)) await cadre.close();
+});
+const folders: string[] = [];
+afterAll(() => {
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 });
 
 /** Counts live subscriptions, to see the stream let go of its own. */
@@ -95,6 +103,28 @@ describe('GET /api/events', () => {
     expect(childText).toContain(`${streamFirstWords}The build is green.`);
     expect(events.filter((event) => event.type === 'message' && event.message.session_id === child).map((event) => event.message.role)).toEqual(['assistant', 'tool', 'assistant']);
     await cadre.waitForIdle(session.id);
+  });
+
+  it('tells a view of a session when another process committed to the database, and stays quiet while nothing did', async () => {
+    const folder = mkdtempSync(join(tmpdir(), 'cadre-event-stream-'));
+    folders.push(folder);
+    const path = join(folder, 'cadre.db');
+    const cadre = createTestCadre({ store: createSqliteStore({ path }) });
+    open.push(cadre);
+    const app = createDashboardApp({ cadre });
+    const session = await cadre.createSession();
+    await cadre.store.flush();
+    const reader = (await app.request(`/api/events?session=${session.id}`)).body!.getReader();
+    await readUntil(reader, (text) => text.includes(': connected'));
+    const pending = reader.read();
+    expect(await Promise.race([pending.then(() => 'an event'), new Promise((resolve) => setTimeout(resolve, 600, 'quiet'))])).toBe('quiet');
+    // Another connection to the file, as `cadre run` in another terminal holds.
+    const other = createSqliteStore({ path });
+    await other.appendMessages([{ session_id: session.id, role: 'user', content: 'from another terminal', created_at: new Date().toISOString() }]);
+    await other.close();
+    const first = new TextDecoder().decode((await pending).value);
+    expect(first + (await readUntil(reader, (text) => (first + text).includes('store-changed')))).toContain('event: store-changed\ndata: {}');
+    await reader.cancel();
   });
 
   it('sends a heartbeat comment while nothing happens', async () => {

@@ -9,6 +9,13 @@ export interface EventStreamOptions {
   cadre: Cadre;
   /** Milliseconds between heartbeat comments that keep proxies from closing the stream. @default 15000 */
   heartbeatMs?: number;
+  /**
+   * Milliseconds between reads of the store's external version (see `Store.externalVersion`)
+   * while a session is watched: once another process committed, a `store-changed` event tells
+   * the view to read the session again. Unused for a store without it.
+   * @default 250
+   */
+  externalChangeMs?: number;
 }
 
 /**
@@ -33,9 +40,11 @@ export function sessionOfEvent(event: CadreEvent): string {
  * `event:` its type and `data:` the event as JSON. With `?session=ID`, only that session's events,
  * the events of runs nested under its runs (their child sessions join as they appear), and what
  * their subagents say: the `text-delta` and `message` events of those child sessions (a view
- * tells them apart by `session_id`). The subscription ends when the client goes away.
+ * tells them apart by `session_id`). With `?session=`, a `store-changed` event (data `{}`) says
+ * that another process committed to the database, whose work sends no live events here: read the
+ * session again. The subscription ends when the client goes away.
  */
-export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_000 }: EventStreamOptions): Response {
+export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_000, externalChangeMs = 250 }: EventStreamOptions): Response {
   const sessionId = context.req.query('session') || null;
   return streamSSE(context, async (stream) => {
     const family = new Set<string>(sessionId === null ? [] : [sessionId]);
@@ -59,12 +68,23 @@ export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_00
     const heartbeat = setInterval(() => {
       writing = writing.then(() => stream.write(': heartbeat\n\n'));
     }, heartbeatMs);
+    // Work of another process on the shared database (a `cadre run` in another terminal) sends no
+    // live events here: its commits are seen by the store's external version instead.
+    const externalVersion = sessionId === null ? undefined : cadre.store.externalVersion?.bind(cadre.store);
+    let seenVersion = externalVersion?.();
+    const externalWatch = externalVersion && setInterval(() => {
+      const version = externalVersion();
+      if (version === seenVersion) return;
+      seenVersion = version;
+      writing = writing.then(() => stream.writeSSE({ event: 'store-changed', data: '{}' }));
+    }, externalChangeMs);
     const ended = new Promise<void>((resolve) => {
       let done = false;
       const end = () => {
         if (done) return;
         done = true;
         clearInterval(heartbeat);
+        clearInterval(externalWatch);
         unsubscribe();
         resolve();
       };

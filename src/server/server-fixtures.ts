@@ -5,6 +5,7 @@ import { createCadre, type Cadre } from '../runtime/create-cadre.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import type { RunRecord } from '../store/records.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
+import type { Store } from '../store/store.ts';
 import { scriptedLanguageModel, type Script } from '../testing/index.ts';
 
 /** The task of the slow background run that {@link dashboardScript} starts for a prompt with `SLOW`. */
@@ -50,11 +51,11 @@ export function dashboardScript({ slowDelayMs = 20_000, streamDelayMs = 250 } = 
 }
 
 /**
- * A cadre runtime on an in-memory store, answering from {@link dashboardScript}, whose asks wait
+ * A cadre runtime on an in-memory store (or `store`), answering from {@link dashboardScript}, whose asks wait
  * for an answer (as `cadre serve` does). A prompt with `NOTE` starts the `writer`, whose `note`
  * tool (risk `write`) asks; each note it is allowed to write is added to `notes`.
  */
-export function createTestCadre(options: { slowDelayMs?: number; streamDelayMs?: number; notes?: string[]; limits?: Partial<Limits> } = {}): Cadre {
+export function createTestCadre(options: { slowDelayMs?: number; streamDelayMs?: number; notes?: string[]; limits?: Partial<Limits>; store?: Store } = {}): Cadre {
   const notes = options.notes ?? [];
   const note = defineTool({
     name: 'note',
@@ -69,7 +70,7 @@ export function createTestCadre(options: { slowDelayMs?: number; streamDelayMs?:
   });
   const checkStatus = defineTool({ name: 'check_status', description: 'Says how the build is', inputSchema: z.object({}), execute: () => 'green' });
   return createCadre({
-    store: createSqliteStore({ path: ':memory:' }),
+    store: options.store ?? createSqliteStore({ path: ':memory:' }),
     model: scriptedLanguageModel(dashboardScript(options)),
     agents: [defineAgent({ name: 'writer', description: 'Writes notes', system: 'Note writer.', tools: ['note'], mode: 'subagent', color: 'purple' })],
     tools: { note, check_status: checkStatus },

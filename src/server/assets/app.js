@@ -594,14 +594,34 @@ function connectEvents(sessionId) {
     attempt(() => Promise.all([loadSession(), loadSessions()]));
   });
   events.addEventListener('approval', (message) => upsertApproval(JSON.parse(message.data).approval));
-  for (const type of ['run-event', 'text-delta', 'message', 'session-status', 'approval']) {
+  // Another process (a `cadre run` in another terminal) wrote to the database: its work has no live events here.
+  events.addEventListener('store-changed', () => reloadSession());
+  for (const type of ['run-event', 'text-delta', 'message', 'session-status', 'approval', 'store-changed']) {
     events.addEventListener(type, () => { state.lastEventAt = Date.now(); });
   }
   state.events = events;
 }
 
-// Runs executed by another process (`cadre run` in another terminal) send no live events here:
-// while the open session is busy and the stream is quiet, look again now and then.
+/** Reads the open session again, one read at a time: a change seen during a read gets one more. */
+let reloading = null;
+let reloadAgain = false;
+function reloadSession() {
+  if (reloading) {
+    reloadAgain = true;
+    return;
+  }
+  reloading = attempt(loadSession).finally(() => {
+    reloading = null;
+    if (reloadAgain) {
+      reloadAgain = false;
+      reloadSession();
+    }
+  });
+}
+
+// Runs executed by another process (`cadre run` in another terminal) send no live events here: the
+// server says `store-changed` when it sees their commits (SQLite); without that (Postgres), while
+// the open session is busy and the stream is quiet, look again now and then.
 setInterval(() => {
   const busy = state.sessionStatus === 'running' || [...state.runs.values()].some((run) => activeStatuses.has(run.status));
   if (state.sessionId && busy && Date.now() - state.lastEventAt > 3000) attempt(loadSession);
