@@ -104,6 +104,8 @@ export async function createWorkspace(options: { script?: string } = {}): Promis
     child.stdin!.end(options.input ?? '');
     const exited = new Promise<CadreResult>((resolveExit) => {
       child.on('close', (code, signal) => resolveExit({ code, signal, ...output }));
+      // A process that cannot start (its folder gone) fails the call that started it, not the whole run.
+      child.on('error', (error) => resolveExit({ code: null, signal: null, stdout: output.stdout, stderr: `${output.stderr}cadre could not start: ${error.message}\n` }));
     });
     function waitForStderr(pattern: RegExp, timeoutMs = 10_000): Promise<RegExpMatchArray> {
       return new Promise((resolveMatch, reject) => {

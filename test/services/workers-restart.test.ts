@@ -23,7 +23,9 @@ async function throughRestart(workspace: Workspace, restart: () => Promise<void>
   const restartedAt = Date.now();
   await restart();
   const restartMs = Date.now() - restartedAt;
-  const result = await Promise.race([host.exited, new Promise<never>((_, failed) => setTimeout(() => void show(runId).then((shown) => failed(new Error(`cadre run did not end within 45 s of the restart; the run: ${JSON.stringify(shown.run)}; events: ${shown.events.map((event) => event.type).join(', ')}; cadre run said: ${host.output.stderr}; the workers said: ${workspace.workers.map((worker) => worker.output.stderr).join('\n---\n')}`)), failed), 45_000))]);
+  // Cleared once cadre run ends: fired later, it would run `cadre show` in a workspace already removed.
+  let late: NodeJS.Timeout | undefined;
+  const result = await Promise.race([host.exited, new Promise<never>((_, failed) => (late = setTimeout(() => void show(runId).then((shown) => failed(new Error(`cadre run did not end within 45 s of the restart; the run: ${JSON.stringify(shown.run)}; events: ${shown.events.map((event) => event.type).join(', ')}; cadre run said: ${host.output.stderr}; the workers said: ${workspace.workers.map((worker) => worker.output.stderr).join('\n---\n')}`)), failed), 45_000)))]).finally(() => clearTimeout(late));
   const endedAfterMs = Date.now() - restartedAt;
   expect(result.code, result.stderr).toBe(0);
   expect(result.stdout).toBe('Noted the notification.\n');
