@@ -2,6 +2,7 @@ import { createBenchModel, type BenchModel } from './bench-model.ts';
 import { bareFanOutRound, type BareCall } from './fanout-bare.ts';
 import { createCadreFanOut, type StoredRows } from './fanout-cadre.ts';
 import { createSqlReplay, type SqlReplay } from './fanout-sql.ts';
+import { timeStatements, type StatementTimes } from './time-statements.ts';
 import { collectGarbage, fixed, markdownTable, median, quantile, startClock, temporaryFolder, type MemoryPeaks } from './measure.ts';
 
 /** Sizes and repetitions of the fan-out benchmark. */
@@ -130,7 +131,12 @@ export async function runFanOut(options: FanOutOptions): Promise<string> {
       replay?.check();
       results.push(...cases.map(({ name, fanOut, toolCalls, callsPerRound, perCall, cpuPerCall, memory }) => ({ name, fanOut, toolCalls, callsPerRound, perCall, cpuPerCall, memory })));
       const limits = Object.entries(cadre.limits).map(([key, value]) => `${key}=${value}`).join(', ');
-      stored.push({ ...size, rows: await cadre.storedRows(lastSession), limits });
+      // After the measured rounds, so the timing's own cost touches none of them.
+      const callsBefore = model.calls;
+      const sql = await timeStatements(async () => {
+        for (let round = 0; round < statementRounds; round++) await cadre.round();
+      });
+      stored.push({ ...size, rows: await cadre.storedRows(lastSession), limits, sql, sqlCalls: model.calls - callsBefore });
     } finally {
       replay?.close();
       await unstored.close();
@@ -146,7 +152,13 @@ interface StoredRound {
   toolCalls: number;
   rows: StoredRows;
   limits: string;
+  /** The statements of cadre's SQLite store over {@link statementRounds} more rounds, and their model calls. */
+  sql: StatementTimes;
+  sqlCalls: number;
 }
+
+/** Rounds of cadre on SQLite whose statements are timed one by one, after the measured ones. */
+const statementRounds = 5;
 
 function report(results: CaseResult[], stored: StoredRound[]): string {
   const rows = results.map((result) => {
@@ -181,7 +193,18 @@ function report(results: CaseResult[], stored: StoredRound[]): string {
       return [`N=${fanOut}, T=${toolCalls}`, rows.runs, `${rows.messages} (${expected})`, rows.events, limits];
     }),
   );
-  return `### Fan-out\n\n${table}\n\nAgainst issue 21's targets (wall per model call, ratios to bare \`generateText\` of the same run):\n\n${targetTable(results)}\n\nRows cadre stored in one round (read back through a second connection):\n\n${storedTable}\n`;
+  const sqlTable = markdownTable(
+    ['size', 'statements per model call', 'µs per model call in statements (× bare generateText)', 'of which COMMIT', "storage's share less its statements"],
+    stored.map(({ fanOut, toolCalls, sql, sqlCalls }) => {
+      const of = (name: string) => results.find((result) => result.name === name && result.fanOut === fanOut && result.toolCalls === toolCalls);
+      const [bare, floor, sqlite] = [of('bare generateText'), of('cadre, nothing stored (floor)'), of('cadre (SQLite file)')];
+      const perCall = (sql.totalMs * 1000) / sqlCalls;
+      const bareUs = bare ? median(bare.perCall) : Number.NaN;
+      const share = sqlite && floor ? (median(sqlite.perCall) - median(floor.perCall) - perCall) / bareUs : Number.NaN;
+      return [`N=${fanOut}, T=${toolCalls}`, fixed(sql.statements / sqlCalls, 2), `${fixed(perCall, 1)} (${fixed(perCall / bareUs, 2)}×)`, fixed((sql.commitMs * 1000) / sqlCalls, 1), `${fixed(share, 2)}×`];
+    }),
+  );
+  return `### Fan-out\n\n${table}\n\nAgainst issue 21's targets (wall per model call, ratios to bare \`generateText\` of the same run):\n\n${targetTable(results)}\n\nThe statements cadre's SQLite store ran on the loops' thread, timed one by one over ${statementRounds} more rounds (the last column: storage's share above without them, what a store that ran its statements on another thread could come down to):\n\n${sqlTable}\n\nRows cadre stored in one round (read back through a second connection):\n\n${storedTable}\n`;
 }
 
 /** Issue 21's targets: the SQLite file at most 1.25× bare `generateText` at N=20 and 1.35× at N=200; storage's share at most 0.1×. */
