@@ -121,6 +121,21 @@ export const pgMigrations: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "a row of run_events may hold several of a run's events",
+    // A commit writes each run's held events in as few rows as fit about 1,800 characters each
+    // (a running loop makes about four per step) instead of a row each: `seq` is the first
+    // event's, `last_seq` the last one's, `data` the events as a JSON array of [at, type, data]
+    // arrays (`type` is 'events', `at` the first event's time), as the SQLite store's schema 6.
+    // A row of one event is written as before, with `last_seq` NULL, so every row stored earlier
+    // reads as it did. Rows of one run never share a seq, so the primary key still catches two
+    // processes appending the same seq: a packed row starts at the seq after the last one its
+    // writer saw stored.
+    sql: `
+      ALTER TABLE run_events ADD COLUMN last_seq INTEGER;
+    `,
+  },
 ];
 
 /** The advisory lock that serializes migrations of every cadre process on one database. */
