@@ -202,6 +202,30 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
     await store.close();
   });
 
+  it('stores texts exactly, quotes, backslashes, braces, NULL as text and non-ASCII included, whether held or written after a read', async () => {
+    const schema = fresh();
+    const store = await openPostgresStore({ connectionString: postgresUrl!, schema });
+    const texts = ['"quoted"', 'back\\slash \\" both', '{braces,comma}', 'NULL', '', 'é 中 😀', ' \t\n '];
+    await store.createSession(sessionFixture({ id: 'ses_1' }));
+    await store.insertRun(runFixture({ status: 'running' }), eventFixture('run_1', 'run-start'));
+    // Held: this process wrote the session and the run.
+    await store.appendMessages(texts.map((text) => ({ session_id: 'ses_1', role: 'user' as const, content: text, created_at: '2025-01-01T00:00:02.000Z' })));
+    await store.appendRunEvents(texts.map((text) => eventFixture('run_1', 'activity', { text })));
+    await store.patchRun('run_1', { description: texts[1], partial_result: texts[2] });
+    await store.flush();
+    // Another store (process) writes after reading: its appends take their seqs in SQL.
+    const other = await openPostgresStore({ connectionString: postgresUrl!, schema });
+    await other.appendRunEvents(texts.map((text) => eventFixture('run_1', 'activity', { text: `other ${text}` })));
+    await other.updateRun('run_1', { task: texts[5] });
+    await other.close();
+    expect((await store.listMessages('ses_1')).map((message) => message.content)).toEqual(texts);
+    const events = await store.listRunEvents('run_1');
+    expect(events.slice(1).map((event) => event.data.text)).toEqual([...texts, ...texts.map((text) => `other ${text}`)]);
+    const run = (await store.getRun('run_1'))!;
+    expect([run.description, run.partial_result, run.task]).toEqual([texts[1], texts[2], texts[5]]);
+    await store.close();
+  });
+
   it('refuses a database whose schema is newer than this build', async () => {
     const schema = fresh();
     const store = await openPostgresStore({ connectionString: postgresUrl!, schema });

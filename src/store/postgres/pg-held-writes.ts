@@ -1,4 +1,5 @@
 import type { QueryConfig } from 'pg';
+import { arrayParameterTypes, pgBinaryArray, type ArrayElementType } from './pg-binary-array.ts';
 
 /**
  * A message or event row held for the next commit: its key (session or run), its seq, its other
@@ -297,19 +298,25 @@ export function pgArrayLiteral(values: readonly unknown[]): string {
 
 /**
  * Named statements by text, so the server parses and plans each shape once per connection.
- * Arrays among the values are sent as array literals (see {@link pgArrayLiteral}).
+ * Arrays among the values are sent in binary when the statement casts them (`$1::text[]`, see
+ * {@link pgBinaryArray}), else as array literals (see {@link pgArrayLiteral}).
  */
 export function createStatementNames(limit = 500): (query: { text: string; values: unknown[] }) => QueryConfig {
-  const names = new Map<string, string>();
+  const names = new Map<string, { name: string; types: Map<number, ArrayElementType> }>();
   return (query) => {
-    let name = names.get(query.text);
-    if (name === undefined && names.size < limit) {
-      name = `cadre_${names.size}`;
-      names.set(query.text, name);
+    let named = names.get(query.text);
+    if (named === undefined && names.size < limit) {
+      named = { name: `cadre_${names.size}`, types: arrayParameterTypes(query.text) };
+      names.set(query.text, named);
     }
+    const types = named?.types ?? arrayParameterTypes(query.text);
     const values = query.values.some((value) => Array.isArray(value) && value.every((item) => !Array.isArray(item)))
-      ? query.values.map((value) => (Array.isArray(value) ? pgArrayLiteral(value) : value))
+      ? query.values.map((value, index) => {
+          if (!Array.isArray(value)) return value;
+          const type = types.get(index);
+          return (type && pgBinaryArray(value, type)) ?? pgArrayLiteral(value);
+        })
       : query.values;
-    return name === undefined ? { text: query.text, values } : { text: query.text, values, name };
+    return named === undefined ? { text: query.text, values } : { text: query.text, values, name: named.name };
   };
 }
