@@ -578,8 +578,8 @@ export function createCadre(options: CadreOptions): Cadre {
     setup: async (run, _signal, live) => {
       const agent = agents.get(run.agent);
       if (!agent) throw new Error(`Agent '${run.agent}' is no longer defined.`);
-      const session = await store.getSession(run.child_session_id);
-      const sessionId = await primarySessionOf(run.parent_session_id);
+      // Read together: on a database server each is a round trip every run starting waits for.
+      const [session, sessionId] = await Promise.all([store.getSession(run.child_session_id), primarySessionOf(run.parent_session_id)]);
       const workspace = toolsFor(agent, await availableTools(agent));
       const tools: ToolSet = { ...workspace };
       if (run.depth < limits.maxDepth) {
