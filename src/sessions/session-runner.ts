@@ -127,6 +127,13 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     bus.publish({ type: 'session-status', session_id: sessionId, status });
   }
 
+  /** Closes the session's inbox; what is left in it is stored, and wakes the session. */
+  async function handBack(sessionId: string): Promise<void> {
+    const left = inbox.close(sessionId);
+    for (const entry of left) await entry.onTaken?.().catch(report);
+    if (left.length > 0) options.onUnansweredMessages?.(sessionId);
+  }
+
   async function turn(sessionId: string, signal: AbortSignal, resumed = false): Promise<TurnResult> {
     const startedAt = now();
     await slots.acquire();
@@ -154,8 +161,22 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     const unwatch = coordination.subscribe('session-stop-requested', sessionId, (signal) => {
       if (signal.at >= startedAt) controller.abort(new RunStopSignal('user'));
     });
-    await setStatus(sessionId, 'running');
+    const running = setStatus(sessionId, 'running');
     inbox.open(sessionId);
+    // The history is read while the status is written (one round trip on a database server),
+    // after the inbox opened: a notification from now on waits for this turn's loop.
+    const history = listMessages(sessionId);
+    history.catch(() => {});
+    try {
+      await running;
+    } catch (error) {
+      // No turn runs: what reached the inbox meanwhile is stored as if the session were idle.
+      await handBack(sessionId);
+      unwatch();
+      signal.removeEventListener('abort', onAbort);
+      if (controllers.get(sessionId) === controller) controllers.delete(sessionId);
+      throw error;
+    }
     const journal = createToolCallJournal({ store, sessionId, ownerId: options.ownerId, now });
     try {
       const workspace = await options.toolsFor(agent, session);
@@ -166,7 +187,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       const result = await runAgentLoop({
         model: options.modelFor(agent, session),
         instructions: withNotices(agent.system, options.noticesFor?.(agent) ?? []),
-        messages: toModelMessages(await listMessages(sessionId)),
+        messages: toModelMessages(await history),
         tools,
         toolMiddleware: options.toolMiddlewareFor?.(agent, session, workspace),
         maxTurns: agent.maxTurns ?? limits.defaultMaxTurns,
@@ -208,9 +229,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       return { session_id: sessionId, status: 'failed', text: '', error: shortMessage(error) };
     } finally {
       // Notifications that came after the last model call are stored now and wake the session.
-      const left = inbox.close(sessionId);
-      for (const entry of left) await entry.onTaken?.().catch(report);
-      if (left.length > 0) options.onUnansweredMessages?.(sessionId);
+      await handBack(sessionId);
       unwatch();
       signal.removeEventListener('abort', onAbort);
       if (controllers.get(sessionId) === controller) controllers.delete(sessionId);
