@@ -134,19 +134,26 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     if (left.length > 0) options.onUnansweredMessages?.(sessionId);
   }
 
-  async function turn(sessionId: string, signal: AbortSignal, resumed = false): Promise<TurnResult> {
+  /**
+   * A turn of the session. `written` is a write of the session made just before it (auto-resume
+   * reset or count): the turn reads the session while it is written, one round trip on a database
+   * server, and fails if it fails.
+   */
+  async function turn(sessionId: string, signal: AbortSignal, resumed = false, written?: Promise<void>): Promise<TurnResult> {
     const startedAt = now();
+    written?.catch(() => {});
     await slots.acquire();
     try {
-      const work = () => runTurn(sessionId, signal, startedAt);
+      const work = () => runTurn(sessionId, signal, startedAt, written);
       return await (options.traceTurn ? options.traceTurn(sessionId, resumed, work) : work());
     } finally {
       slots.release();
     }
   }
 
-  async function runTurn(sessionId: string, signal: AbortSignal, startedAt: string): Promise<TurnResult> {
-    const session = await store.getSession(sessionId);
+  async function runTurn(sessionId: string, signal: AbortSignal, startedAt: string, written?: Promise<void>): Promise<TurnResult> {
+    // Read after the write (the store's reads see this process's earlier writes), in one go with it.
+    const [session] = await Promise.all([store.getSession(sessionId), written]);
     if (!session) throw new NotFoundError('session', sessionId);
     const agent = agents.primary(session.agent);
     const controller = new AbortController();
@@ -253,8 +260,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         const [stored] = await store.appendMessages([{ session_id: sessionId, role: 'user', content: text, created_at: now() }]);
         bus.publish({ type: 'message', message: stored });
         // A person spoke: auto-resume is allowed again.
-        await store.updateSession(sessionId, { auto_resumes: 0, user_canceled_at: null });
-        return turn(sessionId, signal);
+        return turn(sessionId, signal, false, store.updateSession(sessionId, { auto_resumes: 0, user_canceled_at: null }));
       });
     },
 
@@ -265,8 +271,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         // Only a message nobody answered yet (a notification that came after the last model call) needs a turn.
         const newer = await store.listMessages(sessionId, { afterSeq: seen.get(sessionId) ?? 0 });
         if (newer.length === 0 || newer.at(-1)?.role !== 'user') return null;
-        await store.updateSession(sessionId, { auto_resumes: session.auto_resumes + 1 });
-        return turn(sessionId, new AbortController().signal, true);
+        return turn(sessionId, new AbortController().signal, true, store.updateSession(sessionId, { auto_resumes: session.auto_resumes + 1 }));
       });
     },
 
