@@ -188,7 +188,7 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
     await store.appendRunEvents([eventFixture('run_1', 'activity', { text: 'new 0' })]);
     await store.appendRunEvents(Array.from({ length: 4 }, (_, index) => eventFixture('run_1', 'activity', { text: `new ${index + 1}` })));
     await store.flush();
-    const { rows } = await client.query<{ seq: number; last_seq: number | null }>("SELECT seq, last_seq FROM run_events WHERE run_id = 'run_1' ORDER BY seq");
+    const { rows } = await client.query<{ seq: number; last_seq: number | null }>("SELECT seq, last_seq FROM run_event_rows WHERE run_id = 'run_1' ORDER BY seq");
     expect(rows).toEqual([...[1, 2, 3, 4, 5, 6, 7].map((seq) => ({ seq, last_seq: null as number | null })), { seq: 8, last_seq: 11 }]);
     const events = await store.listRunEvents('run_1');
     expect(events.map((event) => [event.seq, event.data.text])).toEqual([...old.map((event) => [event.seq, event.data.text]), [7, 'new 0'], [8, 'new 1'], [9, 'new 2'], [10, 'new 3'], [11, 'new 4']]);
@@ -198,6 +198,11 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
     await store.transitionRun({ id: 'run_1', from: ['running'], to: 'completed', event: eventFixture('run_1', 'run-end') });
     expect((await store.listRunEvents('run_1', { afterSeq: 10 })).map((event) => [event.seq, event.type])).toEqual([[11, 'activity'], [12, 'run-end']]);
     expect((await client.query('SELECT MAX(version) AS version FROM cadre_schema_migrations')).rows[0].version).toBe(pgMigrations.at(-1)!.version);
+    // An older cadre still running on the database fails at its next event (its table is gone),
+    // instead of taking MAX(seq) + 1, a seq inside a packed row.
+    await expect(
+      client.query("INSERT INTO run_events (run_id, seq, at, type, data) SELECT 'run_1', COALESCE(MAX(seq), 0) + 1, 'now', 'activity', '{}' FROM run_events WHERE run_id = 'run_1'"),
+    ).rejects.toThrow(/relation "run_events" does not exist/);
     await client.end();
     await store.close();
   });

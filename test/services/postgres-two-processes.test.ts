@@ -221,7 +221,7 @@ describe.skipIf(!postgresUrl)(`postgres store between two processes${postgresRea
     // The events were packed (rows of several), and no two rows of a run share a seq.
     const client = new pg.Client({ connectionString: postgresUrl });
     await client.connect();
-    const { rows } = await client.query<{ run_id: string; seq: number; last_seq: number | null }>(`SELECT run_id, seq, last_seq FROM ${schema}.run_events ORDER BY run_id, seq`);
+    const { rows } = await client.query<{ run_id: string; seq: number; last_seq: number | null }>(`SELECT run_id, seq, last_seq FROM ${schema}.run_event_rows ORDER BY run_id, seq`);
     await client.end();
     expect(rows.filter((row) => row.last_seq !== null).length).toBeGreaterThan(ids.length);
     for (const id of ids) {

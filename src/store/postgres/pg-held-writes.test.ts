@@ -17,7 +17,7 @@ describe('held writes of the Postgres store', () => {
     segment.events.push(row('run_1', 1), row('run_2', 4));
     segment.messages.push({ key: 'ses_1', seq: 2, columns: ['user', '"hi"', '2026-01-01T00:00:00.000Z'], record: { seq: 2 } });
     const statement = segmentStatement([segment])!;
-    expect(statement.text).toMatch(/^WITH w0 AS \(INSERT INTO messages .*\$7::text\[\].*\) INSERT INTO run_events .*unnest\(\$1::text\[\], \$2::int\[\]/);
+    expect(statement.text).toMatch(/^WITH w0 AS \(INSERT INTO messages .*\$7::text\[\].*\) INSERT INTO run_event_rows .*unnest\(\$1::text\[\], \$2::int\[\]/);
     expect(statement.values.slice(0, 2)).toEqual([
       ['run_1', 'run_2'],
       [1, 4],

@@ -69,15 +69,15 @@ function groupedUpdates(table: 'runs' | 'sessions', rows: ReadonlyMap<string, Re
   }
 }
 
-const insertEvents = 'INSERT INTO run_events (run_id, seq, at, type, data, last_seq) SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::int[])';
+const insertEvents = 'INSERT INTO run_event_rows (run_id, seq, at, type, data, last_seq) SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::int[])';
 const insertMessages = 'INSERT INTO messages (session_id, seq, role, content, created_at) SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[])';
 const updateContents = 'UPDATE messages SET content = held.content FROM unnest($1::text[], $2::int[], $3::text[]) AS held(session_id, seq, content) WHERE messages.session_id = held.session_id AND messages.seq = held.seq';
 
-/** The `type` of a `run_events` row that holds several events (as in the SQLite store). */
+/** The `type` of a `run_event_rows` row that holds several events (as in the SQLite store). */
 export const packedEventsType = 'events';
 
 /**
- * The most characters the events of one `run_events` row take, about: a row longer than about
+ * The most characters the events of one `run_event_rows` row take, about: a row longer than about
  * 2 KB is compressed into TOAST, which costs the server more than the rows it saves.
  */
 export const maxEventRowChars = 1800;
@@ -91,7 +91,7 @@ function jsonString(text: string): string {
 }
 
 /**
- * The `run_events` rows of held events, one array per column (`run_id, seq, at, type, data,
+ * The `run_event_rows` rows of held events, one array per column (`run_id, seq, at, type, data,
  * last_seq`): a run's consecutive events share a row of at most about {@link maxEventRowChars}
  * characters, whose `seq` is the first one's, `last_seq` the last one's, `type`
  * {@link packedEventsType}, `at` the first one's time and `data` the JSON array of their

@@ -19,9 +19,9 @@ import { insertSessionOp } from './pg-session-writes.ts';
 import { createKnownRuns, expectedRow } from './pg-known-runs.ts';
 import { reportToDefaultLogger } from '../../logging/default-logger.ts';
 
-/** A run's `run_events` rows from the one holding the event after `$2` on (the rows before it hold none after it). */
+/** A run's `run_event_rows` from the one holding the event after `$2` on (the rows before it hold none after it). */
 const runEventRowsSql =
-  'SELECT seq, at, type, data, last_seq FROM run_events WHERE run_id = $1 AND seq >= COALESCE((SELECT seq FROM run_events WHERE run_id = $1 AND seq <= $2 + 1 ORDER BY seq DESC LIMIT 1), 0) ORDER BY seq';
+  'SELECT seq, at, type, data, last_seq FROM run_event_rows WHERE run_id = $1 AND seq >= COALESCE((SELECT seq FROM run_event_rows WHERE run_id = $1 AND seq <= $2 + 1 ORDER BY seq DESC LIMIT 1), 0) ORDER BY seq';
 
 /** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -122,7 +122,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       // A run's last event is its last row's `last_seq` when that row holds several (see `packedEventArrays`).
       const text =
         table === 'events'
-          ? 'SELECT DISTINCT ON (run_id) run_id AS key, COALESCE(last_seq, seq) AS seq FROM run_events WHERE run_id = ANY($1) ORDER BY run_id, seq DESC'
+          ? 'SELECT DISTINCT ON (run_id) run_id AS key, COALESCE(last_seq, seq) AS seq FROM run_event_rows WHERE run_id = ANY($1) ORDER BY run_id, seq DESC'
           : 'SELECT session_id AS key, MAX(seq) AS seq FROM messages WHERE session_id = ANY($1) GROUP BY session_id';
       const { rows } = await client.query<{ key: string; seq: number }>(text, [keys]);
       return new Map(rows.map((row) => [row.key, row.seq]));
@@ -171,7 +171,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   /** Writes events of runs whose last seq is not known here, in SQL; resolves after the commit. */
   function insertEvents(client: pg.ClientBase, events: readonly NewRunEvent[], data: readonly string[]): Promise<void> {
     const writes = [...groupBy(events, (event) => event.run_id)].map(([runId, indexes]) =>
-      appendWithSeq(client, name, 'run_events', runId, indexes.map((index) => [events[index].at, events[index].type, data[index]] as const)).then((seqs) => {
+      appendWithSeq(client, name, 'run_event_rows', runId, indexes.map((index) => [events[index].at, events[index].type, data[index]] as const)).then((seqs) => {
         indexes.forEach((index, place) => (events[index].seq = seqs[place]));
       }),
     );
