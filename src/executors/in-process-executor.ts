@@ -25,6 +25,11 @@ export interface RunSetup {
   toolMiddleware?: readonly ToolMiddleware[];
   /** Messages that reached the child session while the run works (notifications of its own runs). */
   takeInjectedMessages?: () => ModelMessage[] | Promise<ModelMessage[]>;
+  /**
+   * The child session's stored messages, read once the setup opened its inbox (with the setup's
+   * own reads, in one round trip on a database server). @default read after the setup
+   */
+  history?: Promise<MessageRecord[]>;
   /** Called once the loop is over, whatever the outcome. */
   finish?: () => Promise<void>;
   /**
@@ -104,7 +109,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       } catch (error) {
         return { text: '', lastText: '', finishReason: 'error', steps: 0, error: { kind: 'execution_error', message: shortMessage(error) } };
       }
-      let stored = await store.listMessages(run.child_session_id);
+      let stored = await (setup.history ?? store.listMessages(run.child_session_id));
       // A recovered run's last step may hold calls its dead process never answered: this process
       // holds the run now, and its loop starts below.
       if (await answerOrphanedCalls({ store, sessionId: run.child_session_id, now, leaseMs: options.leaseMs, messages: stored, takenOver: [run.id] })) stored = await store.listMessages(run.child_session_id);

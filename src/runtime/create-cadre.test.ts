@@ -160,6 +160,45 @@ describe('createCadre', () => {
     expect(unwatched.run.result?.text).toBe('One. Two. Three. Four.');
   });
 
+  it("rejects a turn whose running status cannot be written, and the session's next turn runs with the whole conversation", async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    let failing = true;
+    // The status write of the first turn fails; everything else reaches the store.
+    const flaky = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === 'updateSession') {
+          return (id: string, patch: { status?: string }) => {
+            if (failing && patch.status === 'running') {
+              failing = false;
+              return Promise.reject(new Error('disk full'));
+            }
+            return target.updateSession(id, patch as never);
+          };
+        }
+        const value = Reflect.get(target, key, receiver) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const prompts: string[] = [];
+    const cadre = createCadre({
+      store: flaky,
+      onError: (error) => { throw error; },
+      model: scriptedLanguageModel((request) => {
+        prompts.push(JSON.stringify(request.messages));
+        return { text: 'hi' };
+      }),
+    });
+    open.push(cadre);
+    const session = await cadre.createSession();
+    await expect(cadre.send(session.id, 'first')).rejects.toThrow('disk full');
+    const turn = await cadre.send(session.id, 'second');
+    expect(turn.status).toBe('completed');
+    expect(prompts).toHaveLength(1);
+    expect(prompts[0]).toContain('first');
+    expect(prompts[0]).toContain('second');
+    expect((await cadre.store.getSession(session.id))?.status).toBe('idle');
+  });
+
   it('runs at most maxConcurrentTurns primary turns at once; the others wait their turn', async () => {
     let running = 0;
     let most = 0;

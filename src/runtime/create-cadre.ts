@@ -578,26 +578,38 @@ export function createCadre(options: CadreOptions): Cadre {
     setup: async (run, _signal, live) => {
       const agent = agents.get(run.agent);
       if (!agent) throw new Error(`Agent '${run.agent}' is no longer defined.`);
-      const session = await store.getSession(run.child_session_id);
-      const sessionId = await primarySessionOf(run.parent_session_id);
-      const workspace = toolsFor(agent, await availableTools(agent));
-      const tools: ToolSet = { ...workspace };
-      if (run.depth < limits.maxDepth) {
-        Object.assign(tools, createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }));
+      const childId = run.child_session_id;
+      // The inbox opens before the history is read, so a notification from now on waits for the
+      // loop; the history and the sessions are read together (on a database server each is a
+      // round trip every run starting waits for).
+      inbox.open(childId);
+      const history = store.listMessages(childId);
+      history.catch(() => {});
+      try {
+        const [session, sessionId] = await Promise.all([store.getSession(childId), primarySessionOf(run.parent_session_id)]);
+        const workspace = toolsFor(agent, await availableTools(agent));
+        const tools: ToolSet = { ...workspace };
+        if (run.depth < limits.maxDepth) {
+          Object.assign(tools, createDelegationTools(delegation, { sessionId: childId, depth: run.depth, parentRunId: run.id }));
+        }
+        const model = modelFor(agentModel(agent) ?? session?.model);
+        return {
+          model,
+          instructions: withNotices(agent.system, mcpNotices.get(agent) ?? []),
+          tools,
+          toolMiddleware: toolPipelineFor(agent, workspace, { sessionId, runId: run.id, setActivity: live.setActivity, writePending: live.writePending }),
+          takeInjectedMessages: () => takeAndStore(inbox, childId),
+          history,
+          ...(summarize ? { summarize: (text: string, signal: AbortSignal) => summarizeRun(run, text, model, signal, live.setActivity) } : {}),
+          finish: async () => {
+            for (const entry of inbox.close(childId)) await entry.onTaken?.();
+          },
+        };
+      } catch (error) {
+        // No loop runs: what reached the inbox meanwhile is stored now.
+        for (const entry of inbox.close(childId)) await entry.onTaken?.().catch(report);
+        throw error;
       }
-      const model = modelFor(agentModel(agent) ?? session?.model);
-      inbox.open(run.child_session_id);
-      return {
-        model,
-        instructions: withNotices(agent.system, mcpNotices.get(agent) ?? []),
-        tools,
-        toolMiddleware: toolPipelineFor(agent, workspace, { sessionId, runId: run.id, setActivity: live.setActivity, writePending: live.writePending }),
-        takeInjectedMessages: () => takeAndStore(inbox, run.child_session_id),
-        ...(summarize ? { summarize: (text: string, signal: AbortSignal) => summarizeRun(run, text, model, signal, live.setActivity) } : {}),
-        finish: async () => {
-          for (const entry of inbox.close(run.child_session_id)) await entry.onTaken?.();
-        },
-      };
     },
   });
 

@@ -127,19 +127,33 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     bus.publish({ type: 'session-status', session_id: sessionId, status });
   }
 
-  async function turn(sessionId: string, signal: AbortSignal, resumed = false): Promise<TurnResult> {
+  /** Closes the session's inbox; what is left in it is stored, and wakes the session. */
+  async function handBack(sessionId: string): Promise<void> {
+    const left = inbox.close(sessionId);
+    for (const entry of left) await entry.onTaken?.().catch(report);
+    if (left.length > 0) options.onUnansweredMessages?.(sessionId);
+  }
+
+  /**
+   * A turn of the session. `written` is a write of the session made just before it (auto-resume
+   * reset or count): the turn reads the session while it is written, one round trip on a database
+   * server, and fails if it fails.
+   */
+  async function turn(sessionId: string, signal: AbortSignal, resumed = false, written?: Promise<void>): Promise<TurnResult> {
     const startedAt = now();
+    written?.catch(() => {});
     await slots.acquire();
     try {
-      const work = () => runTurn(sessionId, signal, startedAt);
+      const work = () => runTurn(sessionId, signal, startedAt, written);
       return await (options.traceTurn ? options.traceTurn(sessionId, resumed, work) : work());
     } finally {
       slots.release();
     }
   }
 
-  async function runTurn(sessionId: string, signal: AbortSignal, startedAt: string): Promise<TurnResult> {
-    const session = await store.getSession(sessionId);
+  async function runTurn(sessionId: string, signal: AbortSignal, startedAt: string, written?: Promise<void>): Promise<TurnResult> {
+    // Read after the write (the store's reads see this process's earlier writes), in one go with it.
+    const [session] = await Promise.all([store.getSession(sessionId), written]);
     if (!session) throw new NotFoundError('session', sessionId);
     const agent = agents.primary(session.agent);
     const controller = new AbortController();
@@ -154,8 +168,22 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     const unwatch = coordination.subscribe('session-stop-requested', sessionId, (signal) => {
       if (signal.at >= startedAt) controller.abort(new RunStopSignal('user'));
     });
-    await setStatus(sessionId, 'running');
+    const running = setStatus(sessionId, 'running');
     inbox.open(sessionId);
+    // The history is read while the status is written (one round trip on a database server),
+    // after the inbox opened: a notification from now on waits for this turn's loop.
+    const history = listMessages(sessionId);
+    history.catch(() => {});
+    try {
+      await running;
+    } catch (error) {
+      // No turn runs: what reached the inbox meanwhile is stored as if the session were idle.
+      await handBack(sessionId);
+      unwatch();
+      signal.removeEventListener('abort', onAbort);
+      if (controllers.get(sessionId) === controller) controllers.delete(sessionId);
+      throw error;
+    }
     const journal = createToolCallJournal({ store, sessionId, ownerId: options.ownerId, now });
     try {
       const workspace = await options.toolsFor(agent, session);
@@ -166,7 +194,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       const result = await runAgentLoop({
         model: options.modelFor(agent, session),
         instructions: withNotices(agent.system, options.noticesFor?.(agent) ?? []),
-        messages: toModelMessages(await listMessages(sessionId)),
+        messages: toModelMessages(await history),
         tools,
         toolMiddleware: options.toolMiddlewareFor?.(agent, session, workspace),
         maxTurns: agent.maxTurns ?? limits.defaultMaxTurns,
@@ -208,9 +236,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       return { session_id: sessionId, status: 'failed', text: '', error: shortMessage(error) };
     } finally {
       // Notifications that came after the last model call are stored now and wake the session.
-      const left = inbox.close(sessionId);
-      for (const entry of left) await entry.onTaken?.().catch(report);
-      if (left.length > 0) options.onUnansweredMessages?.(sessionId);
+      await handBack(sessionId);
       unwatch();
       signal.removeEventListener('abort', onAbort);
       if (controllers.get(sessionId) === controller) controllers.delete(sessionId);
@@ -234,8 +260,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         const [stored] = await store.appendMessages([{ session_id: sessionId, role: 'user', content: text, created_at: now() }]);
         bus.publish({ type: 'message', message: stored });
         // A person spoke: auto-resume is allowed again.
-        await store.updateSession(sessionId, { auto_resumes: 0, user_canceled_at: null });
-        return turn(sessionId, signal);
+        return turn(sessionId, signal, false, store.updateSession(sessionId, { auto_resumes: 0, user_canceled_at: null }));
       });
     },
 
@@ -246,8 +271,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         // Only a message nobody answered yet (a notification that came after the last model call) needs a turn.
         const newer = await store.listMessages(sessionId, { afterSeq: seen.get(sessionId) ?? 0 });
         if (newer.length === 0 || newer.at(-1)?.role !== 'user') return null;
-        await store.updateSession(sessionId, { auto_resumes: session.auto_resumes + 1 });
-        return turn(sessionId, new AbortController().signal, true);
+        return turn(sessionId, new AbortController().signal, true, store.updateSession(sessionId, { auto_resumes: session.auto_resumes + 1 }));
       });
     },
 

@@ -4,6 +4,8 @@ import { runStoreCases } from '../../src/store/store.case.ts';
 import { eventFixture, runFixture, sessionFixture } from '../../src/store/store-fixtures.ts';
 import { approvalFixture } from '../../src/store/store-approvals.case.ts';
 import { openStore } from '../../src/store/open-store.ts';
+import { pgMigrations } from '../../src/store/postgres/pg-migrations.ts';
+import { runColumnList, runToSql } from '../../src/store/sqlite/rows.ts';
 import { dropSchemas, freshSchema, postgresReason, postgresUrl, schemaUrl } from './service-urls.ts';
 
 const schemas: string[] = [];
@@ -160,6 +162,73 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
       expect((await stores[5]!.getRun('run_1'))?.id).toBe('run_1');
       await Promise.all(stores.map((store) => store.close()));
     }
+  });
+
+  it('reads a database of schema version 1 (a row per event) the same after the upgrade, and appends after its events', async () => {
+    const schema = fresh();
+    const pg = (await import('pg')).default;
+    const client = new pg.Client({ connectionString: postgresUrl, options: `-c search_path=${schema}` });
+    await client.connect();
+    // The database as the previous build left it: schema 1, and events stored a row each.
+    await client.query(`CREATE SCHEMA ${schema}`);
+    await client.query(pgMigrations[0].sql);
+    await client.query('CREATE TABLE cadre_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+    await client.query("INSERT INTO cadre_schema_migrations VALUES (1, 'first', 'then')");
+    const old = Array.from({ length: 6 }, (_, index) => ({ seq: index + 1, at: `2025-01-01T00:00:0${index}.000Z`, type: index === 0 ? 'run-start' : 'activity', data: { text: `old ${index}`, quote: '"\\' } }));
+    for (const event of old) {
+      await client.query('INSERT INTO run_events (run_id, seq, at, type, data) VALUES ($1, $2, $3, $4, $5)', ['run_1', event.seq, event.at, event.type, JSON.stringify(event.data)]);
+    }
+    const values = runToSql(runFixture({ status: 'running' })) as unknown[];
+    await client.query(`INSERT INTO runs (${runColumnList}) VALUES (${values.map((_, index) => `$${index + 1}`).join(', ')})`, values);
+    const store = await openPostgresStore({ connectionString: postgresUrl!, schema });
+    const expected = old.map((event) => ({ run_id: 'run_1', ...event }));
+    expect(await store.listRunEvents('run_1')).toEqual(expected);
+    expect(await store.listRunEvents('run_1', { afterSeq: 2, limit: 3 })).toEqual(expected.slice(2, 5));
+    // The first append learns the last seq from the stored rows; later ones are held and packed.
+    await store.appendRunEvents([eventFixture('run_1', 'activity', { text: 'new 0' })]);
+    await store.appendRunEvents(Array.from({ length: 4 }, (_, index) => eventFixture('run_1', 'activity', { text: `new ${index + 1}` })));
+    await store.flush();
+    const { rows } = await client.query<{ seq: number; last_seq: number | null }>("SELECT seq, last_seq FROM run_event_rows WHERE run_id = 'run_1' ORDER BY seq");
+    expect(rows).toEqual([...[1, 2, 3, 4, 5, 6, 7].map((seq) => ({ seq, last_seq: null as number | null })), { seq: 8, last_seq: 11 }]);
+    const events = await store.listRunEvents('run_1');
+    expect(events.map((event) => [event.seq, event.data.text])).toEqual([...old.map((event) => [event.seq, event.data.text]), [7, 'new 0'], [8, 'new 1'], [9, 'new 2'], [10, 'new 3'], [11, 'new 4']]);
+    expect(events.slice(0, 6)).toEqual(expected);
+    expect((await store.listRunEvents('run_1', { afterSeq: 8 })).map((event) => event.seq)).toEqual([9, 10, 11]);
+    // A transition after packed rows takes the seq after the last one.
+    await store.transitionRun({ id: 'run_1', from: ['running'], to: 'completed', event: eventFixture('run_1', 'run-end') });
+    expect((await store.listRunEvents('run_1', { afterSeq: 10 })).map((event) => [event.seq, event.type])).toEqual([[11, 'activity'], [12, 'run-end']]);
+    expect((await client.query('SELECT MAX(version) AS version FROM cadre_schema_migrations')).rows[0].version).toBe(pgMigrations.at(-1)!.version);
+    // An older cadre still running on the database fails at its next event (its table is gone),
+    // instead of taking MAX(seq) + 1, a seq inside a packed row.
+    await expect(
+      client.query("INSERT INTO run_events (run_id, seq, at, type, data) SELECT 'run_1', COALESCE(MAX(seq), 0) + 1, 'now', 'activity', '{}' FROM run_events WHERE run_id = 'run_1'"),
+    ).rejects.toThrow(/relation "run_events" does not exist/);
+    await client.end();
+    await store.close();
+  });
+
+  it('stores texts exactly, quotes, backslashes, braces, NULL as text and non-ASCII included, whether held or written after a read', async () => {
+    const schema = fresh();
+    const store = await openPostgresStore({ connectionString: postgresUrl!, schema });
+    const texts = ['"quoted"', 'back\\slash \\" both', '{braces,comma}', 'NULL', '', 'é 中 😀', ' \t\n '];
+    await store.createSession(sessionFixture({ id: 'ses_1' }));
+    await store.insertRun(runFixture({ status: 'running' }), eventFixture('run_1', 'run-start'));
+    // Held: this process wrote the session and the run.
+    await store.appendMessages(texts.map((text) => ({ session_id: 'ses_1', role: 'user' as const, content: text, created_at: '2025-01-01T00:00:02.000Z' })));
+    await store.appendRunEvents(texts.map((text) => eventFixture('run_1', 'activity', { text })));
+    await store.patchRun('run_1', { description: texts[1], partial_result: texts[2] });
+    await store.flush();
+    // Another store (process) writes after reading: its appends take their seqs in SQL.
+    const other = await openPostgresStore({ connectionString: postgresUrl!, schema });
+    await other.appendRunEvents(texts.map((text) => eventFixture('run_1', 'activity', { text: `other ${text}` })));
+    await other.updateRun('run_1', { task: texts[5] });
+    await other.close();
+    expect((await store.listMessages('ses_1')).map((message) => message.content)).toEqual(texts);
+    const events = await store.listRunEvents('run_1');
+    expect(events.slice(1).map((event) => event.data.text)).toEqual([...texts, ...texts.map((text) => `other ${text}`)]);
+    const run = (await store.getRun('run_1'))!;
+    expect([run.description, run.partial_result, run.task]).toEqual([texts[1], texts[2], texts[5]]);
+    await store.close();
   });
 
   it('refuses a database whose schema is newer than this build', async () => {

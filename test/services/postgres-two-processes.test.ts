@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.ts';
 import { eventFixture, runFixture, sessionFixture } from '../../src/store/store-fixtures.ts';
@@ -60,6 +61,41 @@ function otherProcess(url: string) {
   );
   return { ready, go: () => child.stdin!.end('go\n'), won };
 }
+
+/**
+ * What each process does to append to runs it knows (it appended to each once already, so its
+ * later appends are held and a run's events of a commit share a row): `turns` event-loop turns,
+ * each appending `perTurn` events to every run, then waiting for a timer so the next turn's
+ * commit is separate. Plain JavaScript, run by both processes.
+ */
+const appendSource = `
+  return (async () => {
+    await Promise.all(runIds.map((id) => store.appendRunEvents([eventFixture(id, 'activity', { text: owner + ' 0' })])));
+    await store.flush();
+    go();
+    await started;
+    for (let turn = 0; turn < turns; turn++) {
+      for (const id of runIds) {
+        const events = [];
+        for (let index = 0; index < perTurn; index++) events.push(eventFixture(id, 'activity', { text: owner + ' ' + (turn * perTurn + index + 1) }));
+        await store.appendRunEvents(events);
+      }
+      await new Promise((resolve) => setTimeout(resolve, turn % 3));
+    }
+    await store.flush();
+  })();
+`;
+
+const appendTurns = new Function('store', 'owner', 'runIds', 'eventFixture', 'turns', 'perTurn', 'go', 'started', appendSource) as (
+  store: Store,
+  owner: string,
+  ids: string[],
+  fixture: typeof eventFixture,
+  turns: number,
+  perTurn: number,
+  go: () => void,
+  started: Promise<unknown>,
+) => Promise<void>;
 
 /** Runs `body` (JavaScript, with `store` open on `url`) in another process, to its end. */
 async function inOtherProcess(url: string, body: string): Promise<void> {
@@ -135,4 +171,63 @@ describe.skipIf(!postgresUrl)(`postgres store between two processes${postgresRea
     }
     await store.close();
   }, 30_000);
+
+  it("keeps every event once and in order when two processes append many events to the same runs at once, each commit packing a run's events into one row", async () => {
+    const schema = freshSchema();
+    schemas.push(schema);
+    const store = await openPostgresStore({ connectionString: schemaUrl(schema) });
+    const ids = runIds.slice(0, 5);
+    await Promise.all(ids.map((id) => store.insertRun(runFixture({ id, status: 'running' }), eventFixture(id, 'run-start'))));
+    await store.flush();
+    const turns = 12;
+    const perTurn = 4;
+    const program = `
+      import { openPostgresStore } from ${JSON.stringify(storeSource)};
+      import { eventFixture } from ${JSON.stringify(fixturesSource)};
+      const store = await openPostgresStore({ connectionString: ${JSON.stringify(schemaUrl(schema))} });
+      const started = new Promise((resolve) => process.stdin.once('data', resolve));
+      const appendTurns = new Function('store', 'owner', 'runIds', 'eventFixture', 'turns', 'perTurn', 'go', 'started', ${JSON.stringify(appendSource)});
+      await appendTurns(store, 'other', ${JSON.stringify(ids)}, eventFixture, ${turns}, ${perTurn}, () => console.log('ready'), started);
+      await store.close();
+    `;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', program], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    const otherReady = new Promise<void>((ready) => child.stdout!.on('data', (chunk: Buffer) => String(chunk).includes('ready') && ready()));
+    const otherDone = new Promise<number | null>((done) => child.on('close', done));
+    let start!: () => void;
+    const started = new Promise<void>((resolve) => (start = resolve));
+    const mine = appendTurns(store, 'this', ids, eventFixture, turns, perTurn, () => {}, started);
+    await otherReady;
+    child.stdin!.end('go\n');
+    start();
+    await mine;
+    expect(await otherDone, stderr).toBe(0);
+    // run-start, then each process's first event and its held ones.
+    const total = 3 + 2 * turns * perTurn;
+    for (const id of ids) {
+      const events = await store.listRunEvents(id);
+      expect(events.map((event) => event.seq)).toEqual(Array.from({ length: total }, (_, index) => index + 1));
+      for (const owner of ['this', 'other']) {
+        const texts = events.filter((event) => String(event.data.text).startsWith(owner)).map((event) => event.data.text);
+        expect(texts).toEqual(Array.from({ length: turns * perTurn + 1 }, (_, index) => `${owner} ${index}`));
+      }
+      // Read from any event on: the row holding the next one is found, whatever row it is in.
+      for (const afterSeq of [0, 1, 2, 3, 17, total - 1, total]) {
+        expect((await store.listRunEvents(id, { afterSeq })).map((event) => event.seq)).toEqual(events.slice(afterSeq).map((event) => event.seq));
+        expect((await store.listRunEvents(id, { afterSeq, limit: 3 })).map((event) => event.seq)).toEqual(events.slice(afterSeq, afterSeq + 3).map((event) => event.seq));
+      }
+    }
+    // The events were packed (rows of several), and no two rows of a run share a seq.
+    const client = new pg.Client({ connectionString: postgresUrl });
+    await client.connect();
+    const { rows } = await client.query<{ run_id: string; seq: number; last_seq: number | null }>(`SELECT run_id, seq, last_seq FROM ${schema}.run_event_rows ORDER BY run_id, seq`);
+    await client.end();
+    expect(rows.filter((row) => row.last_seq !== null).length).toBeGreaterThan(ids.length);
+    for (const id of ids) {
+      const covered = rows.filter((row) => row.run_id === id).flatMap((row) => Array.from({ length: (row.last_seq ?? row.seq) - row.seq + 1 }, (_, index) => row.seq + index));
+      expect(covered).toEqual(Array.from({ length: total }, (_, index) => index + 1));
+    }
+    await store.close();
+  }, 60_000);
 });

@@ -116,7 +116,7 @@ export function isConnectionError(error: unknown): boolean {
  */
 export function isRetryable(error: unknown): boolean {
   const { code, constraint } = (error ?? {}) as { code?: string; constraint?: string };
-  return code === '40P01' || code === '40001' || (code === '23505' && (constraint === 'run_events_pkey' || constraint === 'messages_pkey'));
+  return code === '40P01' || code === '40001' || (code === '23505' && (constraint === 'run_event_rows_pkey' || constraint === 'messages_pkey'));
 }
 
 /**

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createHeldSegment, createStatementNames, pgArrayLiteral, renumberHeld, segmentStatement, type HeldRow } from './pg-held-writes.ts';
+import type { RunEventRecord } from '../records.ts';
+import { addRunEvents } from '../sqlite/rows.ts';
+import { createHeldSegment, createStatementNames, maxEventRowChars, packedEventArrays, pgArrayLiteral, renumberHeld, segmentStatement, type HeldRow } from './pg-held-writes.ts';
 
 function row(key: string, seq: number, text = 'x'): HeldRow {
   return { key, seq, columns: ['2026-01-01T00:00:00.000Z', 'activity', text], record: { seq } };
@@ -15,12 +17,44 @@ describe('held writes of the Postgres store', () => {
     segment.events.push(row('run_1', 1), row('run_2', 4));
     segment.messages.push({ key: 'ses_1', seq: 2, columns: ['user', '"hi"', '2026-01-01T00:00:00.000Z'], record: { seq: 2 } });
     const statement = segmentStatement([segment])!;
-    expect(statement.text).toMatch(/^WITH w0 AS \(INSERT INTO messages .*\$6::text\[\].*\) INSERT INTO run_events .*unnest\(\$1::text\[\], \$2::int\[\]/);
+    expect(statement.text).toMatch(/^WITH w0 AS \(INSERT INTO messages .*\$7::text\[\].*\) INSERT INTO run_event_rows .*unnest\(\$1::text\[\], \$2::int\[\]/);
     expect(statement.values.slice(0, 2)).toEqual([
       ['run_1', 'run_2'],
       [1, 4],
     ]);
-    expect(statement.values.slice(5, 7)).toEqual([['ses_1'], [2]]);
+    expect(statement.values[5]).toEqual([null, null]);
+    expect(statement.values.slice(6, 8)).toEqual([['ses_1'], [2]]);
+  });
+
+  it("packs a run's consecutive held events into one row, as the SQLite store's schema 6 reads them, and an event alone as before", () => {
+    const first = createHeldSegment();
+    const second = createHeldSegment();
+    first.events.push(row('run_1', 3, '{"a":1}'), row('run_2', 1), row('run_1', 4, '{"b":"\\"q\\""}'));
+    second.events.push(row('run_1', 5, '{}'));
+    const [keys, seqs, at, types, data, lastSeqs] = packedEventArrays([...first.events, ...second.events]);
+    expect({ keys, seqs, at, types, lastSeqs }).toEqual({
+      keys: ['run_1', 'run_2'],
+      seqs: [3, 1],
+      at: ['2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z'],
+      types: ['events', 'activity'],
+      lastSeqs: [5, null],
+    });
+    expect(data[1]).toBe('x');
+    const events: RunEventRecord[] = [];
+    addRunEvents(events, 'run_1', [3, at[0] as string, types[0] as string, data[0] as string, 5], 3);
+    expect(events).toEqual([
+      { run_id: 'run_1', seq: 4, at: '2026-01-01T00:00:00.000Z', type: 'activity', data: { b: '"q"' } },
+      { run_id: 'run_1', seq: 5, at: '2026-01-01T00:00:00.000Z', type: 'activity', data: {} },
+    ]);
+  });
+
+  it('starts a new row of events past about maxEventRowChars characters, and at a gap in the seqs', () => {
+    const big = 'y'.repeat(maxEventRowChars / 2);
+    const rows = [row('run_1', 1, `"${big}"`), row('run_1', 2, `"${big}"`), row('run_1', 3, '1'), row('run_1', 5, '2'), row('run_1', 6, '3')];
+    const [, seqs, , types, , lastSeqs] = packedEventArrays(rows);
+    expect(seqs).toEqual([1, 2, 5]);
+    expect(lastSeqs).toEqual([null, 3, 6]);
+    expect(types).toEqual(['activity', 'events', 'events']);
   });
 
   it('groups changed runs by the columns they set, each run once, and adds session tokens to the stored ones', () => {

@@ -1,4 +1,5 @@
 import type { QueryConfig } from 'pg';
+import { arrayParameterTypes, pgBinaryArray, type ArrayElementType } from './pg-binary-array.ts';
 
 /**
  * A message or event row held for the next commit: its key (session or run), its seq, its other
@@ -68,9 +69,81 @@ function groupedUpdates(table: 'runs' | 'sessions', rows: ReadonlyMap<string, Re
   }
 }
 
-const insertEvents = 'INSERT INTO run_events (run_id, seq, at, type, data) SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[])';
+const insertEvents = 'INSERT INTO run_event_rows (run_id, seq, at, type, data, last_seq) SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::int[])';
 const insertMessages = 'INSERT INTO messages (session_id, seq, role, content, created_at) SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[])';
 const updateContents = 'UPDATE messages SET content = held.content FROM unnest($1::text[], $2::int[], $3::text[]) AS held(session_id, seq, content) WHERE messages.session_id = held.session_id AND messages.seq = held.seq';
+
+/** The `type` of a `run_event_rows` row that holds several events (as in the SQLite store). */
+export const packedEventsType = 'events';
+
+/**
+ * The most characters the events of one `run_event_rows` row take, about: a row longer than about
+ * 2 KB is compressed into TOAST, which costs the server more than the rows it saves.
+ */
+export const maxEventRowChars = 1800;
+
+/** Characters a JSON string needs escaped. */
+const needsEscape = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string as JSON: quoted as it is when nothing in it needs escaping (times, event types). */
+function jsonString(text: string): string {
+  return needsEscape.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+/**
+ * The `run_event_rows` rows of held events, one array per column (`run_id, seq, at, type, data,
+ * last_seq`): a run's consecutive events share a row of at most about {@link maxEventRowChars}
+ * characters, whose `seq` is the first one's, `last_seq` the last one's, `type`
+ * {@link packedEventsType}, `at` the first one's time and `data` the JSON array of their
+ * [at, type, data]; an event alone in its row is stored as before, `last_seq` NULL (the rows the
+ * SQLite store's schema 6 writes, read by `addRunEvents`).
+ */
+export function packedEventArrays(rows: readonly HeldRow[]): unknown[][] {
+  const byKey = new Map<string, HeldRow[]>();
+  for (const row of rows) {
+    const list = byKey.get(row.key);
+    if (list) list.push(row);
+    else byKey.set(row.key, [row]);
+  }
+  const arrays: [string[], number[], string[], string[], string[], Array<number | null>] = [[], [], [], [], [], []];
+  const push = (list: readonly HeldRow[], from: number, to: number) => {
+    const first = list[from];
+    arrays[0].push(first.key);
+    arrays[1].push(first.seq);
+    arrays[2].push(first.columns[0]);
+    if (to - from === 1) {
+      arrays[3].push(first.columns[1]);
+      arrays[4].push(first.columns[2]);
+      arrays[5].push(null);
+      return;
+    }
+    let data = '[';
+    for (let index = from; index < to; index++) {
+      const [at, type, json] = list[index].columns;
+      data += `${index === from ? '[' : ',['}${jsonString(at)},${jsonString(type)},${json}]`;
+    }
+    arrays[3].push(packedEventsType);
+    arrays[4].push(`${data}]`);
+    arrays[5].push(list[to - 1].seq);
+  };
+  for (const list of byKey.values()) {
+    let from = 0;
+    let size = 0;
+    for (let index = 0; index < list.length; index++) {
+      const row = list[index];
+      const rowSize = row.columns[0].length + row.columns[1].length + row.columns[2].length + 8;
+      // A row holds events with consecutive seqs only: a gap (a seq written in SQL between them) starts a new row.
+      if (index > from && (size + rowSize > maxEventRowChars || row.seq !== list[index - 1].seq + 1)) {
+        push(list, from, index);
+        from = index;
+        size = 0;
+      }
+      size += rowSize;
+    }
+    if (list.length > 0) push(list, from, list.length);
+  }
+  return arrays;
+}
 
 /** Renumbers `$1`, `$2`, ... of `sql` from `offset + 1` on. */
 function shift(sql: string, offset: number): string {
@@ -141,7 +214,7 @@ export function segmentStatement(segments: readonly HeldSegment[]): { text: stri
       }
     }
   });
-  if (events.length > 0) add(insertEvents, rowArrays(events));
+  if (events.length > 0) add(insertEvents, packedEventArrays(events));
   if (messages.length > 0) add(insertMessages, rowArrays(messages));
   if (contents.size > 0) {
     const entries = [...contents.values()];
@@ -225,19 +298,25 @@ export function pgArrayLiteral(values: readonly unknown[]): string {
 
 /**
  * Named statements by text, so the server parses and plans each shape once per connection.
- * Arrays among the values are sent as array literals (see {@link pgArrayLiteral}).
+ * Arrays among the values are sent in binary when the statement casts them (`$1::text[]`, see
+ * {@link pgBinaryArray}), else as array literals (see {@link pgArrayLiteral}).
  */
 export function createStatementNames(limit = 500): (query: { text: string; values: unknown[] }) => QueryConfig {
-  const names = new Map<string, string>();
+  const names = new Map<string, { name: string; types: Map<number, ArrayElementType> }>();
   return (query) => {
-    let name = names.get(query.text);
-    if (name === undefined && names.size < limit) {
-      name = `cadre_${names.size}`;
-      names.set(query.text, name);
+    let named = names.get(query.text);
+    if (named === undefined && names.size < limit) {
+      named = { name: `cadre_${names.size}`, types: arrayParameterTypes(query.text) };
+      names.set(query.text, named);
     }
+    const types = named?.types ?? arrayParameterTypes(query.text);
     const values = query.values.some((value) => Array.isArray(value) && value.every((item) => !Array.isArray(item)))
-      ? query.values.map((value) => (Array.isArray(value) ? pgArrayLiteral(value) : value))
+      ? query.values.map((value, index) => {
+          if (!Array.isArray(value)) return value;
+          const type = types.get(index);
+          return (type && pgBinaryArray(value, type)) ?? pgArrayLiteral(value);
+        })
       : query.values;
-    return name === undefined ? { text: query.text, values } : { text: query.text, values, name };
+    return named === undefined ? { text: query.text, values } : { text: query.text, values, name: named.name };
   };
 }

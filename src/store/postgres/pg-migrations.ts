@@ -121,6 +121,25 @@ export const pgMigrations: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "run events move to run_event_rows, where a row may hold several of a run's events",
+    // A commit writes each run's held events in as few rows as fit about 1,800 characters each
+    // (a running loop makes about four per step) instead of a row each: `seq` is the first
+    // event's, `last_seq` the last one's, `data` the events as a JSON array of [at, type, data]
+    // arrays (`type` is 'events', `at` the first event's time), as the SQLite store's schema 6.
+    // A row of one event is written as before, with `last_seq` NULL, so every row stored earlier
+    // reads as it did. Rows of one run never share a seq, so the primary key still catches two
+    // processes appending the same seq: a packed row starts at the seq after the last one its
+    // writer saw stored. The table is renamed so that an older cadre still running on the
+    // database fails at its next event instead of taking a seq inside a packed row (it reads
+    // the last seq as MAX(seq)); its store then stops, and it must be upgraded.
+    sql: `
+      ALTER TABLE run_events RENAME TO run_event_rows;
+      ALTER INDEX run_events_pkey RENAME TO run_event_rows_pkey;
+      ALTER TABLE run_event_rows ADD COLUMN last_seq INTEGER;
+    `,
+  },
 ];
 
 /** The advisory lock that serializes migrations of every cadre process on one database. */

@@ -49,18 +49,26 @@ export function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<s
 export function appendWithSeq(
   client: pg.ClientBase,
   name: NameStatement,
-  table: 'run_events' | 'messages',
+  table: 'run_event_rows' | 'messages',
   key: string,
   rows: ReadonlyArray<readonly [string, string, string]>,
 ): Promise<number[]> {
-  const [keyColumn, columns] = table === 'run_events' ? ['run_id', ['at', 'type', 'data']] : ['session_id', ['role', 'content', 'created_at']];
+  const [keyColumn, columns] = table === 'run_event_rows' ? ['run_id', ['at', 'type', 'data']] : ['session_id', ['role', 'content', 'created_at']];
   const text = `INSERT INTO ${table} (${keyColumn}, seq, ${columns.join(', ')})
      SELECT $1, last.seq + added.ord, added.${columns[0]}, added.${columns[1]}, added.${columns[2]}
-     FROM (SELECT COALESCE(MAX(seq), 0) AS seq FROM ${table} WHERE ${keyColumn} = $1) last,
+     FROM (SELECT ${table === 'run_event_rows' ? lastEventSeq('$1') : 'COALESCE((SELECT MAX(seq) FROM messages WHERE session_id = $1), 0)'} AS seq) last,
           unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS added(${columns.join(', ')}, ord)
      RETURNING seq`;
   const values = [key, rows.map((row) => row[0]), rows.map((row) => row[1]), rows.map((row) => row[2])];
   return client.query<{ seq: number }>(name({ text, values })).then(({ rows: inserted }) => inserted.map((row) => row.seq).sort((a, b) => a - b));
+}
+
+/**
+ * The last event seq stored for run `runId` (an SQL expression), or 0: the last row's `last_seq`
+ * when it holds several events (see `packedEventArrays`), else its `seq`.
+ */
+export function lastEventSeq(runId: string): string {
+  return `COALESCE((SELECT COALESCE(last_seq, seq) FROM run_event_rows WHERE run_id = ${runId} ORDER BY seq DESC LIMIT 1), 0)`;
 }
 
 /** What {@link changeRunOp} wrote: the run as it is now (null if no run matched) and the seqs of its events. */
@@ -148,11 +156,11 @@ export function changeRunOp(change: RunChange): PgMergeable<RunChange, ChangedRu
         parameter(events.map(({ data }) => data), 'text'),
       ];
       const text = `WITH changed AS (${changed}),
-        added AS (INSERT INTO run_events (run_id, seq, at, type, data)
+        added AS (INSERT INTO run_event_rows (run_id, seq, at, type, data)
           SELECT event.run_id, last.seq + event.ord, event.at, event.type, event.data
           FROM unnest(${eventArrays.join(', ')}) AS event(run_id, ord, at, type, data)
           JOIN changed ON changed.id = event.run_id
-          CROSS JOIN LATERAL (SELECT COALESCE(MAX(seq), 0) AS seq FROM run_events WHERE run_id = event.run_id) last
+          CROSS JOIN LATERAL (SELECT ${lastEventSeq('event.run_id')} AS seq) last
           RETURNING run_id, seq)
         SELECT changed.*, ARRAY(SELECT seq FROM added WHERE added.run_id = changed.id ORDER BY seq) AS event_seqs FROM changed`;
       return { text, values, rowMode: 'array' };
@@ -203,8 +211,8 @@ export function insertRunOp(row: NewRunRow): PgMergeable<NewRunRow, number | nul
       const arrays = runColumns.map((column, index) => `$${index + 1}::${integerRunColumns.has(column) ? 'int' : 'text'}[]`);
       const count = runColumns.length;
       const text = `WITH inserted AS (INSERT INTO runs (${runColumnList}) SELECT * FROM unnest(${arrays.join(', ')}) ON CONFLICT (id) DO NOTHING RETURNING id)
-        INSERT INTO run_events (run_id, seq, at, type, data)
-        SELECT inserted.id, COALESCE((SELECT MAX(seq) FROM run_events WHERE run_id = inserted.id), 0) + 1, event.at, event.type, event.data
+        INSERT INTO run_event_rows (run_id, seq, at, type, data)
+        SELECT inserted.id, ${lastEventSeq('inserted.id')} + 1, event.at, event.type, event.data
         FROM inserted JOIN unnest($${count + 1}::text[], $${count + 2}::text[], $${count + 3}::text[], $${count + 4}::text[]) AS event(run_id, at, type, data) ON event.run_id = inserted.id
         RETURNING run_id, seq`;
       const values: unknown[] = runColumns.map((_, index) => rows.map((each) => each.values[index] ?? null));

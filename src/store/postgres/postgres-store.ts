@@ -1,8 +1,8 @@
 import pg from 'pg';
-import { isFinished, type NewRunEvent, type RunRecord } from '../records.ts';
+import { isFinished, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
 import { redactConnectionString } from '../redact-connection-string.ts';
 import type { Store } from '../store.ts';
-import { copyRun, patchColumns, patchableSessionColumns, runColumnList, runEventFromRow, runFromRow, runToSql, sessionFromRow } from '../sqlite/rows.ts';
+import { addRunEvents, copyRun, patchColumns, patchableSessionColumns, runColumnList, runFromRow, runToSql, sessionFromRow, type EventRow } from '../sqlite/rows.ts';
 import { setBounded } from '../../util/bounded-map.ts';
 import { createPgApprovals } from './pg-approvals.ts';
 import { createPgBatches, isConnectionError, type PgWork, type PgWorkOptions } from './pg-batches.ts';
@@ -18,6 +18,10 @@ import type { PgMergeable } from './pg-outbox.ts';
 import { insertSessionOp } from './pg-session-writes.ts';
 import { createKnownRuns, expectedRow } from './pg-known-runs.ts';
 import { reportToDefaultLogger } from '../../logging/default-logger.ts';
+
+/** A run's `run_event_rows` from the one holding the event after `$2` on (the rows before it hold none after it). */
+const runEventRowsSql =
+  'SELECT seq, at, type, data, last_seq FROM run_event_rows WHERE run_id = $1 AND seq >= COALESCE((SELECT seq FROM run_event_rows WHERE run_id = $1 AND seq <= $2 + 1 ORDER BY seq DESC LIMIT 1), 0) ORDER BY seq';
 
 /** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -115,8 +119,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       return client;
     },
     async storedSeqs(client, table, keys) {
-      const [tableName, keyColumn] = table === 'events' ? ['run_events', 'run_id'] : ['messages', 'session_id'];
-      const { rows } = await client.query<{ key: string; seq: number }>(`SELECT ${keyColumn} AS key, MAX(seq) AS seq FROM ${tableName} WHERE ${keyColumn} = ANY($1) GROUP BY ${keyColumn}`, [keys]);
+      // A run's last event is its last row's `last_seq` when that row holds several (see `packedEventArrays`).
+      const text =
+        table === 'events'
+          ? 'SELECT DISTINCT ON (run_id) run_id AS key, COALESCE(last_seq, seq) AS seq FROM run_event_rows WHERE run_id = ANY($1) ORDER BY run_id, seq DESC'
+          : 'SELECT session_id AS key, MAX(seq) AS seq FROM messages WHERE session_id = ANY($1) GROUP BY session_id';
+      const { rows } = await client.query<{ key: string; seq: number }>(text, [keys]);
       return new Map(rows.map((row) => [row.key, row.seq]));
     },
     onRenumbered(table, last) {
@@ -163,7 +171,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   /** Writes events of runs whose last seq is not known here, in SQL; resolves after the commit. */
   function insertEvents(client: pg.ClientBase, events: readonly NewRunEvent[], data: readonly string[]): Promise<void> {
     const writes = [...groupBy(events, (event) => event.run_id)].map(([runId, indexes]) =>
-      appendWithSeq(client, name, 'run_events', runId, indexes.map((index) => [events[index].at, events[index].type, data[index]] as const)).then((seqs) => {
+      appendWithSeq(client, name, 'run_event_rows', runId, indexes.map((index) => [events[index].at, events[index].type, data[index]] as const)).then((seqs) => {
         indexes.forEach((index, place) => (events[index].seq = seqs[place]));
       }),
     );
@@ -435,11 +443,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
 
     async listRunEvents(runId, { afterSeq = 0, limit } = {}) {
-      const limited = limit === undefined ? '' : ' LIMIT $3';
-      const rows = await read(`SELECT * FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq${limited}`, limit === undefined ? [runId, afterSeq] : [runId, afterSeq, Math.max(0, Math.floor(limit))], {
-        listing: true,
-      });
-      return rows.map(runEventFromRow);
+      const max = limit === undefined ? null : Math.max(0, Math.floor(limit));
+      // Rows may hold several events each: the one holding the event after `afterSeq` comes first,
+      // and `max + 1` rows hold at least `max` events after it.
+      const rows = await read<unknown[]>(max === null ? runEventRowsSql : `${runEventRowsSql} LIMIT $3`, max === null ? [runId, afterSeq] : [runId, afterSeq, max + 1], { array: true, listing: true });
+      const events: RunEventRecord[] = [];
+      for (const row of rows) addRunEvents(events, runId, row as unknown as EventRow, afterSeq);
+      if (max !== null && events.length > max) events.length = max;
+      return events;
     },
 
     renewLeases(owner, expiresAt) {
