@@ -197,14 +197,3 @@ export function addRunEvents(into: RunEventRecord[], runId: string, row: EventRo
     else into.push({ run_id: runId, seq: seq + index, at: event.at, type: event.type, data: event.data });
   }
 }
-
-/** A row of one event (the Postgres store's `run_events`) as a record. */
-export function runEventFromRow(row: Row): RunEventRecord {
-  return {
-    run_id: row.run_id as string,
-    seq: row.seq as number,
-    at: row.at as string,
-    type: row.type as RunEventRecord['type'],
-    data: JSON.parse(row.data as string) as RunEventRecord['data'],
-  };
-}
