@@ -1,5 +1,6 @@
 import type { QueryConfig } from 'pg';
 import { arrayParameterTypes, pgBinaryArray, type ArrayElementType } from './pg-binary-array.ts';
+import { packedEvent, packedEventsType } from '../sqlite/rows.ts';
 
 /**
  * A message or event row held for the next commit: its key (session or run), its seq, its other
@@ -73,28 +74,17 @@ const insertEvents = 'INSERT INTO run_event_rows (run_id, seq, at, type, data, l
 const insertMessages = 'INSERT INTO messages (session_id, seq, role, content, created_at) SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[])';
 const updateContents = 'UPDATE messages SET content = held.content FROM unnest($1::text[], $2::int[], $3::text[]) AS held(session_id, seq, content) WHERE messages.session_id = held.session_id AND messages.seq = held.seq';
 
-/** The `type` of a `run_event_rows` row that holds several events (as in the SQLite store). */
-export const packedEventsType = 'events';
-
 /**
  * The most characters the events of one `run_event_rows` row take, about: a row longer than about
  * 2 KB is compressed into TOAST, which costs the server more than the rows it saves.
  */
 export const maxEventRowChars = 1800;
 
-/** Characters a JSON string needs escaped. */
-const needsEscape = /["\\\u0000-\u001f\ud800-\udfff]/;
-
-/** A string as JSON: quoted as it is when nothing in it needs escaping (times, event types). */
-function jsonString(text: string): string {
-  return needsEscape.test(text) ? JSON.stringify(text) : `"${text}"`;
-}
-
 /**
  * The `run_event_rows` rows of held events, one array per column (`run_id, seq, at, type, data,
  * last_seq`): a run's consecutive events share a row of at most about {@link maxEventRowChars}
  * characters, whose `seq` is the first one's, `last_seq` the last one's, `type`
- * {@link packedEventsType}, `at` the first one's time and `data` the JSON array of their
+ * `packedEventsType`, `at` the first one's time and `data` the JSON array of their
  * [at, type, data]; an event alone in its row is stored as before, `last_seq` NULL (the rows the
  * SQLite store's schema 6 writes, read by `addRunEvents`).
  */
@@ -120,7 +110,7 @@ export function packedEventArrays(rows: readonly HeldRow[]): unknown[][] {
     let data = '[';
     for (let index = from; index < to; index++) {
       const [at, type, json] = list[index].columns;
-      data += `${index === from ? '[' : ',['}${jsonString(at)},${jsonString(type)},${json}]`;
+      data += `${index === from ? '' : ','}${packedEvent(at, type, json)}`;
     }
     arrays[3].push(packedEventsType);
     arrays[4].push(`${data}]`);

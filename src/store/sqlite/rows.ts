@@ -174,6 +174,25 @@ export function messageFromRow(row: Row): MessageRecord {
   };
 }
 
+/** The `type` of an event row that holds several of a run's events (SQLite's `run_events`, Postgres' `run_event_rows`). */
+export const packedEventsType = 'events';
+
+/** Characters a JSON string needs escaped. */
+const needsEscape = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string as JSON: quoted as it is when nothing in it needs escaping (times, event types). */
+function jsonString(text: string): string {
+  return needsEscape.test(text) ? JSON.stringify(text) : `"${text}"`;
+}
+
+/**
+ * One event as an element of a packed row's `data` (the JSON array {@link addRunEvents} reads):
+ * `[at, type, data]`, from the event's data already encoded as JSON (each event is encoded once).
+ */
+export function packedEvent(at: string, type: string, json: string): string {
+  return `[${jsonString(at)},${jsonString(type)},${json}]`;
+}
+
 /** A `run_events` row as read by the store: `seq, at, type, data, last_seq`. */
 export type EventRow = [seq: number, at: string, type: string, data: string, lastSeq: number | null];
 

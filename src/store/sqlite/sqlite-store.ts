@@ -8,7 +8,7 @@ import type { StoreFailureError } from '../store-failure-error.ts';
 import { databaseFiles, openDatabase, watchDatabaseFile } from './open-database.ts';
 import { runQuerySql } from './run-query-sql.ts';
 import { createHeldRuns } from './held-runs.ts';
-import { addRunEvents, copyRun, messageFromRow, patchColumns, patchableRunColumns, patchableSessionColumns, runColumnList, runFromRow, runToSql, runValueToSql, sessionFromRow, type EventRow } from './rows.ts';
+import { addRunEvents, copyRun, packedEvent, packedEventsType, messageFromRow, patchColumns, patchableRunColumns, patchableSessionColumns, runColumnList, runFromRow, runToSql, runValueToSql, sessionFromRow, type EventRow } from './rows.ts';
 import { setBounded } from '../../util/bounded-map.ts';
 import { createStatementCache } from './statement-cache.ts';
 import { createSqliteApprovals } from './sqlite-approvals.ts';
@@ -86,20 +86,11 @@ function multiRowInsertSql(table: HeldTable, count: number): string {
   }
   return sql;
 }
-/** The `type` of a `run_events` row that holds several events. */
-const batchedEventsType = 'events';
 /**
  * The most characters the events of one `run_events` row take, about: a row of a WITHOUT ROWID
  * table longer than about a quarter of a page (4 KB) spills to an overflow page of its own.
  */
 const maxEventRowChars = 900;
-/** Characters a JSON string needs escaped. */
-const needsEscape = /["\\\u0000-\u001f\ud800-\udfff]/;
-
-/** A string as JSON: quoted as it is when nothing in it needs escaping (times, event types). */
-function jsonString(text: string): string {
-  return needsEscape.test(text) ? JSON.stringify(text) : `"${text}"`;
-}
 const lastMessageSeqSql = 'SELECT COALESCE(MAX(seq), 0) AS last FROM messages WHERE session_id = ?';
 const lastEventSeqSql = 'SELECT COALESCE((SELECT COALESCE(last_seq, seq) FROM run_events WHERE run_id = ? ORDER BY seq DESC LIMIT 1), 0) AS last';
 /** A run's rows from the one holding the event after `afterSeq` on (the rows before it hold none after it). */
@@ -294,9 +285,9 @@ export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20,
       const row = rows[index];
       // The events of a row take consecutive seqs: nextSeq gives a run's held events one after another.
       if (row[1] !== first[1] + index - from) throw new Error(`The held events of run ${first[0]} do not follow each other (${row[1]} after ${first[1]}).`);
-      data += `${index === from ? '[' : ',['}${jsonString(row[2])},${jsonString(row[3])},${row[4]}]`;
+      data += `${index === from ? '' : ','}${packedEvent(row[2], row[3], row[4])}`;
     }
-    values[at + 3] = batchedEventsType;
+    values[at + 3] = packedEventsType;
     values[at + 4] = `${data}]`;
     values[at + 5] = rows[to - 1][1];
   }
