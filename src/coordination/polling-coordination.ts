@@ -2,6 +2,7 @@ import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { Coordination, SignalType } from './coordination.ts';
 import { createSignalListeners } from './signal-listeners.ts';
+import { watchExternalVersion } from '../store/watch-external-version.ts';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
 
 /** Options of {@link createPollingCoordination}. */
@@ -91,41 +92,21 @@ export function createPollingCoordination({ store, pollMs = {}, watchMs = 20, on
 
   // Another process's commit is seen by a cheap read of the store's external version, so the
   // kinds listened to are read as soon as one wrote; their intervals stay as the backstop.
-  const externalVersion = store.externalVersion?.bind(store);
-  let watch: NodeJS.Timeout | undefined;
-  let seenVersion = 0;
+  let stopWatch: (() => void) | undefined;
 
   function watchWhileListened(): void {
-    if (externalVersion === undefined) return;
     if (timers.size === 0) {
-      clearInterval(watch);
-      watch = undefined;
-    } else if (watch === undefined) {
-      try {
-        seenVersion = externalVersion();
-      } catch (error) {
+      stopWatch?.();
+      stopWatch = undefined;
+    } else {
+      stopWatch ??= watchExternalVersion(store, watchMs, () => {
+        for (const type of timers.keys()) pollOnce(type, true);
+      }, (error) => {
+        // The intervals go on; a store that cannot be read is reported by them too.
+        stopWatch = undefined;
         onError(error);
-        return;
-      }
-      watch = setInterval(checkVersion, watchMs);
-      watch.unref();
+      });
     }
-  }
-
-  function checkVersion(): void {
-    let version: number;
-    try {
-      version = externalVersion!();
-    } catch (error) {
-      // The intervals go on; a store that cannot be read is reported by them too.
-      clearInterval(watch);
-      watch = undefined;
-      onError(error);
-      return;
-    }
-    if (version === seenVersion) return;
-    seenVersion = version;
-    for (const type of timers.keys()) pollOnce(type, true);
   }
 
   async function poll(type: PolledSignalType): Promise<void> {
@@ -170,8 +151,8 @@ export function createPollingCoordination({ store, pollMs = {}, watchMs = 20, on
     async close() {
       for (const timer of timers.values()) clearInterval(timer);
       timers.clear();
-      clearInterval(watch);
-      watch = undefined;
+      stopWatch?.();
+      stopWatch = undefined;
     },
   };
 }

@@ -3,6 +3,8 @@ import { streamSSE } from 'hono/streaming';
 import type { CadreEvent } from '../runs/run-bus.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import { listSessionRuns } from './session-views.ts';
+import { watchExternalVersion } from '../store/watch-external-version.ts';
+import { reportToDefaultLogger } from '../logging/default-logger.ts';
 
 /** Options of {@link streamCadreEvents}. */
 export interface EventStreamOptions {
@@ -70,21 +72,16 @@ export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_00
     }, heartbeatMs);
     // Work of another process on the shared database (a `cadre run` in another terminal) sends no
     // live events here: its commits are seen by the store's external version instead.
-    const externalVersion = sessionId === null ? undefined : cadre.store.externalVersion?.bind(cadre.store);
-    let seenVersion = externalVersion?.();
-    const externalWatch = externalVersion && setInterval(() => {
-      const version = externalVersion();
-      if (version === seenVersion) return;
-      seenVersion = version;
+    const stopExternalWatch = sessionId === null ? undefined : watchExternalVersion(cadre.store, externalChangeMs, () => {
       writing = writing.then(() => stream.writeSSE({ event: 'store-changed', data: '{}' }));
-    }, externalChangeMs);
+    }, reportToDefaultLogger);
     const ended = new Promise<void>((resolve) => {
       let done = false;
       const end = () => {
         if (done) return;
         done = true;
         clearInterval(heartbeat);
-        clearInterval(externalWatch);
+        stopExternalWatch?.();
         unsubscribe();
         resolve();
       };
