@@ -75,7 +75,7 @@ describe('asks for approval from the command line', () => {
   it('denies at once off a terminal, and the model hears how to allow it', async () => {
     const result = await workspace.run(['run', ...workspace.modelFlags, ...askConfig, 'delegate please']);
     expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/\[apr_\w+\] denied by no_approver: list_files/);
+    expect(result.stderr).toMatch(/\[apr_\w+\] denied by no_approver: list_files[^\n]*  \(nobody could answer here; to let asks through, run with --approvals wait to answer them from elsewhere, or --yes to approve them all\)\n/);
     // Nobody can answer it from elsewhere either, so its line offers no `cadre approve`.
     expect(result.stderr).toMatch(/\[apr_\w+\] scout \(run_\w+\) asks to run: list_files[^\n(]*\n/);
     expect(result.stderr).not.toContain('cadre approve');

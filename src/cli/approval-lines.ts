@@ -8,9 +8,16 @@ export function describeAsk(approval: ApprovalRecord, { hint = true } = {}): str
   return hint ? `${line}  (answer: cadre approve ${approval.id} [--deny] [--always])` : line;
 }
 
-/** `[apr_...] approved by person: bash npm test`. */
+/**
+ * What an ask denied because nobody could answer it (off a terminal, `--approvals deny`) adds:
+ * how to let asks through next time.
+ */
+export const noApproverHint = '(nobody could answer here; to let asks through, run with --approvals wait to answer them from elsewhere, or --yes to approve them all)';
+
+/** `[apr_...] approved by person: bash npm test`; a denial by no approver says how to let asks through. */
 export function describeAnswer(approval: ApprovalRecord): string {
-  return `[${approval.id}] ${describeResolution(approval)}: ${approval.summary}`;
+  const line = `[${approval.id}] ${describeResolution(approval)}: ${approval.summary}`;
+  return approval.resolved_by === 'no_approver' ? `${line}  ${noApproverHint}` : line;
 }
 
 /** The line for an approval event of the live bus: an ask or its answer. */
