@@ -87,6 +87,8 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a host killed while its runs work on
     if (killWorkerOf) {
       const run = (await runOf(sessionId, killWorkerOf))!;
       const worker = workspace.workers.find((each) => each.child.pid === pidOf(run.lease_owner));
+      // Under heavy load the run may have ended in the meantime: then there is no worker of it to kill.
+      if (!worker) console.log(`workers-host-crash: ${killWorkerOf} was ${run.status} before its worker could be killed`);
       if (worker) {
         worker.child.kill('SIGKILL');
         await worker.exited;
@@ -97,11 +99,6 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a host killed while its runs work on
     const recovered = await workspace.run(['run', ...workspace.modelFlags, '--session', sessionId, `check ${name}`]);
     expect(recovered.code, recovered.stderr).toBe(0);
     await store.flush();
-    if (process.env.DEBUG_CRASH) {
-      console.log(JSON.stringify(await store.listMessages(sessionId), null, 1).slice(0, 6000));
-      for (const run of await store.listRuns({ parent_session_id: sessionId })) console.log(run.description, run.mode, run.status, JSON.stringify(run.warnings), JSON.stringify((await store.listRunEvents(run.id)).map((event) => [event.type, event.data])));
-      console.log(recovered.stderr);
-    }
     const report = await checkChaos(store, sessionId);
     expect(report.violations).toEqual([]);
     const counts = new Map<string, number>();
@@ -165,7 +162,7 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a host killed while its runs work on
   it('announces each run once when the worker of the foreground run dies with the host', async () => {
     const { told, answers, pending } = await crashAndRecover(
       'd',
-      { bg: 0, fg: 5000 },
+      { bg: 0, fg: 10_000 },
       async (sessionId) => {
         await whenRun(sessionId, 'd bg', ['completed']);
         await whenRun(sessionId, 'd fg', ['running']);
@@ -173,9 +170,8 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a host killed while its runs work on
       'd fg',
     );
     expect(told['d bg']).toMatchObject({ mode: 'background', announced: 1 });
-    // Its worker died: recovery takes it over (recovered, background) or finds it still with a worker.
-    expect(answers['d fg']).toBe('running');
-    expect(told['d fg']).toMatchObject({ mode: 'background', announced: 1 });
+    // Its worker died: recovery takes it over (recovered, background) or finds it with another worker.
+    expectForeground(told['d fg'], answers['d fg']);
     expect(['completed', 'abandoned']).toContain(told['d fg'].status);
     expect(pending).toEqual([]);
   }, 150_000);
