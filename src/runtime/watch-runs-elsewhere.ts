@@ -7,7 +7,7 @@ import { probeOwner } from '../util/owner-liveness.ts';
 /** Options of {@link watchRunsElsewhere}. */
 export interface WatchRunsElsewhereOptions {
   store: Store;
-  runs: RunManager;
+  runs: Pick<RunManager, 'wait'>;
   /** Delivers the session's pending notifications whose holder is gone (see `deliverPendingNotifications`). */
   deliver: (sessionId: string) => Promise<unknown>;
   /** How long after a run's end a holder on another host is presumed gone. */
