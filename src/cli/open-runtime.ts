@@ -193,11 +193,12 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     import('../tools/sandbox/create-sandbox.ts'),
   ]);
   const config = await loadCliConfig(context, flags);
-  const model = requireModel ? await sessionModel(config, context.env) : undefined;
   const agents = await loadAgents(agentPlacesOf(context, flags, config));
   const mcp = await mcpServersOf(context, flags, config, requireModel);
   const workspace = workspaceTrust(context.cwd, [config.workspace, mcp.grant, agents.workspace]);
+  // Before the model: a setting left out (a baseURL) may be why there is none.
   announceWorkspaceTrust(context, workspace);
+  const model = requireModel ? await sessionModel(config, context.env) : undefined;
   if (requireModel) agents.primary(config.agent);
   const store = await openStore(createDatabase ? config.db : existingDatabase(config.db));
   const sandbox = cliSandbox(createSandbox, context, flags, config);
