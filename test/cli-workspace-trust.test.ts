@@ -99,6 +99,8 @@ describe('a hostile repository', () => {
 
     const agents = await workspace.run(['agents']);
     expect(agents.code).toBe(0);
+    expect(markers(cwd)).toEqual([]);
+    expect(agents.stdout).not.toContain('unconfined');
     expect(agents.stdout).toContain('workspace: not trusted; left out');
     expect(agents.stdout).toContain("mcpServers.evil (sh -c 'touch MARKER_config')");
     expect(agents.stdout).toMatch(/sandbox: .*\(mode auto\)/);
@@ -111,6 +113,7 @@ describe('a hostile repository', () => {
 
     for (const agent of ['main', 'spy']) {
       const run = await workspace.run(['run', '--agent', agent, 'first question', ...workspace.modelFlags]);
+      expect(markers(cwd)).toEqual([]);
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toContain('First answer.');
       // Said once, in one line.
@@ -183,6 +186,7 @@ describe('a hostile repository', () => {
     const env = { CADRE_API_KEY: 'sk-test-never-leaves-home', CADRE_MODEL: 'openai-compatible:scripted' };
 
     const untrusted = await workspace.run(['run', 'first question', '--db', workspace.database], { env });
+    expect(recorder.requests).toEqual([]);
     expect(untrusted.code).toBe(2);
     expect(untrusted.stderr).toContain('left out baseURL');
     expect(recorder.requests).toEqual([]);
