@@ -111,3 +111,15 @@ describe('checkDocs', () => {
     ]);
   });
 });
+
+describe("cadre's messages", () => {
+  it('point to docs that exist and that the package ships', async () => {
+    const sources = (await readdir(join(repository, 'src'), { recursive: true })).filter((path) => path.endsWith('.ts') && !/\.test\.ts$|fixtures/.test(path));
+    const named = new Set<string>();
+    for (const path of sources) for (const match of (await readFile(join(repository, 'src', path), 'utf8')).matchAll(/\bdocs\/[\w/-]+\.md\b/g)) named.add(match[0]);
+    expect(named).toContain('docs/testing.md');
+    expect([...named].filter((doc) => documentationFiles().indexOf(doc) < 0)).toEqual([]);
+    const { files } = JSON.parse(await readFile(join(repository, 'package.json'), 'utf8')) as { files: string[] };
+    expect(files).toEqual(expect.arrayContaining(['docs', 'README.md']));
+  });
+});
