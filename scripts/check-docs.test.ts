@@ -123,3 +123,14 @@ describe("cadre's messages", () => {
     expect(files).toEqual(expect.arrayContaining(['docs', 'README.md']));
   });
 });
+
+describe('the own-loop snippet', () => {
+  it('ends the stream as examples/own-loop does: not with the loop, after the last run card', async () => {
+    const page = await readFile(join(repository, 'docs', 'own-ai-sdk-app.md'), 'utf8');
+    const server = await readFile(join(repository, 'examples', 'own-loop', 'server.ts'), 'utf8');
+    const loopStream = /toUIMessageStream\(\{ stream: result\.stream, sendStart: false, sendFinish: false \}\)/;
+    expect(server).toMatch(loopStream);
+    expect(page).toMatch(loopStream);
+    expect(page.indexOf("writer.write({ type: 'finish' })")).toBeGreaterThan(page.indexOf('await cadre.writeRunParts('));
+  });
+});
