@@ -102,6 +102,11 @@ describe('checkDocs', () => {
     ]);
   });
 
+  it("fails on an example that imports cadre's sources instead of the package", async () => {
+    const root = await fakeRepository("```ts\nimport { startDashboard } from './src/server/index.ts';\nimport { createCadre } from 'cadre';\n```\n");
+    expect((await checkDocs(root, ['README.md'])).map((problem) => [problem.line, problem.message.split(';')[0]])).toEqual([[2, "an example imports cadre's sources"]]);
+  });
+
   it('anchors headings as GitHub does', () => {
     expect([...anchorsOf('# Workers: `queue: redis://...`\n## MCP servers for cadre\'s agents\n## A\n## A\n```\n# not a heading\n```\n')]).toEqual([
       'workers-queue-redis',

@@ -2,8 +2,9 @@
  * Keeps the documentation honest: every relative link of the user-facing Markdown resolves (the
  * file exists, and a `#anchor` names a heading of it), and every `cadre ...` command line in a
  * code block or an inline code span names a real command with real options, checked against the
- * `cadre` program itself (src/cli/main.ts). `node scripts/check-docs.ts` prints the problems and
- * exits 1; scripts/check-docs.test.ts runs it in `npm test`.
+ * `cadre` program itself (src/cli/main.ts), and code examples import the package, not its sources.
+ * `node scripts/check-docs.ts` prints the problems and exits 1; scripts/check-docs.test.ts runs it
+ * in `npm test`.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -240,6 +241,16 @@ export function checkCommands(path: string, program: Command, root: string = rep
   return problems;
 }
 
+/** Problems with the imports of code examples: a user imports `cadre`, `cadre/server`, ..., never cadre's `src/`. */
+export function checkImports(path: string, root: string = repository): DocProblem[] {
+  const { blocks } = splitMarkdown(readFileSync(join(root, path), 'utf8'));
+  return blocks
+    .filter((block) => ['ts', 'tsx', 'js', 'mjs', 'mts', 'typescript', 'javascript'].includes(block.language))
+    .flatMap((block) => block.lines)
+    .filter(({ text }) => /\bfrom\s+['"](\.{1,2}\/)+src\//.test(text) || /\bimport\(\s*['"](\.{1,2}\/)+src\//.test(text))
+    .map(({ text, line }) => ({ file: path, line, message: `an example imports cadre's sources; import from 'cadre' or an entry point like 'cadre/server': ${text.trim()}` }));
+}
+
 /** The `cadre` program as src/cli/main.ts builds it; nothing runs. */
 export async function cadreProgram(): Promise<Command> {
   const { createProgram } = await import('../src/cli/main.ts');
@@ -253,7 +264,7 @@ export async function checkDocs(root: string = repository, files: readonly strin
   const landed = pendingPages.filter((page) => existsSync(join(root, page)));
   return [
     ...landed.map((page) => ({ file: 'scripts/check-docs.ts', line: 1, message: `${page} exists now: remove it from pendingPages` })),
-    ...files.flatMap((file) => [...checkLinks(file, root), ...checkCommands(file, program, root)]),
+    ...files.flatMap((file) => [...checkLinks(file, root), ...checkCommands(file, program, root), ...checkImports(file, root)]),
   ];
 }
 
