@@ -251,6 +251,16 @@ export function checkImports(path: string, root: string = repository): DocProble
     .map(({ text, line }) => ({ file: path, line, message: `an example imports cadre's sources; import from 'cadre' or an entry point like 'cadre/server': ${text.trim()}` }));
 }
 
+/** The longest line a page may have, table rows aside (Markdown cannot wrap them). */
+export const maxLineLength = 160;
+
+/** Lines longer than {@link maxLineLength} characters, outside tables. */
+export function checkLineLengths(path: string, root: string = repository): DocProblem[] {
+  return readFileSync(join(root, path), 'utf8')
+    .split('\n')
+    .flatMap((text, index) => ([...text].length > maxLineLength && !text.trimStart().startsWith('|') ? [{ file: path, line: index + 1, message: `line of ${[...text].length} characters (at most ${maxLineLength} outside tables)` }] : []));
+}
+
 /** The `cadre` program as src/cli/main.ts builds it; nothing runs. */
 export async function cadreProgram(): Promise<Command> {
   const { createProgram } = await import('../src/cli/main.ts');
@@ -264,7 +274,7 @@ export async function checkDocs(root: string = repository, files: readonly strin
   const landed = pendingPages.filter((page) => existsSync(join(root, page)));
   return [
     ...landed.map((page) => ({ file: 'scripts/check-docs.ts', line: 1, message: `${page} exists now: remove it from pendingPages` })),
-    ...files.flatMap((file) => [...checkLinks(file, root), ...checkCommands(file, program, root), ...checkImports(file, root)]),
+    ...files.flatMap((file) => [...checkLinks(file, root), ...checkCommands(file, program, root), ...checkImports(file, root), ...checkLineLengths(file, root)]),
   ];
 }
 
