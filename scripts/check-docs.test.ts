@@ -89,6 +89,7 @@ describe('checkDocs', () => {
         'cadre frobnicate',
         'cadre run [PROMPT] [--agent NAME] [--session ID | --continue]',
         'cadre mcp trust [NAME...]',
+        'npx cadre-scripted-server --script a.yaml --prot 1',
         '```',
         'Answer with `cadre approve ID --forever`, or `cadre approve ID --always`.',
         '',
@@ -98,7 +99,8 @@ describe('checkDocs', () => {
     expect(problems.map((problem) => [problem.line, problem.message.split(':')[0]])).toEqual([
       [2, 'cadre run has no option --modle'],
       [3, 'cadre has no command frobnicate'],
-      [7, 'cadre approve has no option --forever'],
+      [6, 'cadre-scripted-server has no option --prot'],
+      [8, 'cadre approve has no option --forever'],
     ]);
   });
 

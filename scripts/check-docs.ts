@@ -9,6 +9,10 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import type { Command } from 'commander';
+import { scriptedServerOptions } from '../src/testing/scripted-server-usage.ts';
+
+/** The options of `cadre-scripted-server`, as its command line reads them. */
+const scriptedServerFlags = Object.entries(scriptedServerOptions).flatMap(([name, option]) => [`--${name}`, ...('short' in option ? [`-${option.short}`] : [])]);
 
 /** The repository's root. */
 export const repository = resolve(import.meta.dirname, '..');
@@ -219,7 +223,7 @@ export function checkInvocation(program: Command, args: readonly string[]): stri
   return undefined;
 }
 
-/** Problems with the `cadre` command lines of one file: in shell code blocks and inline code spans. */
+/** Problems with the `cadre` and `cadre-scripted-server` command lines of one file: in shell code blocks and inline code spans. */
 export function checkCommands(path: string, program: Command, root: string = repository): DocProblem[] {
   const text = readFileSync(join(root, path), 'utf8');
   const { prose, blocks } = splitMarkdown(text);
@@ -229,6 +233,16 @@ export function checkCommands(path: string, program: Command, root: string = rep
       const problem = checkInvocation(program, args);
       if (problem) problems.push({ file: path, line: number, message: `${problem}: ${line.trim()}` });
     }
+    const words = shellWords(line);
+    const server = words.indexOf('cadre-scripted-server');
+    if (server >= 0) {
+      const rest = words.slice(server + 1);
+      const end = rest.findIndex((word) => separators.has(word));
+      for (const word of end < 0 ? rest : rest.slice(0, end)) {
+        const name = word.replace(/^\[+/, '').split(/[=\]]/)[0];
+        if (name.startsWith('-') && !scriptedServerFlags.includes(name)) problems.push({ file: path, line: number, message: `cadre-scripted-server has no option ${name}: ${line.trim()}` });
+      }
+    }
   };
   for (const block of blocks) {
     if (!['', 'sh', 'bash', 'shell', 'console', 'zsh', 'text'].includes(block.language)) continue;
@@ -236,7 +250,7 @@ export function checkCommands(path: string, program: Command, root: string = rep
     for (const { text: line, line: number } of block.lines) if (!/[\u2500-\u257f]/.test(line)) check(line.replace(/^\$\s+/, ''), number);
   }
   prose.forEach((line, index) => {
-    for (const span of codeSpans(line).spans) if (/^(npx (-y )?)?cadre (-|[a-z])/.test(span)) check(span, index + 1);
+    for (const span of codeSpans(line).spans) if (/^(npx (-y )?)?cadre(-scripted-server)? (-|[a-z])/.test(span)) check(span, index + 1);
   });
   return problems;
 }
