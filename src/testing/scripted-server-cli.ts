@@ -3,23 +3,24 @@
 import { parseArgs } from 'node:util';
 import { loadScript } from './load-script.ts';
 import { startScriptedServer } from './scripted-server.ts';
+import { scriptedServerOptions, usage } from './scripted-server-usage.ts';
 
-const usage = 'Usage: cadre-scripted-server --script FILE.yaml|FILE.json [--port 8787]   (prints the base URL, then one line per request)';
+const shortUsage = `${usage.split('\n')[0]}   (cadre-scripted-server --help for more)`;
 
 async function main(): Promise<void> {
   let values;
   try {
     ({ values } = parseArgs({
-      options: { script: { type: 'string' }, port: { type: 'string', default: '8787' }, help: { type: 'boolean' } },
+      options: scriptedServerOptions,
     }));
   } catch (error) {
-    console.error(`${(error as Error).message}\n${usage}`);
+    console.error(`cadre-scripted-server: ${(error as Error).message}\n${shortUsage}`);
     process.exit(2);
   }
   if (values.help) return console.log(usage);
   const port = Number(values.port);
   if (values.script === undefined || !Number.isInteger(port) || port < 0 || port > 65535) {
-    console.error(usage);
+    console.error(`${values.script === undefined ? 'cadre-scripted-server: --script FILE is required' : `cadre-scripted-server: --port must be a whole number from 0 to 65535, not ${values.port}`}\n${shortUsage}`);
     process.exit(2);
   }
   let script;
