@@ -22,6 +22,7 @@ export {
   type ScriptedToolCall,
   type ScriptedTurn,
   type ScriptedUsage,
+  type ScriptedWire,
 } from './script.ts';
 export { scriptedLanguageModel, type ScriptedLanguageModelOptions } from './scripted-language-model.ts';
 export { startScriptedServer, type ScriptedServer, type ScriptedServerOptions } from './scripted-server.ts';
