@@ -14,7 +14,15 @@ const requestSchema = z.looseObject({
   instructions: z.string().nullish(),
   input: z.union([z.string(), z.array(itemSchema)]),
   previous_response_id: z.string().nullish(),
-  tools: z.array(z.looseObject({ type: z.string(), name: z.string().optional() })).nullish(),
+  tools: z
+    .array(
+      z.looseObject({
+        type: z.string(),
+        name: z.string().optional(),
+        tools: z.array(z.looseObject({ type: z.string(), name: z.string().optional() })).optional(),
+      }),
+    )
+    .nullish(),
   stream: z.boolean().nullish(),
 });
 
@@ -80,21 +88,41 @@ function incompleteReason(finishReason: string): string | undefined {
   return undefined;
 }
 
-function outputItems(reply: ScriptedReply, sequence: number): Item[] {
+type Tools = z.infer<typeof requestSchema>['tools'];
+
+/** Tool names, a namespace's tools after the namespace, and the tools a call must name specially. */
+function readTools(tools: Tools): { names: string[]; special: Map<string, { namespace?: string; custom: boolean }> } {
+  const names: string[] = [];
+  const special = new Map<string, { namespace?: string; custom: boolean }>();
+  for (const tool of tools ?? []) {
+    const name = tool.name ?? tool.type;
+    names.push(name);
+    if (tool.type === 'custom') special.set(name, { custom: true });
+    if (tool.type !== 'namespace') continue;
+    for (const inner of tool.tools ?? []) {
+      if (inner.name === undefined) continue;
+      names.push(inner.name);
+      special.set(inner.name, { namespace: name, custom: inner.type === 'custom' });
+    }
+  }
+  return { names, special };
+}
+
+function outputItems(reply: ScriptedReply, sequence: number, request: WireRequest): Item[] {
   const items: Item[] = [];
   if (reply.text.length > 0) {
     const content = [{ type: 'output_text', text: reply.text, annotations: [], logprobs: [] }];
     items.push({ type: 'message', id: `msg_scripted_${sequence}`, status: 'completed', role: 'assistant', content });
   }
   reply.toolCalls.forEach((call, index) => {
-    items.push({
-      type: 'function_call',
-      id: `fc_scripted_${sequence}_${index}`,
-      call_id: call.id,
-      name: call.name,
-      arguments: call.arguments,
-      status: 'completed',
-    });
+    const special = request.specialTools?.get(call.name);
+    const id = `fc_scripted_${sequence}_${index}`;
+    const namespace = special?.namespace === undefined ? {} : { namespace: special.namespace };
+    if (special?.custom) {
+      items.push({ type: 'custom_tool_call', id, call_id: call.id, name: call.name, input: call.arguments, status: 'completed', ...namespace });
+    } else {
+      items.push({ type: 'function_call', id, call_id: call.id, name: call.name, arguments: call.arguments, status: 'completed', ...namespace });
+    }
   });
   return items;
 }
@@ -135,6 +163,13 @@ function streamEvents(reply: ScriptedReply, sequence: number, model: string, out
       }
       push('response.output_text.done', { item_id, output_index, content_index: 0, text: reply.text, logprobs: [] });
       push('response.content_part.done', { item_id, output_index, content_index: 0, part: { ...part, text: reply.text } });
+    } else if (item.type === 'custom_tool_call') {
+      const input = String(item.input);
+      push('response.output_item.added', { output_index, item: { ...item, input: '', status: 'in_progress' } });
+      for (const delta of splitIntoChunks(input, reply.chunkSize)) {
+        push('response.custom_tool_call_input.delta', { item_id, output_index, delta }, 0, true);
+      }
+      push('response.custom_tool_call_input.done', { item_id, output_index, input });
     } else {
       const encoded = String(item.arguments);
       push('response.output_item.added', { output_index, item: { ...item, arguments: '', status: 'in_progress' } });
@@ -192,28 +227,30 @@ export function createResponsesWire(): WireFormat {
       const { system, messages } = toMessages(items);
       if (parsed.instructions != null) system.unshift(parsed.instructions);
       const stream = parsed.stream === true;
+      const tools = readTools(parsed.tools);
       return {
         request: {
           wire: 'responses',
           model: parsed.model,
           system: system.join('\n\n'),
           messages,
-          tools: (parsed.tools ?? []).map((tool) => tool.name ?? tool.type),
+          tools: tools.names,
           stream,
           turn: countTurn(messages.length, (index) => messages[index].role),
         },
         includeUsage: true,
         items,
+        specialTools: tools.special,
       };
     },
     errorBody,
     responseBody(reply, sequence, request) {
-      const output = outputItems(reply, sequence);
+      const output = outputItems(reply, sequence, request);
       remember(sequence, request, output);
       return responseObject(reply, sequence, request.request.model, output);
     },
     streamEvents(reply, sequence, request) {
-      const output = outputItems(reply, sequence);
+      const output = outputItems(reply, sequence, request);
       remember(sequence, request, output);
       return streamEvents(reply, sequence, request.request.model, output);
     },

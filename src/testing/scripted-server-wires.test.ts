@@ -183,4 +183,23 @@ describe('the Responses wire', () => {
       expect((await response.json()).error).toMatchObject({ type: 'invalid_request_error', message: expect.stringMatching(/'(msg|resp)_nope' not found/) });
     }
   });
+
+  it('names a namespace’s tools, and calls one in its namespace, or a custom tool with free-form input', async () => {
+    server = await startScriptedServer({
+      script: [{ turns: [{ tool_calls: [{ name: 'spawn_agent', arguments: { message: 'go' } }, { name: 'apply_patch', arguments: '*** Begin Patch' }] }] }],
+    });
+    const tools = [
+      { type: 'namespace', name: 'multi_agent', tools: [{ type: 'function', name: 'spawn_agent', parameters: {} }] },
+      { type: 'custom', name: 'apply_patch' },
+      { type: 'web_search' },
+    ];
+    const body = await (await postResponses({ model: 'm', input: 'hi', tools })).json();
+    expect(server.requests[0].tools).toEqual(['multi_agent', 'spawn_agent', 'apply_patch', 'web_search']);
+    expect(body.output).toMatchObject([
+      { type: 'function_call', namespace: 'multi_agent', name: 'spawn_agent', arguments: '{"message":"go"}' },
+      { type: 'custom_tool_call', name: 'apply_patch', input: '*** Begin Patch' },
+    ]);
+    const events = await (await postResponses({ model: 'm', input: 'hi', tools, stream: true })).text();
+    expect(events).toContain('event: response.custom_tool_call_input.delta\ndata: ');
+  });
 });

@@ -8,6 +8,8 @@ export interface WireRequest {
   includeUsage: boolean;
   /** The Responses wire's input items with references resolved, kept to answer a later `previous_response_id`. */
   items?: object[];
+  /** The Responses wire's tools that a call must name specially: in a namespace, or custom (free-form input). */
+  specialTools?: Map<string, { namespace?: string; custom: boolean }>;
 }
 
 /** One server-sent event of a streamed reply. */
