@@ -111,12 +111,15 @@ describe('the Messages wire', () => {
       fetch(`${server!.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const counted = await post('/v1/messages/count_tokens', { model: 'm', messages: [{ role: 'user', content: 'twelve chars' }] });
     expect(await counted.json()).toEqual({ input_tokens: 3 });
+    const uncountable = await post('/v1/messages/count_tokens', { model: 'm' });
+    expect([uncountable.status, (await uncountable.json()).error.type]).toEqual([400, 'invalid_request_error']);
     const models = await (await fetch(`${server.url}/v1/models`)).json();
     expect(models).toMatchObject({ data: [{ id: 'scripted', type: 'model' }], has_more: false });
     const bad = await post('/v1/messages', { messages: 'nope' });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('messages') } });
     expect(server.received.map((request) => `${request.method} ${request.path}`)).toEqual([
+      'POST /v1/messages/count_tokens',
       'POST /v1/messages/count_tokens',
       'GET /v1/models',
       'POST /v1/messages',

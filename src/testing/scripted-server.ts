@@ -89,9 +89,8 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
     try {
       parsed = wire.parse(body);
     } catch (error) {
-      const detail = error instanceof z.ZodError ? z.prettifyError(error) : (error as Error).message;
       const status = error instanceof WireInputError ? 404 : 400;
-      sendJson(response, status, wire.errorBody(`Invalid ${wireNames[wire.wire]} request: ${detail}`, undefined, status));
+      sendJson(response, status, wire.errorBody(`Invalid ${wireNames[wire.wire]} request: ${errorDetail(error)}`, undefined, status));
       return;
     }
     requests.push(parsed.request);
@@ -157,7 +156,7 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
         if (body === undefined) sendJson(response, 400, wire.errorBody(`The request body is not JSON: ${JSON.stringify(text.slice(0, 80))}`, undefined, 400));
         else await handleModelRequest(wire, body, request, response, disconnect.signal);
       } else if (method === 'POST' && path === '/v1/messages/count_tokens') {
-        sendJson(response, 200, countTokensBody(body));
+        countTokens(body, response);
       } else if ((method === 'GET' || method === 'HEAD') && (path === '/v1/models' || path.startsWith('/v1/models/'))) {
         const id = path.slice('/v1/models/'.length);
         sendJson(response, 200, id === '' ? modelList : { ...modelList.data[0], id });
@@ -169,7 +168,7 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
       }
     } catch (error) {
       if (disconnect.signal.aborted) return;
-      if (!response.headersSent) sendJson(response, error instanceof z.ZodError ? 400 : 500, errorBody(errorDetail(error), undefined, 500));
+      if (!response.headersSent) sendJson(response, 500, errorBody((error as Error).message, undefined, 500));
       else response.destroy(error as Error);
     }
   }
@@ -241,4 +240,15 @@ function jsonOrUndefined(text: string): unknown {
 
 function errorDetail(error: unknown): string {
   return error instanceof z.ZodError ? z.prettifyError(error) : (error as Error).message;
+}
+
+function countTokens(body: unknown, response: ServerResponse): void {
+  let counted: object;
+  try {
+    counted = countTokensBody(body);
+  } catch (error) {
+    sendJson(response, 400, anthropicMessagesWire.errorBody(`Invalid count_tokens request: ${errorDetail(error)}`, undefined, 400));
+    return;
+  }
+  sendJson(response, 200, counted);
 }
