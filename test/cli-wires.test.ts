@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../src/store/records.ts';
-import type { ScriptedWire } from '../src/testing/index.ts';
 import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
+import { scriptedWires, wireModelFlags } from './helpers/wires.ts';
 
 let workspace: Workspace;
 beforeAll(async () => {
@@ -9,20 +9,16 @@ beforeAll(async () => {
 });
 afterAll(() => workspace.close());
 
-// cadre's own providers on their real wires: @ai-sdk/anthropic speaks Messages, @ai-sdk/openai speaks Responses.
-// The base URL comes from --base-url, or from CADRE_BASE_URL (`baseURL: 'env'`).
-const models: Array<{ model: string; wire: ScriptedWire; env: Record<string, string>; baseURL: 'flag' | 'env' }> = [
-  { model: 'anthropic:claude-scripted', wire: 'messages', env: { ANTHROPIC_API_KEY: 'test-anthropic-key' }, baseURL: 'env' },
-  { model: 'openai:gpt-scripted', wire: 'responses', env: { OPENAI_API_KEY: 'test-openai-key' }, baseURL: 'flag' },
-  { model: 'openai-compatible:scripted', wire: 'chat-completions', env: {}, baseURL: 'flag' },
-];
-
-describe.each(models)('cadre run --model $model', ({ model, wire, env, baseURL }) => {
-  it(`delegates to a subagent that calls a tool, over the ${wire} wire`, async () => {
+// cadre's own providers on their real wires: @ai-sdk/anthropic speaks Messages, @ai-sdk/openai
+// speaks Responses. The base URL comes from --base-url, and for Messages from CADRE_BASE_URL.
+describe.each(scriptedWires)('cadre run on the %s wire', (wire) => {
+  it('delegates to a subagent that calls a tool', async () => {
     const before = workspace.server.requests.length;
     const url = workspace.server.baseURL;
-    const flags = ['--model', model, ...(baseURL === 'flag' ? ['--base-url', url] : []), '--db', workspace.database];
-    const result = await workspace.run(['run', ...flags, 'delegate please'], { env: baseURL === 'env' ? { ...env, CADRE_BASE_URL: url } : env });
+    const { flags, env } = wireModelFlags(wire, url);
+    const fromEnv = wire === 'messages';
+    const args = ['run', ...(fromEnv ? flags.slice(0, 2) : flags), '--db', workspace.database, 'delegate please'];
+    const result = await workspace.run(args, { env: fromEnv ? { ...env, CADRE_BASE_URL: url } : env });
     expect(result.stderr).toMatch(/\[run_\w+ scout\] completed \(\d+s\): The workspace holds notes\.txt/);
     expect(result.stdout).toBe('Final answer: the workspace holds notes.txt and src/app.ts.\n');
     expect(result.code).toBe(0);
@@ -35,10 +31,14 @@ describe.each(models)('cadre run --model $model', ({ model, wire, env, baseURL }
     const ours = workspace.workers.length > 0 ? requests.filter((request) => !request.system.includes('You are the scout')) : requests;
     expect(ours.length).toBeGreaterThanOrEqual(2);
     expect(ours.every((request) => request.wire === wire)).toBe(true);
-    // The primary's second request carries the agent tool's result, and the subagent's the list_files result.
-    const toolResults = requests.flatMap((request) => request.messages).filter((message) => message.role === 'tool');
-    expect(toolResults.some((message) => message.content.includes('notes.txt'))).toBe(true);
-    expect(toolResults.some((message) => message.content.includes('The workspace holds notes.txt'))).toBe(true);
+    // The subagent's second request carries the list_files result, and the primary's the agent tool's.
+    const toolResults = (scout: boolean) =>
+      requests
+        .filter((request) => request.system.includes('You are the scout') === scout)
+        .flatMap((request) => request.messages)
+        .filter((message) => message.role === 'tool');
+    expect(toolResults(true).some((message) => message.content.includes('src') && message.content.includes('notes.txt'))).toBe(true);
+    expect(toolResults(false).some((message) => message.content.includes('The workspace holds notes.txt'))).toBe(true);
     expect(JSON.stringify(workspace.server.received)).not.toMatch(/test-(anthropic|openai)-key/);
   });
 });
