@@ -36,10 +36,18 @@ async function main(): Promise<void> {
     onRequest(request, reply) {
       const lastUser = request.messages.findLast((message) => message.role === 'user')?.content ?? '';
       const rule = reply.rule === undefined ? 'no rule' : `rule ${reply.rule}`;
-      console.error(`turn ${request.turn} -> ${rule} | ${JSON.stringify(lastUser.slice(0, 60))}`);
+      console.error(`${request.wire} turn ${request.turn} -> ${rule} | ${JSON.stringify(lastUser.slice(0, 60))}`);
     },
   });
   console.log(server.baseURL);
+  // All three wires at once, so no option picks one: each client finds its own path.
+  console.error(
+    [
+      `chat completions: POST ${server.baseURL}/chat/completions (openai-compatible: models with --base-url ${server.baseURL})`,
+      `messages:         POST ${server.baseURL}/messages (anthropic: models with --base-url ${server.baseURL}; Claude Code with ANTHROPIC_BASE_URL=${server.url})`,
+      `responses:        POST ${server.baseURL}/responses (openai: models with --base-url ${server.baseURL}; Codex with base_url = "${server.baseURL}", wire_api = "responses")`,
+    ].join('\n'),
+  );
   const stop = (): void => void server.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
