@@ -134,7 +134,8 @@ describe('a hostile repository', () => {
     expect(view.workspace.state).toBe('untrusted');
     expect(view.workspace.leftOut).toContain("mcpServers.evil (sh -c 'touch MARKER_config')");
 
-    const worker = await workspace.run(['worker', '--db', workspace.database]);
+    // Blank, a queue the suite may set for its own workers does not stand in for the workspace's.
+    const worker = await workspace.run(['worker', '--db', workspace.database], { env: { CADRE_QUEUE: '' } });
     expect(worker.code).toBe(2);
     expect(worker.stderr).toContain('cadre worker needs a queue');
     expect(leftOutLines(worker.stderr)).toHaveLength(1);
