@@ -61,7 +61,7 @@ Examples:
 
 Environment:
   CADRE_MODEL          model spec provider:model-id, like anthropic:claude-sonnet-4-5 (--model)
-  CADRE_BASE_URL       base URL of an openai-compatible: model API (--base-url)
+  CADRE_BASE_URL       base URL of the model API, any provider (--base-url)
   CADRE_API_KEY        API key for the model provider (else the provider's own variable)
   ANTHROPIC_API_KEY    key for anthropic: models
   OPENAI_API_KEY       key for openai: models
