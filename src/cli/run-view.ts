@@ -17,6 +17,8 @@ export interface RunOutcome {
   error?: string;
   /** `--db <path>` when the database is not the default one, for the hints printed at the end. */
   databaseFlag?: string;
+  /** How the person runs cadre again, `cadre` or `npx cadre`, for those hints. @default 'cadre' */
+  command?: string;
 }
 
 /** What `cadre run` shows while it works: JSON Lines, plain lines, or a live view. */
