@@ -37,7 +37,7 @@ export function describeWorkspaceTrust(trust: WorkspaceTrust): string {
     case 'once':
       return 'workspace: trusted for this command only (--trust or CADRE_TRUST)';
     default:
-      return `workspace: ${trust.state === 'changed' ? 'changed since trusted' : 'not trusted'}; left out ${left.map((item) => describeItem(item)).join(', ')} (review it and run: cadre trust)`;
+      return `workspace: ${trust.state === 'changed' ? 'changed since trusted' : 'not trusted'}; left out ${left.map((item) => describeItem(item)).join(', ')} (see it: cadre trust --show; trust it: cadre trust)`;
   }
 }
 
@@ -56,7 +56,7 @@ export function announceWorkspaceTrust(context: CliContext, trust: WorkspaceTrus
   announced.add(context);
   if (left.length > 0) {
     const why = trust.state === 'changed' ? 'changed since it was trusted' : 'is not trusted';
-    writeLine(context.stderr, `cadre: this workspace's configuration ${why}, so cadre left out ${left.map((item) => describeItem(item)).join(', ')}; review it and trust it with: cadre trust`);
+    writeLine(context.stderr, `cadre: this workspace's configuration ${why}, so cadre left out ${left.map((item) => describeItem(item)).join(', ')}; see it with: cadre trust --show; trust it with: cadre trust`);
   } else {
     writeLine(context.stderr, `cadre: trusting this workspace's configuration for this command only (--trust or CADRE_TRUST): ${once.map((item) => describeItem(item)).join(', ')}`);
   }
