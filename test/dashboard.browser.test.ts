@@ -46,7 +46,7 @@ describe.skipIf(skip)(title, () => {
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
     await page.goto(dashboard.url);
-    await expect.poll(() => page.locator('#session-rows').textContent()).toContain(earlier.id);
+    await expect.poll(() => page.locator('#session-rows').textContent(), { timeout: 10_000 }).toContain(earlier.id);
 
     await page.fill('#new-session textarea[name="prompt"]', 'Survey BOTH parts of the project and report back.');
     await page.click('#new-session button[type="submit"]');
@@ -77,7 +77,7 @@ describe.skipIf(skip)(title, () => {
     await expect.poll(() => quickCard.locator('[data-field="details"]').textContent()).toContain('run-end');
     expect(await quickCard.locator('[data-field="details"]').textContent()).toContain('Quick result: the answer is 42.');
     await cadre.waitForIdle(sessionId);
-    await expect.poll(() => page.locator('#session-status').textContent()).toBe('idle');
+    await expect.poll(() => page.locator('#session-state').textContent()).toBe('idle');
     expect(pageErrors).toEqual([]);
 
     await mkdir(join(screenshotPath, '..'), { recursive: true });
@@ -299,7 +299,7 @@ describe.skipIf(skip)(title, () => {
       await fileCadre.store.flush();
       const page = await context.newPage();
       await page.goto(`${fileDashboard.url}#${session.id}`);
-      await expect.poll(() => page.locator('#session-status').textContent()).toBe('idle');
+      await expect.poll(() => page.locator('#session-state').textContent()).toBe('idle');
       await expect.poll(() => page.evaluate('state.events?.readyState')).toBe(1);
       // Another process on the same database, as `cadre run` in another terminal.
       const storeModule = fileURLToPath(new URL('../src/store/sqlite/sqlite-store.ts', import.meta.url));

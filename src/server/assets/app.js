@@ -3,7 +3,7 @@
 
 const token = new URLSearchParams(location.search).get('token');
 const activeStatuses = new Set(['queued', 'running']);
-const state = { sessionId: null, sessionStatus: null, runs: new Map(), cards: new Map(), approvals: new Map(), events: null, lastEventAt: 0, tokens: null, agentColors: new Map() };
+const state = { sessionId: null, sessionState: null, runs: new Map(), cards: new Map(), approvals: new Map(), events: null, lastEventAt: 0, tokens: null, agentColors: new Map() };
 
 const byId = (id) => document.getElementById(id);
 
@@ -176,7 +176,7 @@ async function openSession(id) {
   state.runs.clear();
   state.cards.clear();
   state.tokens = null;
-  state.sessionStatus = null;
+  state.sessionState = null;
   showSessionTokens();
   state.approvals.clear();
   byId('run-cards').replaceChildren();
@@ -196,15 +196,14 @@ async function openSession(id) {
 
 async function loadSession() {
   const id = state.sessionId;
-  const [{ session, title, state: sessionState, messages, runs, tokens }, { approvals }] = await Promise.all([
+  const [{ session, messages, runs, tokens }, { approvals }] = await Promise.all([
     api(`/api/sessions/${id}`),
     api(`/api/approvals?session=${encodeURIComponent(id)}`),
   ]);
   if (id !== state.sessionId) return;
   state.tokens = tokens;
-  byId('session-title').textContent = title ?? '(no prompt yet)';
-  setStateBadge(byId('session-state'), sessionState);
-  showSessionStatus(session.status);
+  byId('session-title').textContent = session.title ?? '(no prompt yet)';
+  showSessionState(session.state);
   byId('messages').replaceChildren(...messages.map(messageItem));
   byId('streaming').hidden = true;
   byId('streaming').textContent = '';
@@ -213,23 +212,12 @@ async function loadSession() {
   showApprovals(approvals);
 }
 
-function showSessionStatus(status) {
-  state.sessionStatus = status;
-  setBadge(byId('session-status'), status);
-  showSessionState();
-}
-
-/** The open session's state from what the page holds, kept live between loads (the server's rule: asks, turn, runs). */
-function showSessionState() {
-  if (!state.sessionStatus) return;
-  const approvals = state.approvals.size;
-  const working = [...state.runs.values()].filter((run) => activeStatuses.has(run.status) && !run.owner_gone).length;
-  let sessionState = { kind: 'idle' };
-  if (approvals > 0) sessionState = { kind: 'awaiting_approval', approvals };
-  else if (state.sessionStatus === 'running') sessionState = { kind: 'running' };
-  else if (working > 0) sessionState = { kind: 'waiting_on_runs', runs: working };
-  else if (state.sessionStatus === 'failed' || state.sessionStatus === 'canceled') sessionState = { kind: state.sessionStatus };
+/** The open session's state as the server computed it (`/api/sessions/:id`, `session-state` events): header and list row alike. */
+function showSessionState(sessionState) {
+  state.sessionState = sessionState;
   setStateBadge(byId('session-state'), sessionState);
+  const row = document.querySelector(`.session-item[data-session-id="${CSS.escape(state.sessionId)}"] .badge`);
+  if (row) setStateBadge(row, sessionState);
 }
 
 /** The runs a `<subagent-notification>` message announces (CONTRACT section 6), or null for any other text. */
@@ -335,7 +323,6 @@ function upsertRun(run) {
   card.querySelector('[data-action="stop"]').hidden = !activeStatuses.has(run.status);
   byId('no-runs').hidden = state.cards.size > 0;
   if (state.tokens) showSessionTokens();
-  showSessionState();
   scheduleTimeline();
 }
 
@@ -542,7 +529,6 @@ function upsertApproval(approval) {
   if (approval.run_id) card.dataset.runId = approval.run_id;
   state.approvals.set(approval.id, card);
   placeApproval(approval.id, card);
-  showSessionState();
 }
 
 /** An ask sits on its run's card; the primary agent's asks (and asks of runs not shown yet) above the runs. */
@@ -557,18 +543,26 @@ function removeApproval(id) {
   state.approvals.get(id)?.remove();
   state.approvals.delete(id);
   byId('approvals').hidden = byId('approval-cards').childElementCount === 0;
-  showSessionState();
 }
 
 // Live updates.
 
+/** One stream for the page: the sessions list's changes, and the open session's events when one is open. */
 function connectEvents(sessionId) {
   state.events?.close();
-  const events = new EventSource(withToken(`/api/events?session=${encodeURIComponent(sessionId)}`));
+  delete document.body.dataset.events;
+  const query = sessionId ? `&session=${encodeURIComponent(sessionId)}` : '';
+  const events = new EventSource(withToken(`/api/events?list=1${query}`));
   let opened = false;
+  // Says on the page whether the stream is open (a reconnect sets it again), for tests and the curious.
+  events.addEventListener('error', () => { document.body.dataset.events = 'reconnecting'; });
   events.addEventListener('open', () => {
+    document.body.dataset.events = 'open';
     // After a reconnect, reload what the stream may have missed.
-    if (opened) attempt(loadSession);
+    if (opened) {
+      if (state.sessionId) reloadSession();
+      reloadSessions();
+    }
     opened = true;
   });
   events.addEventListener('run-event', (message) => {
@@ -589,41 +583,50 @@ function connectEvents(sessionId) {
     if (message.session_id === state.sessionId) addMessage(message);
     else addRunMessage(message);
   });
-  events.addEventListener('session-status', (message) => {
-    showSessionStatus(JSON.parse(message.data).status);
-    attempt(() => Promise.all([loadSession(), loadSessions()]));
+  events.addEventListener('session-status', () => reloadSession());
+  events.addEventListener('session-state', (message) => {
+    const { session_id: sessionId, state: sessionState } = JSON.parse(message.data);
+    if (sessionId === state.sessionId) showSessionState(sessionState);
   });
+  events.addEventListener('sessions-changed', () => reloadSessions());
   events.addEventListener('approval', (message) => upsertApproval(JSON.parse(message.data).approval));
   // Another process (a `cadre run` in another terminal) wrote to the database: its work has no live events here.
   events.addEventListener('store-changed', () => reloadSession());
-  for (const type of ['run-event', 'text-delta', 'message', 'session-status', 'approval', 'store-changed']) {
+  for (const type of ['run-event', 'text-delta', 'message', 'session-status', 'session-state', 'approval', 'store-changed']) {
     events.addEventListener(type, () => { state.lastEventAt = Date.now(); });
   }
   state.events = events;
 }
 
-/** Reads the open session again, one read at a time: a change seen during a read gets one more. */
-let reloading = null;
-let reloadAgain = false;
-function reloadSession() {
-  if (reloading) {
-    reloadAgain = true;
-    return;
-  }
-  reloading = attempt(loadSession).finally(() => {
-    reloading = null;
-    if (reloadAgain) {
-      reloadAgain = false;
-      reloadSession();
+/** `read` made safe to call often: one read at a time, and a call during a read gets one more read after it. */
+function oneAtATime(read) {
+  let reading = null;
+  let again = false;
+  return function readAgain() {
+    if (reading) {
+      again = true;
+      return;
     }
-  });
+    reading = attempt(read).finally(() => {
+      reading = null;
+      if (again) {
+        again = false;
+        readAgain();
+      }
+    });
+  };
 }
+
+/** Reads the open session again. */
+const reloadSession = oneAtATime(loadSession);
+/** Reads the sessions list again. */
+const reloadSessions = oneAtATime(loadSessions);
 
 // Runs executed by another process (`cadre run` in another terminal) send no live events here: the
 // server says `store-changed` when it sees their commits (SQLite); without that (Postgres), while
 // the open session is busy and the stream is quiet, look again now and then.
 setInterval(() => {
-  const busy = state.sessionStatus === 'running' || [...state.runs.values()].some((run) => activeStatuses.has(run.status));
+  const busy = state.sessionState !== null && !['idle', 'failed', 'canceled'].includes(state.sessionState.kind);
   if (state.sessionId && busy && Date.now() - state.lastEventAt > 3000) attempt(loadSession);
 }, 3000);
 
@@ -687,4 +690,5 @@ attempt(async () => {
   await loadAgentColors().catch(() => {});
   await loadSessions();
   if (location.hash.length > 1) await openSession(decodeURIComponent(location.hash.slice(1)));
+  else connectEvents(null);
 });
