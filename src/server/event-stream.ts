@@ -2,7 +2,9 @@ import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { CadreEvent } from '../runs/run-bus.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
+import type { MessageRecord } from '../store/records.ts';
 import { followChanges } from './follow-changes.ts';
+import { viewNewMessage } from './message-views.ts';
 import { listSessionRuns, readSessionState } from './session-views.ts';
 import { watchExternalVersion } from '../store/watch-external-version.ts';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
@@ -81,6 +83,16 @@ export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_00
     const write = (type: string, data: unknown) => {
       writing = writing.then(() => stream.writeSSE({ event: type, data: JSON.stringify(data) }));
     };
+    // A message goes out as the API shows it: a notification with the runs it announces.
+    const writeMessage = (message: MessageRecord) => {
+      writing = writing.then(async () => {
+        const view = await viewNewMessage(cadre.store, message).catch((error: unknown) => {
+          reportToDefaultLogger(error);
+          return { ...message, notification: null };
+        });
+        await stream.writeSSE({ event: 'message', data: JSON.stringify({ type: 'message', message: view }) });
+      });
+    };
     const state = sessionId === null ? undefined : followChanges(
       () => readSessionState(cadre.store, sessionId),
       (value) => { if (value !== null) write('session-state', { session_id: sessionId, state: value }); },
@@ -99,7 +111,8 @@ export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_00
       const moves = movesState(event);
       if (moves) listChanged();
       if (!wanted(event)) return;
-      write(event.type, event);
+      if (event.type === 'message') writeMessage(event.message);
+      else write(event.type, event);
       if (moves) state?.poke();
     };
     const unsubscribe = cadre.subscribe(send);

@@ -3,6 +3,7 @@ import { ConfigError } from '../errors/config-error.ts';
 import { isAppSession } from '../embed/app-sessions.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import type { SessionRecord } from '../store/records.ts';
+import { viewMessages } from './message-views.ts';
 import { failRequest, optionalText, readJsonObject, requiredText } from './request-input.ts';
 import { listSessionRuns, readSessionParts, summarizeSession, summaryOf, viewRuns } from './session-views.ts';
 
@@ -62,7 +63,7 @@ export function createSessionRoutes({ cadre, onError }: SessionRoutesOptions): H
     const summary = summaryOf(session, parts);
     return context.json({
       session: summary,
-      messages: parts.messages,
+      messages: await viewMessages(store, session.id, parts.messages, parts.runs),
       runs: viewRuns(parts.runs),
       tokens: { ...tokens, ...limits },
     });

@@ -220,22 +220,6 @@ function showSessionState(sessionState) {
   if (row) setStateBadge(row, sessionState);
 }
 
-/** The runs a `<subagent-notification>` message announces (CONTRACT section 6), or null for any other text. */
-function parseNotification(text) {
-  const match = /^<subagent-notification>\n([\s\S]*?)\n<\/subagent-notification>\s*$/.exec(text.trim());
-  if (!match) return null;
-  const runs = [];
-  for (const block of match[1].split(/\n\n+/)) {
-    const fields = {};
-    for (const line of block.split('\n')) {
-      const field = /^(run_id|agent|status|description|summary): ?(.*)$/.exec(line);
-      if (field) fields[field[1]] = field[2];
-    }
-    if (fields.run_id) runs.push(fields);
-  }
-  return runs.length > 0 ? runs : null;
-}
-
 /** A notification as a card: one row per finished run, its status, agent, description and the start of its result. */
 function notificationItem(message, runs) {
   const item = element('li', 'message notification-card');
@@ -244,30 +228,22 @@ function notificationItem(message, runs) {
   for (const run of runs) {
     const row = element('div', 'notification-run');
     const head = element('div', 'notification-head');
-    head.append(badge(run.status ?? 'completed'), paintAgent(element('strong', '', run.agent ?? ''), run.agent), element('span', 'description', run.description ?? ''));
+    head.append(badge(run.status), paintAgent(element('strong', '', run.agent), run.agent), element('span', 'description', run.description));
     const link = element('a', 'mono muted', run.run_id);
     link.href = '#';
     link.addEventListener('click', (click) => {
       click.preventDefault();
       state.cards.get(run.run_id)?.scrollIntoView({ behavior: 'smooth', block: 'center' });
     });
-    row.append(head, element('div', 'text', run.summary ?? ''), link);
+    row.append(head, element('div', 'text', run.summary), link);
     item.append(row);
   }
   return item;
 }
 
-function messageText(message) {
-  if (typeof message.content === 'string') return message.content;
-  if (!Array.isArray(message.content)) return '';
-  return message.content.filter((part) => part.type === 'text').map((part) => part.text).join('');
-}
-
 function messageItem(message) {
-  if (message.role === 'user') {
-    const runs = parseNotification(messageText(message));
-    if (runs) return notificationItem(message, runs);
-  }
+  // The API says which runs a notification announces: the model-facing text is not read here.
+  if (message.notification) return notificationItem(message, message.notification.runs);
   const item = element('li', `message ${message.role}`);
   item.dataset.seq = message.seq;
   item.append(element('span', 'role', message.role));
