@@ -163,7 +163,7 @@ function sessionItem(session) {
   meta.append(element('span', '', session.agent), element('span', '', formatTime(session.created_at)),
     element('span', '', `${runs} run${runs === 1 ? '' : 's'}`), element('span', '', `${tokens} tokens`), element('span', 'mono', session.id));
   item.append(head, meta);
-  const open = () => attempt(() => openSession(session.id));
+  const open = () => attempt(() => openSession(session.id, { reveal: true }));
   item.addEventListener('click', open);
   item.addEventListener('keydown', (key) => { if (key.key === 'Enter') open(); });
   return item;
@@ -171,7 +171,11 @@ function sessionItem(session) {
 
 // The open session: conversation and runs.
 
-async function openSession(id) {
+/**
+ * Shows a session. With `reveal`, a page in one column (a phone) scrolls to it: the list sits
+ * above it there, and a tap that opened it far below would seem to do nothing.
+ */
+async function openSession(id, { reveal = false } = {}) {
   state.sessionId = id;
   state.runs.clear();
   state.cards.clear();
@@ -184,6 +188,7 @@ async function openSession(id) {
   byId('approvals').hidden = true;
   history.replaceState(null, '', `${location.pathname}${location.search}#${id}`);
   byId('session-view').hidden = false;
+  if (reveal && matchMedia('(max-width: 900px)').matches) byId('session-view').scrollIntoView({ block: 'start' });
   byId('session-title').textContent = '';
   byId('session-id').textContent = id;
   byId('timeline').replaceChildren();
