@@ -71,6 +71,33 @@ describe.skipIf(skip)(title, () => {
     await page.close();
   });
 
+  it('shows a pending ask without scrolling at 1280x800, in a session that has run work before', async () => {
+    // Four notes written before, each a run of the writer whose ask was approved.
+    const session = await cadre.createSession();
+    for (let turn = 0; turn < 4; turn++) {
+      const sent = cadre.send(session.id, turn === 0 ? 'Write a NOTE about the project.' : 'Another one.');
+      await expect.poll(async () => (await cadre.store.listApprovals({ statuses: ['pending'], session_id: session.id })).length, { timeout: 10_000 }).toBe(1);
+      const [ask] = await cadre.store.listApprovals({ statuses: ['pending'], session_id: session.id });
+      await cadre.approve(ask.id, { decision: 'approve' });
+      await sent;
+      await cadre.waitForIdle(session.id);
+    }
+    const page = await context.newPage();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${dashboard.url}#${session.id}`);
+    await expect.poll(() => page.locator('.run-card').count(), { timeout: 10_000 }).toBe(4);
+    await expect.poll(() => page.locator('body').getAttribute('data-events'), { timeout: 10_000 }).toBe('open');
+    const last = cadre.send(session.id, 'And one more.');
+    const card = page.locator('.approval-card');
+    await expect.poll(() => card.count(), { timeout: 10_000 }).toBe(1);
+    expect(await page.evaluate(() => window.scrollY)).toBe(0);
+    expect(await inView(page, '.approval-card')).toBe(true);
+    await card.locator('[data-action="deny"]').click();
+    await expect.poll(() => card.count(), { timeout: 10_000 }).toBe(0);
+    await last;
+    await page.close();
+  });
+
   it('lists a session another process started, without a click or a reload', async () => {
     const page = await context.newPage();
     await page.goto(dashboard.url);

@@ -252,8 +252,9 @@ describe.skipIf(skip)(title, () => {
     expect(await card.locator('[data-field="agent"]').textContent()).toBe('writer');
     expect(await card.locator('button').allTextContents()).toEqual(['Approve', 'Deny', 'Always']);
     const runCard = page.locator('.run-card', { hasText: 'write a note' });
-    // The ask is answered on its run's card, and the session reads as awaiting approval.
-    expect(await runCard.locator('.approval-card').count()).toBe(1);
+    // The ask sits at the top of the session, naming its run, and the session reads as awaiting approval.
+    expect(await page.locator('#approvals .approval-card').count()).toBe(1);
+    expect(await card.locator('[data-field="run"]').textContent()).toBe(await runCard.getAttribute('data-run-id'));
     await expect.poll(() => page.locator('#session-state').textContent()).toBe('awaiting approval');
     await expect.poll(() => runCard.locator('[data-field="activity"]').textContent(), { timeout: 10_000 }).toBe('awaiting approval: note docs/notes.md');
     await card.locator('[data-action="approve"]').click();

@@ -287,8 +287,6 @@ function upsertRun(run) {
     state.cards.set(run.id, card);
     const parent = run.parent_run_id && state.cards.get(run.parent_run_id);
     (parent ? field(parent, 'children') : byId('run-cards')).append(card);
-    // An ask that arrived before its run's card waits in the session's list: it belongs on the card.
-    for (const [id, ask] of state.approvals) if (ask.dataset.runId === run.id) placeApproval(id, ask);
   }
   card.dataset.status = run.status;
   setBadge(field(card, 'status'), run.status);
@@ -509,15 +507,13 @@ function upsertApproval(approval) {
   card.querySelector('[data-action="always"]').addEventListener('click', () => answer('approve', true));
   if (approval.run_id) card.dataset.runId = approval.run_id;
   state.approvals.set(approval.id, card);
-  placeApproval(approval.id, card);
+  placeApproval(card);
 }
 
-/** An ask sits on its run's card; the primary agent's asks (and asks of runs not shown yet) above the runs. */
-function placeApproval(id, card) {
-  const runCard = card.dataset.runId && state.cards.get(card.dataset.runId);
-  if (runCard) field(runCard, 'ask').append(card);
-  else byId('approval-cards').append(card);
-  byId('approvals').hidden = byId('approval-cards').childElementCount === 0;
+/** Every ask of the session sits at the top of the session, where a person sees it without scrolling. */
+function placeApproval(card) {
+  byId('approval-cards').append(card);
+  byId('approvals').hidden = false;
 }
 
 function removeApproval(id) {
