@@ -120,4 +120,17 @@ describe.skipIf(skip)(title, () => {
     expect(Date.now() - written).toBeLessThan(3_000);
     await page.close();
   });
+
+  it('opens the session named by a new #ses_... in the address', async () => {
+    const [first, second] = await finishedSessions(2);
+    const page = await context.newPage();
+    await page.goto(`${dashboard.url}#${first}`);
+    await expect.poll(() => page.locator('#session-id').textContent(), { timeout: 10_000 }).toBe(first);
+    await page.evaluate((id) => { location.hash = `#${id}`; }, second);
+    await expect.poll(() => page.locator('#session-id').textContent(), { timeout: 10_000 }).toBe(second);
+    await expect.poll(() => page.locator('#session-title').textContent()).toBe('Find answer 1.');
+    await page.goBack();
+    await expect.poll(() => page.locator('#session-id').textContent(), { timeout: 10_000 }).toBe(first);
+    await page.close();
+  });
 });

@@ -669,3 +669,9 @@ attempt(async () => {
   if (location.hash.length > 1) await openSession(decodeURIComponent(location.hash.slice(1)));
   else connectEvents(null);
 });
+
+// The address names the open session (`#ses_...`): a new one typed or pasted there opens it.
+window.addEventListener('hashchange', () => {
+  const id = decodeURIComponent(location.hash.slice(1));
+  if (id && id !== state.sessionId) attempt(() => openSession(id, { reveal: true }));
+});
