@@ -64,7 +64,9 @@ describe.skipIf(skip)(title, () => {
     expect(await quickCard.locator('[data-action="stop"]').isHidden()).toBe(true);
     // Frequent live events carry the record as the run started: a late one never takes a finished card back.
     const quickRunId = await quickCard.getAttribute('data-run-id');
-    await page.evaluate(`applyRunEvent({ ...state.runs.get(${JSON.stringify(quickRunId)}), status: 'running' }, { type: 'activity', data: { text: 'late' } })`);
+    // The page's modules, as its own script loaded them (same address, same instances).
+    await page.evaluate(`Promise.all([import('/runs.js'), import('/state.js')]).then(([{ applyRunEvent }, { state }]) =>
+      applyRunEvent({ ...state.runs.get(${JSON.stringify(quickRunId)}), status: 'running' }, { type: 'activity', data: { text: 'late' } }))`);
     expect(await quickCard.getAttribute('data-status')).toBe('completed');
     expect(await quickCard.locator('[data-field="activity"]').textContent()).not.toBe('late');
 
@@ -92,7 +94,7 @@ describe.skipIf(skip)(title, () => {
     page.on('pageerror', (error) => pageErrors.push(error.message));
     await page.goto(`${dashboard.url}#${session.id}`);
     // Connected first, so the subagent streams to a watcher from its first word.
-    await expect.poll(() => page.evaluate('state.events?.readyState')).toBe(1);
+    await expect.poll(() => page.locator('body').getAttribute('data-events'), { timeout: 10_000 }).toBe('open');
     await cadre.send(session.id, 'STREAM the long answer.');
 
     const card = page.locator('.run-card', { hasText: 'long answer' });
@@ -301,7 +303,7 @@ describe.skipIf(skip)(title, () => {
       const page = await context.newPage();
       await page.goto(`${fileDashboard.url}#${session.id}`);
       await expect.poll(() => page.locator('#session-state').textContent()).toBe('idle');
-      await expect.poll(() => page.evaluate('state.events?.readyState')).toBe(1);
+      await expect.poll(() => page.locator('body').getAttribute('data-events'), { timeout: 10_000 }).toBe('open');
       // Another process on the same database, as `cadre run` in another terminal.
       const storeModule = fileURLToPath(new URL('../src/store/sqlite/sqlite-store.ts', import.meta.url));
       const writer = `
