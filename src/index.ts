@@ -114,17 +114,14 @@ export {
 
 export {
   createSqliteStore,
-  exportSession,
   finishedStatuses,
   isFinished,
   openStore,
-  renderMarkdownExport,
   runStatuses,
   type ApprovalQuery,
   type ApprovalRecord,
   type ApprovalResolver,
   type ApprovalStatus,
-  type ExportSessionOptions,
   type GuardedRunChange,
   type MessageCommit,
   type MessageCommitResult,
@@ -138,7 +135,6 @@ export {
   type RunRecord,
   type RunResult,
   type RunStatus,
-  type SessionExport,
   type SessionRecord,
   type SessionRuleRecord,
   type SessionStatus,
@@ -148,6 +144,7 @@ export {
   type StoreFailureKind,
   type Usage,
 } from './store/index.ts';
+export { exportSession, renderMarkdownExport, type ExportSessionOptions, type SessionExport } from './export/index.ts';
 
 export { createPollingCoordination, type Coordination, type CoordinationSignal, type LiveRunEvent, type PollingCoordinationOptions, type SignalType } from './coordination/index.ts';
 
