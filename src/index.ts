@@ -150,4 +150,5 @@ export { createPollingCoordination, type Coordination, type CoordinationSignal, 
 
 export { createTokenBudget, totalTokens, type SessionTokens, type TokenBudget, type TokenBudgetLimits } from './runs/token-budget.ts';
 export { displayStatus, runOwnerGone, viewRun, type RunView } from './runs/run-owner.ts';
+export { describeRunEvent, parseRunEvent, RunEventDataError, runEventSchema, type RunEvent, type RunEventData, type RunEventInput } from './runs/run-events.ts';
 export { renderActivity, type ActivityEventData, type RunActivity, type RunActivityKind } from './store/index.ts';

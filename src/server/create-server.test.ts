@@ -1,6 +1,8 @@
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Cadre } from '../runtime/create-cadre.ts';
+import { parseRunEvent } from '../runs/run-events.ts';
+import type { RunEventRecord } from '../store/records.ts';
 import { runFixture } from '../store/store-fixtures.ts';
 import { createDashboardApp, startDashboard } from './create-server.ts';
 import { createTestCadre, waitForRun } from './server-fixtures.ts';
@@ -122,6 +124,37 @@ describe('the sessions API', () => {
 });
 
 describe('the runs API', () => {
+  it('gives only events that fit their type (one typed union), stored and live: runs, an ask, a stop, notifications', async () => {
+    const { cadre, app } = setup();
+    const live: RunEventRecord[] = [];
+    cadre.subscribe((event) => {
+      if (event.type === 'run-event') live.push({ run_id: event.run.id, seq: 0, ...event.event });
+    });
+    const both = await cadre.createSession();
+    await cadre.send(both.id, 'Survey BOTH parts of the project and report back.');
+    const slow = await waitForRun(cadre, both.id, (run) => run.description === 'slow survey' && run.status === 'running');
+    await cadre.stopRun(slow.id, { cause: 'user', reason: 'enough' });
+    const note = await cadre.createSession();
+    const sent = cadre.send(note.id, 'Write a NOTE about the project.');
+    await expect.poll(async () => (await cadre.store.listApprovals({ statuses: ['pending'], session_id: note.id })).length).toBe(1);
+    const [ask] = await cadre.store.listApprovals({ statuses: ['pending'], session_id: note.id });
+    await cadre.approve(ask.id, { decision: 'approve' });
+    await sent;
+    for (const session of [both, note]) await cadre.waitForIdle(session.id);
+    const stored: RunEventRecord[] = [];
+    for (const session of [both, note]) {
+      for (const run of await cadre.store.listRuns({ parent_session_id: session.id })) {
+        stored.push(...((await (await app.request(`/api/runs/${run.id}`)).json()) as { events: RunEventRecord[] }).events);
+      }
+    }
+    const types = new Set(stored.map((event) => event.type));
+    for (const type of ['run-queued', 'run-start', 'step-start', 'run-end', 'notification-deliver', 'approval-request', 'approval-resolve', 'tool-call-start', 'tool-call-end']) {
+      expect(types, type).toContain(type);
+    }
+    for (const event of [...stored, ...live]) expect(() => parseRunEvent(event)).not.toThrow();
+  });
+
+
   it('shows a run with its events and nested runs, and its transcript', async () => {
     const { cadre, app } = setup();
     const { run } = await finishedSession(cadre);
