@@ -39,7 +39,8 @@ byId('stop-session').addEventListener('click', () => attempt(async () => {
 
 /** How bash is confined in this server's runtime: the same box for every run of every agent. */
 async function showSandbox() {
-  const { sandbox } = await api('/api/sandbox');
+  const { sandbox, workspace } = await api('/api/sandbox');
+  showWorkspaceTrust(workspace);
   const node = byId('sandbox');
   if (!sandbox) return;
   node.classList.toggle('unconfined', !sandbox.confined);
@@ -48,6 +49,17 @@ async function showSandbox() {
     : sandbox.mode === 'required'
       ? `No OS sandbox (${sandbox.reason}): bash is refused (sandbox.mode required)`
       : `No OS sandbox (${sandbox.reason}): bash commands run unconfined`;
+}
+
+/** Whether the workspace's own configuration is trusted (cadre trust), and what was left out when not. */
+function showWorkspaceTrust(workspace) {
+  const node = byId('workspace-trust');
+  if (!workspace || workspace.state === 'none') return;
+  const left = workspace.leftOut.join(', ');
+  node.classList.toggle('unconfined', workspace.leftOut.length > 0);
+  node.textContent = workspace.state === 'trusted' ? 'Workspace configuration: trusted'
+    : workspace.state === 'once' ? 'Workspace configuration: trusted for this server only (--trust)'
+    : `Workspace configuration ${workspace.state === 'changed' ? 'changed since trusted' : 'not trusted'}: left out ${left} (review it and run cadre trust)`;
 }
 
 setInterval(() => attempt(loadSessions), 10_000);

@@ -25,6 +25,8 @@ export function upsertApproval(approval) {
   field(card, 'agent').textContent = approval.agent;
   field(card, 'run').textContent = approval.run_id ?? '(primary agent)';
   field(card, 'summary').textContent = approval.argument === null ? approval.tool : `${approval.tool} ${approval.argument}`;
+  const preview = approvalPreview(approval.preview);
+  if (preview) field(card, 'summary').after(preview);
   field(card, 'id').textContent = approval.id;
   field(card, 'waiting').textContent = `waiting since ${formatTime(approval.created_at)}`;
   const answer = (decision, always) => attempt(async () => {
@@ -41,6 +43,29 @@ export function upsertApproval(approval) {
   if (approval.run_id) card.dataset.runId = approval.run_id;
   state.approvals.set(approval.id, card);
   placeApproval(card);
+}
+
+/**
+ * What an ask would do, as the server computed it (`approval.preview`): a unified diff, its
+ * added, removed and hunk lines marked, or a command in full. Null when the ask has none.
+ */
+function approvalPreview(preview) {
+  if (!preview) return null;
+  const block = document.createElement('pre');
+  block.className = `approval-preview approval-preview-${preview.kind}`;
+  if (preview.kind === 'command') {
+    block.textContent = `$ ${preview.command}`;
+    return block;
+  }
+  block.title = preview.path;
+  for (const line of preview.diff.split('\n')) {
+    const row = document.createElement('span');
+    const kind = /^(---|\+\+\+) /.test(line) ? 'file' : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('... ') ? 'more' : 'same';
+    row.className = `diff-${kind}`;
+    row.textContent = `${line}\n`;
+    block.append(row);
+  }
+  return block;
 }
 
 /** Every ask of the session sits at the top of the session, where a person sees it without scrolling. */
