@@ -79,7 +79,6 @@ export async function openSession(id, { reveal = false } = {}) {
   byId('approvals').hidden = true;
   history.replaceState(null, '', `${location.pathname}${location.search}#${id}`);
   byId('session-view').hidden = false;
-  if (reveal && matchMedia('(max-width: 900px)').matches) byId('session-view').scrollIntoView({ block: 'start' });
   byId('session-title').textContent = '';
   byId('session-id').textContent = id;
   byId('timeline').replaceChildren();
@@ -88,6 +87,8 @@ export async function openSession(id, { reveal = false } = {}) {
   byId('export-markdown').href = withToken(`/api/sessions/${id}/export?format=markdown`);
   connectEvents(id);
   await Promise.all([loadSession(), loadSessions()]);
+  // Once filled: an empty view may leave the page too short to scroll it to the top.
+  if (reveal && id === state.sessionId && matchMedia('(max-width: 900px)').matches) byId('session-view').scrollIntoView({ block: 'start' });
 }
 
 export async function loadSession() {
