@@ -21,7 +21,7 @@ export interface EventStreamOptions {
    * @default 250
    */
   externalChangeMs?: number;
-  /** Milliseconds a `sessions-changed` event waits for more changes to join it. @default 200 */
+  /** Milliseconds a `sessions-changed` event waits for more changes to join it: a list is read again at most this often. @default 1000 */
   listChangeMs?: number;
 }
 
@@ -63,7 +63,7 @@ export function sessionOfEvent(event: CadreEvent): string {
  * changed (a session started, changed state, or another process wrote): read it again; without
  * `?session=`, such a stream sends nothing else. The subscription ends when the client goes away.
  */
-export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_000, externalChangeMs = 250, listChangeMs = 200 }: EventStreamOptions): Response {
+export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_000, externalChangeMs = 250, listChangeMs = 1000 }: EventStreamOptions): Response {
   const sessionId = context.req.query('session') || null;
   const list = context.req.query('list') === '1';
   return streamSSE(context, async (stream) => {
