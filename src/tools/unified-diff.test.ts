@@ -53,3 +53,16 @@ describe('unifiedDiff', () => {
     expect(exact.filter((line) => line.startsWith('-a')).length).toBe(25);
   });
 });
+
+describe('unifiedDiff on large files', () => {
+  it('diffs a 100,000-line file rewritten whole promptly, as one block cut to the line limit', () => {
+    const before = Array.from({ length: 100_000 }, (_, index) => `old ${index}`).join('\n') + '\n';
+    const after = Array.from({ length: 100_000 }, (_, index) => `new ${index}`).join('\n') + '\n';
+    const started = performance.now();
+    const diff = unifiedDiff('big.txt', before, after).split('\n');
+    // Linear work: a few hundred ms on a loaded machine, where an object or a search per line took many seconds.
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(diff.slice(0, 4)).toEqual(['--- a/big.txt', '+++ b/big.txt', '@@ -1,100000 +1,100000 @@', '-old 0']);
+    expect(diff.at(-1)).toBe('... 199901 more lines');
+  });
+});

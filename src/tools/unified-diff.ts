@@ -12,6 +12,9 @@ export interface UnifiedDiffOptions {
 
 type Edit = { kind: ' ' | '-' | '+'; line: string };
 
+/** The longest changed middle (old and new lines together) the line diff searches; a longer one is one block. */
+const maxSearchedLines = 20_000;
+
 /** Marks a last line without a newline, so that adding or removing the final newline is a change. */
 const noNewline = '\u0000';
 
@@ -68,48 +71,84 @@ function backtrack(a: readonly string[], b: readonly string[], trace: Int32Array
   return edits.reverse();
 }
 
-/** The edits from `before` to `after`: common ends first, then the shortest script of the middle (or one block). */
-function lineEdits(before: readonly string[], after: readonly string[], maxD: number): Edit[] {
+/** An edit script as the hunks read it: an object only for each line of a searched middle. */
+interface Script {
+  length: number;
+  kind(index: number): Edit['kind'];
+  line(index: number): string;
+  /** The runs of changed positions, `[from, to)`, in order. */
+  runs: Array<[number, number]>;
+}
+
+/** The script from `before` to `after`: common ends, then the shortest script of the middle (or the middle as one block). */
+function lineScript(before: readonly string[], after: readonly string[], maxD: number): Script {
   let start = 0;
   while (start < before.length && start < after.length && before[start] === after[start]) start++;
   let [endBefore, endAfter] = [before.length, after.length];
   while (endBefore > start && endAfter > start && before[endBefore - 1] === after[endAfter - 1]) [endBefore, endAfter] = [endBefore - 1, endAfter - 1];
-  const [oldMiddle, newMiddle] = [before.slice(start, endBefore), after.slice(start, endAfter)];
-  const middle = shortestEdits(oldMiddle, newMiddle, maxD) ?? [
-    ...oldMiddle.map((line): Edit => ({ kind: '-', line })),
-    ...newMiddle.map((line): Edit => ({ kind: '+', line })),
-  ];
-  const same = (line: string): Edit => ({ kind: ' ', line });
-  return [...before.slice(0, start).map(same), ...middle, ...before.slice(endBefore).map(same)];
+  const [oldCount, newCount] = [endBefore - start, endAfter - start];
+  // A search over a long middle could hold the event loop for seconds: past this size it is one block.
+  const middle = oldCount + newCount <= maxSearchedLines ? shortestEdits(before.slice(start, endBefore), after.slice(start, endAfter), maxD) : null;
+  const suffixStart = start + (middle ? middle.length : oldCount + newCount);
+  const runs: Array<[number, number]> = [];
+  if (middle === null) {
+    if (suffixStart > start) runs.push([start, suffixStart]);
+  } else {
+    middle.forEach((edit, offset) => {
+      if (edit.kind === ' ') return;
+      const last = runs.at(-1);
+      if (last && last[1] === start + offset) last[1]++;
+      else runs.push([start + offset, start + offset + 1]);
+    });
+  }
+  return {
+    length: suffixStart + before.length - endBefore,
+    runs,
+    kind(index) {
+      if (index < start || index >= suffixStart) return ' ';
+      return middle ? middle[index - start].kind : index - start < oldCount ? '-' : '+';
+    },
+    line(index) {
+      if (index < start) return before[index];
+      if (index >= suffixStart) return before[endBefore + index - suffixStart];
+      if (middle) return middle[index - start].line;
+      return index - start < oldCount ? before[index] : after[index - oldCount];
+    },
+  };
 }
 
-/** `@@ -3,7 +3,8 @@` hunks of `context` lines around the changes. */
-function hunks(edits: readonly Edit[], context: number): string[] {
-  const changed = edits.flatMap((edit, index) => (edit.kind === ' ' ? [] : [index]));
-  const out: string[] = [];
-  let index = 0;
-  while (index < changed.length) {
-    let last = index;
-    while (last + 1 < changed.length && changed[last + 1] - changed[last] <= 2 * context + 1) last++;
-    const from = Math.max(0, changed[index] - context);
-    const to = Math.min(edits.length, changed[last] + context + 1);
-    let [oldLine, newLine] = [1, 1];
-    for (const edit of edits.slice(0, from)) {
-      if (edit.kind !== '+') oldLine++;
-      if (edit.kind !== '-') newLine++;
-    }
-    const part = edits.slice(from, to);
-    const oldCount = part.filter((edit) => edit.kind !== '+').length;
-    const newCount = part.filter((edit) => edit.kind !== '-').length;
+/**
+ * `@@ -3,7 +3,8 @@` hunks of `context` lines around the changes, at most `maxLines` lines; the
+ * lines past it are only counted (`hidden`).
+ */
+function hunks(script: Script, context: number, maxLines: number): { lines: string[]; hidden: number } {
+  const { runs } = script;
+  const lines: string[] = [];
+  let hidden = 0;
+  const emit = (line: string) => (lines.length < maxLines ? lines.push(line) : hidden++);
+  let [plusBefore, minusBefore] = [0, 0];
+  for (let first = 0; first < runs.length; ) {
+    let last = first;
+    while (last + 1 < runs.length && runs[last + 1][0] - runs[last][1] <= 2 * context) last++;
+    const from = Math.max(0, runs[first][0] - context);
+    const to = Math.min(script.length, runs[last][1] + context);
+    let [plus, minus] = [0, 0];
+    for (let run = first; run <= last; run++) for (let index = runs[run][0]; index < runs[run][1]; index++) script.kind(index) === '+' ? plus++ : minus++;
     const range = (line: number, count: number) => (count === 1 ? `${line}` : `${count === 0 ? line - 1 : line},${count}`);
-    out.push(`@@ -${range(oldLine, oldCount)} +${range(newLine, newCount)} @@`);
-    for (const edit of part) {
-      out.push(`${edit.kind}${edit.line.replace(noNewline, '')}`);
-      if (edit.line.endsWith(noNewline)) out.push('\\ No newline at end of file');
+    emit(`@@ -${range(from + 1 - plusBefore, to - from - plus)} +${range(from + 1 - minusBefore, to - from - minus)} @@`);
+    for (let index = from; index < to; index++) {
+      const line = script.line(index);
+      const noFinalNewline = line.endsWith(noNewline);
+      if (lines.length >= maxLines) hidden += noFinalNewline ? 2 : 1;
+      else {
+        emit(`${script.kind(index)}${noFinalNewline ? line.slice(0, -1) : line}`);
+        if (noFinalNewline) emit('\\ No newline at end of file');
+      }
     }
-    index = last + 1;
+    [plusBefore, minusBefore] = [plusBefore + plus, minusBefore + minus];
+    first = last + 1;
   }
-  return out;
+  return { lines, hidden };
 }
 
 /**
@@ -120,8 +159,8 @@ function hunks(edits: readonly Edit[], context: number): string[] {
  */
 export function unifiedDiff(path: string, before: string | null, after: string, options: UnifiedDiffOptions = {}): string {
   const { context = 3, maxLines = 100, maxLineLength = 400, maxEditDistance = 1000 } = options;
-  const body = hunks(lineEdits(linesOf(before ?? ''), linesOf(after), maxEditDistance), context);
-  const shown = body.slice(0, maxLines).map((line) => (line.length > maxLineLength ? `${line.slice(0, maxLineLength)}… (${line.length - maxLineLength} more characters)` : line));
-  if (body.length > maxLines) shown.push(`... ${body.length - maxLines} more lines`);
+  const { lines, hidden } = hunks(lineScript(linesOf(before ?? ''), linesOf(after), maxEditDistance), context, maxLines);
+  const shown = lines.map((line) => (line.length > maxLineLength ? `${line.slice(0, maxLineLength)}… (${line.length - maxLineLength} more characters)` : line));
+  if (hidden > 0) shown.push(`... ${hidden} more lines`);
   return [before === null ? '--- /dev/null' : `--- a/${path}`, `+++ b/${path}`, ...shown].join('\n');
 }
