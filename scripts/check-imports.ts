@@ -1,6 +1,6 @@
 /**
  * Keeps the layering of STYLE.md (test code, fixtures included, is left out): imports go one way (cli, server → runtime → sessions →
- * delegation → executors → runs → store, models, loop; mcp/server beside server, mcp/client beside
+ * delegation → executors → runs → store, models, loop; export above store; mcp/server beside server, mcp/client beside
  * executors), and no file cycles. Exits 1 on a breach.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ const root = resolve(import.meta.dirname, '..', 'src');
 const rank: Record<string, number> = {
   util: 0, errors: 0, logging: 0,
   store: 1, models: 1, config: 1, testing: 1, loop: 1, permissions: 1, coordination: 1,
-  agents: 2, tools: 2,
+  agents: 2, tools: 2, export: 2,
   runs: 3,
   executors: 4, approvals: 4, telemetry: 4, 'mcp/client': 4,
   delegation: 5,

@@ -128,17 +128,14 @@ export {
 
 export {
   createSqliteStore,
-  exportSession,
   finishedStatuses,
   isFinished,
   openStore,
-  renderMarkdownExport,
   runStatuses,
   type ApprovalQuery,
   type ApprovalRecord,
   type ApprovalResolver,
   type ApprovalStatus,
-  type ExportSessionOptions,
   type GuardedRunChange,
   type MessageCommit,
   type MessageCommitResult,
@@ -152,7 +149,6 @@ export {
   type RunRecord,
   type RunResult,
   type RunStatus,
-  type SessionExport,
   type SessionRecord,
   type SessionRuleRecord,
   type SessionStatus,
@@ -162,9 +158,11 @@ export {
   type StoreFailureKind,
   type Usage,
 } from './store/index.ts';
+export { exportSession, renderMarkdownExport, type ExportSessionOptions, type SessionExport } from './export/index.ts';
 
 export { createPollingCoordination, type Coordination, type CoordinationSignal, type LiveRunEvent, type PollingCoordinationOptions, type SignalType } from './coordination/index.ts';
 
 export { createTokenBudget, totalTokens, type SessionTokens, type TokenBudget, type TokenBudgetLimits } from './runs/token-budget.ts';
 export { displayStatus, runOwnerGone, viewRun, type RunView } from './runs/run-owner.ts';
+export { describeRunEvent, parseRunEvent, RunEventDataError, runEventSchema, type RunEvent, type RunEventData, type RunEventInput } from './runs/run-events.ts';
 export { renderActivity, type ActivityEventData, type RunActivity, type RunActivityKind } from './store/index.ts';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionRecord } from '../src/store/records.ts';
-import type { SessionExport } from '../src/store/session-export.ts';
+import type { SessionExport } from '../src/export/session-export.ts';
 import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
 
 let workspace: Workspace;

@@ -46,7 +46,7 @@ describe.skipIf(skip)(title, () => {
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
     await page.goto(dashboard.url);
-    await expect.poll(() => page.locator('#session-rows').textContent()).toContain(earlier.id);
+    await expect.poll(() => page.locator('#session-rows').textContent(), { timeout: 10_000 }).toContain(earlier.id);
 
     await page.fill('#new-session textarea[name="prompt"]', 'Survey BOTH parts of the project and report back.');
     await page.click('#new-session button[type="submit"]');
@@ -64,7 +64,9 @@ describe.skipIf(skip)(title, () => {
     expect(await quickCard.locator('[data-action="stop"]').isHidden()).toBe(true);
     // Frequent live events carry the record as the run started: a late one never takes a finished card back.
     const quickRunId = await quickCard.getAttribute('data-run-id');
-    await page.evaluate(`applyRunEvent({ ...state.runs.get(${JSON.stringify(quickRunId)}), status: 'running' }, { type: 'activity', data: { text: 'late' } })`);
+    // The page's modules, as its own script loaded them (same address, same instances).
+    await page.evaluate(`Promise.all([import('/runs.js'), import('/state.js')]).then(([{ applyRunEvent }, { state }]) =>
+      applyRunEvent({ ...state.runs.get(${JSON.stringify(quickRunId)}), status: 'running' }, { type: 'activity', data: { text: 'late' } }))`);
     expect(await quickCard.getAttribute('data-status')).toBe('completed');
     expect(await quickCard.locator('[data-field="activity"]').textContent()).not.toBe('late');
 
@@ -77,7 +79,7 @@ describe.skipIf(skip)(title, () => {
     await expect.poll(() => quickCard.locator('[data-field="details"]').textContent()).toContain('run-end');
     expect(await quickCard.locator('[data-field="details"]').textContent()).toContain('Quick result: the answer is 42.');
     await cadre.waitForIdle(sessionId);
-    await expect.poll(() => page.locator('#session-status').textContent()).toBe('idle');
+    await expect.poll(() => page.locator('#session-state').textContent()).toBe('idle');
     expect(pageErrors).toEqual([]);
 
     await mkdir(join(screenshotPath, '..'), { recursive: true });
@@ -92,7 +94,7 @@ describe.skipIf(skip)(title, () => {
     page.on('pageerror', (error) => pageErrors.push(error.message));
     await page.goto(`${dashboard.url}#${session.id}`);
     // Connected first, so the subagent streams to a watcher from its first word.
-    await expect.poll(() => page.evaluate('state.events?.readyState')).toBe(1);
+    await expect.poll(() => page.locator('body').getAttribute('data-events'), { timeout: 10_000 }).toBe('open');
     await cadre.send(session.id, 'STREAM the long answer.');
 
     const card = page.locator('.run-card', { hasText: 'long answer' });
@@ -255,8 +257,9 @@ describe.skipIf(skip)(title, () => {
     expect(await card.locator('[data-field="agent"]').textContent()).toBe('writer');
     expect(await card.locator('button').allTextContents()).toEqual(['Approve', 'Deny', 'Always']);
     const runCard = page.locator('.run-card', { hasText: 'write a note' });
-    // The ask is answered on its run's card, and the session reads as awaiting approval.
-    expect(await runCard.locator('.approval-card').count()).toBe(1);
+    // The ask sits at the top of the session, naming its run, and the session reads as awaiting approval.
+    expect(await page.locator('#approvals .approval-card').count()).toBe(1);
+    expect(await card.locator('[data-field="run"]').textContent()).toBe(await runCard.getAttribute('data-run-id'));
     await expect.poll(() => page.locator('#session-state').textContent()).toBe('awaiting approval');
     await expect.poll(() => runCard.locator('[data-field="activity"]').textContent(), { timeout: 10_000 }).toBe('awaiting approval: note docs/notes.md');
     await card.locator('[data-action="approve"]').click();
@@ -302,8 +305,8 @@ describe.skipIf(skip)(title, () => {
       await fileCadre.store.flush();
       const page = await context.newPage();
       await page.goto(`${fileDashboard.url}#${session.id}`);
-      await expect.poll(() => page.locator('#session-status').textContent()).toBe('idle');
-      await expect.poll(() => page.evaluate('state.events?.readyState')).toBe(1);
+      await expect.poll(() => page.locator('#session-state').textContent()).toBe('idle');
+      await expect.poll(() => page.locator('body').getAttribute('data-events'), { timeout: 10_000 }).toBe('open');
       // Another process on the same database, as `cadre run` in another terminal.
       const storeModule = fileURLToPath(new URL('../src/store/sqlite/sqlite-store.ts', import.meta.url));
       const writer = `

@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from '../errors/config-error.ts';
-import { exportSession } from '../store/export-session.ts';
-import { renderMarkdownExport } from '../store/render-markdown-export.ts';
+import { exportSession } from '../export/export-session.ts';
+import { renderMarkdownExport } from '../export/render-markdown-export.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
 import { openCliStore } from './open-runtime.ts';

@@ -212,7 +212,7 @@ describe('RunLedger.update', () => {
     expect(warned).toMatchObject({ mode: 'background' });
     expect((await store.listRunEvents('run_1')).at(-1)).toMatchObject({ type: 'warning', data: { kind: 'promoted' }, at: '2026-01-01T00:00:07.000Z', seq: 2 });
     expect(announced().at(-1)).toEqual(['warning', { kind: 'promoted' }, 2]);
-    expect(await ledger.update('run_nope', { activity: { kind: 'text', text: 'x' } }, { type: 'warning', data: {} })).toBeNull();
+    expect(await ledger.update('run_nope', { activity: { kind: 'text', text: 'x' } }, { type: 'warning', data: { kind: 'promoted' } })).toBeNull();
     expect(announced()).toHaveLength(2);
   });
 });

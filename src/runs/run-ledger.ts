@@ -1,3 +1,4 @@
+import type { RunEventInput } from './run-events.ts';
 import type { Coordination } from '../coordination/coordination.ts';
 import type { NewRunEvent, RunEventType, RunRecord, RunStatus } from '../store/records.ts';
 import { isFinished, isNotificationPending } from '../store/records.ts';
@@ -64,7 +65,7 @@ export interface RunLedger {
    */
   promote(runId: string, kind: string): Promise<RunRecord | null>;
   /** Changes non-state fields, with an optional event of the given type. */
-  update(runId: string, patch: RunPatch, event?: { type: RunEventType; data: Record<string, unknown> }): Promise<RunRecord | null>;
+  update(runId: string, patch: RunPatch, event?: RunEventInput): Promise<RunRecord | null>;
   /**
    * Adds events, with an optional change of non-state fields written in the same call, then
    * publishes each event with the run as it stood then (its `run`, else `run`), except those the

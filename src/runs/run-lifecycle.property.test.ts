@@ -97,7 +97,7 @@ async function runScenario(commands: Command[], timeoutMs: number | undefined): 
     else if (command.kind === 'stop') settled.push(runs.stop(runId, command.cause));
     else if (command.kind === 'read') {
       const run = await store.getRun(runId);
-      if (run && isFinished(run.status) && run.consumed_at === null) await ledger.update(runId, { consumed_at: systemNow() }, { type: 'result-consume', data: {} });
+      if (run && isFinished(run.status) && run.consumed_at === null) await ledger.update(runId, { consumed_at: systemNow() }, { type: 'result-consume', data: { via: 'agent_output' } });
     }
   }
   // Let everything that is still going finish, then check the promises.

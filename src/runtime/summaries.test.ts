@@ -2,8 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel, type ScriptedTurn } from '../testing/index.ts';
 import type { Limits } from '../config/limits.ts';
-import { exportSession } from '../store/export-session.ts';
-import { renderMarkdownExport } from '../store/render-markdown-export.ts';
+import { exportSession } from '../export/export-session.ts';
+import { renderMarkdownExport } from '../export/render-markdown-export.ts';
 import { createCadre, type Cadre, type CadreOptions } from './create-cadre.ts';
 import { toolOutputs } from './runtime-fixtures.ts';
 

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import { createDashboardApp } from './create-server.ts';
@@ -81,8 +82,31 @@ describe('the dashboard security', () => {
 
   it('serves a page and script that never put data into innerHTML', async () => {
     const app = setup();
-    const script = await (await app.request('/app.js')).text();
-    expect(script).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
-    expect(script).toContain('textContent');
+    const modules = readdirSync(new URL('./assets/', import.meta.url)).filter((name) => name.endsWith('.js'));
+    expect(modules.length).toBeGreaterThan(1);
+    let all = '';
+    for (const name of modules) {
+      const response = await app.request(`/${name}`);
+      expect(response.headers.get('content-type')).toContain('text/javascript');
+      all += await response.text();
+    }
+    expect(all).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+    expect(all).toContain('textContent');
+  });
+
+  it('keeps every asset of the page under 400 lines, its script in native ES modules', async () => {
+    for (const name of readdirSync(new URL('./assets/', import.meta.url))) {
+      const text = readFileSync(new URL(`./assets/${name}`, import.meta.url), 'utf8');
+      expect(text.split('\n').length, name).toBeLessThanOrEqual(400);
+    }
+    expect(await (await setup().request('/')).text()).toContain('<script type="module" src="/app.js"></script>');
+  });
+
+  it("gives a module's imports the page's token, so each module loads once and passes the guard", async () => {
+    const app = setup('secret-token');
+    const script = await (await app.request('/app.js?token=secret-token')).text();
+    expect(script).toContain("from './dom.js?token=secret-token';");
+    expect(script).not.toMatch(/from '\.\/[a-z-]+\.js';/);
+    expect((await app.request('/dom.js?token=secret-token')).status).toBe(200);
   });
 });

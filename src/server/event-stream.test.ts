@@ -115,7 +115,8 @@ describe('GET /api/events', () => {
     const session = await cadre.createSession();
     await cadre.store.flush();
     const reader = (await app.request(`/api/events?session=${session.id}`)).body!.getReader();
-    await readUntil(reader, (text) => text.includes(': connected'));
+    // The stream opens with the session's state, then says nothing until something changes.
+    expect(await readUntil(reader, (text) => text.includes('event: session-state'))).toContain(`data: {"session_id":"${session.id}","state":{"kind":"idle"}}`);
     const pending = reader.read();
     expect(await Promise.race([pending.then(() => 'an event'), new Promise((resolve) => setTimeout(resolve, 600, 'quiet'))])).toBe('quiet');
     // Another connection to the file, as `cadre run` in another terminal holds.
@@ -124,6 +125,44 @@ describe('GET /api/events', () => {
     await other.close();
     const first = new TextDecoder().decode((await pending).value);
     expect(first + (await readUntil(reader, (text) => (first + text).includes('store-changed')))).toContain('event: store-changed\ndata: {}');
+    await reader.cancel();
+  });
+
+  it("sends a session's state when the stream opens and each time it changes, the same value as the API's", async () => {
+    const cadre = createTestCadre({ slowDelayMs: 30_000 });
+    open.push(cadre);
+    const app = createDashboardApp({ cadre });
+    const session = await cadre.createSession();
+    const reader = (await app.request(`/api/events?session=${session.id}`)).body!.getReader();
+    const states = (text: string) => [...text.matchAll(/event: session-state\ndata: (.*)\n/g)].map((match) => JSON.parse(match[1]).state);
+    let text = await readUntil(reader, (so) => states(so).length === 1);
+    await cadre.send(session.id, 'Start the SLOW survey.');
+    text += await readUntil(reader, (so) => states(text + so).some((state) => state.kind === 'waiting_on_runs'));
+    // Idle, perhaps running while the turn lasted, then waiting: each change once.
+    expect(states(text)[0]).toEqual({ kind: 'idle' });
+    expect(states(text).at(-1)).toEqual({ kind: 'waiting_on_runs', runs: 1 });
+    expect(states(text).length).toBeLessThanOrEqual(3);
+    const shown = (await (await app.request(`/api/sessions/${session.id}`)).json()) as { session: { state: unknown } };
+    expect(shown.session.state).toEqual({ kind: 'waiting_on_runs', runs: 1 });
+    await cadre.stopSession(session.id);
+    text += await readUntil(reader, (so) => states(text + so).at(-1)?.kind === 'idle');
+    expect(states(text).at(-1)).toEqual({ kind: 'idle' });
+    await reader.cancel();
+  });
+
+  it('tells a sessions list when sessions change, and sends it nothing else without ?session=', async () => {
+    const cadre = createTestCadre();
+    open.push(cadre);
+    const app = createDashboardApp({ cadre });
+    const reader = (await app.request('/api/events?list=1')).body!.getReader();
+    await readUntil(reader, (text) => text.includes(': connected'));
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'Find the answer.');
+    const text = await readUntil(reader, (so) => so.includes('event: sessions-changed'));
+    expect(text).toContain('event: sessions-changed\ndata: {}');
+    expect(text).not.toContain('event: run-event');
+    expect(text).not.toContain('event: message');
+    await cadre.waitForIdle(session.id);
     await reader.cancel();
   });
 

@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { Cadre } from '../runtime/create-cadre.ts';
-import { exportSession } from '../store/export-session.ts';
-import { renderMarkdownExport } from '../store/render-markdown-export.ts';
+import { exportSession } from '../export/export-session.ts';
+import { renderMarkdownExport } from '../export/render-markdown-export.ts';
 import { failRequest } from './request-input.ts';
 
 /**

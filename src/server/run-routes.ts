@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import type { RunRecord } from '../store/records.ts';
 import { viewRun } from '../runs/run-owner.ts';
+import { viewMessages } from './message-views.ts';
 import { failRequest } from './request-input.ts';
 import { viewRuns } from './session-views.ts';
 
@@ -30,7 +31,8 @@ export function createRunRoutes({ cadre }: { cadre: Cadre }): Hono {
 
   routes.get('/:id/transcript', async (context) => {
     const run = await findRun(context.req.param('id'));
-    return context.json({ run_id: run.id, session_id: run.child_session_id, messages: await store.listMessages(run.child_session_id) });
+    const [messages, runs] = await Promise.all([store.listMessages(run.child_session_id), store.listRuns({ parent_session_id: run.child_session_id })]);
+    return context.json({ run_id: run.id, session_id: run.child_session_id, messages: await viewMessages(store, run.child_session_id, messages, runs) });
   });
 
   routes.post('/:id/stop', async (context) => {

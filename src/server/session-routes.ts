@@ -3,8 +3,9 @@ import { ConfigError } from '../errors/config-error.ts';
 import { isAppSession } from '../embed/app-sessions.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import type { SessionRecord } from '../store/records.ts';
+import { viewMessages } from './message-views.ts';
 import { failRequest, optionalText, readJsonObject, requiredText } from './request-input.ts';
-import { listSessionRuns, sessionState, sessionTitle, summarizeSession, viewRuns } from './session-views.ts';
+import { listSessionRuns, readSessionParts, summarizeSession, summaryOf, viewRuns } from './session-views.ts';
 
 /** Options of {@link createSessionRoutes}. */
 export interface SessionRoutesOptions {
@@ -55,21 +56,15 @@ export function createSessionRoutes({ cadre, onError }: SessionRoutesOptions): H
 
   routes.get('/:id', async (context) => {
     const session = await findSession(context.req.param('id'));
-    const [messages, runs, tokens, approvals] = await Promise.all([
-      store.listMessages(session.id),
-      listSessionRuns(store, session.id),
-      cadre.sessionTokens(session.id),
-      store.listApprovals({ statuses: ['pending'], session_id: session.id }),
-    ]);
+    const [parts, tokens] = await Promise.all([readSessionParts(store, session.id), cadre.sessionTokens(session.id)]);
     // What the session spent against its budgets, for the dashboard's header and cards.
     const limits = { max_tokens_per_run: cadre.limits.maxTokensPerRun ?? null, max_tokens_per_session: cadre.limits.maxTokensPerSession ?? null };
-    const views = viewRuns(runs);
+    // One summary, the sessions list's own: its `state` is what the list, the header and the API show.
+    const summary = summaryOf(session, parts);
     return context.json({
-      session,
-      title: sessionTitle(messages),
-      state: sessionState(session, views, approvals.length),
-      messages,
-      runs: views,
+      session: summary,
+      messages: await viewMessages(store, session.id, parts.messages, parts.runs),
+      runs: viewRuns(parts.runs),
       tokens: { ...tokens, ...limits },
     });
   });

@@ -1,6 +1,9 @@
 import type { MessageRecord, RunRecord, RunStatus, SessionRecord, Usage } from '../store/records.ts';
 import { viewRun, type RunView } from '../runs/run-owner.ts';
 import type { Store } from '../store/store.ts';
+import { sessionState, type SessionState } from '../sessions/session-state.ts';
+
+export { sessionState, type SessionState };
 
 /** A session as the sessions list shows it. */
 export interface SessionSummary extends SessionRecord {
@@ -16,22 +19,8 @@ export interface SessionSummary extends SessionRecord {
   state: SessionState;
 }
 
-/**
- * Where a session stands as a person reads it, more than its stored `status`: a session whose
- * primary agent is idle while its runs still work is `waiting_on_runs`, not idle.
- */
-export type SessionState =
-  | { kind: 'awaiting_approval'; approvals: number }
-  | { kind: 'running' }
-  | { kind: 'waiting_on_runs'; runs: number }
-  | { kind: 'idle' }
-  | { kind: 'failed' }
-  | { kind: 'canceled' };
-
 /** Longest session title the list shows. */
 export const maxTitleChars = 120;
-
-const activeStatuses: ReadonlySet<RunStatus> = new Set(['queued', 'running']);
 
 /** Runs as the API shows them: with `owner_gone` for a run whose process died. */
 export function viewRuns(runs: readonly RunRecord[], now: string = new Date().toISOString()): RunView[] {
@@ -71,20 +60,6 @@ export function countByStatus(runs: readonly RunRecord[]): Partial<Record<RunSta
   return counts;
 }
 
-/**
- * A session's state: an ask waiting for a person comes first (someone must act), then the
- * primary agent's own turn, then runs still queued or working (a run whose process died and
- * whose lease ran out does not count: it waits for recovery, not for time).
- */
-export function sessionState(session: SessionRecord, runs: readonly RunView[], pendingApprovals: number): SessionState {
-  if (pendingApprovals > 0) return { kind: 'awaiting_approval', approvals: pendingApprovals };
-  if (session.status === 'running') return { kind: 'running' };
-  const working = runs.filter((run) => activeStatuses.has(run.status) && !run.owner_gone).length;
-  if (working > 0) return { kind: 'waiting_on_runs', runs: working };
-  if (session.status === 'failed' || session.status === 'canceled') return { kind: session.status };
-  return { kind: 'idle' };
-}
-
 /** The text of a session's first user message on one line, cut to {@link maxTitleChars}; null when there is none. */
 export function sessionTitle(messages: readonly MessageRecord[]): string | null {
   const first = messages.find((message) => message.role === 'user');
@@ -99,20 +74,49 @@ export function sessionTitle(messages: readonly MessageRecord[]): string | null 
   return characters.length <= maxTitleChars ? line : `${characters.slice(0, maxTitleChars - 1).join('')}…`;
 }
 
+/** What {@link summaryOf} builds a session's summary from, read once by the caller. */
+export interface SessionParts {
+  /** Every run the session started, nested runs included ({@link listSessionRuns}). */
+  runs: readonly RunRecord[];
+  agentUsage: Usage | null;
+  messages: readonly MessageRecord[];
+  pendingApprovals: number;
+}
+
 /** A session with its title, its state, and the usage and run counts of everything it started. */
-export async function summarizeSession(store: Store, session: SessionRecord, now: string = new Date().toISOString()): Promise<SessionSummary> {
-  const [runs, agentUsage, messages, approvals] = await Promise.all([
-    listSessionRuns(store, session.id),
-    store.getSessionUsage(session.id),
-    store.listMessages(session.id),
-    store.listApprovals({ statuses: ['pending'], session_id: session.id }),
-  ]);
+export function summaryOf(session: SessionRecord, { runs, agentUsage, messages, pendingApprovals }: SessionParts, now: string = new Date().toISOString()): SessionSummary {
   return {
     ...session,
     usage: sumUsage(runs),
     run_counts: countByStatus(runs),
     agent_usage: agentUsage ?? { input_tokens: 0, output_tokens: 0 },
     title: sessionTitle(messages),
-    state: sessionState(session, viewRuns(runs, now), approvals.length),
+    state: sessionState(session, viewRuns(runs, now), pendingApprovals),
   };
+}
+
+/** Reads what {@link summaryOf} needs of a session. */
+export async function readSessionParts(store: Store, sessionId: string): Promise<SessionParts> {
+  const [runs, agentUsage, messages, approvals] = await Promise.all([
+    listSessionRuns(store, sessionId),
+    store.getSessionUsage(sessionId),
+    store.listMessages(sessionId),
+    store.listApprovals({ statuses: ['pending'], session_id: sessionId }),
+  ]);
+  return { runs, agentUsage, messages, pendingApprovals: approvals.length };
+}
+
+/** {@link summaryOf} a session, read from the store. */
+export async function summarizeSession(store: Store, session: SessionRecord, now: string = new Date().toISOString()): Promise<SessionSummary> {
+  return summaryOf(session, await readSessionParts(store, session.id), now);
+}
+
+/** The state of a session as it stands in the store now; null when there is no such session. */
+export async function readSessionState(store: Store, sessionId: string, now: string = new Date().toISOString()): Promise<SessionState | null> {
+  const [session, runs, approvals] = await Promise.all([
+    store.getSession(sessionId),
+    listSessionRuns(store, sessionId),
+    store.listApprovals({ statuses: ['pending'], session_id: sessionId }),
+  ]);
+  return session === null ? null : sessionState(session, viewRuns(runs, now), approvals.length);
 }

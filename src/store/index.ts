@@ -1,4 +1,4 @@
-/** The store: records, the `Store` interface, the SQLite engine, opening by spec, and export. */
+/** The store: records, the `Store` interface, the SQLite engine, opening by spec. Export lives in `src/export/`. */
 export { finishedStatuses, isFinished, runStatuses } from './records.ts';
 export type {
   ApprovalRecord,
@@ -25,15 +25,5 @@ export { createSqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-stor
 export { openStore, type OpenStoreOptions } from './open-store.ts';
 export { StoreFailureError, type StoreFailureKind } from './store-failure-error.ts';
 export { renderActivity, type ActivityEventData, type RunActivity, type RunActivityKind } from './run-activity.ts';
-export { exportSession, type ExportSessionOptions } from './export-session.ts';
-export { renderMarkdownExport } from './render-markdown-export.ts';
-export type {
-  ExportedMessage,
-  ExportedRun,
-  ExportedRunEvent,
-  ExportedRunFields,
-  ExportedSession,
-  SessionExport,
-} from './session-export.ts';
 export { redactConnectionString } from './redact-connection-string.ts';
 export { redactSecrets, redactSecretsDeep } from './redact-secrets.ts';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isFinished, type RunRecord } from '../../store/records.ts';
+import { describeStoredRunEvent } from '../../runs/run-events.ts';
 import { ToolInputError, defineTool } from '../../tools/define-tool.ts';
 import type { DelegationScope, DelegationServices } from '../delegation-services.ts';
 import { formatRunOutput } from '../format-run-output.ts';
@@ -59,8 +60,8 @@ export function createAgentOutputTool(services: DelegationServices, scope: Deleg
 async function describeProgress(services: DelegationServices, run: RunRecord): Promise<string> {
   const events = await services.store.listRunEvents(run.id);
   const recent = events.slice(-5).map((event) => {
-    const detail = event.data.label ?? event.data.text ?? event.data.status ?? event.data.tool ?? '';
-    return `- ${event.at} ${event.type}${detail ? ` ${String(detail)}` : ''}`;
+    const detail = describeStoredRunEvent(event);
+    return `- ${event.at} ${event.type}${detail ? ` ${detail}` : ''}`;
   });
   return [
     `Elapsed: ${formatElapsed(run, services.now())}, turns so far: ${run.turns}, tokens: ${run.usage.input_tokens} input, ${run.usage.output_tokens} output`,

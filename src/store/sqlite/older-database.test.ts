@@ -6,7 +6,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../errors/config-error.ts';
-import { exportSession } from '../export-session.ts';
+import { exportSession } from '../../export/export-session.ts';
 import { latestVersion } from './migrations.ts';
 import { createSqliteStore } from './sqlite-store.ts';
 

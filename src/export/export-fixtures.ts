@@ -1,5 +1,5 @@
-import type { Store } from './store.ts';
-import { eventFixture, runFixture, sessionFixture } from './store-fixtures.ts';
+import type { Store } from '../store/store.ts';
+import { eventFixture, runFixture, sessionFixture } from '../store/store-fixtures.ts';
 
 /** A key-shaped string the exports must never contain. */
 export const fakeApiKey = 'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789';

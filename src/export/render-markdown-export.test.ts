@@ -3,8 +3,8 @@ import { exportSession } from './export-session.ts';
 import { fakeApiKey, writeExportScenario } from './export-fixtures.ts';
 import { renderMarkdownExport } from './render-markdown-export.ts';
 import type { SessionExport } from './session-export.ts';
-import { createSqliteStore } from './sqlite/sqlite-store.ts';
-import type { Store } from './store.ts';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
+import type { Store } from '../store/store.ts';
 
 const now = () => '2025-01-02T00:00:00.000Z';
 

@@ -1,5 +1,5 @@
-import { inlineText } from './markdown-text.ts';
-import { redactSecrets } from './redact-secrets.ts';
+import { inlineText } from '../store/markdown-text.ts';
+import { redactSecrets } from '../store/redact-secrets.ts';
 import { renderMessageMarkdown } from './render-message-markdown.ts';
 import { renderRunMarkdown } from './render-run-markdown.ts';
 import type { ExportedRun, SessionExport } from './session-export.ts';

@@ -7,7 +7,7 @@ import {
   inlineText,
   millisecondsBetween,
   oneLine,
-} from './markdown-text.ts';
+} from '../store/markdown-text.ts';
 import type { ExportedRun, ExportedRunEvent } from './session-export.ts';
 
 const maxShownChars = 2000;

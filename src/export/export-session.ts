@@ -1,9 +1,9 @@
 import { ConfigError } from '../errors/config-error.ts';
 import { type Now, systemNow } from '../util/clock.ts';
-import type { RunRecord, SessionRecord, Usage } from './records.ts';
-import { redactSecretsDeep } from './redact-secrets.ts';
+import type { RunRecord, SessionRecord, Usage } from '../store/records.ts';
+import { redactSecretsDeep } from '../store/redact-secrets.ts';
 import type { ExportedRun, SessionExport } from './session-export.ts';
-import type { Store } from './store.ts';
+import type { Store } from '../store/store.ts';
 
 /** Options of `exportSession`. */
 export interface ExportSessionOptions {

@@ -1,4 +1,4 @@
-import { codeSpan, cutEnd, fencedBlock, inlineText } from './markdown-text.ts';
+import { codeSpan, cutEnd, fencedBlock, inlineText } from '../store/markdown-text.ts';
 import type { ExportedMessage } from './session-export.ts';
 
 const maxToolInputChars = 200;

@@ -7,9 +7,9 @@ import { ConfigError } from '../errors/config-error.ts';
 import { exportSession } from './export-session.ts';
 import { renderMarkdownExport } from './render-markdown-export.ts';
 import { fakeApiKey, writeExportScenario } from './export-fixtures.ts';
-import { eventFixture, runFixture } from './store-fixtures.ts';
-import { createSqliteStore } from './sqlite/sqlite-store.ts';
-import type { Store } from './store.ts';
+import { eventFixture, runFixture } from '../store/store-fixtures.ts';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
+import type { Store } from '../store/store.ts';
 
 const now = () => '2025-01-02T00:00:00.000Z';
 

@@ -1,5 +1,5 @@
-import type { MessageRole, RunEventType, RunRecord, SessionStatus, Usage } from './records.ts';
-import type { RunActivity } from './run-activity.ts';
+import type { MessageRole, RunEventType, RunRecord, SessionStatus, Usage } from '../store/records.ts';
+import type { RunActivity } from '../store/run-activity.ts';
 
 /** The session part of an export. */
 export interface ExportedSession {

@@ -1,0 +1,110 @@
+// Run cards: live updates, a subagent's streamed text, details, stop.
+
+import { messageItem } from './conversation.js';
+import { api, attempt, byId, element, field, setBadge } from './dom.js';
+import { formatElapsed, runStatusText, shorten } from './format.js';
+import { runTokensText, showSessionTokens } from './sessions.js';
+import { activeStatuses, paintAgent, state } from './state.js';
+import { scheduleTimeline } from './timeline.js';
+
+export function upsertRun(run) {
+  state.runs.set(run.id, run);
+  let card = state.cards.get(run.id);
+  if (!card) {
+    card = byId('run-card-template').content.firstElementChild.cloneNode(true);
+    card.dataset.runId = run.id;
+    card.querySelector('[data-action="stop"]').addEventListener('click', () => attempt(() => stopRun(run.id)));
+    card.querySelector('[data-action="details"]').addEventListener('click', () => attempt(() => toggleDetails(run.id)));
+    state.cards.set(run.id, card);
+    const parent = run.parent_run_id && state.cards.get(run.parent_run_id);
+    (parent ? field(parent, 'children') : byId('run-cards')).append(card);
+  }
+  card.dataset.status = run.status;
+  setBadge(field(card, 'status'), run.status);
+  field(card, 'status').textContent = runStatusText(run);
+  paintAgent(field(card, 'agent'), run.agent).textContent = run.agent;
+  field(card, 'description').textContent = run.description;
+  field(card, 'id').textContent = run.id;
+  field(card, 'id').title = `cadre stop ${run.id}`;
+  field(card, 'elapsed').textContent = formatElapsed(run);
+  field(card, 'usage').textContent = runTokensText(run);
+  field(card, 'activity').textContent = run.last_activity || '';
+  if (!activeStatuses.has(run.status)) clearRunText(card);
+  card.querySelector('[data-action="stop"]').hidden = !activeStatuses.has(run.status);
+  byId('no-runs').hidden = state.cards.size > 0;
+  if (state.tokens) showSessionTokens();
+  scheduleTimeline();
+}
+
+// Events whose run record comes fresh from the store. The frequent ones (step-start, tool-call-start,
+// tool-call-end, activity) carry the run as its process sees it while it works (turns, tokens,
+// activity so far): they may update a working card, never take a finished one back.
+export const freshRecordEvents = new Set(['run-queued', 'run-start', 'run-end', 'warning', 'result-consume', 'notification-deliver']);
+
+export function applyRunEvent(run, event) {
+  const known = state.runs.get(run.id);
+  if (!known || freshRecordEvents.has(event.type)) return upsertRun(run);
+  if (!activeStatuses.has(known.status)) return;
+  const text = event.type === 'activity' ? event.data?.text : event.type === 'tool-call-start' ? event.data?.label : undefined;
+  upsertRun({ ...known, turns: run.turns, usage: run.usage, last_activity: typeof text === 'string' ? text : known.last_activity });
+}
+
+export async function stopRun(id) {
+  const { run } = await api(`/api/runs/${id}/stop`, { method: 'POST', body: {} });
+  upsertRun(run);
+}
+
+// What a run's subagent says, live: its streamed text on the card, its messages in the open details.
+
+/** Characters of a subagent's streamed text a card shows: the end of what it is writing. */
+export const liveTextChars = 600;
+
+/** The run whose subagent works in `sessionId` (its child session), if the page shows it. */
+export function runOfChildSession(sessionId) {
+  for (const run of state.runs.values()) if (run.child_session_id === sessionId) return run;
+  return undefined;
+}
+
+export function addRunText(sessionId, text) {
+  const run = runOfChildSession(sessionId);
+  const card = run && state.cards.get(run.id);
+  if (!card || !activeStatuses.has(run.status)) return;
+  const live = field(card, 'live');
+  live.hidden = false;
+  live.textContent = (live.textContent + text).slice(-liveTextChars);
+}
+
+export function addRunMessage(message) {
+  const run = runOfChildSession(message.session_id);
+  const card = run && state.cards.get(run.id);
+  if (!card) return;
+  // The streamed text is now a stored message: the transcript holds it.
+  if (message.role === 'assistant') clearRunText(card);
+  const transcript = field(field(card, 'details'), 'transcript');
+  if (transcript && !transcript.querySelector(`[data-seq="${Number(message.seq)}"]`)) transcript.append(messageItem(message));
+}
+
+export function clearRunText(card) {
+  const live = field(card, 'live');
+  live.hidden = true;
+  live.textContent = '';
+}
+
+export async function toggleDetails(id, { refresh = false } = {}) {
+  const details = field(state.cards.get(id), 'details');
+  if (!details.hidden && !refresh) {
+    details.hidden = true;
+    return;
+  }
+  const [{ run, events }, { messages }] = await Promise.all([api(`/api/runs/${id}`), api(`/api/runs/${id}/transcript`)]);
+  const outcome = run.error ? `${run.error.kind}: ${run.error.message}` : run.result?.text ?? run.partial_result ?? '(no result yet)';
+  const transcript = element('ol', 'messages');
+  transcript.dataset.field = 'transcript';
+  transcript.append(...messages.map(messageItem));
+  const eventList = element('ol', 'events');
+  eventList.append(...events.map((event) => element('li', 'mono', `${event.seq} ${event.at.slice(11, 19)} ${event.type} ${shorten(event.data, 80)}`)));
+  const summary = run.result?.summarized && run.result.summary ? [element('h4', '', `Summary the parent got (of ${run.result.original_length} characters)`), element('div', 'text', run.result.summary)] : [];
+  details.replaceChildren(...summary, element('h4', '', 'Result'), element('div', 'text', outcome), element('h4', '', 'Transcript'), transcript,
+    element('h4', '', 'Events'), eventList);
+  details.hidden = false;
+}
