@@ -1,7 +1,6 @@
 import type { SessionRecord } from '../records.ts';
+import { sessionColumns } from '../core/record-rows.ts';
 import type { PgMergeable } from './pg-outbox.ts';
-
-const sessionColumns = ['id', 'agent', 'model', 'created_at', 'status', 'parent_run_id', 'auto_resumes', 'user_canceled_at'] as const;
 
 /**
  * Inserts sessions, each unless one with its id is stored (the sessions a fan-out starts in one
