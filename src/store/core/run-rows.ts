@@ -43,6 +43,9 @@ export const runColumns = [
   'stop_reason',
 ] as const satisfies ReadonlyArray<keyof RunRecord>;
 
+/** The columns of `runs` and `sessions` that hold integers (every other one holds text, JSON as text): what an engine types its parameters by. */
+export const integerColumns: ReadonlySet<string> = new Set(['depth', 'max_turns', 'turns', 'auto_resumes']);
+
 /**
  * Fields of a run a patch may set: everything except the identity and the state. A patch sets
  * `activity`, kept in the `last_activity` column (see {@link runSqlColumn}); its text follows.

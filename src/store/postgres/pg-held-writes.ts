@@ -1,5 +1,6 @@
 import type { QueryConfig } from 'pg';
 import { arrayParameterTypes, pgBinaryArray, type ArrayElementType } from './pg-binary-array.ts';
+import { integerColumns } from '../core/run-rows.ts';
 import { createHeldRows, moveHeldPast, packEvents, type HeldEvent, type HeldMessage, type HeldRow, type HeldRows } from '../core/held-rows.ts';
 
 /**
@@ -40,8 +41,6 @@ function heldAcross<R extends HeldRow>(segments: readonly HeldSegment[], table: 
   return combined.all();
 }
 
-/** The `runs` and `sessions` columns that hold integers; every other one holds text. */
-const integerColumns: ReadonlySet<string> = new Set(['depth', 'max_turns', 'turns', 'auto_resumes']);
 
 /** A multi-row UPDATE of `table` over one array per column, rows grouped by the columns they set. */
 function groupedUpdates(table: 'runs' | 'sessions', rows: ReadonlyMap<string, ReadonlyMap<string, unknown>>, add: (sql: string, arrays: unknown[]) => void): void {

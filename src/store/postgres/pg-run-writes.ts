@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import type { NewRunEvent, RunRecord } from '../records.ts';
 import type { RunField } from '../core/run-fields.ts';
-import { copyRun, runColumnList, runColumns, runFromRow, runToSql } from '../core/run-rows.ts';
+import { copyRun, integerColumns as integerRunColumns, runColumnList, runColumns, runFromRow, runToSql } from '../core/run-rows.ts';
 import type { PgMergeable } from './pg-outbox.ts';
 
 /** Names a statement by its text (see `createStatementNames`). */
@@ -71,8 +71,6 @@ export interface RunChange {
   data: readonly string[];
 }
 
-/** The columns of `runs` that hold integers; every other one holds text. */
-const integerRunColumns: ReadonlySet<string> = new Set(['depth', 'max_turns', 'turns']);
 
 /**
  * The columns of `runs` for RETURNING, in `runColumns` order; those in `set` come back empty,

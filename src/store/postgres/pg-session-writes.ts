@@ -1,5 +1,6 @@
 import type { SessionRecord } from '../records.ts';
 import { sessionColumns } from '../core/record-rows.ts';
+import { integerColumns } from '../core/run-rows.ts';
 import type { PgMergeable } from './pg-outbox.ts';
 
 /**
@@ -13,7 +14,7 @@ export function insertSessionOp(session: SessionRecord): PgMergeable<SessionReco
     input: session,
     build: (sessions) => ({
       text: `INSERT INTO sessions (${sessionColumns.join(', ')})
-        SELECT * FROM unnest(${sessionColumns.map((column, index) => `$${index + 1}::${column === 'auto_resumes' ? 'int' : 'text'}[]`).join(', ')})
+        SELECT * FROM unnest(${sessionColumns.map((column, index) => `$${index + 1}::${integerColumns.has(column) ? 'int' : 'text'}[]`).join(', ')})
         ON CONFLICT (id) DO NOTHING RETURNING id`,
       values: sessionColumns.map((column) => sessions.map((each) => each[column] ?? null)),
     }),
