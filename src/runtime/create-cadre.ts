@@ -52,6 +52,7 @@ import { setBounded } from '../util/bounded-map.ts';
 import { systemNow, timeSortedId, type NewId, type Now } from '../util/clock.ts';
 import { addPruning } from '../util/pruned-set.ts';
 import { deliverPendingNotifications } from './deliver-pending-notifications.ts';
+import { watchRunsElsewhere } from './watch-runs-elsewhere.ts';
 import { createAppNotifications, type CadreNotifications } from '../embed/app-notifications.ts';
 import { createAppSessions, isAppSession } from '../embed/app-sessions.ts';
 import { createAppTools, type CadreToolsOptions } from '../embed/app-tools.ts';
@@ -418,7 +419,7 @@ export function createCadre(options: CadreOptions): Cadre {
    * its activity watch outermost.)
    */
   function toolPipelineFor(agent: AgentDefinition, workspace: ToolSet, context: Omit<ToolGateContext, 'agent' | 'agentRules'>): ToolMiddleware[] {
-    const gate = gateToolCalls(Object.keys(workspace), { ...context, agent: agent.name, agentRules: rulesOfAgent(agent) }, { store, broker, rules });
+    const gate = gateToolCalls(Object.keys(workspace), { ...context, agent: agent.name, agentRules: rulesOfAgent(agent) }, { store, broker, rules, redactor });
     // Tracing inside the redaction (which copies errors): it sees each call's own outcome, a denial by the gate included.
     const traced = tracing ? tracing.toolEntries({ sessionId: context.sessionId, runId: context.runId, agent: agent.name }) : [];
     return [redactEntry, ...traced, checkToolInput, gate, stopToolCalls];
@@ -467,7 +468,8 @@ export function createCadre(options: CadreOptions): Cadre {
    */
   const hosted = new Set<string>();
   const hostedPruning = { threshold: 1024, minimum: 1024 };
-  const isQuiet = (sessionId: string) => !(sessions.isBusy(sessionId) || resumeTimers.has(sessionId) || runs.localRunsOf(sessionId) > 0 || notifier.pending(sessionId) > 0);
+  const isQuiet = (sessionId: string) =>
+    !(sessions.isBusy(sessionId) || resumeTimers.has(sessionId) || runs.localRunsOf(sessionId) > 0 || notifier.pending(sessionId) > 0 || elsewhere.count(sessionId) > 0);
   const host = (sessionId: string) => addPruning(hosted, sessionId, isQuiet, hostedPruning);
   const resumeTimers = new Map<string, NodeJS.Timeout>();
   const appSessions = createAppSessions({ store, now });
@@ -497,8 +499,8 @@ export function createCadre(options: CadreOptions): Cadre {
 
   const summarize = options.summarize?.enabled ? options.summarize : undefined;
 
-  /** Runs this runtime carries out as a worker's jobs (see {@link runtimePartsOf}). */
-  const jobs = new Set<string>();
+  /** Runs this runtime carries out as a worker's jobs, with the host that sent each (see {@link runtimePartsOf}). */
+  const jobs = new Map<string, string | undefined>();
 
   /**
    * The executor that sends runs to the queue's workers, loaded on the first run: `bullmq` stays
@@ -626,12 +628,17 @@ export function createCadre(options: CadreOptions): Cadre {
     coordination,
     limits: { ...limits, leaseMs: options.leaseMs },
     onError: report,
+    announcerOf: (runId) => jobs.get(runId),
     onRunFinished: (run) => {
       // A run carried out for a host (a job) is announced by that host, which hosts its parent.
       if (!jobs.has(run.id)) notifier.runFinished(run).catch(report);
     },
   });
   delegation.runs = runs;
+  const leaseMs = options.leaseMs ?? 15_000;
+  /** Delivers the session's notifications that a dead process owed (see `deliverPendingNotifications`). */
+  const deliverOwed = (sessionId?: string) => deliverPendingNotifications({ store, notifier, ownerId, now, sessionId, leaseMs });
+  const elsewhere = watchRunsElsewhere({ store, runs, now, leaseMs, deliver: deliverOwed, onError: report });
 
   sessions = createSessionRunner({
     store,
@@ -710,7 +717,9 @@ export function createCadre(options: CadreOptions): Cadre {
     async waitForIdle(sessionId, { signal } = {}) {
       // A failed store ends the wait: the runs it shows as running will not move in this process.
       const stopped = signal ? AbortSignal.any([signal, storeFailure.signal]) : storeFailure.signal;
-      await waitForIdle({ sessionId, store, wakeups, signal: stopped, isBusy: (id) => !isQuiet(id) });
+      // Before it counts as idle, a hosted session gets what a dead process owed it.
+      const beforeIdle = async (id: string) => hosted.has(id) && (await deliverOwed(id)).length > 0;
+      await waitForIdle({ sessionId, store, wakeups, signal: stopped, isBusy: (id) => !isQuiet(id), beforeIdle });
       if (storeFailure.failure) throw storeFailure.failure;
     },
 
@@ -744,9 +753,10 @@ export function createCadre(options: CadreOptions): Cadre {
 
     async recover({ sessionId } = {}) {
       if (sessionId) host(sessionId);
-      const leaseMs = options.leaseMs ?? 15_000;
       const recovered = await recoverRuns({ store, ledger, runs, ownerId, now, sessionId, leaseMs, notify: (run) => notifier.runFinished(run) });
-      const notified = await deliverPendingNotifications({ store, notifier, ownerId, now, sessionId, leaseMs });
+      // Runs that go on elsewhere (on workers) for a host that died are announced here when they end.
+      for (const run of await store.listRuns({ statuses: ['queued', 'running'], parent_session_id: sessionId })) if (!runs.isLocal(run.id)) elsewhere.watch(run);
+      const notified = await deliverOwed(sessionId);
       // Asks of dead processes would wait forever: their runs ask again when they repeat the call.
       await closeOrphanedApprovals({ store, ledger, now });
       return { ...recovered, notified };
@@ -778,6 +788,7 @@ export function createCadre(options: CadreOptions): Cadre {
     },
 
     async close() {
+      elsewhere.close();
       for (const timer of resumeTimers.values()) clearTimeout(timer);
       resumeTimers.clear();
       for (const sessionId of hosted) sessions.stopTurn(sessionId, 'user');
@@ -795,7 +806,7 @@ export function createCadre(options: CadreOptions): Cadre {
       });
     },
   };
-  parts.set(cadre, { runs, ledger, bus, coordination, ownerId, jobs, leaseMs: options.leaseMs ?? 15_000 });
+  parts.set(cadre, { runs, ledger, bus, coordination, ownerId, jobs, leaseMs });
   return cadre;
 }
 
@@ -806,8 +817,11 @@ export interface RuntimeParts {
   bus: RunBus;
   coordination: Coordination;
   ownerId: string;
-  /** Runs carried out as jobs for a host: their host announces their end to their parent. */
-  jobs: Set<string>;
+  /**
+   * Runs carried out as jobs for a host, with that host's lease owner id: their host announces
+   * their end to their parent, and holds their pending notification.
+   */
+  jobs: Map<string, string | undefined>;
   leaseMs: number;
 }
 

@@ -1,4 +1,4 @@
-import type { ApprovalRecord, MessageRecord, SessionRecord } from '../records.ts';
+import type { ApprovalPreview, ApprovalRecord, MessageRecord, SessionRecord } from '../records.ts';
 
 type Row = Record<string, unknown>;
 
@@ -67,9 +67,12 @@ export function sessionRecord(session: SessionRecord): SessionRecord {
 }
 
 /** The columns of `approvals`, in the order {@link approvalToRow} gives their values. */
-export const approvalColumns = 'id, session_id, run_id, agent, tool, argument, risk, summary, status, created_at, resolved_at, resolved_by, always, owner';
+export const approvalColumns = 'id, session_id, run_id, agent, tool, argument, risk, summary, status, created_at, resolved_at, resolved_by, always, owner, preview';
 
-/** An ask's values in {@link approvalColumns} order; `always` as the engine stores a boolean. */
+/** How many columns {@link approvalColumns} names. */
+export const approvalColumnCount = approvalColumns.split(', ').length;
+
+/** An ask's values in {@link approvalColumns} order; `always` as the engine stores a boolean, `preview` as JSON. */
 export function approvalToRow(approval: ApprovalRecord, always: (value: boolean) => unknown): unknown[] {
   return [
     approval.id,
@@ -86,6 +89,7 @@ export function approvalToRow(approval: ApprovalRecord, always: (value: boolean)
     approval.resolved_by,
     always(approval.always),
     approval.owner,
+    approval.preview === null || approval.preview === undefined ? null : JSON.stringify(approval.preview),
   ];
 }
 
@@ -106,5 +110,6 @@ export function approvalFromRow(row: Row): ApprovalRecord {
     resolved_by: (row.resolved_by as ApprovalRecord['resolved_by']) ?? null,
     always: row.always === true || row.always === 1 || row.always === 1n,
     owner: (row.owner as string | null) ?? null,
+    preview: typeof row.preview === 'string' ? (JSON.parse(row.preview) as ApprovalPreview) : null,
   };
 }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { SessionRuleRecord } from '../records.ts';
-import { approvalColumns, approvalFromRow, approvalToRow } from '../core/record-rows.ts';
+import { approvalColumnCount, approvalColumns, approvalFromRow, approvalToRow } from '../core/record-rows.ts';
 import type { Store } from '../store.ts';
 import type { PgWork, PgWorkOptions } from './pg-batches.ts';
 
@@ -21,7 +21,7 @@ export function createPgApprovals({
     insertApproval(approval) {
       return write((client: pg.ClientBase) =>
         client
-          .query(`INSERT INTO approvals (${approvalColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`, approvalToRow(approval, (always) => always))
+          .query(`INSERT INTO approvals (${approvalColumns}) VALUES (${Array.from({ length: approvalColumnCount }, (_, index) => `$${index + 1}`).join(', ')})`, approvalToRow(approval, (always) => always))
           .then(() => undefined),
       );
     },

@@ -1,7 +1,7 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import type { SessionRuleRecord } from '../records.ts';
 import type { Store } from '../store.ts';
-import { approvalColumns, approvalFromRow, approvalToRow } from '../core/record-rows.ts';
+import { approvalColumnCount, approvalColumns, approvalFromRow, approvalToRow } from '../core/record-rows.ts';
 
 type ApprovalMethods = Pick<Store, 'insertApproval' | 'getApproval' | 'listApprovals' | 'resolveApproval' | 'listSessionRules'>;
 
@@ -21,7 +21,7 @@ export function createSqliteApprovals({ prepared, write, ensureOpen }: SqliteApp
   return {
     insertApproval(approval) {
       return write(() => {
-        prepared(`INSERT INTO approvals (${approvalColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(...(approvalToRow(approval, (always) => (always ? 1 : 0)) as SQLInputValue[]));
+        prepared(`INSERT INTO approvals (${approvalColumns}) VALUES (${Array.from({ length: approvalColumnCount }, () => '?').join(', ')})`).run(...(approvalToRow(approval, (always) => (always ? 1 : 0)) as SQLInputValue[]));
       });
     },
 
