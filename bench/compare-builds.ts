@@ -1,6 +1,6 @@
 /**
- * `node --expose-gc bench/compare-builds.ts [--rounds 100] [--sqlite] NAME=DIR ...`: the fan-out
- * round of `scale-out.ts` (N=20, 5 tool calls each) for several checkouts of cadre in one process,
+ * `node --expose-gc bench/compare-builds.ts [--rounds 100] [--sqlite] [--fan-out 20] NAME=DIR ...`: the
+ * fan-out round of `scale-out.ts` (N=20 unless `--fan-out` says, 5 tool calls each) for several checkouts of cadre in one process,
  * taking turns round by round with bare `generateText`, on Postgres (`CADRE_TEST_POSTGRES_URL`,
  * each build in a schema of its own) or, with `--sqlite`, on a SQLite file each. On a machine
  * others share, a build measured a minute after another meets another load; taking turns, each
@@ -20,7 +20,7 @@ import { createBenchModel } from './bench-model.ts';
 import { bareFanOutRound } from './fanout-bare.ts';
 import { collectGarbage, fixed, markdownTable, median, quantile } from './measure.ts';
 
-const { values, positionals } = parseArgs({ options: { rounds: { type: 'string', default: '100' }, sqlite: { type: 'boolean', default: false } }, allowPositionals: true });
+const { values, positionals } = parseArgs({ options: { rounds: { type: 'string', default: '100' }, sqlite: { type: 'boolean', default: false }, 'fan-out': { type: 'string', default: '20' } }, allowPositionals: true });
 const rounds = Number(values.rounds);
 const postgresUrl = process.env.CADRE_TEST_POSTGRES_URL;
 if (positionals.length === 0 || (!values.sqlite && !postgresUrl)) {
@@ -38,8 +38,11 @@ interface Case {
   idle: number[];
 }
 
-const model = createBenchModel({ fanOut: 20, background: false, toolCalls: 5, answerChars: 2000 });
-const limits = { maxActivePerParent: 20, maxQueuedPerParent: 50, maxActiveGlobal: 64 };
+const fanOut = Number(values['fan-out']);
+if (!Number.isInteger(fanOut) || fanOut < 1) throw new TypeError(`--fan-out must be a whole number of runs, not '${values['fan-out']}'.`);
+const model = createBenchModel({ fanOut, background: false, toolCalls: 5, answerChars: 2000 });
+// Every run of a round active at once (as at N=20 with the defaults of scale-out.ts).
+const limits = { maxActivePerParent: fanOut, maxQueuedPerParent: Math.max(50, fanOut), maxActiveGlobal: Math.max(64, fanOut) };
 const schemas: string[] = [];
 const cases: Case[] = [];
 for (const entry of positionals) {
@@ -112,7 +115,7 @@ try {
 const bare = median(cases.at(-1)!.wall);
 console.log(
   markdownTable(
-    [`build (${values.sqlite ? 'SQLite' : 'Postgres'}, N=20, ${rounds} rounds each, taking turns)`, 'µs per model call (median)', 'p25', '× bare generateText', 'CPU µs per call', 'event loop idle µs per call'],
+    [`build (${values.sqlite ? 'SQLite' : 'Postgres'}, N=${fanOut}, ${rounds} rounds each, taking turns)`, 'µs per model call (median)', 'p25', '× bare generateText', 'CPU µs per call', 'event loop idle µs per call'],
     cases.map((each) => [each.name, fixed(median(each.wall)), fixed(quantile(each.wall, 0.25)), fixed(median(each.wall) / bare, 2), fixed(median(each.cpu)), fixed(median(each.idle))]),
   ),
 );

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { DatabaseSync, type SQLInputValue } from 'node:sqlite';
 import { openDatabase } from '../src/store/sqlite/open-database.ts';
-import { runColumnList, runColumns } from '../src/store/sqlite/rows.ts';
+import { runColumnList, runColumns } from '../src/store/core/run-rows.ts';
 
 /**
  * The SQL alone: the rows one cadre round stored, written again into a fresh database file by

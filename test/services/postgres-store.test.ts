@@ -5,7 +5,7 @@ import { eventFixture, runFixture, sessionFixture } from '../../src/store/store-
 import { approvalFixture } from '../../src/store/store-approvals.case.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { pgMigrations } from '../../src/store/postgres/pg-migrations.ts';
-import { runColumnList, runToSql } from '../../src/store/sqlite/rows.ts';
+import { runColumnList, runToSql } from '../../src/store/core/run-rows.ts';
 import { dropSchemas, freshSchema, postgresReason, postgresUrl, schemaUrl } from './service-urls.ts';
 
 const schemas: string[] = [];

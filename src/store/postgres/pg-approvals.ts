@@ -1,31 +1,10 @@
 import type pg from 'pg';
-import type { ApprovalPreview, ApprovalRecord, SessionRuleRecord } from '../records.ts';
+import type { SessionRuleRecord } from '../records.ts';
+import { approvalColumnCount, approvalColumns, approvalFromRow, approvalToRow } from '../core/record-rows.ts';
 import type { Store } from '../store.ts';
 import type { PgWork, PgWorkOptions } from './pg-batches.ts';
 
 type ApprovalMethods = Pick<Store, 'insertApproval' | 'getApproval' | 'listApprovals' | 'resolveApproval' | 'listSessionRules'>;
-
-const approvalColumns = 'id, session_id, run_id, agent, tool, argument, risk, summary, status, created_at, resolved_at, resolved_by, always, owner, preview';
-
-function approvalFromRow(row: Record<string, unknown>): ApprovalRecord {
-  return {
-    id: row.id as string,
-    session_id: row.session_id as string,
-    run_id: (row.run_id as string | null) ?? null,
-    agent: row.agent as string,
-    tool: row.tool as string,
-    argument: (row.argument as string | null) ?? null,
-    risk: row.risk as string,
-    summary: row.summary as string,
-    status: row.status as ApprovalRecord['status'],
-    created_at: row.created_at as string,
-    resolved_at: (row.resolved_at as string | null) ?? null,
-    resolved_by: (row.resolved_by as ApprovalRecord['resolved_by']) ?? null,
-    always: row.always === true,
-    owner: (row.owner as string | null) ?? null,
-    preview: typeof row.preview === 'string' ? (JSON.parse(row.preview) as ApprovalPreview) : null,
-  };
-}
 
 /**
  * Asks for approval and session rules on Postgres: writes queued in the store's batches (they
@@ -42,23 +21,7 @@ export function createPgApprovals({
     insertApproval(approval) {
       return write((client: pg.ClientBase) =>
         client
-          .query(`INSERT INTO approvals (${approvalColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`, [
-            approval.id,
-            approval.session_id,
-            approval.run_id,
-            approval.agent,
-            approval.tool,
-            approval.argument,
-            approval.risk,
-            approval.summary,
-            approval.status,
-            approval.created_at,
-            approval.resolved_at,
-            approval.resolved_by,
-            approval.always,
-            approval.owner,
-            approval.preview === null ? null : JSON.stringify(approval.preview),
-          ])
+          .query(`INSERT INTO approvals (${approvalColumns}) VALUES (${Array.from({ length: approvalColumnCount }, (_, index) => `$${index + 1}`).join(', ')})`, approvalToRow(approval, (always) => always))
           .then(() => undefined),
       );
     },

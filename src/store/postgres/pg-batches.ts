@@ -1,18 +1,15 @@
 import pg from 'pg';
 import { StoreFailureError } from '../store-failure-error.ts';
-import { createHeldSegment, heldKeys, renumberHeld, segmentStatement, type HeldSegment } from './pg-held-writes.ts';
-import { createPgOutbox, directMerge, type PgMerge } from './pg-outbox.ts';
+import { createHeldSegment, heldKeys, renumberHeld, type HeldSegment } from './pg-held-writes.ts';
+import { createPgOutbox, type PgMerge } from './pg-outbox.ts';
+import { corkable, firstCause, isConnectionError, isDatabaseError, isRetryable, settle, type Outcome } from './pg-errors.ts';
+import { heldQuery, queuedOrder, runCarefully, type Item, type PgWork } from './pg-batch-items.ts';
 
-/**
- * A write that must read the database (a compare-and-set, a seq nobody here knows): it issues
- * its statements on the batch's connection, inside the batch's transaction, all of them before it
- * first waits (so the batch stays one pipeline), and resolves with its value once that
- * transaction committed. It gets what its `read` (see {@link PgWorkOptions}) found. Statements
- * sent through `merge` share one statement with other items' of the same key (see
- * `PgMergeable`). It may reject with an error of its own (not a database error) only before it
- * wrote anything: the batch then commits without it.
- */
-export type PgWork<T, R = undefined> = (client: pg.ClientBase, read: R, merge: PgMerge) => Promise<T>;
+export type { PgWork } from './pg-batch-items.ts';
+
+export { isConnectionError } from './pg-errors.ts';
+
+const ignore = () => {};
 
 /** Options of a queued {@link PgWork}. */
 export interface PgWorkOptions<R> {
@@ -74,69 +71,11 @@ export interface PgBatchesOptions {
   name: (query: { text: string; values: unknown[] }) => pg.QueryConfig;
 }
 
-type Item =
-  | { kind: 'held'; segment: HeldSegment }
-  | {
-      kind: 'work';
-      work: PgWork<unknown, unknown>;
-      read: ((client: pg.ClientBase, merge: PgMerge) => Promise<unknown>) | undefined;
-      readOnly: boolean;
-      resolve: (value: unknown) => void;
-      reject: (error: unknown) => void;
-    };
-
 interface Batch {
   items: Item[];
   /** Resolves once the batch is done (committed, or its writes rejected). */
   done: Promise<void>;
   finish: () => void;
-}
-
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-const settle = (promise: Promise<unknown>): Promise<Outcome> =>
-  promise.then(
-    (value) => ({ ok: true as const, value }),
-    (error: unknown) => ({ ok: false as const, error }),
-  );
-
-const ignore = () => {};
-
-/** Errors that mean the connection or server went away, not that the write was wrong. */
-export function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: string } | null)?.code ?? '';
-  if (/^(08|57P0[123])/.test(code) || ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND'].includes(code)) return true;
-  const message = error instanceof Error ? error.message : '';
-  return /Connection terminated|connection timeout|Client has encountered a connection error|not queryable/i.test(message);
-}
-
-/**
- * Errors a second try can cure: another process took the same seq (a unique violation on an
- * append), a deadlock or a serialization failure.
- */
-export function isRetryable(error: unknown): boolean {
-  const { code, constraint } = (error ?? {}) as { code?: string; constraint?: string };
-  return code === '40P01' || code === '40001' || (code === '23505' && (constraint === 'run_event_rows_pkey' || constraint === 'messages_pkey'));
-}
-
-/**
- * The connection's socket, to send a whole batch in one write: `pg` writes each statement on its
- * own (one system call, and one wake-up of the server, each) unless the socket is corked.
- */
-function corkable(client: pg.Client): { cork(): void; uncork(): void } | null {
-  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
-  return stream && typeof stream.cork === 'function' && typeof stream.uncork === 'function' ? (stream as { cork(): void; uncork(): void }) : null;
-}
-
-/** An error the server reported about a statement (not one of the caller's, not the connection's). */
-function isDatabaseError(error: unknown): boolean {
-  return error instanceof pg.DatabaseError;
-}
-
-/** The error a failed batch failed of: the first that is not "the transaction is aborted". */
-function firstCause(outcomes: readonly Outcome[]): unknown {
-  const errors = outcomes.flatMap((outcome) => (outcome.ok ? [] : [outcome.error]));
-  return errors.find((error) => (error as { code?: string }).code !== '25P02') ?? errors[0];
 }
 
 /**
@@ -233,7 +172,7 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
       let client: pg.Client | null = null;
       try {
         client = await connection();
-        const outcomes = careful ? await runCarefully(client, batch.items) : await runPipelined(client, batch.items);
+        const outcomes = careful ? await runCarefully(client, batch.items, name) : await runPipelined(client, batch.items);
         batch.items.forEach((item, index) => {
           if (item.kind !== 'work') return;
           const outcome = outcomes[index];
@@ -288,22 +227,6 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
     }
   }
 
-  /** The statement of every held segment of a batch, or null when nothing is held. */
-  function heldQuery(items: readonly Item[]): pg.QueryConfig | null {
-    const statement = segmentStatement(items.flatMap((item) => (item.kind === 'held' ? [item.segment] : [])));
-    return statement && name(statement);
-  }
-
-  /** The indexes of a batch's queued writes, then of its reads, each in order. */
-  function queuedOrder(items: readonly Item[]): { writes: number[]; reads: number[] } {
-    const writes: number[] = [];
-    const reads: number[] = [];
-    items.forEach((item, index) => {
-      if (item.kind === 'work') (item.readOnly ? reads : writes).push(index);
-    });
-    return { writes, reads };
-  }
-
   /**
    * Sends the batch without waiting for answers (but for the reads of work that must read), in one write to the
    * socket: BEGIN, the held writes, the queued writes, the reads, COMMIT; a batch that writes one
@@ -326,7 +249,7 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
       }
     };
     const begin = transaction ? settle(client.query('BEGIN')) : Promise.resolve(done);
-    const heldStatement = heldQuery(items);
+    const heldStatement = heldQuery(items, name);
     const held = heldStatement ? settle(client.query(heldStatement)) : Promise.resolve(done);
     // Work whose reads were sent, waiting for their answers.
     const reading: Array<{ index: number; work: PgWork<unknown, unknown>; read: Promise<Outcome> }> = [];
@@ -368,37 +291,6 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
       throw firstCause(all) ?? new Error(`The transaction of a batch of writes to ${label} was rolled back.`);
     }
     return outcomes;
-  }
-
-  /** One item at a time, each under a savepoint: a queued write that fails rejects alone. */
-  async function runCarefully(client: pg.Client, items: readonly Item[]): Promise<Outcome[]> {
-    const outcomes: Outcome[] = items.map(() => ({ ok: true, value: undefined }));
-    const { writes, reads } = queuedOrder(items);
-    const merge = directMerge(client, name);
-    await client.query('BEGIN');
-    try {
-      // Held writes were acknowledged: if they fail, the batch fails.
-      const heldStatement = heldQuery(items);
-      if (heldStatement) await client.query(heldStatement);
-      for (const index of [...writes, ...reads]) {
-        const item = items[index] as Extract<Item, { kind: 'work' }>;
-        await client.query('SAVEPOINT item');
-        try {
-          outcomes[index] = { ok: true, value: await item.work(client, item.read ? await item.read(client, merge) : undefined, merge) };
-          await client.query('RELEASE SAVEPOINT item');
-        } catch (error) {
-          if (isConnectionError(error) || isRetryable(error)) throw error;
-          // A read or a write that failed on its own merits rejects alone.
-          await client.query('ROLLBACK TO SAVEPOINT item');
-          outcomes[index] = { ok: false, error };
-        }
-      }
-      await client.query('COMMIT');
-      return outcomes;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(ignore);
-      throw error;
-    }
   }
 
   return {

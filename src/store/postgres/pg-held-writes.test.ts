@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { RunEventRecord } from '../records.ts';
-import { addRunEvents } from '../sqlite/rows.ts';
-import { createHeldSegment, createStatementNames, maxEventRowChars, packedEventArrays, pgArrayLiteral, renumberHeld, segmentStatement, type HeldRow } from './pg-held-writes.ts';
+import { addRunEvents } from '../core/event-rows.ts';
+import type { HeldEvent } from '../core/held-rows.ts';
+import { createHeldSegment, createStatementNames, maxEventRowChars, packedEventArrays, pgArrayLiteral, renumberHeld, segmentStatement } from './pg-held-writes.ts';
 
-function row(key: string, seq: number, text = 'x'): HeldRow {
-  return { key, seq, columns: ['2026-01-01T00:00:00.000Z', 'activity', text], record: { seq } };
+function row(key: string, seq: number, text = 'x'): HeldEvent {
+  return { key, seq, at: '2026-01-01T00:00:00.000Z', type: 'activity', data: text, record: { seq } };
 }
 
 describe('held writes of the Postgres store', () => {
@@ -14,8 +15,9 @@ describe('held writes of the Postgres store', () => {
 
   it('writes events and messages of a segment in one statement, one array per column', () => {
     const segment = createHeldSegment();
-    segment.events.push(row('run_1', 1), row('run_2', 4));
-    segment.messages.push({ key: 'ses_1', seq: 2, columns: ['user', '"hi"', '2026-01-01T00:00:00.000Z'], record: { seq: 2 } });
+    segment.events.hold(row('run_1', 1));
+    segment.events.hold(row('run_2', 4));
+    segment.messages.hold({ key: 'ses_1', seq: 2, role: 'user', content: '"hi"', created_at: '2026-01-01T00:00:00.000Z', record: { seq: 2 } });
     const statement = segmentStatement([segment])!;
     expect(statement.text).toMatch(/^WITH w0 AS \(INSERT INTO messages .*\$7::text\[\].*\) INSERT INTO run_event_rows .*unnest\(\$1::text\[\], \$2::int\[\]/);
     expect(statement.values.slice(0, 2)).toEqual([
@@ -29,9 +31,9 @@ describe('held writes of the Postgres store', () => {
   it("packs a run's consecutive held events into one row, as the SQLite store's schema 6 reads them, and an event alone as before", () => {
     const first = createHeldSegment();
     const second = createHeldSegment();
-    first.events.push(row('run_1', 3, '{"a":1}'), row('run_2', 1), row('run_1', 4, '{"b":"\\"q\\""}'));
-    second.events.push(row('run_1', 5, '{}'));
-    const [keys, seqs, at, types, data, lastSeqs] = packedEventArrays([...first.events, ...second.events]);
+    for (const held of [row('run_1', 3, '{"a":1}'), row('run_2', 1), row('run_1', 4, '{"b":"\\"q\\""}')]) first.events.hold(held);
+    second.events.hold(row('run_1', 5, '{}'));
+    const [keys, seqs, at, types, data, lastSeqs] = packedEventArrays([...first.events.of('run_1')!, ...second.events.all(), ...first.events.of('run_2')!]);
     expect({ keys, seqs, at, types, lastSeqs }).toEqual({
       keys: ['run_1', 'run_2'],
       seqs: [3, 1],
@@ -74,7 +76,7 @@ describe('held writes of the Postgres store', () => {
   it('writes several segments in one statement: later fields win, tokens add up, a rewrite of an earlier held message becomes its content', () => {
     const first = createHeldSegment();
     const second = createHeldSegment();
-    first.messages.push({ key: 'ses_1', seq: 1, columns: ['assistant', '"old"', '2026-01-01T00:00:00.000Z'], record: { seq: 1 } });
+    first.messages.hold({ key: 'ses_1', seq: 1, role: 'assistant', content: '"old"', created_at: '2026-01-01T00:00:00.000Z', record: { seq: 1 } });
     first.runs.set('run_1', new Map<string, unknown>([['turns', 1]]));
     first.sessions.set('ses_1', { fields: new Map(), input_tokens: 5, output_tokens: 1 });
     second.contents.set('ses_1\u00001', ['ses_1', 1, '"new"']);
@@ -92,14 +94,15 @@ describe('held writes of the Postgres store', () => {
   it('moves the held rows of a key past the seqs another process stored, keeping their order, and tells the callers', () => {
     const first = createHeldSegment();
     const second = createHeldSegment();
-    first.events.push(row('run_1', 3), row('run_2', 7));
-    second.events.push(row('run_1', 4));
+    first.events.hold(row('run_1', 3));
+    first.events.hold(row('run_2', 7));
+    second.events.hold(row('run_1', 4));
     const last = renumberHeld([first, second], 'events', new Map([['run_1', 5], ['run_2', 6]]));
-    expect(first.events.map((held) => [held.key, held.seq, held.record.seq])).toEqual([
+    expect(first.events.all().map((held) => [held.key, held.seq, held.record!.seq])).toEqual([
       ['run_1', 6, 6],
       ['run_2', 7, 7],
     ]);
-    expect(second.events[0].seq).toBe(7);
+    expect(second.events.of('run_1')![0].seq).toBe(7);
     expect([...last]).toEqual([['run_1', 7]]);
   });
 

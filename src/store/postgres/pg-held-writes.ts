@@ -1,28 +1,18 @@
 import type { QueryConfig } from 'pg';
 import { arrayParameterTypes, pgBinaryArray, type ArrayElementType } from './pg-binary-array.ts';
-import { packedEvent, packedEventsType } from '../sqlite/rows.ts';
-
-/**
- * A message or event row held for the next commit: its key (session or run), its seq, its other
- * three columns as stored, and the record handed back to the caller, whose `seq` follows the row
- * if a collision with another process moves it.
- */
-export interface HeldRow {
-  key: string;
-  seq: number;
-  columns: [string, string, string];
-  record: { seq?: number };
-}
+import { integerColumns } from '../core/run-rows.ts';
+import { createHeldRows, moveHeldPast, packEvents, type HeldEvent, type HeldMessage, type HeldRow, type HeldRows } from '../core/held-rows.ts';
 
 /**
  * Writes acknowledged before their commit and written together, in one statement, by the next
- * transaction: appended events and messages, rewritten message contents, changed run fields.
- * A segment holds only writes that need nothing read back (their seq comes from the process's
- * counter, their run is known to exist), so it commits as one multi-row statement.
+ * transaction: appended events and messages (held rows of the write-behind core, see
+ * `store/core/held-rows.ts`), rewritten message contents, changed run fields. A segment holds
+ * only writes that need nothing read back (their seq comes from the process's counter, their run
+ * is known to exist), so it commits as one multi-row statement.
  */
 export interface HeldSegment {
-  readonly events: HeldRow[];
-  readonly messages: HeldRow[];
+  readonly events: HeldRows<HeldEvent>;
+  readonly messages: HeldRows<HeldMessage>;
   /** New contents of messages stored before this segment, by session and seq: [session, seq, content]. */
   readonly contents: Map<string, [string, number, string]>;
   /** Changed fields of runs stored before this segment, by run: column -> value as stored. */
@@ -40,11 +30,17 @@ export interface HeldSession {
 
 /** An empty segment. */
 export function createHeldSegment(): HeldSegment {
-  return { events: [], messages: [], contents: new Map(), runs: new Map(), sessions: new Map() };
+  return { events: createHeldRows(), messages: createHeldRows(), contents: new Map(), runs: new Map(), sessions: new Map() };
 }
 
-/** The `runs` and `sessions` columns that hold integers; every other one holds text. */
-const integerColumns: ReadonlySet<string> = new Set(['depth', 'max_turns', 'turns', 'auto_resumes']);
+/** The held rows of a table across `segments`, key by key, each key's in order. */
+function heldAcross<R extends HeldRow>(segments: readonly HeldSegment[], table: (segment: HeldSegment) => HeldRows<R>): R[] {
+  if (segments.length === 1) return table(segments[0]).all();
+  const combined = createHeldRows<R>();
+  for (const segment of segments) for (const row of table(segment).all()) combined.hold(row);
+  return combined.all();
+}
+
 
 /** A multi-row UPDATE of `table` over one array per column, rows grouped by the columns they set. */
 function groupedUpdates(table: 'runs' | 'sessions', rows: ReadonlyMap<string, ReadonlyMap<string, unknown>>, add: (sql: string, arrays: unknown[]) => void): void {
@@ -81,56 +77,19 @@ const updateContents = 'UPDATE messages SET content = held.content FROM unnest($
 export const maxEventRowChars = 1800;
 
 /**
- * The `run_event_rows` rows of held events, one array per column (`run_id, seq, at, type, data,
- * last_seq`): a run's consecutive events share a row of at most about {@link maxEventRowChars}
- * characters, whose `seq` is the first one's, `last_seq` the last one's, `type`
- * `packedEventsType`, `at` the first one's time and `data` the JSON array of their
- * [at, type, data]; an event alone in its row is stored as before, `last_seq` NULL (the rows the
- * SQLite store's schema 6 writes, read by `addRunEvents`).
+ * The `run_event_rows` rows of held events (key by key, as `HeldRows.all` gives them), one array
+ * per column (`run_id, seq, at, type, data, last_seq`), packed as `packEvents` packs them for
+ * both engines.
  */
-export function packedEventArrays(rows: readonly HeldRow[]): unknown[][] {
-  const byKey = new Map<string, HeldRow[]>();
-  for (const row of rows) {
-    const list = byKey.get(row.key);
-    if (list) list.push(row);
-    else byKey.set(row.key, [row]);
-  }
+export function packedEventArrays(events: readonly HeldEvent[]): unknown[][] {
   const arrays: [string[], number[], string[], string[], string[], Array<number | null>] = [[], [], [], [], [], []];
-  const push = (list: readonly HeldRow[], from: number, to: number) => {
-    const first = list[from];
-    arrays[0].push(first.key);
-    arrays[1].push(first.seq);
-    arrays[2].push(first.columns[0]);
-    if (to - from === 1) {
-      arrays[3].push(first.columns[1]);
-      arrays[4].push(first.columns[2]);
-      arrays[5].push(null);
-      return;
-    }
-    let data = '[';
-    for (let index = from; index < to; index++) {
-      const [at, type, json] = list[index].columns;
-      data += `${index === from ? '' : ','}${packedEvent(at, type, json)}`;
-    }
-    arrays[3].push(packedEventsType);
-    arrays[4].push(`${data}]`);
-    arrays[5].push(list[to - 1].seq);
-  };
-  for (const list of byKey.values()) {
-    let from = 0;
-    let size = 0;
-    for (let index = 0; index < list.length; index++) {
-      const row = list[index];
-      const rowSize = row.columns[0].length + row.columns[1].length + row.columns[2].length + 8;
-      // A row holds events with consecutive seqs only: a gap (a seq written in SQL between them) starts a new row.
-      if (index > from && (size + rowSize > maxEventRowChars || row.seq !== list[index - 1].seq + 1)) {
-        push(list, from, index);
-        from = index;
-        size = 0;
-      }
-      size += rowSize;
-    }
-    if (list.length > 0) push(list, from, list.length);
+  for (const row of packEvents(events, maxEventRowChars)) {
+    arrays[0].push(row.run_id);
+    arrays[1].push(row.seq);
+    arrays[2].push(row.at);
+    arrays[3].push(row.type);
+    arrays[4].push(row.data);
+    arrays[5].push(row.last_seq);
   }
   return arrays;
 }
@@ -140,20 +99,8 @@ function shift(sql: string, offset: number): string {
   return offset === 0 ? sql : sql.replace(/\$(\d+)/g, (_, index: string) => `$${Number(index) + offset}`);
 }
 
-function rowArrays(rows: readonly HeldRow[]): unknown[][] {
-  const keys: string[] = [];
-  const seqs: number[] = [];
-  const first: string[] = [];
-  const second: string[] = [];
-  const third: string[] = [];
-  for (const row of rows) {
-    keys.push(row.key);
-    seqs.push(row.seq);
-    first.push(row.columns[0]);
-    second.push(row.columns[1]);
-    third.push(row.columns[2]);
-  }
-  return [keys, seqs, first, second, third];
+function messageArrays(rows: readonly HeldMessage[]): unknown[][] {
+  return [rows.map((row) => row.key), rows.map((row) => row.seq), rows.map((row) => row.role), rows.map((row) => row.content), rows.map((row) => row.created_at)];
 }
 
 /**
@@ -170,20 +117,18 @@ export function segmentStatement(segments: readonly HeldSegment[]): { text: stri
     parts.push(shift(sql, values.length));
     values.push(...arrays);
   };
-  const events = segments.flatMap((segment) => segment.events);
-  const messages = segments.length === 1 ? segments[0].messages : segments.flatMap((segment) => segment.messages);
+  const events = heldAcross(segments, (segment) => segment.events);
+  const messages = heldAcross(segments, (segment) => segment.messages);
   const contents = new Map<string, [string, number, string]>();
   const runs = new Map<string, Map<string, unknown>>();
   const sessions = new Map<string, HeldSession>();
-  let rewritten: Map<string, HeldRow> | null = null;
   segments.forEach((segment, place) => {
     for (const [key, entry] of segment.contents) {
       if (place > 0) {
         // A message an earlier segment holds has no stored row to update yet: its held row takes the content.
-        rewritten ??= new Map(segments.slice(0, place).flatMap((earlier) => earlier.messages.map((row) => [`${row.key}\u0000${row.seq}`, row] as const)));
-        const row = rewritten.get(key);
+        const row = segments.slice(0, place).find((earlier) => earlier.messages.find(entry[0], entry[1]))?.messages.find(entry[0], entry[1]);
         if (row) {
-          row.columns[1] = entry[2];
+          row.content = entry[2];
           continue;
         }
       }
@@ -205,7 +150,7 @@ export function segmentStatement(segments: readonly HeldSegment[]): { text: stri
     }
   });
   if (events.length > 0) add(insertEvents, packedEventArrays(events));
-  if (messages.length > 0) add(insertMessages, rowArrays(messages));
+  if (messages.length > 0) add(insertMessages, messageArrays(messages));
   if (contents.size > 0) {
     const entries = [...contents.values()];
     add(updateContents, [entries.map((entry) => entry[0]), entries.map((entry) => entry[1]), entries.map((entry) => entry[2])]);
@@ -231,27 +176,16 @@ export function segmentStatement(segments: readonly HeldSegment[]): { text: stri
 /**
  * Moves held rows past the seqs another process took: for each key whose first held row is at or
  * below the stored maximum, every held row of that key (in order, across `segments`) moves up by
- * the same amount. Returns the last seq held per moved key.
+ * the same amount (see `moveHeldPast`). Returns the last seq held per moved key.
  */
 export function renumberHeld(segments: readonly HeldSegment[], table: 'events' | 'messages', stored: ReadonlyMap<string, number>): Map<string, number> {
-  const byKey = new Map<string, HeldRow[]>();
-  for (const segment of segments) {
-    for (const row of segment[table]) {
-      const rows = byKey.get(row.key);
-      if (rows) rows.push(row);
-      else byKey.set(row.key, [row]);
-    }
-  }
+  const byKey = createHeldRows<HeldRow>();
+  for (const segment of segments) for (const row of segment[table].all()) byKey.hold(row);
   const moved = new Map<string, number>();
-  for (const [key, rows] of byKey) {
+  for (const key of byKey.keys()) {
+    const rows = byKey.of(key)!;
     const last = stored.get(key) ?? 0;
-    if (rows[0].seq > last) continue;
-    const by = last + 1 - rows[0].seq;
-    for (const row of rows) {
-      row.seq += by;
-      row.record.seq = row.seq;
-    }
-    moved.set(key, rows[rows.length - 1].seq);
+    if (rows[0].seq <= last) moved.set(key, moveHeldPast(rows, last));
   }
   return moved;
 }
@@ -259,7 +193,7 @@ export function renumberHeld(segments: readonly HeldSegment[], table: 'events' |
 /** The keys of a table's held rows in `segments`. */
 export function heldKeys(segments: readonly HeldSegment[], table: 'events' | 'messages'): string[] {
   const keys = new Set<string>();
-  for (const segment of segments) for (const row of segment[table]) keys.add(row.key);
+  for (const segment of segments) for (const key of segment[table].keys()) keys.add(key);
   return [...keys];
 }
 

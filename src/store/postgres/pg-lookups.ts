@@ -1,5 +1,6 @@
 import type { MessageRecord, RunRecord, SessionRecord } from '../records.ts';
-import { messageFromRow, runColumnList, runFromRow, sessionFromRow } from '../sqlite/rows.ts';
+import { messageFromRow, sessionFromRow } from '../core/record-rows.ts';
+import { runColumnList, runFromRow } from '../core/run-rows.ts';
 import type { PgMergeable } from './pg-outbox.ts';
 
 type Row = Record<string, unknown>;

@@ -1,58 +1,89 @@
 import type pg from 'pg';
-import type { MessageRecord, NewRunEvent, RunEventRecord } from '../records.ts';
-import { copyRun } from '../sqlite/rows.ts';
-import type { MessageCommitResult, Store } from '../store.ts';
-import { setBounded } from '../../util/bounded-map.ts';
-import type { PgBatches } from './pg-batches.ts';
-import { appendWithSeq, changeRunOp, encodeEvents, groupBy, lockRunsOp, runFields, type NameStatement, type RunField } from './pg-run-writes.ts';
+import type { MessageRecord, RunEventRecord } from '../records.ts';
+import { encodeEvents, runFields, whenValid, type RunField } from '../core/run-fields.ts';
+import { copyRun } from '../core/run-rows.ts';
+import type { MessageCommit, MessageCommitResult, Store } from '../store.ts';
+import { appendWithSeq, changeRunOp, groupBy, lockRunsOp } from './pg-run-writes.ts';
 import { messagesOp } from './pg-lookups.ts';
-import type { PgMerge, PgMergeable } from './pg-outbox.ts';
+import type { PgMerge } from './pg-outbox.ts';
+import type { PgStoreContext } from './pg-store-context.ts';
 
 type MessageMethods = Pick<Store, 'appendMessages' | 'listMessages' | 'updateMessageContent' | 'commitMessage'>;
-
-/** What the message methods share with the rest of the Postgres store. */
-export interface PgMessagesContext {
-  batches: PgBatches;
-  name: NameStatement;
-  /** A lookup by key after this process's earlier writes (see `PgMergeable`). */
-  lookup: <I, T>(op: PgMergeable<I, T>) => Promise<T>;
-  /** A write of these runs and sessions, in their order (see `createKeyOrder`). */
-  ordered: <T>(keys: readonly string[], decide: () => T | Promise<T>) => Promise<T>;
-  /** Why the store takes no writes now (closed, failed), or null. */
-  refusal: () => Error | null;
-  /** The last seq of each session's messages this process knows. */
-  messageSeqs: Map<string, number>;
-  learn: (seqs: Map<string, number>, key: string, seq: number) => void;
-  learnEvents: (events: readonly NewRunEvent[]) => void;
-  /** Bound of the seq counters. */
-  seqCacheSize: number;
-}
 
 /**
  * A session's messages on Postgres: appends to a session whose last seq is known are held (see
  * `createPgBatches`); a notification's message is committed with its runs' delivery marks.
  */
-export function createPgMessages({ batches, name, lookup, ordered, refusal, messageSeqs, learn, learnEvents, seqCacheSize }: PgMessagesContext): MessageMethods {
+export function createPgMessages({ batches, name, lookup, ordered, refusal, messageSeqs, learnEvents }: PgStoreContext): MessageMethods {
+  /**
+   * Reads first (locked runs, the message's place) and writes in one go after, so that
+   * deliveries in one batch cost one more round trip together.
+   */
+  function commit({ session_id: sessionId, seq, role, content, created_at: createdAt, runs }: MessageCommit, prepared: { encoded: string; fields: RunField[][] }): Promise<MessageCommitResult> {
+    const keys = [`s:${sessionId}`, ...runs.map((change) => `r:${change.id}`)];
+    // Read first (locked runs, the message's place) and written in one go after, so that
+    // deliveries in one batch cost one more round trip together.
+    const readFirst = (client: pg.ClientBase, merge: PgMerge) =>
+      Promise.all([
+        merge(lockRunsOp(runs.map((change) => change.id))),
+        client.query<{ seq: number; role: MessageRecord['role'] | null; created_at: string | null }>(
+          seq === undefined
+            ? name({ text: 'SELECT COALESCE(MAX(seq), 0) AS seq, NULL AS role, NULL AS created_at FROM messages WHERE session_id = $1', values: [sessionId] })
+            : name({ text: 'SELECT seq, role, created_at FROM messages WHERE session_id = $1 AND seq = $2 FOR UPDATE', values: [sessionId, seq] }),
+        ),
+      ]);
+    return ordered(keys, () =>
+      batches
+        .write(
+          (client, [current, { rows: [stored] }], merge): Promise<MessageCommitResult> => {
+            const refused = runs.filter((change) => !current.has(change.id) || !change.check(copyRun(current.get(change.id)!))).map((change) => change.id);
+            if (refused.length > 0) return Promise.resolve({ message: null, runs: [], refused });
+            let message: MessageRecord;
+            let written: Promise<unknown>;
+            if (seq === undefined) {
+              // Another process taking this seq meanwhile makes the batch retry, reading it again.
+              message = { session_id: sessionId, seq: stored.seq + 1, role, content, created_at: createdAt };
+              written = client.query(
+                name({ text: 'INSERT INTO messages (session_id, seq, role, content, created_at) VALUES ($1, $2, $3, $4, $5)', values: [sessionId, message.seq, role, prepared.encoded, createdAt] }),
+              );
+            } else {
+              if (stored === undefined) return Promise.reject(new Error(`No message ${seq} in session '${sessionId}' to rewrite.`));
+              message = { session_id: sessionId, seq, role: stored.role!, content, created_at: stored.created_at! };
+              written = client.query(name({ text: 'UPDATE messages SET content = $3 WHERE session_id = $1 AND seq = $2', values: [sessionId, seq, prepared.encoded] }));
+            }
+            const changed = runs.map((change, index) => {
+              const events = change.events(message);
+              const data = encodeEvents(change.id, events);
+              return merge(changeRunOp({ id: change.id, fields: prepared.fields[index], events, data })).then(({ run, seqs }) => {
+                seqs.forEach((given, place) => (events[place].seq = given));
+                return { run: run!, events: events as RunEventRecord[] };
+              });
+            });
+            return Promise.all([written, ...changed]).then(([, ...changes]) => ({ message, runs: changes as MessageCommitResult['runs'], refused }));
+          },
+          { read: readFirst },
+        )
+        .then((result) => {
+          if (result.message) messageSeqs.learn(sessionId, result.message.seq);
+          for (const change of result.runs) learnEvents(change.events);
+          return result;
+        }),
+    );
+  }
+
   return {
     appendMessages(messages) {
       if (messages.length === 0) return refusal() ? Promise.reject(refusal()) : Promise.resolve([]);
-      let contents: string[];
-      try {
-        contents = messages.map((message) => JSON.stringify(message.content ?? null));
-      } catch (error) {
-        return Promise.reject(error);
-      }
       const sessions = [...new Set(messages.map((message) => message.session_id))];
-      return ordered(
+      return whenValid(() => messages.map((message) => JSON.stringify(message.content ?? null)), (contents) => ordered(
         sessions.map((id) => `s:${id}`),
         (): MessageRecord[] | Promise<MessageRecord[]> => {
           if (sessions.every((id) => messageSeqs.has(id))) {
             const segment = batches.held();
             return messages.map((message, index) => {
-              const seq = messageSeqs.get(message.session_id)! + 1;
-              setBounded(messageSeqs, message.session_id, seq, seqCacheSize);
+              const seq = messageSeqs.next(message.session_id);
               const record: MessageRecord = { session_id: message.session_id, seq, role: message.role, content: message.content, created_at: message.created_at };
-              segment.messages.push({ key: message.session_id, seq, columns: [message.role, contents[index], message.created_at], record });
+              segment.messages.hold({ key: message.session_id, seq, role: message.role, content: contents[index], created_at: message.created_at, record });
               return record;
             });
           }
@@ -69,11 +100,11 @@ export function createPgMessages({ batches, name, lookup, ordered, refusal, mess
               return messages.map((message, index) => ({ session_id: message.session_id, seq: seqs[index], role: message.role, content: message.content, created_at: message.created_at }));
             })
             .then((records) => {
-              for (const record of records) learn(messageSeqs, record.session_id, record.seq);
+              for (const record of records) messageSeqs.learn(record.session_id, record.seq);
               return records;
             });
         },
-      );
+      ));
     },
 
     listMessages(sessionId, { afterSeq = 0 } = {}) {
@@ -81,77 +112,18 @@ export function createPgMessages({ batches, name, lookup, ordered, refusal, mess
     },
 
     updateMessageContent(sessionId, seq, content) {
-      let encoded: string;
-      try {
-        encoded = JSON.stringify(content ?? null);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return ordered([`s:${sessionId}`], () => {
+      return whenValid(() => JSON.stringify(content ?? null), (encoded) => ordered([`s:${sessionId}`], () => {
         const segment = batches.held();
         // A message held in this segment is rewritten in place: one statement writes a row once.
-        const held = segment.messages.find((row) => row.key === sessionId && row.seq === seq);
-        if (held) held.columns[1] = encoded;
+        const held = segment.messages.find(sessionId, seq);
+        if (held) held.content = encoded;
         else segment.contents.set(`${sessionId}\u0000${seq}`, [sessionId, seq, encoded]);
-      });
+      }));
     },
 
     commitMessage({ session_id: sessionId, seq, role, content, created_at: createdAt, runs }) {
-      let prepared: { encoded: string; fields: RunField[][] };
-      try {
-        prepared = { encoded: JSON.stringify(content ?? null), fields: runs.map((change) => runFields(change.patch)) };
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      const keys = [`s:${sessionId}`, ...runs.map((change) => `r:${change.id}`)];
-      // Read first (locked runs, the message's place) and written in one go after, so that
-      // deliveries in one batch cost one more round trip together.
-      const readFirst = (client: pg.ClientBase, merge: PgMerge) =>
-        Promise.all([
-          merge(lockRunsOp(runs.map((change) => change.id))),
-          client.query<{ seq: number; role: MessageRecord['role'] | null; created_at: string | null }>(
-            seq === undefined
-              ? name({ text: 'SELECT COALESCE(MAX(seq), 0) AS seq, NULL AS role, NULL AS created_at FROM messages WHERE session_id = $1', values: [sessionId] })
-              : name({ text: 'SELECT seq, role, created_at FROM messages WHERE session_id = $1 AND seq = $2 FOR UPDATE', values: [sessionId, seq] }),
-          ),
-        ]);
-      return ordered(keys, () =>
-        batches
-          .write(
-            (client, [current, { rows: [stored] }], merge): Promise<MessageCommitResult> => {
-              const refused = runs.filter((change) => !current.has(change.id) || !change.check(copyRun(current.get(change.id)!))).map((change) => change.id);
-              if (refused.length > 0) return Promise.resolve({ message: null, runs: [], refused });
-              let message: MessageRecord;
-              let written: Promise<unknown>;
-              if (seq === undefined) {
-                // Another process taking this seq meanwhile makes the batch retry, reading it again.
-                message = { session_id: sessionId, seq: stored.seq + 1, role, content, created_at: createdAt };
-                written = client.query(
-                  name({ text: 'INSERT INTO messages (session_id, seq, role, content, created_at) VALUES ($1, $2, $3, $4, $5)', values: [sessionId, message.seq, role, prepared.encoded, createdAt] }),
-                );
-              } else {
-                if (stored === undefined) return Promise.reject(new Error(`No message ${seq} in session '${sessionId}' to rewrite.`));
-                message = { session_id: sessionId, seq, role: stored.role!, content, created_at: stored.created_at! };
-                written = client.query(name({ text: 'UPDATE messages SET content = $3 WHERE session_id = $1 AND seq = $2', values: [sessionId, seq, prepared.encoded] }));
-              }
-              const changed = runs.map((change, index) => {
-                const events = change.events(message);
-                const data = encodeEvents(change.id, events);
-                return merge(changeRunOp({ id: change.id, fields: prepared.fields[index], events, data })).then(({ run, seqs }) => {
-                  seqs.forEach((given, place) => (events[place].seq = given));
-                  return { run: run!, events: events as RunEventRecord[] };
-                });
-              });
-              return Promise.all([written, ...changed]).then(([, ...changes]) => ({ message, runs: changes as MessageCommitResult['runs'], refused }));
-            },
-            { read: readFirst },
-          )
-          .then((result) => {
-            if (result.message) learn(messageSeqs, sessionId, result.message.seq);
-            for (const change of result.runs) learnEvents(change.events);
-            return result;
-          }),
-      );
+      const check = () => ({ encoded: JSON.stringify(content ?? null), fields: runs.map((change) => runFields(change.patch)) });
+      return whenValid(check, (prepared) => commit({ session_id: sessionId, seq, role, content, created_at: createdAt, runs }, prepared));
     },
   };
 }

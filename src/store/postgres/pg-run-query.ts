@@ -1,5 +1,5 @@
 import type { RunQuery } from '../store.ts';
-import { runColumnList } from '../sqlite/rows.ts';
+import { runColumnList } from '../core/run-rows.ts';
 
 /** A run whose notification is set, not delivered and not suppressed (see `isNotificationPending`); the terms of the partial index. */
 export const pgPendingNotification = "notification IS NOT NULL AND (notification::jsonb ->> 'delivered_at') IS NULL AND (notification::jsonb ->> 'suppressed') = 'false'";

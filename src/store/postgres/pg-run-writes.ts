@@ -1,33 +1,11 @@
 import type pg from 'pg';
 import type { NewRunEvent, RunRecord } from '../records.ts';
-import type { RunPatch } from '../store.ts';
-import { copyRun, patchColumns, patchableRunColumns, runColumnList, runColumns, runFromRow, runSqlColumn, runValueToSql } from '../sqlite/rows.ts';
+import type { RunField } from '../core/run-fields.ts';
+import { copyRun, integerColumns as integerRunColumns, runColumnList, runColumns, runFromRow, runToSql } from '../core/run-rows.ts';
 import type { PgMergeable } from './pg-outbox.ts';
 
 /** Names a statement by its text (see `createStatementNames`). */
 export type NameStatement = (query: { text: string; values: unknown[] }) => pg.QueryConfig;
-
-/** A changed column of `runs` with its value as stored. */
-export interface RunField {
-  column: string;
-  sql: unknown;
-}
-
-/** Each event's data as stored (JSON), checking that every event belongs to `runId` when given. */
-export function encodeEvents(runId: string | null, events: readonly NewRunEvent[]): string[] {
-  return events.map((event) => {
-    if (runId !== null && event.run_id !== runId) throw new TypeError(`An event of run '${event.run_id}' was passed with run '${runId}'.`);
-    return JSON.stringify(event.data ?? {});
-  });
-}
-
-/** The fields a run patch sets, checked and encoded: status never, unknown fields never. */
-export function runFields(patch: RunPatch): RunField[] {
-  if ((patch as { status?: unknown }).status !== undefined) {
-    throw new TypeError("A run patch cannot change 'status': use transitionRun, which checks the move and writes its event.");
-  }
-  return patchColumns(patch, patchableRunColumns, 'A run patch').map((column) => ({ column: runSqlColumn(column), sql: runValueToSql(column, patch[column as keyof RunPatch]) }));
-}
 
 /** Indexes of `items` by a key, in order. */
 export function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, number[]> {
@@ -71,6 +49,11 @@ export function lastEventSeq(runId: string): string {
   return `COALESCE((SELECT COALESCE(last_seq, seq) FROM run_event_rows WHERE run_id = ${runId} ORDER BY seq DESC LIMIT 1), 0)`;
 }
 
+/** The row a known run is expected to be, as stored (see `RunChange.expected`). */
+export function expectedRow(run: RunRecord): unknown[] {
+  return runToSql(run) as unknown[];
+}
+
 /** What {@link changeRunOp} wrote: the run as it is now (null if no run matched) and the seqs of its events. */
 export interface ChangedRun {
   run: RunRecord | null;
@@ -88,8 +71,6 @@ export interface RunChange {
   data: readonly string[];
 }
 
-/** The columns of `runs` that hold integers; every other one holds text. */
-const integerRunColumns: ReadonlySet<string> = new Set(['depth', 'max_turns', 'turns']);
 
 /**
  * The columns of `runs` for RETURNING, in `runColumns` order; those in `set` come back empty,
@@ -130,7 +111,7 @@ export function changeRunOp(change: RunChange): PgMergeable<RunChange, ChangedRu
         names.push('allowed');
       }
       columns.forEach((column, index) => {
-        arrays.push(parameter(changes.map((each) => each.fields[index].sql ?? null), integerRunColumns.has(column) ? 'int' : 'text'));
+        arrays.push(parameter(changes.map((each) => each.fields[index].stored ?? null), integerRunColumns.has(column) ? 'int' : 'text'));
         names.push(`c${index}`);
       });
       if (expecting) {
@@ -171,7 +152,7 @@ export function changeRunOp(change: RunChange): PgMergeable<RunChange, ChangedRu
       return changes.map((each) => {
         const row = byId.get(each.id);
         if (!row) return { run: null, seqs: [] };
-        each.fields.forEach((field, index) => (row[places[index]] = field.sql ?? null));
+        each.fields.forEach((field, index) => (row[places[index]] = field.stored ?? null));
         return { run: runFromRow(row), seqs: row[runColumns.length] as number[] };
       });
     },

@@ -1,7 +1,7 @@
 import type { SessionRecord } from '../records.ts';
+import { sessionColumns } from '../core/record-rows.ts';
+import { integerColumns } from '../core/run-rows.ts';
 import type { PgMergeable } from './pg-outbox.ts';
-
-const sessionColumns = ['id', 'agent', 'model', 'created_at', 'status', 'parent_run_id', 'auto_resumes', 'user_canceled_at'] as const;
 
 /**
  * Inserts sessions, each unless one with its id is stored (the sessions a fan-out starts in one
@@ -14,7 +14,7 @@ export function insertSessionOp(session: SessionRecord): PgMergeable<SessionReco
     input: session,
     build: (sessions) => ({
       text: `INSERT INTO sessions (${sessionColumns.join(', ')})
-        SELECT * FROM unnest(${sessionColumns.map((column, index) => `$${index + 1}::${column === 'auto_resumes' ? 'int' : 'text'}[]`).join(', ')})
+        SELECT * FROM unnest(${sessionColumns.map((column, index) => `$${index + 1}::${integerColumns.has(column) ? 'int' : 'text'}[]`).join(', ')})
         ON CONFLICT (id) DO NOTHING RETURNING id`,
       values: sessionColumns.map((column) => sessions.map((each) => each[column] ?? null)),
     }),

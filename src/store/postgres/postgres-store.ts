@@ -1,27 +1,23 @@
 import pg from 'pg';
-import { isFinished, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
 import { redactConnectionString } from '../redact-connection-string.ts';
 import type { Store } from '../store.ts';
-import { addRunEvents, copyRun, patchColumns, patchableSessionColumns, runColumnList, runFromRow, runToSql, sessionFromRow, type EventRow } from '../sqlite/rows.ts';
-import { setBounded } from '../../util/bounded-map.ts';
+import { createKnownRuns } from '../core/known-runs.ts';
+import type { NewRunEvent } from '../records.ts';
+import { patchColumns, patchableSessionColumns, sessionFromRow } from '../core/record-rows.ts';
+import { whenValid } from '../core/run-fields.ts';
+import { createSeqCounters } from '../core/seq-counters.ts';
 import { createPgApprovals } from './pg-approvals.ts';
 import { createPgBatches, isConnectionError, type PgWork, type PgWorkOptions } from './pg-batches.ts';
-import type { PgMerge } from './pg-outbox.ts';
-import { createStatementNames, type HeldSegment, type HeldSession } from './pg-held-writes.ts';
+import { createStatementNames, type HeldSession } from './pg-held-writes.ts';
 import { createKeyOrder } from './pg-key-order.ts';
 import { migratePostgres } from './pg-migrations.ts';
-import { pgRunQuery } from './pg-run-query.ts';
 import { createPgMessages } from './pg-messages.ts';
-import { appendWithSeq, changeRunOp, encodeEvents, groupBy, insertRunOp, lockRunsOp, runFields, type RunField } from './pg-run-writes.ts';
-import { runOp, sessionOp, sessionRowOp } from './pg-lookups.ts';
+import { createPgRuns } from './pg-runs.ts';
+import { sessionOp, sessionRowOp } from './pg-lookups.ts';
 import type { PgMergeable } from './pg-outbox.ts';
 import { insertSessionOp } from './pg-session-writes.ts';
-import { createKnownRuns, expectedRow } from './pg-known-runs.ts';
+import type { PgStoreContext } from './pg-store-context.ts';
 import { reportToDefaultLogger } from '../../logging/default-logger.ts';
-
-/** A run's `run_event_rows` from the one holding the event after `$2` on (the rows before it hold none after it). */
-const runEventRowsSql =
-  'SELECT seq, at, type, data, last_seq FROM run_event_rows WHERE run_id = $1 AND seq >= COALESCE((SELECT seq FROM run_event_rows WHERE run_id = $1 AND seq <= $2 + 1 ORDER BY seq DESC LIMIT 1), 0) ORDER BY seq';
 
 /** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -42,11 +38,6 @@ export interface PostgresStoreOptions {
   /** Where errors of idle connections go (a server restart). @default the default logger (stderr) */
   onError?: (error: unknown) => void;
 }
-
-const activeStatuses = ['queued', 'running'];
-
-/** Runs and sessions whose last seq is kept in memory, each. */
-const seqCacheSize = 20_000;
 
 /** The connection string without cadre's own `schema` parameter, and that schema. */
 export function splitSchema(connectionString: string): { url: string; schema: string | null } {
@@ -101,9 +92,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // The last seq per run (events) and per session (messages), known from this process's own
   // writes. A run whose last seq is known exists. Another process appending to the same run
   // makes a held row collide at its commit, which moves it past (see `createPgBatches`).
-  const eventSeqs = new Map<string, number>();
-  const messageSeqs = new Map<string, number>();
-  const learn = (seqs: Map<string, number>, key: string, seq: number) => setBounded(seqs, key, Math.max(seqs.get(key) ?? 0, seq), seqCacheSize);
+  const eventSeqs = createSeqCounters();
+  const messageSeqs = createSeqCounters();
   const batches = createPgBatches({
     label,
     reconnectMs,
@@ -128,12 +118,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       return new Map(rows.map((row) => [row.key, row.seq]));
     },
     onRenumbered(table, last) {
-      for (const [key, seq] of last) learn(table === 'events' ? eventSeqs : messageSeqs, key, seq);
+      for (const [key, seq] of last) (table === 'events' ? eventSeqs : messageSeqs).learn(key, seq);
     },
   });
   const order = createKeyOrder();
   // Runs as this process's writes left them: a run's end is then one guarded write, no read first.
-  const known = createKnownRuns();
+  const known = createKnownRuns({ limit: 5_000 });
   let closed = false;
 
   function refusal(): Error | null {
@@ -158,29 +148,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     });
   }
 
-  /** Holds events of runs whose last seq is known, each taking the next one. */
-  function holdEvents(segment: HeldSegment, events: readonly NewRunEvent[], data: readonly string[]): void {
-    events.forEach((event, index) => {
-      const seq = eventSeqs.get(event.run_id)! + 1;
-      setBounded(eventSeqs, event.run_id, seq, seqCacheSize);
-      event.seq = seq;
-      segment.events.push({ key: event.run_id, seq, columns: [event.at, event.type, data[index]], record: event });
-    });
-  }
-
-  /** Writes events of runs whose last seq is not known here, in SQL; resolves after the commit. */
-  function insertEvents(client: pg.ClientBase, events: readonly NewRunEvent[], data: readonly string[]): Promise<void> {
-    const writes = [...groupBy(events, (event) => event.run_id)].map(([runId, indexes]) =>
-      appendWithSeq(client, name, 'run_event_rows', runId, indexes.map((index) => [events[index].at, events[index].type, data[index]] as const)).then((seqs) => {
-        indexes.forEach((index, place) => (events[index].seq = seqs[place]));
-      }),
-    );
-    return Promise.all(writes).then(() => undefined);
-  }
-
   /** After a commit: the seqs of events written in SQL are known now. */
   function learnEvents(events: readonly NewRunEvent[]): void {
-    for (const event of events) if (event.seq !== undefined) learn(eventSeqs, event.run_id, event.seq);
+    for (const event of events) if (event.seq !== undefined) eventSeqs.learn(event.run_id, event.seq);
   }
 
   /**
@@ -224,6 +194,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     return held;
   }
 
+  const context: PgStoreContext = { batches, name, write, read, lookup, ordered, refusal, eventSeqs, messageSeqs, known, learnEvents };
   const store: Store = {
     description: `postgres:${label}`,
 
@@ -239,7 +210,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
           )
           .then(() => {
             // A new session has no messages yet: its first one is held at once.
-            learn(messageSeqs, session.id, 0);
+            messageSeqs.learn(session.id, 0);
           }),
       );
     },
@@ -255,18 +226,17 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
 
     updateSession(id, patch) {
-      let columns: string[];
-      try {
-        columns = patchColumns(patch, patchableSessionColumns, 'A session patch');
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      if (columns.length === 0) return write(async () => {});
-      // Resolved after its commit, not held: a stop of the session is announced to other
-      // processes (through any coordination) right after it, and they read it from the store.
-      const sets = columns.map((column, index) => `${column} = $${index + 2}`).join(', ');
-      const values = [id, ...columns.map((column) => (patch as Record<string, unknown>)[column] ?? null)];
-      return write((client) => client.query(name({ text: `UPDATE sessions SET ${sets} WHERE id = $1`, values })).then(() => undefined));
+      return whenValid(
+        () => patchColumns(patch, patchableSessionColumns, 'A session patch'),
+        (columns) => {
+          if (columns.length === 0) return write(async () => {});
+          // Resolved after its commit, not held: a stop of the session is announced to other
+          // processes (through any coordination) right after it, and they read it from the store.
+          const sets = columns.map((column, index) => `${column} = $${index + 2}`).join(', ');
+          const values = [id, ...columns.map((column) => (patch as Record<string, unknown>)[column] ?? null)];
+          return write((client) => client.query(name({ text: `UPDATE sessions SET ${sets} WHERE id = $1`, values })).then(() => undefined));
+        },
+      );
     },
 
     addSessionUsage(id, usage) {
@@ -283,199 +253,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       return row ? { input_tokens: Number(row.input_tokens), output_tokens: Number(row.output_tokens) } : null;
     },
 
-    ...createPgMessages({ batches, name, lookup, ordered, refusal, messageSeqs, learn, learnEvents, seqCacheSize }),
+    ...createPgMessages(context),
 
-    insertRun(run, event) {
-      let values: unknown[];
-      let data: string[];
-      try {
-        values = runToSql(run) as unknown[];
-        data = encodeEvents(run.id, [event]);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return ordered([`r:${run.id}`], () =>
-        batches
-          .write((_client, _read, merge) =>
-            merge(insertRunOp({ values, event, data: data[0] })).then((seq) => {
-              if (seq === null) throw new Error(`A run with id '${run.id}' is already stored.`);
-              event.seq = seq;
-            }),
-          )
-          .then(() => {
-            known.learnInserted(values);
-            learnEvents([event]);
-          }),
-      );
-    },
-
-    transitionRun({ id, from, to, patch = {}, patchFor, event }) {
-      const allowed = from.filter((status) => !isFinished(status));
-      let fields: RunField[];
-      let data: string[];
-      try {
-        fields = runFields(patch);
-        data = encodeEvents(id, [event]);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      if (allowed.length === 0) return ordered([`r:${id}`], () => write(async () => null));
-      const change = (current: RunRecord | undefined | null, merge: PgMerge, expected?: unknown[]): Promise<RunRecord | null> => {
-        let more: RunField[] = [];
-        if (patchFor) {
-          if (!current || !allowed.includes(current.status)) return Promise.resolve(null);
-          more = runFields(patchFor(copyRun(current)));
-        }
-        // Later fields win, as in an object spread: patchFor's over patch's.
-        const merged = new Map([{ column: 'status', sql: to as unknown }, ...fields, ...more].map((field) => [field.column, field]));
-        return merge(changeRunOp({ id, fields: [...merged.values()], allowed, expected, events: [event], data })).then(({ run, seqs }) => {
-          if (run) event.seq = seqs[0];
-          return run;
-        });
-      };
-      const done = (run: RunRecord | null) => {
-        learnEvents([event]);
-        if (run) known.learn(run);
-        return run;
-      };
-      // patchFor decides on the run as it stands: locked and read first, unless this process
-      // knows it, when the write applies only to the row as known (else it reads first after all).
-      const readFirst = (_client: pg.ClientBase, merge: PgMerge) => merge(lockRunsOp([id])).then((locked) => locked.get(id));
-      const readingFirst = () => batches.write((_client, current: RunRecord | undefined, merge) => change(current, merge), { read: readFirst }).then(done);
-      return ordered([`r:${id}`], () => {
-        const assumed = patchFor ? known.get(id) : undefined;
-        if (patchFor && !assumed) return readingFirst();
-        const guarded = batches.write((_client, _read, merge) => change(assumed ?? null, merge, assumed && expectedRow(assumed)));
-        if (!assumed) return guarded.then(done);
-        return guarded.then((run) => (run ? done(run) : (known.forget(id), readingFirst())));
-      });
-    },
-
-    updateRun(id, patch, events = []) {
-      let fields: RunField[];
-      let data: string[];
-      try {
-        fields = runFields(patch);
-        data = encodeEvents(id, events);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return ordered([`r:${id}`], () =>
-        batches
-          .write((_client, _read, merge) =>
-            merge(changeRunOp({ id, fields, events, data })).then(({ run, seqs }) => {
-              seqs.forEach((seq, index) => (events[index].seq = seq));
-              return run;
-            }),
-          )
-          .then((run) => {
-            learnEvents(events);
-            if (run) known.learn(run);
-            return run;
-          }),
-      );
-    },
-
-    patchRun(id, patch, events = []) {
-      let fields: RunField[];
-      let data: string[];
-      try {
-        fields = runFields(patch);
-        data = encodeEvents(id, events);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return ordered([`r:${id}`], (): boolean | Promise<boolean> => {
-        if (eventSeqs.has(id)) {
-          // A run this process wrote to exists: its fields and events are held, never read back.
-          if (events.length === 0 && fields.length === 0) return true;
-          const segment = batches.held();
-          holdEvents(segment, events, data);
-          if (fields.length > 0) {
-            let held = segment.runs.get(id);
-            if (!held) segment.runs.set(id, (held = new Map()));
-            for (const field of fields) held.set(field.column, field.sql);
-            known.patch(id, patch);
-          }
-          return true;
-        }
-        return batches
-          .write((_client, _read, merge) =>
-            merge(changeRunOp({ id, fields, events, data })).then(({ run, seqs }) => {
-              seqs.forEach((seq, index) => (events[index].seq = seq));
-              if (run) known.learn(run);
-              return run !== null;
-            }),
-          )
-          .then((found) => {
-            learnEvents(events);
-            return found;
-          });
-      });
-    },
-
-    appendRunEvents(events) {
-      if (events.length === 0) return refusal() ? Promise.reject(refusal()) : Promise.resolve();
-      let data: string[];
-      try {
-        data = encodeEvents(null, events);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      const runIds = [...new Set(events.map((event) => event.run_id))];
-      return ordered(
-        runIds.map((id) => `r:${id}`),
-        (): void | Promise<void> => {
-          if (runIds.every((id) => eventSeqs.has(id))) return holdEvents(batches.held(), events, data);
-          return batches.write((client) => insertEvents(client, events, data)).then(() => learnEvents(events));
-        },
-      );
-    },
-
-    getRun(id) {
-      return lookup(runOp(id));
-    },
-
-    async listRuns(query) {
-      const { sql, parameters } = pgRunQuery(query);
-      const rows = await read<unknown[]>(sql, parameters, { array: true, listing: true });
-      return rows.map((row) => runFromRow(row as unknown as unknown[]));
-    },
-
-    async listRunEvents(runId, { afterSeq = 0, limit } = {}) {
-      const max = limit === undefined ? null : Math.max(0, Math.floor(limit));
-      // Rows may hold several events each: the one holding the event after `afterSeq` comes first,
-      // and `max + 1` rows hold at least `max` events after it.
-      const rows = await read<unknown[]>(max === null ? runEventRowsSql : `${runEventRowsSql} LIMIT $3`, max === null ? [runId, afterSeq] : [runId, afterSeq, max + 1], { array: true, listing: true });
-      const events: RunEventRecord[] = [];
-      for (const row of rows) addRunEvents(events, runId, row as unknown as EventRow, afterSeq);
-      if (max !== null && events.length > max) events.length = max;
-      return events;
-    },
-
-    renewLeases(owner, expiresAt) {
-      const text = 'UPDATE runs SET lease_expires_at = $1 WHERE lease_owner = $2 AND status = ANY($3)';
-      return write((client) => client.query(name({ text, values: [expiresAt, owner, activeStatuses] })).then(({ rowCount }) => rowCount ?? 0)).then((count) => {
-        known.renewed(owner, expiresAt);
-        return count;
-      });
-    },
-
-    claimRun(id, owner, expiresAt, expiredBefore) {
-      const text = `UPDATE runs SET lease_owner = $2, lease_expires_at = $3 WHERE id = $1 AND status = ANY($4) AND (lease_expires_at IS NULL OR lease_expires_at < $5) RETURNING ${runColumnList}`;
-      return ordered([`r:${id}`], () =>
-        batches
-          .write((client) => client.query({ ...name({ text, values: [id, owner, expiresAt, activeStatuses, expiredBefore] }), rowMode: 'array' }).then(({ rows }) => (rows[0] ? runFromRow(rows[0] as unknown[]) : null)))
-          .then((run) => {
-            // The previous owner was another process that may have appended events.
-            if (run) {
-              eventSeqs.delete(id);
-              known.learn(run);
-            }
-            return run;
-          }),
-      );
-    },
+    ...createPgRuns(context),
 
     async flush() {
       if (closed) return;

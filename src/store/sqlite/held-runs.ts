@@ -1,14 +1,15 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import type { RunRecord } from '../records.ts';
-import { setBounded } from '../../util/bounded-map.ts';
-import { copyRun, copyRunValue, runColumnList, runColumns, runFromRow, runSqlColumn, runToSql, setRunField } from './rows.ts';
+import { createKnownRuns } from '../core/known-runs.ts';
+import type { RunField } from '../core/run-fields.ts';
+import { copyRun, copyRunValue, runColumnList, runColumns, runFromRow, runToSql, setRunField, type StoredValue } from '../core/run-rows.ts';
 
 /** A run changed in the open transaction: written once, right before its COMMIT. */
 interface HeldRun {
   /** The whole run as it is now, once read or inserted in this transaction; null while only its changed fields are known. */
   record: RunRecord | null;
-  /** The changed columns with their values, as given (laid over a read) and as SQLite stores them. */
-  changed: Map<string, { value: unknown; sql: SQLInputValue }>;
+  /** The changed fields, as given (laid over a read) and as stored. */
+  changed: Map<string, { column: string; value: unknown; stored: StoredValue }>;
   /** Not stored yet: written with an INSERT of the whole row. */
   inserted: boolean;
 }
@@ -28,10 +29,10 @@ export interface HeldRuns {
   /** Holds a new run; it is written with an INSERT. */
   insert(run: RunRecord): void;
   /**
-   * Holds changed fields of run `id`, already encoded (`sql`). A run not loaded in this
+   * Holds changed fields of run `id`, already encoded. A run not loaded in this
    * transaction gets them without being read (a blind change, laid over later reads).
    */
-  change(id: string, fields: ReadonlyArray<{ column: string; value: unknown; sql: SQLInputValue }>): void;
+  change(id: string, fields: readonly RunField[]): void;
   /** Writes run `id` now (inside the open transaction), if it is held. */
   write(id: string): void;
   /** Writes every held run now, so SQL that reads or changes runs sees them. */
@@ -69,7 +70,7 @@ export function createHeldRuns({
   // Runs as this process last wrote them, kept across commits while no other connection changes
   // the file (see `knownIsCurrent`): a run's next transaction then starts from its record instead
   // of reading its row back. Never handed out: callers get copies.
-  const known = new Map<string, RunRecord>();
+  const known = createKnownRuns({ limit: knownRunsLimit, keepFinished: true });
   const selectRunSql = `SELECT ${runColumnList} FROM runs WHERE id = ?`;
   const insertRunSql = `INSERT INTO runs (${runColumns.join(', ')}) VALUES (${runColumns.map(() => '?').join(', ')})`;
 
@@ -79,18 +80,13 @@ export function createHeldRuns({
    * which makes it the known record again.
    */
   function select(id: string, take = false): RunRecord | null {
-    const record = known.get(id);
-    if (record !== undefined && knownIsCurrent()) {
-      if (!take) return copyRun(record);
-      known.delete(id);
-      return record;
-    }
+    if (known.has(id) && knownIsCurrent()) return take ? known.take(id)! : known.get(id)!;
     const row = prepared(selectRunSql, { returnArrays: true }).get(id) as unknown[] | undefined;
     return row ? runFromRow(row) : null;
   }
 
   function layOver(run: RunRecord, changed: HeldRun['changed']): RunRecord {
-    for (const [column, { value }] of changed) setRunField(run, column, value);
+    for (const [field, { value }] of changed) setRunField(run, field, value);
     return run;
   }
 
@@ -115,18 +111,15 @@ export function createHeldRuns({
     if (entry.inserted) {
       prepared(insertRunSql).run(...runToSql(entry.record as RunRecord));
     } else if (entry.changed.size > 0) {
-      const columns = [...entry.changed.keys()].sort();
-      const sql = sqlText(`held ${columns.join(' ')}`, () => `UPDATE runs SET ${columns.map((column) => `${runSqlColumn(column)} = ?`).join(', ')} WHERE id = ?`);
-      prepared(sql).run(...columns.map((column) => entry.changed.get(column)?.sql ?? null), id);
+      const fields = [...entry.changed.keys()].sort();
+      const sql = sqlText(`held ${fields.join(' ')}`, () => `UPDATE runs SET ${fields.map((field) => `${entry.changed.get(field)!.column} = ?`).join(', ')} WHERE id = ?`);
+      prepared(sql).run(...fields.map((field) => (entry.changed.get(field)?.stored ?? null) as SQLInputValue), id);
     }
     // Only once written: a refused statement keeps the run held for the next try (the commit).
     held.delete(id);
     // What the row now holds, for the run's next transaction.
-    if (entry.record !== null) setBounded(known, id, entry.record, knownRunsLimit);
-    else {
-      const record = known.get(id);
-      if (record !== undefined) layOver(record, entry.changed);
-    }
+    if (entry.record !== null) known.keep(entry.record);
+    else known.update(id, (record) => layOver(record, entry.changed));
   }
 
   return {
@@ -151,10 +144,10 @@ export function createHeldRuns({
         entry = { record: null, changed: new Map(), inserted: false };
         held.set(id, entry);
       }
-      for (const { column, value, sql } of fields) {
-        if (entry.record) setRunField(entry.record, column, value);
+      for (const { field, column, value, stored } of fields) {
+        if (entry.record) setRunField(entry.record, field, value);
         // An inserted run is written whole from its record.
-        if (!entry.inserted) entry.changed.set(column, { value: copyRunValue(column, value), sql });
+        if (!entry.inserted) entry.changed.set(field, { column, value: copyRunValue(field, value), stored });
       }
     },
 
@@ -169,12 +162,11 @@ export function createHeldRuns({
 
     clear() {
       held.clear();
-      known.clear();
+      known.forget();
     },
 
     forgetKnown(id) {
-      if (id === undefined) known.clear();
-      else known.delete(id);
+      known.forget(id);
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { SQLInputValue } from 'node:sqlite';
 import type { RunQuery } from '../store.ts';
-import { runColumnList } from './rows.ts';
+import { runColumnList } from '../core/run-rows.ts';
 
 /** A run whose notification is set, not delivered and not suppressed (see `isNotificationPending`). */
 export const pendingNotificationSql = "json_extract(notification, '$.delivered_at') IS NULL AND json_extract(notification, '$.suppressed') = 0";

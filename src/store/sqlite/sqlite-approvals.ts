@@ -1,6 +1,7 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
-import type { ApprovalPreview, ApprovalRecord, SessionRuleRecord } from '../records.ts';
+import type { SessionRuleRecord } from '../records.ts';
 import type { Store } from '../store.ts';
+import { approvalColumnCount, approvalColumns, approvalFromRow, approvalToRow } from '../core/record-rows.ts';
 
 type ApprovalMethods = Pick<Store, 'insertApproval' | 'getApproval' | 'listApprovals' | 'resolveApproval' | 'listSessionRules'>;
 
@@ -11,8 +12,6 @@ export interface SqliteApprovalDeps {
   ensureOpen: () => void;
 }
 
-const approvalColumns = 'id, session_id, run_id, agent, tool, argument, risk, summary, status, created_at, resolved_at, resolved_by, always, owner, preview';
-
 /**
  * The asks for approval and the session rules of the SQLite store. An answer is an
  * `UPDATE ... WHERE status = 'pending'` inside the store's write transaction (`BEGIN IMMEDIATE`
@@ -22,23 +21,7 @@ export function createSqliteApprovals({ prepared, write, ensureOpen }: SqliteApp
   return {
     insertApproval(approval) {
       return write(() => {
-        prepared(`INSERT INTO approvals (${approvalColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-          approval.id,
-          approval.session_id,
-          approval.run_id,
-          approval.agent,
-          approval.tool,
-          approval.argument,
-          approval.risk,
-          approval.summary,
-          approval.status,
-          approval.created_at,
-          approval.resolved_at,
-          approval.resolved_by,
-          approval.always ? 1 : 0,
-          approval.owner,
-          approval.preview === null ? null : JSON.stringify(approval.preview),
-        );
+        prepared(`INSERT INTO approvals (${approvalColumns}) VALUES (${Array.from({ length: approvalColumnCount }, () => '?').join(', ')})`).run(...(approvalToRow(approval, (always) => (always ? 1 : 0)) as SQLInputValue[]));
       });
     },
 
@@ -95,25 +78,5 @@ export function createSqliteApprovals({ prepared, write, ensureOpen }: SqliteApp
       const rows = prepared('SELECT session_id, rule, decision, created_at, approval_id FROM session_rules WHERE session_id = ? ORDER BY created_at, rule').all(sessionId);
       return rows.map((row) => ({ ...(row as unknown as SessionRuleRecord) }));
     },
-  };
-}
-
-function approvalFromRow(row: Record<string, unknown>): ApprovalRecord {
-  return {
-    id: row.id as string,
-    session_id: row.session_id as string,
-    run_id: (row.run_id as string | null) ?? null,
-    agent: row.agent as string,
-    tool: row.tool as string,
-    argument: (row.argument as string | null) ?? null,
-    risk: row.risk as string,
-    summary: row.summary as string,
-    status: row.status as ApprovalRecord['status'],
-    created_at: row.created_at as string,
-    resolved_at: (row.resolved_at as string | null) ?? null,
-    resolved_by: (row.resolved_by as ApprovalRecord['resolved_by']) ?? null,
-    always: row.always === 1 || row.always === 1n,
-    owner: (row.owner as string | null) ?? null,
-    preview: typeof row.preview === 'string' ? (JSON.parse(row.preview) as ApprovalPreview) : null,
   };
 }
