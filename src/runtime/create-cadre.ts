@@ -422,7 +422,7 @@ export function createCadre(options: CadreOptions): Cadre {
    * its activity watch outermost.)
    */
   function toolPipelineFor(agent: AgentDefinition, workspace: ToolSet, context: Omit<ToolGateContext, 'agent' | 'agentRules'>): ToolMiddleware[] {
-    const gate = gateToolCalls(Object.keys(workspace), { ...context, agent: agent.name, agentRules: rulesOfAgent(agent) }, { store, broker, rules });
+    const gate = gateToolCalls(Object.keys(workspace), { ...context, agent: agent.name, agentRules: rulesOfAgent(agent) }, { store, broker, rules, redactor });
     // Tracing inside the redaction (which copies errors): it sees each call's own outcome, a denial by the gate included.
     const traced = tracing ? tracing.toolEntries({ sessionId: context.sessionId, runId: context.runId, agent: agent.name }) : [];
     return [redactEntry, ...traced, checkToolInput, gate, stopToolCalls];

@@ -84,14 +84,15 @@ export async function createWorkspace(options: { script?: string | ((request: Sc
   await writeFile(join(cwd, 'notes.txt'), 'Remember the milk.\n');
   await writeFile(join(cwd, 'src', 'app.ts'), 'export const app = 1;\n');
   const queue = e2eQueue(cwd);
-  await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ limits: { maxActivePerParent: 4 }, ...(queue ? { queue } : {}) }));
+  // The queue goes in the environment: a workspace's own file names one only once a person trusted it.
+  await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ limits: { maxActivePerParent: 4 } }));
   await mkdir(join(cwd, '.cadre', 'agents'), { recursive: true });
   await writeFile(join(cwd, '.cadre', 'agents', 'scout.md'), scoutAgent);
   const script = typeof options.script === 'function' ? options.script : await loadScript(options.script ?? resolve(import.meta.dirname, '..', 'fixtures', 'script.yaml'));
   const server = await startScriptedServer({ script });
   const database = e2eDatabase(cwd);
   // Only what a child needs: no keys or cadre settings of the person running the tests.
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: cwd, NO_COLOR: '1', LANG: 'C.UTF-8' };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: cwd, NO_COLOR: '1', LANG: 'C.UTF-8', ...(queue ? { CADRE_QUEUE: queue } : {}) };
 
   function start(args: readonly string[], options: { input?: string; env?: Record<string, string> } = {}): CadreProcess {
     const child = spawn(process.execPath, [cadreBin, ...args], { cwd, env: { ...env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });
