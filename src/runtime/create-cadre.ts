@@ -253,7 +253,10 @@ export interface Cadre {
   approve(approvalId: string, answer: ApprovalAnswer): Promise<AnsweredApproval>;
   /** Asks that wait for an answer (of every process using the store), oldest first. */
   pendingApprovals(options?: { sessionId?: string }): Promise<ApprovalRecord[]>;
-  /** Finds runs of dead processes and resumes or abandons them. */
+  /**
+   * Finds runs of dead processes and resumes or abandons them, delivers the notifications they
+   * owed, and watches runs that go on elsewhere (on workers) to deliver theirs when they end.
+   */
   recover(options?: { sessionId?: string }): Promise<RecoveryReport>;
   /**
    * cadre's delegation tools (`agent`, `agent_parallel`, `agent_list`, `agent_output`,

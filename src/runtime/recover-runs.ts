@@ -34,7 +34,8 @@ export interface RecoverRunsOptions {
  * cannot go on, marks them `abandoned` and notifies the parent of that. Before any run goes on or
  * any notification is written, every tool call the dead process left without a result gets one,
  * in the parents' and the runs' own transcripts (see {@link answerOrphanedCalls}), with the runs'
- * states as recovered.
+ * states as recovered. A foreground run whose waiting call is answered so while it still works
+ * elsewhere (on a worker) is promoted: it notifies its parent when it ends.
  */
 export async function recoverRuns(options: RecoverRunsOptions): Promise<RecoveryReport> {
   const { store, ledger, runs, ownerId, now } = options;

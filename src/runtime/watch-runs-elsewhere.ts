@@ -33,7 +33,7 @@ export interface RunsElsewhereWatch {
  */
 export function watchRunsElsewhere({ store, runs, deliver, leaseMs, now, onError }: WatchRunsElsewhereOptions): RunsElsewhereWatch {
   const controller = new AbortController();
-  const watched = new Map<string, string>();
+  const watched = new Set<string>();
   const perSession = new Map<string, number>();
 
   async function follow(run: RunRecord): Promise<void> {
@@ -55,7 +55,7 @@ export function watchRunsElsewhere({ store, runs, deliver, leaseMs, now, onError
     watch(run) {
       if (watched.has(run.id) || controller.signal.aborted) return;
       const sessionId = run.parent_session_id;
-      watched.set(run.id, sessionId);
+      watched.add(run.id);
       perSession.set(sessionId, (perSession.get(sessionId) ?? 0) + 1);
       follow(run)
         .catch(onError)
