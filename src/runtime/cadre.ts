@@ -11,13 +11,14 @@ import type { StopCause } from '../runs/run-stop.ts';
 import type { SessionTokens } from '../runs/token-budget.ts';
 import type { TurnResult } from '../sessions/session-runner.ts';
 import type { ApprovalRecord, RunRecord, SessionRecord } from '../store/records.ts';
-import type { Store } from '../store/store.ts';
+import type { StoreView } from '../store/store-view.ts';
 import type { StoreFailureError } from '../store/store-failure-error.ts';
 import type { RecoveryReport } from './recover-runs.ts';
 
 /** The cadre runtime: sessions with a primary agent, runs of subagents, and their lifecycle. */
 export interface Cadre {
-  readonly store: Store;
+  /** The runtime's store, read-only: runs change only through the runtime. */
+  readonly store: StoreView;
   readonly agents: AgentRegistry;
   readonly limits: Limits;
   /** Hides the configured keys and header values (and known credential shapes) in any text. */

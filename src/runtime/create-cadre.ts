@@ -41,6 +41,7 @@ import { createSessionRunner } from '../sessions/session-runner.ts';
 import { createSessionWriter } from '../sessions/session-writer.ts';
 import { isFinished, type RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
+import { storeView } from '../store/store-view.ts';
 import { createRuntimeTracing } from '../telemetry/runtime-tracing.ts';
 import { resolveTelemetry } from '../telemetry/telemetry-settings.ts';
 import { systemNow, systemNowMs, timeSortedId, type Now, type NowMs } from '../util/clock.ts';
@@ -195,7 +196,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
   }
 
   const cadre: Cadre = {
-    store, agents, limits, redactor, ownerId,
+    store: storeView(store), agents, limits, redactor, ownerId,
 
     async createSession({ agent = 'main', model } = {}) {
       agents.primary(agent);

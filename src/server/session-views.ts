@@ -1,6 +1,6 @@
 import type { MessageRecord, RunRecord, RunStatus, SessionRecord, Usage } from '../store/records.ts';
 import { viewRun, type RunView } from '../runs/run-owner.ts';
-import type { Store } from '../store/store.ts';
+import type { StoreView } from '../store/store-view.ts';
 
 /** A session as the sessions list shows it. */
 export interface SessionSummary extends SessionRecord {
@@ -42,7 +42,7 @@ export function viewRuns(runs: readonly RunRecord[], now: string = new Date().to
  * Every run a session started, and the runs those runs' subagents started, oldest first.
  * Each run names its parent run in `parent_run_id`, so a view can nest them.
  */
-export async function listSessionRuns(store: Store, sessionId: string): Promise<RunRecord[]> {
+export async function listSessionRuns(store: StoreView, sessionId: string): Promise<RunRecord[]> {
   const collected: RunRecord[] = [];
   let sessionIds = [sessionId];
   // Depth is small (limits.maxDepth), so one query per session and level is cheap enough.
@@ -100,7 +100,7 @@ export function sessionTitle(messages: readonly MessageRecord[]): string | null 
 }
 
 /** A session with its title, its state, and the usage and run counts of everything it started. */
-export async function summarizeSession(store: Store, session: SessionRecord, now: string = new Date().toISOString()): Promise<SessionSummary> {
+export async function summarizeSession(store: StoreView, session: SessionRecord, now: string = new Date().toISOString()): Promise<SessionSummary> {
   const [runs, agentUsage, messages, approvals] = await Promise.all([
     listSessionRuns(store, session.id),
     store.getSessionUsage(session.id),

@@ -11,8 +11,10 @@ export interface NewSession {
 }
 
 /**
- * The one writer of sessions' records (their status above all): every module that makes a session
- * or changes one goes through it, and a status change is announced on the bus (`session-status`).
+ * The one writer of sessions' records (their status above all): every module that makes a primary
+ * session or changes one goes through it (the runtime, the session runner, apps' sessions, `cadre
+ * run`), and a status change is announced on the bus (`session-status`). A run's child session is
+ * made with its run, by the delegation that starts it.
  */
 export interface SessionWriter {
   /** Stores a new primary session, idle; rejects when the id is taken. */
