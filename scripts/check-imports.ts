@@ -1,5 +1,5 @@
 /**
- * Keeps the layering of STYLE.md: imports go one way (cli, server → runtime → sessions →
+ * Keeps the layering of STYLE.md (test code, fixtures included, is left out): imports go one way (cli, server → runtime → sessions →
  * delegation → executors → runs → store, models, loop; mcp/server beside server, mcp/client beside
  * executors), and no file cycles. Exits 1 on a breach.
  */
@@ -24,7 +24,7 @@ function files(directory: string): string[] {
   return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
     const path = join(directory, entry.name);
     if (entry.isDirectory()) return files(path);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.includes('.case.') ? [path] : [];
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.includes('.case.') && !entry.name.endsWith('-fixtures.ts') ? [path] : [];
   });
 }
 

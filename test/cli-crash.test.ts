@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { startScriptedServer, type ScriptedServer, type ScriptedTurn } from '../src/testing/index.ts';
 import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
+import { eventually } from './helpers/eventually.ts';
 
 let workspace: Workspace | undefined;
 let server: ScriptedServer | undefined;
@@ -31,17 +32,13 @@ describe('cadre run killed with SIGKILL', () => {
     const flags = ['--model', 'openai-compatible:scripted', '--base-url', server.baseURL, '--db', workspace.database];
     const first = workspace.start(['run', ...flags, 'Start the scout']);
     const store = createSqliteStore({ path: workspace.database });
-    let runId = '';
-    let sessionId = '';
-    for (let attempt = 0; attempt < 200 && runId === ''; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      const [run] = await store.listRuns({ statuses: ['running'] });
-      if (run && run.turns >= 1) {
-        runId = run.id;
-        sessionId = run.parent_session_id;
-      }
-    }
-    expect(runId).not.toBe('');
+    const running = await eventually(async () => (await store.listRuns({ statuses: ['running'] })).find((run) => run.turns >= 1), {
+      timeout: 10_000,
+      interval: 50,
+      what: 'a running run with a turn',
+    });
+    const runId = running.id;
+    const sessionId = running.parent_session_id;
     first.child.kill('SIGKILL');
     const killed = await first.exited;
     expect(killed.signal).toBe('SIGKILL');

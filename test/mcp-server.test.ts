@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../src/store/records.ts';
 import { startScriptedServer, type ScriptedServer } from '../src/testing/index.ts';
 import { cadreBin, createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
+import { eventually } from './helpers/eventually.ts';
 
 let workspace: Workspace;
 let model: ScriptedServer;
@@ -140,7 +141,10 @@ describe('cadre mcp', () => {
     const started = text(await first.client.callTool({ name: 'agent', arguments: { agent: 'general', task: 'slow job after disconnect', run_in_background: true } }));
     const runId = /run_id: (run_\w+)/.exec(started)![1];
     const foreground = first.client.callTool({ name: 'agent', arguments: { agent: 'general', task: 'slow foreground job' } }).catch((error: unknown) => error);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The foreground run has reached its model: its subagent is working when the client goes.
+    await eventually(() => model.requests.some((request) => request.system.includes('general-purpose') && JSON.stringify(request.messages).includes('slow foreground job')), {
+      what: 'the foreground run at its model',
+    });
     await first.close();
     await foreground;
     const second = await connect();

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEventRecord, RunRecord } from '../src/store/records.ts';
 import { parseScript, startScriptedServer, type ScriptedServer } from '../src/testing/index.ts';
 import { createWorkspace, type CadreProcess, type Workspace } from './helpers/cadre-cli.ts';
+import { eventually } from './helpers/eventually.ts';
 
 /**
  * Issue 19, point 1: a tool that opens a file of the store in the process that holds it drops
@@ -80,18 +81,18 @@ type Line = { type: string; [key: string]: unknown };
 
 /** Resolves with the first JSON line of the owner's stdout (from `from` on) that matches. */
 async function nextLine(owner: CadreProcess, seen: { count: number }, matches: (line: Line) => boolean, timeoutMs = 15_000): Promise<Line> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const lines = owner.output.stdout.split('\n').filter((text) => text.startsWith('{'));
-    while (seen.count < lines.length) {
-      const line = JSON.parse(lines[seen.count++]) as Line;
-      if (matches(line)) return line;
-    }
-    if (Date.now() > deadline || owner.child.exitCode !== null) {
-      throw new Error(`no matching line from the owner:\n${owner.output.stdout}\n${owner.output.stderr}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return eventually(
+    () => {
+      const lines = owner.output.stdout.split('\n').filter((text) => text.startsWith('{'));
+      while (seen.count < lines.length) {
+        const line = JSON.parse(lines[seen.count++]) as Line;
+        if (matches(line)) return line;
+      }
+      if (owner.child.exitCode !== null) throw new Error(`the owner exited:\n${owner.output.stdout}\n${owner.output.stderr}`);
+      return undefined;
+    },
+    { timeout: timeoutMs, interval: 20, what: 'a matching line from the owner' },
+  );
 }
 
 /**

@@ -7,6 +7,7 @@ import { createCadre, type Cadre, type CadreOptions } from '../runtime/create-ca
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel, type RespondFunction } from '../testing/index.ts';
 import type { CadreRunProgress } from './app-tools.ts';
+import { eventually } from '../../test/helpers/eventually.ts';
 
 const open: Cadre[] = [];
 afterEach(async () => {
@@ -126,13 +127,9 @@ describe('cadre.tools in an app’s own loop', () => {
       { tools: { lookup }, agents: [defineAgent({ name: 'clerk', description: 'Checks orders.', system: 'You are the clerk.', tools: ['lookup'], mode: 'subagent' })], approvals: 'wait' },
     );
     const tools: ToolSet = { lookup, ...cadre.tools({ sessionId: 'chat-5' }) };
-    const answering = (async () => {
-      for (;;) {
-        const [ask] = await cadre.pendingApprovals({ sessionId: 'chat-5' });
-        if (ask) return cadre.approve(ask.id, { decision: 'approve' });
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    })();
+    const answering = eventually(async () => (await cadre.pendingApprovals({ sessionId: 'chat-5' }))[0], { timeout: 10_000, what: 'an ask' }).then((ask) =>
+      cadre.approve(ask.id, { decision: 'approve' }),
+    );
     const result = await generateText({ model, instructions: appInstructions, prompt: 'go', tools, stopWhen: isStepCount(3) });
     const answered = await answering;
     expect(answered.approval).toMatchObject({ tool: 'lookup', status: 'approved', session_id: 'chat-5' });
@@ -173,9 +170,5 @@ describe('cadre.tools in an app’s own loop', () => {
 });
 
 async function firstRun(cadre: Cadre, sessionId: string) {
-  for (;;) {
-    const [run] = await cadre.store.listRuns({ parent_session_id: sessionId });
-    if (run) return run;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  return eventually(async () => (await cadre.store.listRuns({ parent_session_id: sessionId }))[0], { what: 'the first run' });
 }

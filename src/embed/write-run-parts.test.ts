@@ -6,6 +6,7 @@ import { createCadre, type Cadre } from '../runtime/create-cadre.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel, type RespondFunction } from '../testing/index.ts';
 import type { CadreRunPart } from './write-run-parts.ts';
+import { eventually } from '../../test/helpers/eventually.ts';
 
 const open: Cadre[] = [];
 afterEach(async () => {
@@ -71,7 +72,7 @@ function recordingWriter() {
 }
 
 async function until(check: () => boolean | Promise<boolean>) {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 10));
+  await eventually(check);
 }
 
 describe('cadre.writeRunParts', () => {

@@ -19,6 +19,7 @@ import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { systemNow } from '../util/clock.ts';
 import { createCadre, type Cadre } from './create-cadre.ts';
 import { toolOutputs } from './runtime-fixtures.ts';
+import { eventually } from '../../test/helpers/eventually.ts';
 
 const folder = mkdtempSync(join(tmpdir(), 'cadre-approvals-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -91,13 +92,7 @@ async function approvalEvents(cadre: Cadre, runId: string) {
 }
 
 async function until<T>(look: () => Promise<T | undefined | null | false>, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await look();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  return (await eventually(look, { timeout: timeoutMs })) as T;
 }
 
 describe('asks for approval', () => {

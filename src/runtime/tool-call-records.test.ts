@@ -6,6 +6,7 @@ import type { MessageRecord } from '../store/records.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel, type Script } from '../testing/index.ts';
 import { createCadre, type Cadre } from './create-cadre.ts';
+import { eventually } from '../../test/helpers/eventually.ts';
 
 const open: Cadre[] = [];
 afterEach(async () => {
@@ -64,8 +65,7 @@ describe('tool calls stored before they run', () => {
       const cadre = makeCadre(twoCalls, streaming, { read_file: readFile });
       const session = await cadre.createSession();
       const turn = cadre.send(session.id, 'go');
-      let run;
-      while (!(run = (await cadre.store.listRuns({ parent_session_id: session.id }))[0])) await new Promise((resolve) => setTimeout(resolve, 5));
+      const run = await eventually(async () => (await cadre.store.listRuns({ parent_session_id: session.id }))[0], { interval: 5, what: 'the run' });
       await read;
       const during = await cadre.store.listMessages(session.id);
       expect(during.map((message) => message.role)).toEqual(['user', 'assistant']);

@@ -3,6 +3,7 @@ import type { Cadre } from '../runtime/create-cadre.ts';
 import type { ApprovalRecord } from '../store/records.ts';
 import { createDashboardApp } from './create-server.ts';
 import { createTestCadre, waitForRun } from './server-fixtures.ts';
+import { eventually } from '../../test/helpers/eventually.ts';
 
 const open: Cadre[] = [];
 afterEach(async () => {
@@ -22,13 +23,10 @@ function setup() {
 }
 
 async function pendingAsk(app: ReturnType<typeof setup>['app'], sessionId: string): Promise<ApprovalRecord> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const { approvals } = (await (await app.request(`/api/approvals?session=${sessionId}`)).json()) as { approvals: ApprovalRecord[] };
-    if (approvals.length > 0) return approvals[0];
-    if (Date.now() > deadline) throw new Error('no ask');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return eventually(
+    async () => ((await (await app.request(`/api/approvals?session=${sessionId}`)).json()) as { approvals: ApprovalRecord[] }).approvals[0],
+    { what: 'an ask' },
+  );
 }
 
 describe('the approvals API', () => {

@@ -7,6 +7,7 @@ import type { RunRecord } from '../store/records.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
 import { scriptedLanguageModel, type Script } from '../testing/index.ts';
+import { eventually } from '../../test/helpers/eventually.ts';
 
 /** The task of the slow background run that {@link dashboardScript} starts for a prompt with `SLOW`. */
 export const slowTask = 'Slow work';
@@ -82,11 +83,9 @@ export function createTestCadre(options: { slowDelayMs?: number; streamDelayMs?:
 
 /** Polls the store until a run of the session matches, or fails after `timeoutMs`. */
 export async function waitForRun(cadre: Cadre, sessionId: string, matches: (run: RunRecord) => boolean, timeoutMs = 5_000): Promise<RunRecord> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const run = (await cadre.store.listRuns({ parent_session_id: sessionId })).find(matches);
-    if (run) return run;
-    if (Date.now() > deadline) throw new Error(`No matching run of session ${sessionId} within ${timeoutMs} ms.`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return eventually(async () => (await cadre.store.listRuns({ parent_session_id: sessionId })).find(matches), {
+    timeout: timeoutMs,
+    interval: 20,
+    what: `a matching run of session ${sessionId}`,
+  });
 }

@@ -6,6 +6,7 @@ import type { Tool } from 'ai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBashTool } from './bash-tool.ts';
 import { toolInfo } from './define-tool.ts';
+import { eventually } from '../../test/helpers/eventually.ts';
 
 let root: string;
 
@@ -33,13 +34,11 @@ async function groupMembers(pgid: number): Promise<number[]> {
 }
 
 async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  const found = await eventually(async () => {
     const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('gave up waiting');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+    return value === undefined ? undefined : { value };
+  }, { timeout: timeoutMs, interval: 25 });
+  return found.value;
 }
 
 /** The pid the command wrote to `file` in the workspace, once it is there. */

@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { createWorkspace, type Workspace } from '../helpers/cadre-cli.ts';
 import { postgresUrl, redisUrl } from './service-urls.ts';
+import { eventually } from '../helpers/eventually.ts';
 
 const script = resolve(import.meta.dirname, 'workers-script.yaml');
 
@@ -34,15 +35,13 @@ export async function workersWorkspace({ queue = redisUrl, database = postgresUr
   }
 }
 
-/** Polls `check` every 200 ms until it returns something other than undefined. */
+/** Looks at `check` every 200 ms until it returns something other than undefined. */
 export async function until<T>(check: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  const found = await eventually(async () => {
     const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((done) => setTimeout(done, 200));
-  }
+    return value === undefined ? undefined : { value };
+  }, { timeout: timeoutMs, interval: 200, what });
+  return found.value;
 }
 
 /**

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startBackgroundCheckpoints } from './background-checkpoint.ts';
 import { openDatabase, walAutocheckpointPages } from './open-database.ts';
 import { createSqliteStore } from './sqlite-store.ts';
+import { eventually } from '../../../test/helpers/eventually.ts';
 
 const folder = mkdtempSync(join(tmpdir(), 'cadre-background-checkpoint-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -43,11 +44,7 @@ function autocheckpoint(database: DatabaseSync): number {
 }
 
 async function until(condition: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('Timed out waiting for the condition.');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await eventually(condition, { timeout: ms });
 }
 
 describe('startBackgroundCheckpoints', () => {

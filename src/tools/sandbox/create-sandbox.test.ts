@@ -9,6 +9,7 @@ import { toolInfo } from '../define-tool.ts';
 import { createSandbox, type SandboxOptions } from './create-sandbox.ts';
 import { detectSandbox } from './detect-sandbox.ts';
 import { SandboxUnavailableError } from './sandbox-unavailable-error.ts';
+import { eventually } from '../../../test/helpers/eventually.ts';
 
 // The box has a private /tmp: a Node under the host's temp folder (a clone there, as in a CI run
 // from /tmp) is not visible inside, so the command finds the machine's own node on PATH instead.
@@ -41,11 +42,7 @@ async function processesWith(token: string): Promise<number[]> {
 }
 
 async function until(probe: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error('gave up waiting');
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  await eventually(probe, { timeout: timeoutMs, interval: 25 });
 }
 
 beforeAll(async () => {
