@@ -115,7 +115,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
   const bus = createRunBus({ onListenerError: report });
   const coordination = options.coordination ?? createPollingCoordination({ store, onError: report });
   // Every model goes through one retry policy, with one 429 gate per provider shared with the other processes.
-  const gates = shareProviderGates(createProviderGates(), coordination);
+  const gates = shareProviderGates(createProviderGates({ nowMs }), coordination, nowMs);
   const models = createModelCatalog({
     model: options.model,
     aliases: options.modelAliases,
@@ -150,7 +150,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     summarize: createRunSummarizer({ settings: options.summarize, maxResultChars: limits.maxResultChars, store, agent: (name) => agents.get(name), modelFor: models.modelFor }),
   });
   const queued = options.queue === undefined ? undefined : createQueueExecutor({
-    queue: options.queue, store, ledger, bus, coordination, now, ownerId, onError: report,
+    queue: options.queue, store, ledger, bus, coordination, now, nowMs, ownerId, onError: report,
     workspace: options.workspace ?? process.cwd(),
     stream: loops.stream,
     settings: () => ({ approvals: broker.mode === 'ask' ? 'wait' : broker.mode, ...(options.permissions ? { permissions: options.permissions } : {}) }),
