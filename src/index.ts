@@ -144,6 +144,7 @@ export {
   type SessionStatus,
   type SqliteStoreOptions,
   type Store,
+  type StoreView,
   StoreFailureError,
   type StoreFailureKind,
   type Usage,
