@@ -11,7 +11,7 @@ import { answerOrphanedCalls } from './answer-orphaned-calls.ts';
 import { toModelMessages } from './message-codec.ts';
 import { createRunRecorder, type RunRecorder } from './run-recorder.ts';
 import type { RunSetup, RunSummary, SetUpRun } from './run-setup.ts';
-import { createToolCallJournal } from './tool-call-journal.ts';
+import { createToolCallJournal, type ToolCallJournal } from './tool-call-journal.ts';
 import type { LoopContext } from './loop-context.ts';
 
 export type { RunLive, RunSetup, RunSummary } from './run-setup.ts';
@@ -40,7 +40,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
   const budget = options.budget && (options.budget.limits.maxTokensPerRun !== undefined || options.budget.limits.maxTokensPerSession !== undefined) ? options.budget : undefined;
 
   /** The run's loop, from its stored transcript, recorded as it goes. */
-  async function loop(run: RunRecord, signal: AbortSignal, setup: RunSetup, recorder: RunRecorder, journal: ReturnType<typeof createToolCallJournal>) {
+  async function loop(run: RunRecord, signal: AbortSignal, setup: RunSetup, recorder: RunRecorder, journal: ToolCallJournal) {
     let stored = await (setup.history ?? store.listMessages(run.child_session_id));
     // A recovered run's last step may hold calls its dead process never answered: this process
     // holds the run now, and its loop starts below.
