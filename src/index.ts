@@ -43,7 +43,21 @@ export {
 export { agentToolNames, mapAgentToolNames, readToolNames } from './agents/index.ts';
 export { reportAgent, selectAgentTools, toolPatternMatches, type AgentReport, type SelectedTools, type ToolSelection } from './agents/index.ts';
 export { configLocations, defaultModelAliases, resolveAgentModel, resolveModelAlias, userConfigDirectory, type ConfigLocations } from './config/index.ts';
-export { defaultLimits, loadConfig, type CadreConfig, type ConfigFlags, type Limits, type LoadConfigOptions } from './config/index.ts';
+export { defaultLimits, loadConfig, type CadreConfig, type ConfigFlags, type Limits, type LoadConfigOptions, type WorkspaceConfig } from './config/index.ts';
+export {
+  readWorkspaceTrust,
+  recordWorkspaceTrust,
+  revokeWorkspaceTrust,
+  splitWorkspaceConfig,
+  trustedForCommand,
+  workspaceTrustFile,
+  type GrantItem,
+  type WorkspaceConfigSplit,
+  type WorkspaceGrant,
+  type WorkspacePart,
+  type WorkspaceTrustRecord,
+  type WorkspaceTrustState,
+} from './config/index.ts';
 export { describeModel, resolveModel, type LanguageModelInstance, type ResolveModelOptions } from './models/index.ts';
 export {
   composeModel,

@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalRecord, RunEventRecord, RunRecord } from '../src/store/records.ts';
@@ -51,6 +51,38 @@ describe('asks for approval from the command line', () => {
     expect(types).toContain('approval-resolve');
   });
 
+  it('shows what each ask would do, a diff for edits and writes and the whole command for bash, secrets redacted: in the log, in cadre approvals and its JSON', async () => {
+    const secret = 'sk-e2e-secret-0123456789';
+    await writeFile(join(workspace.cwd, 'settings.env'), `TOKEN=${secret}\nMODE=dev\n`);
+    const first = workspace.start(['run', ...workspace.modelFlags, '--approvals', 'wait', 'change the settings'], { env: { E2E_API_KEY: secret } });
+    // The three asks come in any order, each line with its preview under it.
+    await first.waitForStderr(/^(?=[^]*\n    \+MODE=prod\n)(?=[^]*\n    \+A new page\.\n)(?=[^]*\n    echo two\n)/);
+    const editDiff = ['    --- a/settings.env', '    +++ b/settings.env', '    @@ -1,2 +1,2 @@', '     TOKEN=[redacted]', '    -MODE=dev', '    +MODE=prod'].join('\n');
+    expect(first.output.stderr).toContain(editDiff);
+    expect(first.output.stderr).toContain(['    --- /dev/null', '    +++ b/docs/new.md', '    @@ -0,0 +1,2 @@', '    +# New', '    +A new page.'].join('\n'));
+    expect(first.output.stderr).toContain(['    $ echo one', '    echo two'].join('\n'));
+
+    const listed = await workspace.json<ApprovalRecord[]>(['approvals']);
+    expect(listed.map((approval) => approval.preview)).toEqual(
+      expect.arrayContaining([
+        { kind: 'diff', path: 'settings.env', diff: editDiff.replaceAll('\n    ', '\n').slice(4) },
+        { kind: 'diff', path: 'docs/new.md', diff: '--- /dev/null\n+++ b/docs/new.md\n@@ -0,0 +1,2 @@\n+# New\n+A new page.' },
+        { kind: 'command', command: 'echo one\necho two' },
+      ]),
+    );
+    const table = await workspace.run(['approvals', '--db', workspace.database]);
+    expect(table.stdout).toContain(editDiff);
+    expect(table.stdout).toMatch(/\napr_\w+  bash echo one echo two\n    \$ echo one\n    echo two\n/);
+    expect(`${table.stdout}${first.output.stderr}`).not.toContain(secret);
+
+    for (const approval of listed) expect((await workspace.run(['approve', approval.id, '--db', workspace.database])).code).toBe(0);
+    const result = await first.exited;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Changed the settings.');
+    expect(await readFile(join(workspace.cwd, 'settings.env'), 'utf8')).toBe(`TOKEN=${secret}\nMODE=prod\n`);
+    expect(await readFile(join(workspace.cwd, 'docs', 'new.md'), 'utf8')).toBe('# New\nA new page.\n');
+  });
+
   it('lets exactly one of two people answering at once from two processes win', async () => {
     const first = workspace.start(['run', ...workspace.modelFlags, ...askConfig, '--approvals', 'wait', 'delegate please']);
     const [, approvalId] = await first.waitForStderr(/\[(apr_\w+)\] scout \(run_\w+\) asks to run: list_files/);
@@ -75,7 +107,7 @@ describe('asks for approval from the command line', () => {
   it('denies at once off a terminal, and the model hears how to allow it', async () => {
     const result = await workspace.run(['run', ...workspace.modelFlags, ...askConfig, 'delegate please']);
     expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/\[apr_\w+\] denied by no_approver: list_files/);
+    expect(result.stderr).toMatch(/\[apr_\w+\] denied by no_approver: list_files[^\n]*  \(nobody could answer here; to let asks through, run with --approvals wait to answer them from elsewhere, or --yes to approve them all\)\n/);
     // Nobody can answer it from elsewhere either, so its line offers no `cadre approve`.
     expect(result.stderr).toMatch(/\[apr_\w+\] scout \(run_\w+\) asks to run: list_files[^\n(]*\n/);
     expect(result.stderr).not.toContain('cadre approve');

@@ -25,6 +25,13 @@ describe('cadre run', () => {
     expect(toolResult?.content).toContain('notes.txt');
   });
 
+  it('prints every answer of the primary agent on stdout off a terminal, the one given while a background run worked and the one after the auto-resume, in order', async () => {
+    const result = await workspace.run(['run', ...workspace.modelFlags, 'quick background']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/\[run_\w+ scout\] completed \(\d+s\): The short wait is over\./);
+    expect(result.stdout).toBe('Started the scout in the background.\nNoted the notification.\n');
+  });
+
   it('prints JSON Lines with --json, each with a type, ending with session-end', async () => {
     const result = await workspace.run(['run', ...workspace.modelFlags, '--json', 'delegate please']);
     expect(result.code).toBe(0);

@@ -28,8 +28,9 @@ describe('a person stops work', () => {
     const result = await first.exited;
     expect(result.code).toBe(0);
     expect(result.stderr).toMatch(/\[run_\w+ scout\] canceled_by_user/);
-    // The parent hears of the stop by notification, and answers it before cadre run returns.
-    expect(result.stdout).toBe('Noted the notification.\n');
+    // The parent hears of the stop by notification, and answers it before cadre run returns; its
+    // answer from before the stop is on stdout too.
+    expect(result.stdout).toBe('Started it in the background.\nNoted the notification.\n');
     expect((await runById(runId)).status).toBe('canceled_by_user');
   });
 

@@ -251,6 +251,9 @@ describe.skipIf(skip)(title, () => {
     const card = page.locator('.approval-card');
     await expect.poll(() => card.count(), { timeout: 10_000 }).toBe(1);
     expect(await card.locator('[data-field="summary"]').textContent()).toBe('note docs/notes.md');
+    // What the call would do, under its summary: the diff, its lines marked.
+    expect(await card.locator('.approval-preview').textContent()).toBe('--- /dev/null\n+++ b/docs/notes.md\n@@ -0,0 +1 @@\n+hello\n');
+    expect(await card.locator('.approval-preview .diff-add').allTextContents()).toEqual(['+hello\n']);
     expect(await card.locator('[data-field="agent"]').textContent()).toBe('writer');
     expect(await card.locator('button').allTextContents()).toEqual(['Approve', 'Deny', 'Always']);
     const runCard = page.locator('.run-card', { hasText: 'write a note' });

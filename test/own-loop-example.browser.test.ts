@@ -44,6 +44,12 @@ describe.skipIf(skip)(title, () => {
     }
   });
 
+  it('serves its icon: /favicon.ico is no 404', async () => {
+    const response = await fetch(new URL('/favicon.ico', url));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+  });
+
   it('sends a message, shows live run cards that go from queued to completed, approves an ask, comes back after a reload and stops one', async () => {
     const page = await context.newPage();
     const pageErrors: string[] = [];

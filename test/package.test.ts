@@ -94,13 +94,15 @@ afterAll(async () => {
 });
 
 describe('the packed package', () => {
-  it('holds compiled JavaScript, declarations, run-time assets and the bin, and no sources, tests or benchmarks', async () => {
+  it('holds compiled JavaScript, declarations, run-time assets, the bin and the docs, and no sources, tests or benchmarks', async () => {
     const { stdout } = await run('tar', ['tzf', tarball]);
     const files = stdout.trim().split('\n').map((line) => line.replace(/^package\//, ''));
     expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'bin/cadre.js', 'dist/index.js', 'dist/index.d.ts']));
     expect(files).toEqual(expect.arrayContaining(['dist/testing/index.js', 'dist/server/index.d.ts', 'dist/server/assets/index.html', 'dist/delegation/tools/agent.txt']));
+    // What cadre's messages point to (`cadre run` without a model: docs/testing.md) and the README's pictures.
+    expect(files).toEqual(expect.arrayContaining(['docs/testing.md', 'docs/configuration.md', 'docs/images/dashboard.png']));
     const unexpected = files.filter(
-      (file) => !/^(package\.json|README\.md|LICENSE|bin\/cadre(-scripted-server)?\.js)$/.test(file) && !(file.startsWith('dist/') && !/\.test\.|\.case\.|fixtures/.test(file) && !/(?<!\.d)\.ts$/.test(file)),
+      (file) => !/^(package\.json|README\.md|LICENSE|bin\/cadre(-scripted-server)?\.js|docs\/[\w/-]+\.(md|png))$/.test(file) && !(file.startsWith('dist/') && !/\.test\.|\.case\.|fixtures/.test(file) && !/(?<!\.d)\.ts$/.test(file)),
     );
     expect(unexpected).toEqual([]);
   });
@@ -153,6 +155,15 @@ describe('the packed package', () => {
     // And the command line sees the same database.
     const runs = await spawnIn(project, installedCadre(), ['runs', '--json']);
     expect((JSON.parse(runs.stdout) as { agent: string; status: string }[]).map((record) => [record.agent, record.status])).toEqual([['scout', 'completed']]);
+  });
+
+  it("makes a failing turn of the README's install example impossible to miss: its reason on stderr, exit code 1", async () => {
+    const readme = await readFile(join(repository, 'README.md'), 'utf8');
+    await writeFile(join(project, 'agents-without-key.mjs'), /<!-- install-example[^>]*-->\n```js\n([\s\S]*?)\n```/.exec(readme)![1]);
+    // As copied, with no key in the environment: the default anthropic: model cannot answer.
+    const result = await node(['agents-without-key.mjs']);
+    expect([result.code, result.stdout]).toEqual([1, '']);
+    expect(result.stderr).toMatch(/^The turn failed: .*ANTHROPIC_API_KEY/);
   });
 
   it('runs the installed cadre command: --version, agents, and a run against the scripted model server', async () => {

@@ -96,6 +96,8 @@ app.post('/api/approvals/:id', async (context) => {
 
 app.post('/api/runs/:id/stop', async (context) => context.json(await cadre.stopRun(context.req.param('id'), { reason: 'Stopped from the page.' })));
 
+// Browsers ask for /favicon.ico whatever the page links: send them to the icon (public/favicon.svg).
+app.get('/favicon.ico', (context) => context.redirect('/favicon.svg', 301));
 app.use('/*', serveStatic({ root: relative(process.cwd(), new URL('dist', import.meta.url).pathname) }));
 
 /** A stream with only the end of the message, when the loop says nothing more. */

@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors/index.ts';
 import type { AgentDefinition } from './agent-definition.ts';
 import type { AgentLoadError } from './parse-agent-file.ts';
+import type { WorkspaceGrant } from '../config/workspace-trust.ts';
 
 function byName(left: AgentDefinition, right: AgentDefinition) {
   return left.name < right.name ? -1 : left.name > right.name ? 1 : 0;
@@ -25,12 +26,20 @@ export class AgentRegistry {
   readonly errors: readonly AgentLoadError[];
 
   /**
+   * The MCP servers the workspace's agent files define, as workspace trust sees them (CONTRACT
+   * section 23): unless `state` is `none`, `trusted` or `once`, those servers were left out.
+   */
+  readonly workspace: WorkspaceGrant;
+
+  /**
    * @param agents definitions in precedence order: a later one replaces an earlier one of the same name.
    * @param errors load errors to report alongside them. @default []
+   * @param workspace see {@link AgentRegistry.workspace}. @default nothing that needs trust
    */
-  constructor(agents: Iterable<AgentDefinition>, errors: readonly AgentLoadError[] = []) {
+  constructor(agents: Iterable<AgentDefinition>, errors: readonly AgentLoadError[] = [], workspace: WorkspaceGrant = { part: 'agents', items: [], hash: null, state: 'none' }) {
     for (const agent of agents) this.#agents.set(agent.name, agent);
     this.errors = errors;
+    this.workspace = workspace;
   }
 
   /**

@@ -5,6 +5,7 @@ import { userConfigDirectory } from '../config/config-locations.ts';
 import type { AgentDefinition } from './agent-definition.ts';
 import { AgentRegistry } from './agent-registry.ts';
 import { builtInAgents } from './built-in-agents.ts';
+import { applyWorkspaceAgentServers } from './workspace-agent-servers.ts';
 import { agentLoadError, parseAgentFile, type AgentLoadError } from './parse-agent-file.ts';
 
 /** Where {@link loadAgents} looks for agents. */
@@ -22,11 +23,20 @@ export interface LoadAgentsOptions {
   dirs?: string[];
   /** Agents registered in code; they win over every file. @default [] */
   agents?: AgentDefinition[];
+  /**
+   * Those of `dirs` the workspace's own configuration named (its `agents` key): like the
+   * project's own folders, the MCP servers their files define need a person's trust. @default []
+   */
+  workspaceDirs?: string[];
+  /** Trust the workspace's agent files' MCP servers for this call (`--trust`, `CADRE_TRUST=1`). @default false */
+  trust?: boolean;
 }
 
 interface Place {
   directory: string;
   required: boolean;
+  /** The workspace's: MCP servers its files define start only once a person trusted them. */
+  workspace?: boolean;
   /** opencode's folders: the file name is the id. */
   opencode?: boolean;
 }
@@ -104,10 +114,17 @@ async function loadDirectory(place: Place): Promise<Loaded> {
  * and the rest still loads.
  */
 export async function loadAgents(options: LoadAgentsOptions): Promise<AgentRegistry> {
-  const loaded = await Promise.all(agentPlaces(options).map(loadDirectory));
-  const fromFiles = loaded.flatMap((place) => place.agents);
+  const places = agentPlaces(options);
+  const loaded = await Promise.all(places.map(loadDirectory));
+  const { agents: fromWorkspace, grant } = await applyWorkspaceAgentServers(
+    loaded.flatMap((place, index) => (places[index].workspace ? place.agents : [])),
+    { cwd: resolve(options.cwd), userConfigDirectory: userConfigDirectory(options.env ?? process.env, options.home ?? homedir()), once: options.trust === true },
+  );
+  // Back in the order of the places, so that a later place still wins on equal names.
+  const applied = new Map(fromWorkspace.map((agent) => [agent.source, agent]));
+  const fromFiles = loaded.flatMap((place, index) => (places[index].workspace ? place.agents.map((agent) => applied.get(agent.source) ?? agent) : place.agents));
   const errors = loaded.flatMap((place) => place.errors);
-  return new AgentRegistry([...builtInAgents, ...fromFiles, ...(options.agents ?? [])], errors);
+  return new AgentRegistry([...builtInAgents, ...fromFiles, ...(options.agents ?? [])], errors, grant);
 }
 
 /**
@@ -141,15 +158,21 @@ export async function agentFilesVersion(options: LoadAgentsOptions): Promise<str
 function agentPlaces(options: LoadAgentsOptions): Place[] {
   const { cwd, home = homedir(), env = process.env, dirs = [] } = options;
   const project = resolve(cwd);
+  const person = [join(home, '.claude', 'agents'), join(userConfigDirectory(env, home), 'agents')];
+  const workspaceDirs = new Set((options.workspaceDirs ?? []).map((directory) => resolve(cwd, directory)));
   const optional = (directory: string): Place => ({ directory, required: false });
+  // The person's own folders stay theirs even when the workspace is the home directory.
+  const workspace = (place: Place): Place => ({ ...place, workspace: !person.includes(place.directory) });
   const places: Place[] = [
-    optional(join(home, '.claude', 'agents')),
-    optional(join(userConfigDirectory(env, home), 'agents')),
-    optional(join(project, '.claude', 'agents')),
-    { ...optional(join(project, '.opencode', 'agent')), opencode: true },
-    { ...optional(join(project, '.opencode', 'agents')), opencode: true },
-    optional(join(project, '.cadre', 'agents')),
-    ...dirs.map((directory) => ({ directory: resolve(cwd, directory), required: true })),
+    ...person.map(optional),
+    workspace(optional(join(project, '.claude', 'agents'))),
+    workspace({ ...optional(join(project, '.opencode', 'agent')), opencode: true }),
+    workspace({ ...optional(join(project, '.opencode', 'agents')), opencode: true }),
+    workspace(optional(join(project, '.cadre', 'agents'))),
+    ...dirs.map((directory) => {
+      const place = { directory: resolve(cwd, directory), required: true };
+      return workspaceDirs.has(place.directory) ? workspace(place) : place;
+    }),
   ];
   // A directory named twice is read once, at its last position, so its errors are not reported twice.
   return places.filter((place, index) => !places.slice(index + 1).some((later) => later.directory === place.directory));

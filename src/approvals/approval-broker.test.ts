@@ -124,7 +124,7 @@ describe('approval broker', () => {
 describe('closeOrphanedApprovals', () => {
   it('closes the pending asks of a process that is gone, and leaves the others', async () => {
     const { store } = await setup();
-    const base = { session_id: 'ses_1', run_id: 'run_1', agent: 'coder', tool: 'bash', argument: 'ls', risk: 'exec', summary: 'bash ls', status: 'pending' as const, created_at: systemNow(), resolved_at: null, resolved_by: null, always: false };
+    const base = { session_id: 'ses_1', run_id: 'run_1', agent: 'coder', tool: 'bash', argument: 'ls', risk: 'exec', summary: 'bash ls', status: 'pending' as const, created_at: systemNow(), resolved_at: null, resolved_by: null, always: false, preview: null };
     // Pid 2^22 + 1 is above Linux's largest pid, so no process has it.
     await store.insertApproval({ ...base, id: 'apr_dead', owner: `${hostname()}:4194305:x` });
     await store.insertApproval({ ...base, id: 'apr_alive', owner: `${hostname()}:${process.pid}:x` });

@@ -4,7 +4,7 @@ import { compilePermissions, matchRules } from '../permissions/permissions.ts';
 import type { PermissionRisk } from '../permissions/permission-rule.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
-import type { ApprovalRecord, ApprovalResolver, ApprovalStatus } from '../store/records.ts';
+import type { ApprovalPreview, ApprovalRecord, ApprovalResolver, ApprovalStatus } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { NewId, Now } from '../util/clock.ts';
 import { alwaysRuleOf, answerApproval, type AnsweredApproval, type ApprovalAnswer } from './answer-approval.ts';
@@ -37,6 +37,8 @@ export interface NewAsk {
   argument: string | undefined;
   risk: PermissionRisk;
   summary: string;
+  /** What the call would do (a diff, a command), secrets redacted. @default none */
+  preview?: ApprovalPreview | null;
 }
 
 /** Options of {@link createApprovalBroker}. */
@@ -214,6 +216,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
         resolved_by: null,
         always: false,
         owner: ownerId,
+        preview: ask.preview ?? null,
       };
       await store.insertApproval(approval);
       // Committed before anyone sees it: a person may answer it from another process at once, and

@@ -2,9 +2,10 @@ import type { ToolCall, ToolMiddleware } from '../loop/tool-pipeline.ts';
 import { exactPattern, type PermissionCall, type PermissionRisk } from '../permissions/permission-rule.ts';
 import { compilePermissions, decidePermission, type DecidedRule, type PermissionVerdict } from '../permissions/permissions.ts';
 import { clampActivity, toolActivity, type RunActivity } from '../runs/activity.ts';
-import type { ApprovalRecord } from '../store/records.ts';
+import type { ApprovalPreview, ApprovalRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
-import { toolInfo } from '../tools/define-tool.ts';
+import { toolInfo, ToolInputError, type ToolInfo } from '../tools/define-tool.ts';
+import type { SecretRedactor } from '../models/secret-redactor.ts';
 import { groupRules, type ApprovalBroker } from './approval-broker.ts';
 import { ToolDeniedError } from './tool-denied-error.ts';
 
@@ -35,6 +36,8 @@ export interface ToolGateServices {
   broker: ApprovalBroker;
   /** The configuration's and the flags' rules. */
   rules: readonly DecidedRule[];
+  /** Redacts secrets from what an ask shows of its call (a diff of a file may hold a key). */
+  redactor: Pick<SecretRedactor, 'redactDeep'>;
 }
 
 /**
@@ -58,7 +61,7 @@ export function gateToolCalls(gated: Iterable<string>, context: ToolGateContext,
       if (verdict.decision === 'allow') return next();
       const summary = clampActivity(argument === undefined ? call.name : `${call.name} ${argument}`, 200);
       if (verdict.decision === 'deny') refuse(request, verdict, summary);
-      return ask(call, request, summary).then(() => next());
+      return ask(call, info, request, summary).then(() => next());
     },
   };
 
@@ -68,7 +71,7 @@ export function gateToolCalls(gated: Iterable<string>, context: ToolGateContext,
   }
 
   /** A call the configured rules ask about: the session's "always" rules, then a person. */
-  async function ask(call: ToolCall, request: PermissionCall, summary: string): Promise<void> {
+  async function ask(call: ToolCall, info: ToolInfo | undefined, request: PermissionCall, summary: string): Promise<void> {
     // Rules a person set with "always" are read at each ask: another process may have added one.
     const sessionRules = compilePermissions(groupRules(await services.store.listSessionRules(context.sessionId)), 'session rules');
     const verdict = decidePermission({ rules: services.rules, agentRules: context.agentRules, sessionRules }, request);
@@ -79,13 +82,29 @@ export function gateToolCalls(gated: Iterable<string>, context: ToolGateContext,
     context.writePending?.();
     const signal = call.options.abortSignal ?? new AbortController().signal;
     const { tool, risk, argument } = request;
-    const approval = await services.broker.request({ sessionId: context.sessionId, runId: context.runId, agent: context.agent, tool, argument, risk, summary }, signal);
+    const preview = info === undefined ? null : await previewOf(info, call);
+    const approval = await services.broker.request({ sessionId: context.sessionId, runId: context.runId, agent: context.agent, tool, argument, risk, summary, preview }, signal);
     if (approval.status !== 'approved') {
       if (approval.status === 'canceled') throw signal.reason ?? new Error('The run was stopped while it awaited approval.');
       context.setActivity?.({ kind: 'denied', ...toolAndArgument(request), by: approval.resolved_by ?? 'person' });
       throw new ToolDeniedError(deniedAsk(approval));
     }
     context.setActivity?.(toolActivity(call.name, call.input));
+  }
+
+  /**
+   * What the ask shows of the call, secrets redacted. A call the tool refuses now (the file
+   * changed since the input check) is refused before anyone is asked; a preview that fails for
+   * another reason leaves the ask without one rather than failing the call.
+   */
+  async function previewOf(info: ToolInfo, call: ToolCall): Promise<ApprovalPreview | null> {
+    try {
+      const preview = await info.previewOfParsed(call.checked ? call.input : info.parse(call.input));
+      return preview === undefined ? null : services.redactor.redactDeep(preview);
+    } catch (error) {
+      if (ToolInputError.isInstance(error)) throw error;
+      return null;
+    }
   }
 }
 

@@ -36,11 +36,13 @@ describe.runIf(process.platform === 'linux')('cadre agents and the sandbox', () 
     expect(document.sandbox).toEqual({ mode: 'auto', kind: 'bubblewrap', confined: true, network: false, writable: [cwd, '/tmp (private to each command)'] });
   });
 
-  it('follows sandbox in cadre.config.json: network, writable, and mode off', async () => {
+  it('follows sandbox in a trusted cadre.config.json: network, writable, and mode off', async () => {
     await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { network: true, writable: ['shared'] } }));
-    expect((await agents([])).stdout).toContain(`bash writes only in ${cwd}, ${join(cwd, 'shared')}, /tmp (private to each command); network on`);
+    expect((await agents(['--trust'])).stdout).toContain(`bash writes only in ${cwd}, ${join(cwd, 'shared')}, /tmp (private to each command); network on`);
+    expect((await agents([])).stdout).toContain(`bash writes only in ${cwd}, /tmp (private to each command); network off`);
     await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { mode: 'off' } }));
-    expect((await agents([])).stdout).toContain('sandbox: none (sandbox.mode is off): bash commands run unconfined, as you');
+    expect((await agents(['--trust'])).stdout).toContain('sandbox: none (sandbox.mode is off): bash commands run unconfined, as you');
+    expect((await agents([])).stdout).toContain('sandbox: bubblewrap (mode auto)');
     await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { network: ['example.com'] } }));
     const refused = await agents([]);
     expect(refused.code).toBe(2);

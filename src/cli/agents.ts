@@ -5,7 +5,8 @@ import type { AgentReport } from '../agents/report-agent.ts';
 import { clampActivity } from '../runs/activity.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
-import { loadCliConfig, mcpServersOf } from './open-runtime.ts';
+import { agentPlacesOf, loadCliConfig, mcpServersOf } from './open-runtime.ts';
+import { announceWorkspaceTrust, describeWorkspaceTrust, leftOut, workspaceTrust } from './workspace-trust-lines.ts';
 import { formatTable } from './run-lines.ts';
 import { configuredSandboxStatus, describeSandbox } from './sandbox-lines.ts';
 
@@ -83,9 +84,13 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
     import('../agents/report-agent.ts'),
   ]);
   const config = await loadCliConfig(context, flags);
-  const agents = await loadAgents({ cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs });
+  const agents = await loadAgents(agentPlacesOf(context, flags, config));
+  const configured = await mcpServersOf(context, flags, config, true);
+  const workspace = workspaceTrust(context.cwd, [config.workspace, configured.grant, agents.workspace]);
+  // The table says it on stdout; under --json the line on stderr does.
+  if (flags.json) announceWorkspaceTrust(context, workspace);
   // MCP servers are started to see their tools, and so that one that fails is reported here.
-  const mcp = await startMcpServers(context, flags, config);
+  const mcp = await startMcpServers(context, configured.servers);
   const reports = await reportAgents(agents, { tools: { ...createWorkspaceTools({ root: context.cwd }), ...mcp.tools }, aliases: config.modelAliases, env: context.env });
   const warnings = reports.flatMap((report) => (report.warning === null ? [] : [report.warning]));
   const unused = unusedKeys(agents.list());
@@ -100,6 +105,7 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
       unused_keys: Object.fromEntries(unused.map(({ key, files }) => [key, files])),
       sandbox,
       mcp_server_status: mcp.status,
+      workspace: { path: workspace.workspace, state: workspace.state, trusted: workspace.state === 'trusted' || workspace.state === 'once', left_out: leftOut(workspace) },
     };
     writeLine(context.stdout, JSON.stringify(document, null, 2));
   } else {
@@ -113,7 +119,8 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
     ]);
     writeLine(context.stdout, formatTable(['NAME', 'MODE', 'MODEL', 'TOOLS', 'SOURCE', 'DESCRIPTION'], rows));
     // How every agent's bash is confined: the same box for all of them.
-    writeLine(context.stdout, `\n${describeSandbox(sandbox)}`);
+    writeLine(context.stdout, `\n${describeWorkspaceTrust(workspace)}`);
+    writeLine(context.stdout, describeSandbox(sandbox));
   }
   if (agents.errors.length > 0) {
     writeLine(context.stderr, `${agents.errors.length} agent file(s) did not load:`);
@@ -130,8 +137,7 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
 }
 
 /** Starts the MCP servers agents may use (configured, or trusted in `.mcp.json`): their tools, where each stands, and what failed. */
-async function startMcpServers(context: CliContext, flags: RuntimeFlags, config: Awaited<ReturnType<typeof loadCliConfig>>) {
-  const servers = await mcpServersOf(context, flags, config, true);
+async function startMcpServers(context: CliContext, servers: Awaited<ReturnType<typeof mcpServersOf>>['servers']) {
   if (Object.keys(servers).length === 0) return { tools: {}, status: [], failures: [] as string[] };
   const { createMcpClients } = await import('../mcp/client/mcp-clients.ts');
   const clients = createMcpClients({ servers, env: context.env, cwd: context.cwd, startTimeoutMs: 15_000 });

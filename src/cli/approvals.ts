@@ -6,6 +6,7 @@ import { writeLine, type CliContext } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
 import { openCliStore } from './open-runtime.ts';
 import { formatTable } from './run-lines.ts';
+import { describePreview } from './approval-lines.ts';
 
 /** One row of `cadre approvals`: id, run, agent, tool, summary, waiting since. */
 export function approvalRow(approval: ApprovalRecord, now: string): string[] {
@@ -19,7 +20,10 @@ export function approvalRow(approval: ApprovalRecord, now: string): string[] {
   ];
 }
 
-/** `cadre approvals [--json]`: the asks waiting for a person, oldest first, from every process. */
+/**
+ * `cadre approvals [--json]`: the asks waiting for a person, oldest first, from every process,
+ * each with what it would do (a diff, a command) under the table; `--json` gives each its `preview`.
+ */
 export async function approvalsCommand(context: CliContext, flags: StoreFlags): Promise<number> {
   const { store, close } = await openCliStore(context, flags);
   try {
@@ -38,6 +42,11 @@ export async function approvalsCommand(context: CliContext, flags: StoreFlags): 
     }
     const now = new Date().toISOString();
     writeLine(context.stdout, formatTable(['ID', 'RUN', 'AGENT', 'TOOL', 'SUMMARY', 'WAITING SINCE'], pending.map((approval) => approvalRow(approval, now))));
+    // Under the table, what each ask would do: its diff, or its command when the summary cuts it.
+    for (const approval of pending) {
+      const preview = describePreview(approval);
+      if (preview !== '') writeLine(context.stdout, `\n${approval.id}  ${approval.summary}\n${preview}`);
+    }
     writeLine(context.stderr, 'Answer with: cadre approve ID [--deny] [--always]');
     return 0;
   } finally {

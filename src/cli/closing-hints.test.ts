@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { databaseFlag } from './closing-hints.ts';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { cadreCommand, databaseFlag, printClosingHints } from './closing-hints.ts';
 
 describe('databaseFlag', () => {
   it('repeats nothing for the folder default, or for the database CADRE_DB names', () => {
@@ -21,5 +24,38 @@ describe('databaseFlag', () => {
   it('names a file relative to the folder when it is inside it, else as given', () => {
     expect(databaseFlag('/work', {}, '/work/data/team.db')).toBe('--db data/team.db');
     expect(databaseFlag('/work', {}, '/elsewhere/team.db')).toBe('--db /elsewhere/team.db');
+  });
+});
+
+describe('cadreCommand', () => {
+  it('is npx cadre when npm started cadre (npx cadre, npm run demo), whose PATH is not the shell\'s', () => {
+    expect(cadreCommand({ npm_command: 'exec', PATH: '/anything' }, () => true)).toBe('npx cadre');
+    expect(cadreCommand({ npm_command: 'run-script', PATH: '/anything' }, () => true)).toBe('npx cadre');
+  });
+
+  it('is cadre when the PATH has an executable cadre, else npx cadre (a clone, a local install)', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'cadre-path-'));
+    try {
+      expect(cadreCommand({ PATH: `/nowhere${delimiter}${folder}` })).toBe('npx cadre');
+      await writeFile(join(folder, 'cadre'), '#!/bin/sh\n', { mode: 0o644 });
+      expect(cadreCommand({ PATH: folder })).toBe('npx cadre');
+      await chmod(join(folder, 'cadre'), 0o755);
+      expect(cadreCommand({ PATH: `/nowhere${delimiter}${folder}` })).toBe('cadre');
+      expect(cadreCommand({})).toBe('npx cadre');
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('printClosingHints', () => {
+  it('writes the hints with the command a person can run', () => {
+    let text = '';
+    const stderr = { write: (chunk: string) => ((text += chunk), true) };
+    printClosingHints(stderr, { sessionId: 'ses_1', status: 'completed', command: 'npx cadre', databaseFlag: '--db demo.db' });
+    expect(text).toBe(['', 'Session ses_1 (completed).', '  export:   npx cadre export ses_1 --format markdown --db demo.db', '  continue: npx cadre run --session ses_1 --db demo.db "..."', ''].join('\n'));
+    text = '';
+    printClosingHints(stderr, { sessionId: 'ses_1', status: 'failed' });
+    expect(text).toContain('  export:   cadre export ses_1 --format markdown\n');
   });
 });

@@ -1,16 +1,45 @@
-import { isAbsolute, join, relative } from 'node:path';
+import { accessSync, constants, statSync } from 'node:fs';
+import { delimiter, isAbsolute, join, relative } from 'node:path';
 import { redactConnectionString } from '../store/redact-connection-string.ts';
 import { writeLine, type OutputStream } from './cli-context.ts';
 import type { RunOutcome } from './run-view.ts';
 
-/** The lines `cadre run` ends with on stderr: the session id, how to export it and how to go on. */
-export function printClosingHints(stderr: OutputStream, outcome: Pick<RunOutcome, 'sessionId' | 'status' | 'databaseFlag'>): void {
-  const { sessionId } = outcome;
+/**
+ * The lines `cadre run` ends with on stderr: the session id, how to export it and how to go on,
+ * run as `outcome.command` (default `cadre`; see {@link cadreCommand}).
+ */
+export function printClosingHints(stderr: OutputStream, outcome: Pick<RunOutcome, 'sessionId' | 'status' | 'databaseFlag' | 'command'>): void {
+  const { sessionId, command = 'cadre' } = outcome;
   const database = outcome.databaseFlag ? ` ${outcome.databaseFlag}` : '';
   writeLine(stderr, '');
   writeLine(stderr, `Session ${sessionId} (${outcome.status}).`);
-  writeLine(stderr, `  export:   cadre export ${sessionId} --format markdown${database}`);
-  writeLine(stderr, `  continue: cadre run --session ${sessionId}${database} "..."`);
+  writeLine(stderr, `  export:   ${command} export ${sessionId} --format markdown${database}`);
+  writeLine(stderr, `  continue: ${command} run --session ${sessionId}${database} "..."`);
+}
+
+/** Whether an executable file `name` is in one of the folders of a `PATH`. */
+export function onPath(name: string, path: string | undefined): boolean {
+  return (path ?? '').split(delimiter).some((folder) => {
+    if (folder === '') return false;
+    try {
+      accessSync(join(folder, name), constants.X_OK);
+      return statSync(join(folder, name)).isFile();
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * How a person runs cadre again from their shell: `cadre` when their `PATH` has it (a global
+ * install), else `npx cadre` (a clone of cadre, a project that installed it). Started by npm
+ * (`npx cadre`, `npm run demo`: npm sets `npm_command`), the `PATH` is npm's, which has
+ * `node_modules/.bin` in it and the shell's does not, so it is `npx cadre` then too.
+ * @example cadreCommand({ npm_command: 'exec', PATH: '/usr/bin' }) // 'npx cadre'
+ */
+export function cadreCommand(env: Record<string, string | undefined>, found: (name: string, path: string | undefined) => boolean = onPath): string {
+  if (env.npm_command !== undefined && env.npm_command !== '') return 'npx cadre';
+  return found('cadre', env.PATH) ? 'cadre' : 'npx cadre';
 }
 
 /**

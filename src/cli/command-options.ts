@@ -21,6 +21,8 @@ export interface RuntimeFlags extends StoreFlags {
   allow?: string[];
   /** `--deny RULE`, repeatable. */
   deny?: string[];
+  /** `--trust`: the workspace's own configuration applies for this command (CONTRACT section 23). */
+  trust?: boolean;
 }
 
 /** Commander's collector for a repeatable option such as `--agents DIR`. */
@@ -32,7 +34,7 @@ export function collect(value: string, previous: string[] = []): string[] {
 export function configFlags(flags: RuntimeFlags): ConfigFlags {
   // `cadre approve --deny` is a switch, not a rule.
   const rules = (value: unknown) => (Array.isArray(value) ? (value as string[]) : undefined);
-  return { db: flags.db, model: flags.model, baseURL: flags.baseUrl, agent: flags.agent, agentsDirs: flags.agents, allow: rules(flags.allow), deny: rules(flags.deny) };
+  return { db: flags.db, model: flags.model, baseURL: flags.baseUrl, agent: flags.agent, agentsDirs: flags.agents, allow: rules(flags.allow), deny: rules(flags.deny), trust: flags.trust === true };
 }
 
 /**

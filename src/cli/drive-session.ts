@@ -70,18 +70,22 @@ export async function driveSession(options: DriveSessionOptions): Promise<RunOut
     await store.flush();
     const session = await store.getSession(sessionId);
     const messages = await store.listMessages(sessionId, { afterSeq: before });
-    const answer = messages.filter((message) => message.role === 'assistant').map((message) => messageText(message.content)).findLast((text) => text.trim() !== '') ?? '';
+    const answers = messages
+      .filter((message) => message.role === 'assistant')
+      .map((message) => ({ seq: message.seq, text: messageText(message.content) }))
+      .filter((answer) => answer.text.trim() !== '');
+    const answer = answers.at(-1)?.text ?? '';
     // A `cadre stop` from another process can land between two polls and the turn's end: the
     // session's own mark is the record of it, read here once more rather than left to the poll.
     const stoppedElsewhere = session?.user_canceled_at != null && session.user_canceled_at > startedAt;
     if (stoppedByPerson || stoppedElsewhere || turn.status === 'canceled' || session?.status === 'canceled') {
-      return { sessionId, status: 'canceled', text: answer };
+      return { sessionId, status: 'canceled', text: answer, answers };
     }
     if (turn.status === 'failed' || session?.status === 'failed') {
       const error = turn.error ?? 'The primary agent failed while handling a subagent notification.';
-      return { sessionId, status: 'failed', text: answer, error };
+      return { sessionId, status: 'failed', text: answer, answers, error };
     }
-    return { sessionId, status: 'completed', text: answer };
+    return { sessionId, status: 'completed', text: answer, answers };
   } finally {
     clearInterval(poll);
     signals.off('SIGINT', onInterrupt);

@@ -15,6 +15,7 @@ import { registerServe } from './commands/serve.ts';
 import { registerSessions } from './commands/sessions.ts';
 import { registerShow } from './commands/show.ts';
 import { registerStop } from './commands/stop.ts';
+import { registerTrust } from './commands/trust.ts';
 import { registerVersion } from './commands/version.ts';
 import { registerWorker } from './commands/worker.ts';
 
@@ -42,6 +43,7 @@ export const commands: RegisterCommand[] = [
   registerExport,
   registerServe,
   registerMcp,
+  registerTrust,
   registerWorker,
   registerCompletion,
   registerVersion,
@@ -59,13 +61,14 @@ Examples:
 
 Environment:
   CADRE_MODEL          model spec provider:model-id, like anthropic:claude-sonnet-4-5 (--model)
-  CADRE_BASE_URL       base URL of an openai-compatible: model API (--base-url)
+  CADRE_BASE_URL       base URL of the model API, any provider (--base-url)
   CADRE_API_KEY        API key for the model provider (else the provider's own variable)
   ANTHROPIC_API_KEY    key for anthropic: models
   OPENAI_API_KEY       key for openai: models
   CADRE_DB             the database: a file (--db; default ./.cadre/cadre.db) or a postgres:// URL
   CADRE_QUEUE          a redis:// URL: runs execute on cadre worker processes (--queue for cadre worker)
   CADRE_CONFIG         the config file (--config; default ./cadre.config.json)
+  CADRE_TRUST          1: trust this workspace's own configuration for this command only (--trust), as in CI
   XDG_CONFIG_HOME      where the user's config.json and agents/ live (default ~/.config; cadre/ under it)
   OTEL_EXPORTER_OTLP_ENDPOINT  OpenTelemetry traces over OTLP/HTTP, like http://localhost:4318 (or the config's telemetry key);
                        OTEL_EXPORTER_OTLP_PROTOCOL http/json or http/protobuf (default), OTEL_SERVICE_NAME (default cadre)
@@ -103,6 +106,7 @@ export async function createProgram(context: CliContext, exit: ExitCode, registr
     .option('--config <file>', 'config file (default ./cadre.config.json, or CADRE_CONFIG)')
     .option('--json', 'print JSON (JSON Lines for run); errors too, as {"type":"error",...}')
     .option('--debug', 'print stack traces of errors')
+    .option('--trust', "trust this workspace's own configuration (cadre.config.json, .mcp.json, agent files' MCP servers) for this command only (or CADRE_TRUST=1)")
     .option('--log-level <level>', 'log level on stderr: fatal, error, warn (default; serve: info), info, debug, trace, silent (or CADRE_LOG_LEVEL); JSON lines off a terminal')
     .addHelpText('after', helpAfter)
     .exitOverride()

@@ -5,6 +5,7 @@ import { projectMcpFileName, readProjectMcpServers, trustProjectMcpServers } fro
 import { writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
 import { loadCliConfig } from './open-runtime.ts';
+import { trustedForCommand } from '../config/workspace-trust.ts';
 
 /**
  * `cadre mcp trust [NAME...]`: a person trusts the servers of the project's `.mcp.json` (all, or
@@ -32,7 +33,7 @@ export async function mcpTrustCommand(context: CliContext, flags: RuntimeFlags, 
 export async function mcpListCommand(context: CliContext, flags: RuntimeFlags): Promise<number> {
   const config = await loadCliConfig(context, flags);
   const { userDirectory } = configLocations({ cwd: context.cwd, configFile: flags.config, env: context.env, home: context.env.HOME });
-  const project = await readProjectMcpServers({ cwd: context.cwd, userConfigDirectory: userDirectory, env: context.env });
+  const project = await readProjectMcpServers({ cwd: context.cwd, userConfigDirectory: userDirectory, env: context.env, once: trustedForCommand(flags.trust, context.env) });
   const servers: Record<string, McpServerEntry> = {};
   const untrusted: string[] = [];
   for (const server of project?.servers ?? []) {

@@ -17,6 +17,9 @@ import { configFlags, type RuntimeFlags, type StoreFlags } from './command-optio
 import { cliLogger } from './cli-logger.ts';
 import { redactSecrets } from '../store/redact-secrets.ts';
 import type { Logger, LogLevel } from '../logging/logger.ts';
+import type { LoadAgentsOptions } from '../agents/load-agents.ts';
+import { trustedForCommand, type WorkspaceGrant } from '../config/workspace-trust.ts';
+import { announceWorkspaceTrust, workspaceTrust, type WorkspaceTrust } from './workspace-trust-lines.ts';
 
 /** What a command needs to talk to the database only. */
 /** What a command that only reads or stops needs of the configuration. */
@@ -45,6 +48,8 @@ export interface OpenedRuntime extends OpenedStore {
   tools: ToolSet;
   /** The command's logger (stderr; `--log-level`). */
   logger: Logger;
+  /** Whether the workspace's own configuration is trusted, and what of it was left out. */
+  workspace: WorkspaceTrust;
 }
 
 /** Options of {@link openRuntime}. */
@@ -145,27 +150,28 @@ export function cliSandbox(
   });
 }
 
+/** Where a command loads its agents: the configuration's folders, which of them are the workspace's, and `--trust`. */
+export function agentPlacesOf(context: CliContext, flags: RuntimeFlags, config: CadreConfig): LoadAgentsOptions {
+  return { cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs, workspaceDirs: config.workspace.agentsDirs, trust: trustedForCommand(flags.trust, context.env) };
+}
+
 /**
  * The MCP servers of the configuration, and those of the project's `.mcp.json` a person trusted
- * (`cadre mcp trust`); the configuration wins on equal names. Untrusted ones are named on stderr
- * by commands that run agents, and never started.
+ * (`cadre trust`, `cadre mcp trust`, or `--trust` for this command); the configuration wins on
+ * equal names. The others are never started; `grant` says what they are, for the one line about
+ * what the workspace left out. Problems of the file are said on stderr when `announce`.
  */
-export async function mcpServersOf(context: CliContext, flags: RuntimeFlags, config: CadreConfig, announce: boolean): Promise<Record<string, McpServerEntry>> {
+export async function mcpServersOf(context: CliContext, flags: RuntimeFlags, config: CadreConfig, announce: boolean): Promise<{ servers: Record<string, McpServerEntry>; grant: WorkspaceGrant }> {
   const { readProjectMcpServers } = await import('../mcp/client/project-mcp-servers.ts');
   const { userDirectory } = configLocations({ cwd: context.cwd, configFile: flags.config, env: context.env, home: context.env.HOME });
-  const project = await readProjectMcpServers({ cwd: context.cwd, userConfigDirectory: userDirectory, env: context.env });
+  const project = await readProjectMcpServers({ cwd: context.cwd, userConfigDirectory: userDirectory, env: context.env, once: trustedForCommand(flags.trust, context.env) });
   const servers: Record<string, McpServerEntry> = {};
   for (const server of project?.servers ?? []) {
     if (server.trust === 'trusted') servers[server.name] = { config: server.config, source: '.mcp.json' };
   }
   for (const [name, server] of Object.entries(config.mcpServers)) servers[name] = { config: server, source: config.configPath ?? 'configuration' };
-  const waiting = (project?.servers ?? []).filter((server) => server.trust !== 'trusted' && !(server.name in config.mcpServers));
-  if (announce && waiting.length > 0) {
-    const names = waiting.map((server) => `${server.name}${server.trust === 'changed' ? ' (changed since trusted)' : ''}`).join(', ');
-    context.stderr.write(`cadre: ${project!.path} names MCP servers nobody trusted yet: ${names}. They stay off; start them with: cadre mcp trust\n`);
-  }
   if (announce && project && project.problems.length > 0) context.stderr.write(`cadre: ${project.path}: ${project.problems.join('; ')}\n`);
-  return servers;
+  return { servers, grant: project?.grant ?? { part: '.mcp.json', items: [], hash: null, state: 'none' } };
 }
 
 /**
@@ -187,8 +193,12 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     import('../tools/sandbox/create-sandbox.ts'),
   ]);
   const config = await loadCliConfig(context, flags);
+  const agents = await loadAgents(agentPlacesOf(context, flags, config));
+  const mcp = await mcpServersOf(context, flags, config, requireModel);
+  const workspace = workspaceTrust(context.cwd, [config.workspace, mcp.grant, agents.workspace]);
+  // Before the model: a setting left out (a baseURL) may be why there is none.
+  announceWorkspaceTrust(context, workspace);
   const model = requireModel ? await sessionModel(config, context.env) : undefined;
-  const agents = await loadAgents({ cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs });
   if (requireModel) agents.primary(config.agent);
   const store = await openStore(createDatabase ? config.db : existingDatabase(config.db));
   const sandbox = cliSandbox(createSandbox, context, flags, config);
@@ -205,7 +215,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     await closeStore(store);
     throw error;
   });
-  const mcpServers = await mcpServersOf(context, flags, config, requireModel);
+  const mcpServers = mcp.servers;
   const cadre = createCadre({
     store,
     coordination,
@@ -237,6 +247,7 @@ export async function openRuntime({ context, flags, requireModel, createDatabase
     sandbox,
     tools,
     logger,
+    workspace,
     async close() {
       await cadre.close();
       await coordination.close();

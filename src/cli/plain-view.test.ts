@@ -54,6 +54,28 @@ describe('createPlainView', () => {
     expect(stdout.text()).toBe('The answer.\n');
   });
 
+  it('writes each answer of the primary agent to stdout as it is given, then the stored ones it missed, never one twice', () => {
+    const stdout = stream();
+    const view = createPlainView({ stdout, stderr: stream(), sessionId: 'ses_1', now });
+    const message = (session_id: string, seq: number, role: 'assistant' | 'user', content: unknown): CadreEvent => ({
+      type: 'message',
+      message: { session_id, seq, role, content, created_at: '2025-01-01T00:00:00.000Z' },
+    });
+    view.event(message('ses_1', 1, 'user', 'Start a run.'));
+    view.event(message('ses_1', 2, 'assistant', [{ type: 'text', text: 'Started it in the background.' }, { type: 'tool-call', toolCallId: 'c1', toolName: 'agent', input: {} }]));
+    expect(stdout.text()).toBe('Started it in the background.\n');
+    view.event(message('ses_child', 3, 'assistant', 'A subagent speaks.'));
+    view.event(message('ses_1', 4, 'assistant', [{ type: 'tool-call', toolCallId: 'c2', toolName: 'agent', input: {} }]));
+    view.event(message('ses_1', 6, 'assistant', 'The run is done.'));
+    view.finish({
+      sessionId: 'ses_1',
+      status: 'completed',
+      text: 'The run is done.',
+      answers: [{ seq: 2, text: 'Started it in the background.' }, { seq: 5, text: 'Missed live.' }, { seq: 6, text: 'The run is done.' }],
+    });
+    expect(stdout.text()).toBe('Started it in the background.\nThe run is done.\nMissed live.\n');
+  });
+
   it('leaves out the wait for the model by its kind, not its words: streamed text saying the same is shown', () => {
     const stderr = stream();
     const view = createPlainView({ stdout: stream(), stderr, sessionId: 'ses_1', now });

@@ -4,6 +4,7 @@ import { RunTracker } from './run-tracker.ts';
 import type { RunOutcome, RunView } from './run-view.ts';
 import { printClosingHints } from './closing-hints.ts';
 import { approvalLine } from './approval-lines.ts';
+import { messageText } from '../executors/message-codec.ts';
 
 /** Options of {@link createPlainView}. */
 export interface PlainViewOptions {
@@ -31,14 +32,23 @@ interface Throttle {
 /**
  * `cadre run` when stdout is not a terminal: append-only lines that read well in logs. Progress
  * goes to stderr, one line per event worth seeing (`[run_... researcher] started: ...`, its tool
- * calls and activity at most every 2 s, its end); the final answer alone goes to stdout, so
- * `cadre run ... > answer.md` keeps just the answer.
+ * calls and activity at most every 2 s, its end); the primary agent's answers alone go to stdout,
+ * each as it is given (one given while a background run works, and those of later turns after an
+ * auto-resume), so `cadre run ... > answer.md` keeps just the answers, in order.
  */
 export function createPlainView(options: PlainViewOptions): RunView {
   const { stdout, stderr, sessionId, activityIntervalMs = 2000 } = options;
   const now = options.now ?? (() => new Date().toISOString());
   const tracker = new RunTracker(sessionId);
   const throttles = new Map<string, Throttle>();
+  /** The `seq` of each answer already on stdout. */
+  const written = new Set<number>();
+
+  function writeAnswer(seq: number, text: string): void {
+    if (written.has(seq) || text.trim() === '') return;
+    written.add(seq);
+    writeLine(stdout, text.trimEnd());
+  }
 
   function printActivity(runId: string, label: string, text: string): void {
     const throttle = throttles.get(runId) ?? { lastAt: 0 };
@@ -70,6 +80,11 @@ export function createPlainView(options: PlainViewOptions): RunView {
 
   return {
     event(event) {
+      if (event.type === 'message') {
+        const { message } = event;
+        if (message.session_id === sessionId && message.role === 'assistant') writeAnswer(message.seq, messageText(message.content));
+        return;
+      }
       if (event.type === 'approval') {
         writeLine(stderr, approvalLine(event.approval, { hint: options.answerHint ?? true }));
         return;
@@ -93,7 +108,9 @@ export function createPlainView(options: PlainViewOptions): RunView {
     },
     finish(outcome: RunOutcome) {
       for (const runId of [...throttles.keys()]) stopThrottle(runId);
-      if (outcome.text.trim() !== '') writeLine(stdout, outcome.text.trimEnd());
+      // The stored answers are the record: one whose event this view did not see is written now.
+      if (outcome.answers) for (const answer of outcome.answers) writeAnswer(answer.seq, answer.text);
+      else if (written.size === 0 && outcome.text.trim() !== '') writeLine(stdout, outcome.text.trimEnd());
       printClosingHints(stderr, outcome);
     },
   };

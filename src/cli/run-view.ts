@@ -7,10 +7,18 @@ export interface RunOutcome {
   status: 'completed' | 'failed' | 'canceled';
   /** The primary agent's final answer: the last assistant text of this invocation. */
   text: string;
+  /**
+   * Every answer of the primary agent in this invocation, oldest first: the text of each of its
+   * messages that has any (later turns after an auto-resume included), with the message's `seq`.
+   * @default the final answer alone
+   */
+  answers?: ReadonlyArray<{ seq: number; text: string }>;
   /** The primary agent's error, when it failed. */
   error?: string;
   /** `--db <path>` when the database is not the default one, for the hints printed at the end. */
   databaseFlag?: string;
+  /** How the person runs cadre again, `cadre` or `npx cadre`, for those hints. @default 'cadre' */
+  command?: string;
 }
 
 /** What `cadre run` shows while it works: JSON Lines, plain lines, or a live view. */

@@ -1,7 +1,7 @@
 import type { AgentRegistry } from '../agents/agent-registry.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { warnAtStart } from './start-warnings.ts';
-import { databaseFlag } from './closing-hints.ts';
+import { cadreCommand, databaseFlag } from './closing-hints.ts';
 import { StoreFailureError } from '../store/store-failure-error.ts';
 import { colorEnabled, liveViewEnabled, writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
@@ -103,7 +103,7 @@ export async function runCommand(context: CliContext, promptArgument: string | u
     sessionId = session.id;
     view = await chooseView(context, session.id, flags.json, approver !== undefined, approvals === 'ask' || approvals === 'wait', runtime.agents);
     const outcome = await driveSession({ cadre: runtime.cadre, sessionId: session.id, prompt, view, recover: flags.session !== undefined });
-    view.finish({ ...outcome, databaseFlag: databaseFlag(context.cwd, context.env, runtime.config.db) });
+    view.finish({ ...outcome, databaseFlag: databaseFlag(context.cwd, context.env, runtime.config.db), command: cadreCommand(context.env) });
     if (outcome.status === 'failed') writeLine(context.stderr, `cadre: the primary agent failed: ${outcome.error}`);
     return exitCodes[outcome.status];
   } catch (error) {

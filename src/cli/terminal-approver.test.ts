@@ -27,6 +27,31 @@ describe('the terminal approver', () => {
     expect(io.shown()).toContain('Answer y, n or a.');
   });
 
+  it('shows what the call would do under the ask: the diff of an edit, a command the line cuts, a terminal escape in a file made visible', async () => {
+    const io = terminal();
+    const approver = createTerminalApprover({ input: io.input, output: io.output });
+    const diff = '--- a/src/user.js\n+++ b/src/user.js\n@@ -1 +1 @@\n-const name = "\u001b[2Ja";\r\n+const name = "b";';
+    const edit = approvalFixture({ tool: 'edit_file', argument: 'src/user.js', summary: 'edit_file src/user.js', preview: { kind: 'diff', path: 'src/user.js', diff } });
+    const answer = approver(edit, { signal: new AbortController().signal });
+    io.input.write('y\n');
+    expect(await answer).toEqual({ decision: 'approve' });
+    expect(io.shown()).toContain(
+      ['asks to run: edit_file src/user.js', '    --- a/src/user.js', '    +++ b/src/user.js', '    @@ -1 +1 @@', '    -const name = "\\u001b[2Ja";', '    +const name = "b";', 'Allow?'].join('\n'),
+    );
+
+    const command = 'cat > notes.md <<EOF\nhello\nEOF';
+    const bash = approvalFixture({ argument: command, summary: 'bash cat > notes.md <<EOF hello EOF', preview: { kind: 'command', command } });
+    const second = approver(bash, { signal: new AbortController().signal });
+    io.input.write('n\n');
+    await second;
+    expect(io.shown()).toContain('asks to run: bash cat > notes.md <<EOF hello EOF\n    $ cat > notes.md <<EOF\n    hello\n    EOF\nAllow?');
+    const short = approvalFixture({ id: 'apr_short', preview: { kind: 'command', command: 'npm test' } });
+    const third = approver(short, { signal: new AbortController().signal });
+    io.input.write('n\n');
+    await third;
+    expect(io.shown()).toContain('[apr_short] coder (run_1) asks to run: bash npm test\nAllow?');
+  });
+
   it('goes away when the ask is answered elsewhere', async () => {
     const io = terminal();
     const controller = new AbortController();

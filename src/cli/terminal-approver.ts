@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline';
 import type { ApprovalAnswer } from '../approvals/answer-approval.ts';
 import type { Approver } from '../approvals/approval-broker.ts';
 import type { ApprovalRecord } from '../store/records.ts';
-import { describeAsk } from './approval-lines.ts';
+import { describeAsk, describePreview } from './approval-lines.ts';
 import type { InputStream, OutputStream } from './cli-context.ts';
 
 /** Options of {@link createTerminalApprover}. */
@@ -109,8 +109,8 @@ function askByKey(terminal: RawTerminal, options: TerminalApproverOptions, appro
 export function createTerminalApprover(options: TerminalApproverOptions): Approver {
   return function terminalApprover(approval: ApprovalRecord, { signal }): Promise<ApprovalAnswer> {
     const resume = options.pause?.();
-    options.output.write(`\n${describeAsk(approval, { hint: false })}\n`);
-    if (approval.argument !== null && approval.argument.length > 60) options.output.write(`${approval.argument}\n`);
+    const preview = describePreview(approval);
+    options.output.write(`\n${describeAsk(approval, { hint: false })}\n${preview === '' ? '' : `${preview}\n`}`);
     const terminal = rawTerminal(options.input);
     if (terminal !== undefined) return askByKey(terminal, options, approval, signal, resume);
     const lines = createInterface({ input: options.input as NodeJS.ReadableStream, output: options.output as NodeJS.WritableStream, terminal: options.input.isTTY === true });

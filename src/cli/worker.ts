@@ -5,7 +5,8 @@ import { redactSecrets } from '../store/redact-secrets.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import { cliLogger } from './cli-logger.ts';
 import { configFlags, type RuntimeFlags } from './command-options.ts';
-import { cliSandbox, mcpServersOf } from './open-runtime.ts';
+import { agentPlacesOf, cliSandbox, mcpServersOf } from './open-runtime.ts';
+import { announceWorkspaceTrust, workspaceTrust } from './workspace-trust-lines.ts';
 import { untilStopped } from './until-stopped.ts';
 
 /** Options of `cadre worker`. */
@@ -39,10 +40,12 @@ export async function workerCommand(context: CliContext, flags: WorkerFlags, sig
     import('../tools/sandbox/create-sandbox.ts'),
   ]);
   const config = await loadConfig({ cwd: context.cwd, env: context.env, home: context.env.HOME, configFile: flags.config, flags: { ...configFlags(flags), queue: flags.queue } });
+  const agentPlaces = agentPlacesOf(context, flags, config);
+  const agents = await loadAgents(agentPlaces);
+  const mcp = await mcpServersOf(context, flags, config, false);
+  announceWorkspaceTrust(context, workspaceTrust(context.cwd, [config.workspace, mcp.grant, agents.workspace]));
   if (config.queue === undefined) throw new ConfigError('cadre worker needs a queue: pass --queue redis://HOST:6379, set CADRE_QUEUE, or set "queue" in cadre.config.json (the hosts use the same).');
   if (config.db === ':memory:') throw new ConfigError('cadre worker needs the database its hosts use (--db postgres://... or a SQLite file on this machine), not :memory:.');
-  const agentPlaces = { cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs };
-  const agents = await loadAgents(agentPlaces);
   const store = await openStore(config.db);
   try {
     const sandbox = cliSandbox(createSandbox, context, flags, config);
@@ -64,7 +67,7 @@ export async function workerCommand(context: CliContext, flags: WorkerFlags, sig
       permissions: config.permissions,
       summarize: config.summarize,
       tracing: config.telemetry,
-      mcpServers: await mcpServersOf(context, flags, config, false),
+      mcpServers: mcp.servers,
       baseURL: config.baseURL,
       env: context.env,
       logger,

@@ -8,6 +8,8 @@ import { loadConfig, type LoadConfigOptions } from './load-config.ts';
 import { defaultModelAliases } from './model-aliases.ts';
 
 let cwd: string;
+// These tests are about merging: the workspace's file applies whole, as under --trust (its trust has tests of its own).
+const trusted = { CADRE_TRUST: '1' };
 
 beforeEach(async () => {
   cwd = await mkdtemp(join(tmpdir(), 'cadre-config-'));
@@ -23,14 +25,14 @@ async function writeConfig(contents: unknown, path = join(cwd, 'cadre.config.jso
 }
 
 async function failure(options: Partial<LoadConfigOptions> = {}): Promise<string> {
-  const error = await loadConfig({ cwd, env: {}, ...options }).catch((caught: unknown) => caught);
+  const error = await loadConfig({ cwd, env: trusted, ...options }).catch((caught: unknown) => caught);
   expect(ConfigError.isInstance(error)).toBe(true);
   return (error as Error).message;
 }
 
 describe('loadConfig', () => {
   it('uses the defaults when there is no file, flag or variable', async () => {
-    expect(await loadConfig({ cwd, env: {} })).toEqual({
+    expect(await loadConfig({ cwd, env: trusted })).toEqual({
       db: join(cwd, '.cadre', 'cadre.db'),
       limits: defaultLimits,
       agentsDirs: [],
@@ -40,13 +42,14 @@ describe('loadConfig', () => {
       sandbox: { mode: 'auto', network: false, writable: [] },
       configPath: null,
       modelAliases: defaultModelAliases,
+      workspace: { part: 'cadre.config.json', path: null, items: [], hash: null, state: 'none', agentsDirs: [] },
     });
   });
 
   it('reads sandbox settings, resolves writable paths against the file, and refuses a list of hosts or an unknown key', async () => {
     await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { mode: 'required', network: true, writable: ['../shared', '/var/cache/x'] } }));
     try {
-      expect((await loadConfig({ cwd, env: {} })).sandbox).toEqual({ mode: 'required', network: true, writable: [join(cwd, '..', 'shared'), '/var/cache/x'] });
+      expect((await loadConfig({ cwd, env: trusted })).sandbox).toEqual({ mode: 'required', network: true, writable: [join(cwd, '..', 'shared'), '/var/cache/x'] });
       await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { network: ['registry.npmjs.org'] } }));
       expect(await failure()).toBe(
         `${join(cwd, 'cadre.config.json')}: sandbox.network: a list of hosts needs a filtering proxy, which cadre does not have on this platform: only true (every host) or false (none, the default) is supported`,
@@ -63,7 +66,7 @@ describe('loadConfig', () => {
   it('merges the file\'s permission rules with --allow and --deny, and names a bad rule', async () => {
     await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ permissions: { allow: ['read'], ask: ['bash(git *)'], deny: ['network'] } }));
     try {
-      const config = await loadConfig({ cwd, env: {}, flags: { allow: ['bash(npm test*)'], deny: ['write_file(.env)'] } });
+      const config = await loadConfig({ cwd, env: trusted, flags: { allow: ['bash(npm test*)'], deny: ['write_file(.env)'] } });
       expect(config.permissions).toEqual({ allow: ['read', 'bash(npm test*)'], ask: ['bash(git *)'], deny: ['network', 'write_file(.env)'] });
       expect(await failure({ flags: { allow: ['bash('] } })).toBe("--allow: permissions.allow: Invalid permission rule 'bash(': a rule is a risk (read, write, exec, network), a tool name (bash) or a tool with an argument pattern (bash(npm test*), write_file(docs/*)).");
       await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ permissions: { deny: ['rm -rf'] } }));
@@ -84,7 +87,7 @@ describe('loadConfig', () => {
     expect([fromFlags.model, fromFlags.baseURL, fromFlags.db]).toEqual(['openai:flag', 'http://flag/v1', join(cwd, 'flag.db')]);
     const fromEnv = await loadConfig({ cwd, env });
     expect([fromEnv.model, fromEnv.baseURL, fromEnv.db]).toEqual(['openai:env', 'http://env/v1', join(cwd, 'env.db')]);
-    const fromFile = await loadConfig({ cwd, env: { CADRE_MODEL: '' } });
+    const fromFile = await loadConfig({ cwd, env: { ...trusted, CADRE_MODEL: '' } });
     expect([fromFile.model, fromFile.baseURL, fromFile.db]).toEqual(['openai:file', 'http://file/v1', join(cwd, 'file.db')]);
     expect(fromFile.configPath).toBe(join(cwd, 'cadre.config.json'));
   });
@@ -93,7 +96,7 @@ describe('loadConfig', () => {
     await mkdir(join(cwd, 'settings'));
     await writeConfig({ db: 'data/cadre.db', agents: ['agents'] }, join(cwd, 'settings', 'cadre.json'));
 
-    const config = await loadConfig({ cwd, env: {}, configFile: 'settings/cadre.json', flags: { agentsDirs: ['mine'] } });
+    const config = await loadConfig({ cwd, env: trusted, configFile: 'settings/cadre.json', flags: { agentsDirs: ['mine'] } });
 
     expect(config.db).toBe(join(cwd, 'settings', 'data', 'cadre.db'));
     expect(config.agentsDirs).toEqual([join(cwd, 'settings', 'agents'), join(cwd, 'mine')]);
@@ -101,13 +104,13 @@ describe('loadConfig', () => {
 
   it('keeps database URLs and :memory: as written', async () => {
     const url = 'postgres://localhost:5432/cadre';
-    expect((await loadConfig({ cwd, env: {}, flags: { db: url } })).db).toBe(url);
-    expect((await loadConfig({ cwd, env: { CADRE_DB: ':memory:' } })).db).toBe(':memory:');
+    expect((await loadConfig({ cwd, env: trusted, flags: { db: url } })).db).toBe(url);
+    expect((await loadConfig({ cwd, env: { ...trusted, CADRE_DB: ':memory:' } })).db).toBe(':memory:');
   });
 
   it('merges file limits over the defaults and passes summarize and the --agent flag through', async () => {
     await writeConfig({ limits: { maxDepth: 2, runTimeoutMs: 60_000 }, summarize: { enabled: false, maxChars: 3000, timeoutMs: 20_000 } });
-    const config = await loadConfig({ cwd, env: {}, flags: { agent: 'lead' } });
+    const config = await loadConfig({ cwd, env: trusted, flags: { agent: 'lead' } });
     expect(config.limits).toEqual({ ...defaultLimits, maxDepth: 2, runTimeoutMs: 60_000 });
     expect(config.summarize).toEqual({ enabled: false, maxChars: 3000, timeoutMs: 20_000 });
     expect(config.agent).toBe('lead');
@@ -117,11 +120,11 @@ describe('loadConfig', () => {
   it('reads mcpServers in the format Claude Desktop and Claude Code use', async () => {
     const mcpServers = { github: { command: 'npx', args: ['-y', 'server-github'], env: { TOKEN: 'x' } }, docs: { type: 'http', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer y' } } };
     await writeConfig({ mcpServers });
-    expect((await loadConfig({ cwd, env: {} })).mcpServers).toEqual(mcpServers);
+    expect((await loadConfig({ cwd, env: trusted })).mcpServers).toEqual(mcpServers);
   });
 
   it('reads the API key from CADRE_API_KEY and refuses one in the file', async () => {
-    expect((await loadConfig({ cwd, env: { CADRE_API_KEY: 'sk-env' } })).apiKey).toBe('sk-env');
+    expect((await loadConfig({ cwd, env: { ...trusted, CADRE_API_KEY: 'sk-env' } })).apiKey).toBe('sk-env');
     await writeConfig({ apiKey: 'sk-in-a-file-0123456789' });
     const message = await failure();
     expect(message).toContain('apiKey: is not read from files on purpose');
@@ -165,7 +168,7 @@ describe('loadConfig', () => {
 
   it('rejects a base URL flag or variable that is not a URL', async () => {
     expect(await failure({ flags: { baseURL: 'localhost' } })).toContain('--base-url must be a URL');
-    expect(await failure({ env: { CADRE_BASE_URL: 'localhost' } })).toContain('CADRE_BASE_URL must be a URL');
+    expect(await failure({ env: { ...trusted, CADRE_BASE_URL: 'localhost' } })).toContain('CADRE_BASE_URL must be a URL');
   });
 
   it('reads the file CADRE_CONFIG names, which must exist, and lets --config beat it', async () => {
@@ -175,7 +178,7 @@ describe('loadConfig', () => {
     const env = { CADRE_CONFIG: 'elsewhere/cadre.json' };
     expect((await loadConfig({ cwd, env })).model).toBe('openai:from-env-file');
     expect((await loadConfig({ cwd, env, configFile: 'flag.json' })).model).toBe('openai:from-flag-file');
-    expect(await failure({ env: { CADRE_CONFIG: 'nope.json' } })).toBe(`Config file not found: ${join(cwd, 'nope.json')} (given with CADRE_CONFIG)`);
+    expect(await failure({ env: { ...trusted, CADRE_CONFIG: 'nope.json' } })).toBe(`Config file not found: ${join(cwd, 'nope.json')} (given with CADRE_CONFIG)`);
   });
 
   it("puts the user's $XDG_CONFIG_HOME/cadre/config.json under the project's file, key by key", async () => {
@@ -186,7 +189,7 @@ describe('loadConfig', () => {
       join(xdg, 'cadre', 'config.json'),
     );
     await writeConfig({ model: 'openai:project', agents: ['agents'], limits: { maxDepth: 2 } });
-    const config = await loadConfig({ cwd, env: { XDG_CONFIG_HOME: xdg } });
+    const config = await loadConfig({ cwd, env: { ...trusted, XDG_CONFIG_HOME: xdg } });
     expect(config.model).toBe('openai:project');
     expect(config.db).toBe(join(xdg, 'cadre', 'user.db'));
     expect(config.agentsDirs).toEqual([join(xdg, 'cadre', 'my-agents'), join(cwd, 'agents')]);
@@ -199,7 +202,7 @@ describe('loadConfig', () => {
     const home = join(cwd, 'home');
     await mkdir(join(home, '.config', 'cadre'), { recursive: true });
     const path = await writeConfig({ model: 'openai:home' }, join(home, '.config', 'cadre', 'config.json'));
-    const config = await loadConfig({ cwd, env: {}, home });
+    const config = await loadConfig({ cwd, env: trusted, home });
     expect([config.model, config.configPath]).toEqual(['openai:home', path]);
     await writeConfig({ modle: 'x' }, path);
     expect(await failure({ home })).toContain(`${path}: modle: unknown key`);
@@ -213,15 +216,15 @@ describe('loadConfig', () => {
 
 describe('queue', () => {
   it('takes the queue from the flag, then CADRE_QUEUE, then the file, and has none by default', async () => {
-    expect((await loadConfig({ cwd, env: {} })).queue).toBeUndefined();
+    expect((await loadConfig({ cwd, env: trusted })).queue).toBeUndefined();
     await writeConfig({ queue: 'redis://file:6379' });
-    expect((await loadConfig({ cwd, env: {} })).queue).toBe('redis://file:6379');
-    expect((await loadConfig({ cwd, env: { CADRE_QUEUE: 'redis://env:6379?prefix=a' } })).queue).toBe('redis://env:6379?prefix=a');
-    expect((await loadConfig({ cwd, env: { CADRE_QUEUE: 'redis://env:6379' }, flags: { queue: 'rediss://flag:6380' } })).queue).toBe('rediss://flag:6380');
+    expect((await loadConfig({ cwd, env: trusted })).queue).toBe('redis://file:6379');
+    expect((await loadConfig({ cwd, env: { ...trusted, CADRE_QUEUE: 'redis://env:6379?prefix=a' } })).queue).toBe('redis://env:6379?prefix=a');
+    expect((await loadConfig({ cwd, env: { ...trusted, CADRE_QUEUE: 'redis://env:6379' }, flags: { queue: 'rediss://flag:6380' } })).queue).toBe('rediss://flag:6380');
   });
 
   it('refuses a queue that is not a redis:// URL, naming where it came from and hiding a password', async () => {
-    expect(await failure({ env: { CADRE_QUEUE: 'amqp://user:secret@mq:5672' } })).toBe("CADRE_QUEUE must be a redis:// URL like redis://127.0.0.1:6379, not 'amqp://mq:5672'.");
+    expect(await failure({ env: { ...trusted, CADRE_QUEUE: 'amqp://user:secret@mq:5672' } })).toBe("CADRE_QUEUE must be a redis:// URL like redis://127.0.0.1:6379, not 'amqp://mq:5672'.");
     await writeConfig({ queue: 'postgres://db/x' });
     expect(await failure()).toContain('queue: must be a redis:// URL');
   });

@@ -7,6 +7,8 @@ import { readConfigFile, type ConfigFile } from './read-config-file.ts';
 import { resolveSandboxConfig, type SandboxConfig } from './sandbox-config.ts';
 import type { McpServerConfig } from './mcp-servers-config.ts';
 import { compilePermissions, type PermissionsConfig } from '../permissions/permissions.ts';
+import { lowerLimits, splitWorkspaceConfig } from './workspace-config.ts';
+import { grantApplies, grantHash, partState, readWorkspaceTrust, trustedForCommand, type WorkspaceGrant } from './workspace-trust.ts';
 
 export { defaultConfigFileName };
 
@@ -28,6 +30,21 @@ export interface ConfigFlags {
   allow?: string[];
   /** `--deny RULE`, in order: permission rules added to the file's `permissions.deny`. */
   deny?: string[];
+  /** `--trust`: the workspace's own configuration applies for this command, trusted or not (also `CADRE_TRUST=1`). @default false */
+  trust?: boolean;
+}
+
+/**
+ * The working directory's own `cadre.config.json` as trust sees it (CONTRACT section 23): what
+ * of it needs a person's trust, and whether it applied. A file named by `--config` or
+ * `CADRE_CONFIG` is the person's: then `path` is null and `state` is `none`.
+ */
+export interface WorkspaceConfig extends WorkspaceGrant {
+  part: 'cadre.config.json';
+  /** The workspace's config file, or null when none was read as the workspace's. */
+  path: string | null;
+  /** Absolute directories its `agents` key names: agent files there are the workspace's too. */
+  agentsDirs: string[];
 }
 
 /** Where {@link loadConfig} looks. */
@@ -103,6 +120,11 @@ export interface CadreConfig {
   configPath: string | null;
   /** Short model names and what they stand for: the defaults (`sonnet`, `opus`, `haiku`), the user's, then the project's. */
   modelAliases: Record<string, string>;
+  /**
+   * Whether the workspace's own `cadre.config.json` was trusted, and what of it was left out when
+   * not (its `items`, unless `state` is `none`, `trusted` or `once`).
+   */
+  workspace: WorkspaceConfig;
 }
 
 /** A config file with its paths (`db`, `agents`) made absolute against its own directory. */
@@ -126,10 +148,21 @@ function mergeConfigFiles(user: ConfigFile | null, project: ConfigFile | null): 
   for (const [key, value] of Object.entries(project)) {
     const under = merged[key];
     if (key === 'agents') merged[key] = [...(user.agents ?? []), ...(project.agents ?? [])];
+    // The project's rules add to the user's: its empty `deny` must not drop the user's rules.
+    else if (key === 'permissions') merged[key] = addRules(user.permissions, project.permissions);
     else if (isPlainObject(under) && isPlainObject(value)) merged[key] = { ...under, ...value };
     else merged[key] = value;
   }
   return merged as ConfigFile;
+}
+
+function addRules(user: PermissionsConfig | undefined, project: PermissionsConfig | undefined): PermissionsConfig {
+  const merged: PermissionsConfig = {};
+  for (const decision of ['allow', 'ask', 'deny'] as const) {
+    const rules = [...(user?.[decision] ?? []), ...(project?.[decision] ?? [])];
+    if (rules.length > 0) merged[decision] = rules;
+  }
+  return merged;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -161,7 +194,12 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     throw new ConfigError(`Config file not found: ${configPath} (given with ${locations.projectNamedBy})`);
   }
   const userFile = locations.user === configPath ? null : await readConfigFile(locations.user);
-  const file = mergeConfigFiles(withAbsolutePaths(userFile, dirname(locations.user)), withAbsolutePaths(projectFile, dirname(configPath)));
+  // Every rule is checked now, so a bad one is a config error naming the rule before anything runs.
+  compilePermissions(projectFile?.permissions, configPath);
+  // A bad setting is an error whether or not it would apply.
+  resolveSandboxConfig(projectFile?.sandbox, dirname(configPath), configPath);
+  const { applied, workspace } = await workspaceConfigOf(projectFile, userFile, { cwd, configPath, namedBy: locations.projectNamedBy, userDirectory: locations.userDirectory, once: trustedForCommand(flags.trust, env) });
+  const file = mergeConfigFiles(withAbsolutePaths(userFile, dirname(locations.user)), withAbsolutePaths(applied, dirname(configPath)));
   const fileDirectory = dirname(configPath);
 
   const fileDatabase = file?.db === undefined ? undefined : resolveDatabase(fileDirectory, file.db);
@@ -169,7 +207,6 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
   const db = overrideDatabase === undefined ? fileDatabase : resolveDatabase(cwd, overrideDatabase);
 
   const permissions = mergePermissions(file?.permissions, flags);
-  // Every rule is checked now, so a bad one is a config error naming the rule before anything runs.
   compilePermissions(file?.permissions, configPath);
   compilePermissions({ allow: flags.allow }, '--allow');
   compilePermissions({ deny: flags.deny }, '--deny');
@@ -196,7 +233,33 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     agent: given(flags.agent) ?? 'main',
     configPath: projectFile !== null ? configPath : userFile !== null ? locations.user : null,
     modelAliases: { ...defaultModelAliases, ...file?.modelAliases },
+    workspace,
   };
+}
+
+/**
+ * The project file as it applies, and the workspace's standing: a file named by `--config` or
+ * `CADRE_CONFIG` applies whole; the working directory's own applies whole only once a person
+ * trusted what of it needs trust (or `--trust`), else only what narrows (limits the lower of its
+ * and the user's).
+ */
+async function workspaceConfigOf(
+  projectFile: ConfigFile | null,
+  userFile: ConfigFile | null,
+  where: { cwd: string; configPath: string; namedBy: string | null; userDirectory: string; once: boolean },
+): Promise<{ applied: ConfigFile | null; workspace: WorkspaceConfig }> {
+  if (projectFile === null || where.namedBy !== null) {
+    return { applied: projectFile, workspace: { part: 'cadre.config.json', path: null, items: [], hash: null, state: 'none', agentsDirs: [] } };
+  }
+  const split = splitWorkspaceConfig(projectFile);
+  const hash = split.grant === null ? null : grantHash(split.grant);
+  const record = hash === null ? null : await readWorkspaceTrust({ cwd: where.cwd, userConfigDirectory: where.userDirectory });
+  const state = partState(hash, record?.parts['cadre.config.json'], where.once);
+  const agentsDirs = (projectFile.agents ?? []).map((directory) => resolve(dirname(where.configPath), directory));
+  const workspace: WorkspaceConfig = { part: 'cadre.config.json', path: where.configPath, items: split.items, hash, state, agentsDirs };
+  if (grantApplies(state)) return { applied: projectFile, workspace };
+  const limits = lowerLimits(split.narrowing.limits, userFile?.limits);
+  return { applied: { ...split.narrowing, ...(limits === undefined ? {} : { limits }) }, workspace };
 }
 
 /** The queue URL: the flag, else `CADRE_QUEUE`, else the file's (checked there already); absent when none is set. */

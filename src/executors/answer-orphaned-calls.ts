@@ -1,10 +1,13 @@
 import type { ToolResultPart } from 'ai';
-import type { MessageRecord, RunRecord } from '../store/records.ts';
+import { isFinished, type MessageRecord, type RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import type { Now } from '../util/clock.ts';
 import { probeOwner } from '../util/owner-liveness.ts';
 import { pendingCallKey, withoutMark } from './tool-call-journal.ts';
 import { unfinishedCallResult, type StoredToolCall } from './unfinished-call-result.ts';
+
+/** The warning kind of a foreground run promoted because the process whose call waited for it died. */
+export const callerGoneWarning = 'caller_gone';
 
 /** Options of {@link answerOrphanedCalls}. */
 export interface AnswerOrphanedCallsOptions {
@@ -23,6 +26,13 @@ export interface AnswerOrphanedCallsOptions {
    * about to execute): the unmarked calls of their child sessions are orphaned. @default none
    */
   takenOver?: Iterable<string>;
+  /**
+   * Makes a foreground run background while it is active (see `RunLedger.promote`), resolving it
+   * as it stands. A foreground run whose waiting call is answered here while it still works is
+   * promoted first: nobody waits for it any more, so it notifies its parent when it ends, and the
+   * answer says so. @default runs are described as they are
+   */
+  promote?: (run: RunRecord) => Promise<RunRecord | null>;
 }
 
 /**
@@ -53,6 +63,7 @@ export async function answerOrphanedCalls(options: AnswerOrphanedCallsOptions): 
         ? (unmarkedOrphaned ??= await unmarkedCallsOrphaned(store, sessionId, new Set(options.takenOver), now()))
         : ownerIsDead(calls, message, runs, now(), options.leaseMs ?? 15_000);
     if (!dead) continue;
+    if (options.promote) runs = await promoteWaitedFor(open, runs, options.promote);
     const next = messages[index + 1];
     const results = open.map((call) => unfinishedCallResult(call, 'process-died', runs!));
     let rewrite = marked;
@@ -73,6 +84,15 @@ export async function answerOrphanedCalls(options: AnswerOrphanedCallsOptions): 
     wrote = true;
   }
   return wrote;
+}
+
+/**
+ * The runs with the foreground runs the open calls wait for made background, or as they ended
+ * meanwhile: the process that waited for them died, so they become promoted runs.
+ */
+async function promoteWaitedFor(open: readonly StoredToolCall[], runs: RunRecord[], promote: (run: RunRecord) => Promise<RunRecord | null>): Promise<RunRecord[]> {
+  const ids = new Set(open.map((call) => call.toolCallId));
+  return Promise.all(runs.map(async (run) => (ids.has(run.tool_call_id ?? '') && run.mode === 'foreground' && !isFinished(run.status) ? ((await promote(run)) ?? run) : run)));
 }
 
 type Part = Record<string, unknown> & { type: string; toolCallId?: string };

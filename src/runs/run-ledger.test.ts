@@ -115,6 +115,14 @@ describe('RunLedger.transition', () => {
     ]);
   });
 
+  it('holds a pending notification in the name of the process that delivers it, when the caller names one (a job\'s host)', async () => {
+    const { ledger } = setup();
+    await ledger.insert(leased({ mode: 'background' }));
+    await ledger.transition('run_1', 'running');
+    const run = await ledger.transition('run_1', 'completed', {}, {}, 'host:2:sender');
+    expect(run).toMatchObject({ notification: { delivered_at: null, suppressed: false }, lease_owner: 'host:2:sender', lease_expires_at: null });
+  });
+
   it('suppresses the notification of a background run its parent canceled', async () => {
     const { ledger, signals } = setup();
     await ledger.insert(leased({ mode: 'background' }));
@@ -158,6 +166,37 @@ describe('RunLedger.transition', () => {
     const ledger = createRunLedger({ store, bus: createRunBus(), now: () => startedAt });
     await ledger.insert(runFixture({ mode: 'background' }));
     expect(await ledger.transition('run_1', 'canceled_by_user')).toMatchObject({ status: 'canceled_by_user', ended_at: startedAt });
+  });
+});
+
+describe('RunLedger.promote', () => {
+  it('makes an active foreground run background, with promoted_at and a warning, so its end leaves a pending notification', async () => {
+    const { store, ledger, announced } = setup();
+    await ledger.insert(leased());
+    await ledger.transition('run_1', 'running');
+    const promoted = await ledger.promote('run_1', 'caller_gone');
+    expect(promoted).toMatchObject({ status: 'running', mode: 'background', promoted_at: expect.any(String), warnings: [{ kind: 'caller_gone', at: promoted?.promoted_at }] });
+    expect(announced().at(-1)).toEqual(['warning', { kind: 'caller_gone' }, 3]);
+    expect((await store.listRunEvents('run_1')).map((event) => event.type)).toEqual(['run-queued', 'run-start', 'warning']);
+    expect(await ledger.transition('run_1', 'completed')).toMatchObject({ notification: { delivered_at: null, suppressed: false } });
+  });
+
+  it('promotes a queued run and leaves it queued', async () => {
+    const { ledger } = setup();
+    await ledger.insert(leased());
+    expect(await ledger.promote('run_1', 'caller_gone')).toMatchObject({ status: 'queued', mode: 'background' });
+  });
+
+  it('leaves a run that already ended as its end decided, and a background run as it is', async () => {
+    const { store, ledger } = setup();
+    await ledger.insert(leased());
+    await ledger.transition('run_1', 'running');
+    const ended = await ledger.transition('run_1', 'completed');
+    expect(await ledger.promote('run_1', 'caller_gone')).toEqual(ended);
+    expect(await store.listRunEvents('run_1')).toHaveLength(3);
+    await ledger.insert(leased({ id: 'run_2', mode: 'background' }));
+    expect(await ledger.promote('run_2', 'caller_gone')).toMatchObject({ mode: 'background', promoted_at: null, warnings: [] });
+    expect(await ledger.promote('run_nope', 'caller_gone')).toBeNull();
   });
 });
 

@@ -52,9 +52,17 @@ export interface RunLedger {
   /**
    * Moves a run; null when the run was not in a state that may move to `to` (nothing written).
    * A finished run gets its `ended_at` and gives up its lease; a background one gets its
-   * notification, pending (or suppressed), in the same write (see `notificationAtEnd`).
+   * notification, pending (or suppressed), in the same write (see `notificationAtEnd`), held by
+   * `holder`: the process that delivers it (for a run a worker carried out, the host that sent it).
+   * @param holder @default the run's lease owner
    */
-  transition(runId: string, to: RunStatus, patch?: RunPatch, data?: Record<string, unknown>): Promise<RunRecord | null>;
+  transition(runId: string, to: RunStatus, patch?: RunPatch, data?: Record<string, unknown>, holder?: string): Promise<RunRecord | null>;
+  /**
+   * Makes an active foreground run background (`promoted_at`, a warning of `kind`), so it
+   * notifies its parent when it ends; only while it is active, in one compare-and-set: a run that
+   * ended meanwhile keeps what its end decided. Resolves the run as it stands (null if none).
+   */
+  promote(runId: string, kind: string): Promise<RunRecord | null>;
   /** Changes non-state fields, with an optional event of the given type. */
   update(runId: string, patch: RunPatch, event?: { type: RunEventType; data: Record<string, unknown> }): Promise<RunRecord | null>;
   /**
@@ -88,7 +96,7 @@ export function createRunLedger({ store, bus, now, coordination, traceContext }:
       return run;
     },
 
-    async transition(runId, to, patch = {}, data = {}) {
+    async transition(runId, to, patch = {}, data = {}, holder) {
       const from = sourcesOf.get(to) ?? [];
       if (from.length === 0) throw new Error(`No state moves to ${to}`);
       const at = now();
@@ -106,7 +114,7 @@ export function createRunLedger({ store, bus, now, coordination, traceContext }:
       const event: NewRunEvent = { run_id: runId, at, type, data: finished ? { status: to, ...data } : data };
       // The notification is decided on the run as it stands at the move (a promotion may just
       // have made it background) and stored pending with its end, so a crash cannot lose it.
-      const patchFor = finished ? (current: RunRecord) => notificationAtEnd({ ...current, ...fullPatch, lease_owner: current.lease_owner }, to) : undefined;
+      const patchFor = finished ? (current: RunRecord) => notificationAtEnd({ ...current, ...fullPatch, lease_owner: holder ?? current.lease_owner }, to) : undefined;
       const run = await store.transitionRun({ id: runId, from, to, patch: fullPatch, patchFor, event });
       if (run) bus.publish({ type: 'run-event', run, event: { ...event, seq: event.seq ?? 0 } });
       if (run && finished && coordination) {
@@ -114,6 +122,23 @@ export function createRunLedger({ store, bus, now, coordination, traceContext }:
         if (isNotificationPending(run)) coordination.publish({ type: 'notification-pending', run_id: run.id, parent_session_id: run.parent_session_id });
       }
       return run;
+    },
+
+    async promote(runId, kind) {
+      // A queued run may start meanwhile: the move is tried again on the state it reached.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const current = await store.getRun(runId);
+        if (!current || isFinished(current.status) || current.mode === 'background') return current;
+        const at = now();
+        const event: NewRunEvent = { run_id: runId, at, type: 'warning', data: { kind } };
+        const patch: RunPatch = { mode: 'background', promoted_at: at, warnings: [...current.warnings, { kind, at }] };
+        const run = await store.transitionRun({ id: runId, from: [current.status], to: current.status, patch, event });
+        if (run) {
+          bus.publish({ type: 'run-event', run, event: { ...event, seq: event.seq ?? 0 } });
+          return run;
+        }
+      }
+      return store.getRun(runId);
     },
 
     async update(runId, patch, event) {

@@ -74,6 +74,13 @@ export interface RunManagerOptions {
   coordination?: Coordination;
   /** Called once when a run reaches a finished state (in this process). */
   onRunFinished?: (run: RunRecord) => void;
+  /**
+   * The process that announces the end of run `runId` to its parent, when not this one (a run
+   * this process carries out as a worker's job is announced by the host that sent it): a pending
+   * notification is held in its name, so that recovery knows whose death leaves it owed.
+   * @default this process
+   */
+  announcerOf?: (runId: string) => string | undefined;
   onError?: (error: unknown) => void;
 }
 
@@ -181,7 +188,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
   async function finish(runId: string, status: RunStatus, patch: Partial<RunRecord> = {}): Promise<RunRecord | null> {
     // Every caller passes the result, the error or the partial result, which the line shows.
     const merged = { result: null, error: null, partial_result: null, ...patch, status };
-    const run = await ledger.transition(runId, status, { ...patch, activity: finalActivity(merged) });
+    const run = await ledger.transition(runId, status, { ...patch, activity: finalActivity(merged) }, {}, options.announcerOf?.(runId) ?? ownerId);
     if (run) settle(run);
     return run;
   }

@@ -6,13 +6,17 @@ import type { CadreNotifications } from '../embed/app-notifications.ts';
 import type { CadreToolsOptions } from '../embed/app-tools.ts';
 import type { CadreRunPartWriter, WriteRunPartsOptions } from '../embed/write-run-parts.ts';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
-import type { CadreListener } from '../runs/run-bus.ts';
+import type { Coordination } from '../coordination/coordination.ts';
+import type { CadreListener, RunBus } from '../runs/run-bus.ts';
+import type { RunLedger } from '../runs/run-ledger.ts';
+import type { RunManager } from '../runs/run-manager.ts';
 import type { StopCause } from '../runs/run-stop.ts';
 import type { SessionTokens } from '../runs/token-budget.ts';
 import type { TurnResult } from '../sessions/session-runner.ts';
 import type { ApprovalRecord, RunRecord, SessionRecord } from '../store/records.ts';
 import type { StoreView } from '../store/store-view.ts';
 import type { StoreFailureError } from '../store/store-failure-error.ts';
+import type { Now, NowMs } from '../util/clock.ts';
 import type { RecoveryReport } from './recover-runs.ts';
 
 /** The cadre runtime: sessions with a primary agent, runs of subagents, and their lifecycle. */
@@ -79,4 +83,22 @@ export interface Cadre {
   /** Live events of this process. While anyone listens, model text is streamed (see `streaming`). */
   subscribe(listener: CadreListener): () => void;
   close(): Promise<void>;
+}
+
+/** A runtime and the parts another entry point builds on (a worker carrying out runs for hosts); not public API. */
+export interface CadreRuntime {
+  cadre: Cadre;
+  bus: RunBus;
+  runs: RunManager;
+  ledger: RunLedger;
+  coordination: Coordination;
+  ownerId: string;
+  now: Now;
+  nowMs: NowMs;
+  leaseMs: number;
+  /**
+   * Runs carried out as jobs for a host, with that host's lease owner id: their host announces
+   * their end to their parent, and holds their pending notification.
+   */
+  jobs: Map<string, string | undefined>;
 }

@@ -176,7 +176,7 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
     const claimed = await ledger.update(run.id, { lease_owner: ownerId, lease_expires_at: addMs(now(), leaseMs) });
     if (!claimed || isFinished(claimed.status)) return { status: claimed?.status ?? run.status };
     await job.hold(ownerId);
-    jobs.add(run.id);
+    jobs.set(run.id, data.host);
     active.add(run.id);
     runtime.active++;
     const unfollow = relay.follow(claimed, data);

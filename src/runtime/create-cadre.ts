@@ -7,7 +7,6 @@ import { createApprovalBroker } from '../approvals/approval-broker.ts';
 import { closeOrphanedApprovals } from '../approvals/close-orphaned-approvals.ts';
 import { createToolPolicy } from '../approvals/tool-policy.ts';
 import { resolveLimits } from '../config/limits.ts';
-import type { Coordination } from '../coordination/coordination.ts';
 import { createPollingCoordination } from '../coordination/polling-coordination.ts';
 import { shareProviderGates } from '../coordination/share-provider-gates.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
@@ -29,9 +28,9 @@ import { createAgentTools, mcpSecrets } from '../mcp/client/agent-tools.ts';
 import { createModelCatalog } from '../models/model-catalog.ts';
 import { createProviderGates } from '../models/provider-gates.ts';
 import { createSecretRedactor } from '../models/secret-redactor.ts';
-import { createRunBus, type RunBus } from '../runs/run-bus.ts';
-import { createRunLedger, type RunLedger } from '../runs/run-ledger.ts';
-import { createRunManager, type RunManager } from '../runs/run-manager.ts';
+import { createRunBus } from '../runs/run-bus.ts';
+import { createRunLedger } from '../runs/run-ledger.ts';
+import { createRunManager } from '../runs/run-manager.ts';
 import { createTokenBudget } from '../runs/token-budget.ts';
 import { createAutoResume } from '../sessions/auto-resume.ts';
 import { createNotifier } from '../sessions/notifier.ts';
@@ -44,32 +43,18 @@ import type { Store } from '../store/store.ts';
 import { storeView } from '../store/store-view.ts';
 import { createRuntimeTracing } from '../telemetry/runtime-tracing.ts';
 import { resolveTelemetry } from '../telemetry/telemetry-settings.ts';
-import { systemNow, systemNowMs, timeSortedId, type Now, type NowMs } from '../util/clock.ts';
+import { systemNow, systemNowMs, timeSortedId } from '../util/clock.ts';
 import { createWorkspaceTools } from '../tools/workspace-tools.ts';
-import type { Cadre } from './cadre.ts';
+import type { Cadre, CadreRuntime } from './cadre.ts';
 import type { CadreOptions } from './cadre-options.ts';
 import { deliverPendingNotifications } from './deliver-pending-notifications.ts';
 import { recoverRuns } from './recover-runs.ts';
+import { watchRunsElsewhere } from './watch-runs-elsewhere.ts';
 import { createSessionWakeups, waitForIdle } from './wait-for-idle.ts';
 import { isStoreFailure, watchStoreFailure } from './watch-store-failure.ts';
 
-export type { Cadre } from './cadre.ts';
+export type { Cadre, CadreRuntime } from './cadre.ts';
 export type { CadreOptions } from './cadre-options.ts';
-
-/** A runtime and the parts another entry point builds on (a worker carrying out runs for hosts); not public API. */
-export interface CadreRuntime {
-  cadre: Cadre;
-  bus: RunBus;
-  runs: RunManager;
-  ledger: RunLedger;
-  coordination: Coordination;
-  ownerId: string;
-  now: Now;
-  nowMs: NowMs;
-  leaseMs: number;
-  /** Runs carried out as jobs for a host: their host announces their end to their parent. */
-  jobs: Set<string>;
-}
 
 /**
  * Creates the cadre runtime on a store and a model.
@@ -158,14 +143,18 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     onAsk: (approvalId) => void store.getApproval(approvalId).then((approval) => approval && broker.relay(approval), report),
   });
   const executor = queued ?? createInProcessExecutor({ ...loops, ledger, budget, setup });
-  const jobs = new Set<string>();
+  const jobs = new Map<string, string | undefined>();
   const runs = createRunManager({
     store, bus, ledger, now, nowMs, newId, ownerId, coordination, onError: report,
     executor: tracing ? tracing.traceExecutor(executor) : executor,
     limits: { ...limits, leaseMs: options.leaseMs },
+    announcerOf: (runId) => jobs.get(runId),
     // A run carried out for a host (a job) is announced by that host, which hosts its parent.
     onRunFinished: (run) => void (jobs.has(run.id) || notifier.runFinished(run).catch(report)),
   });
+  /** Delivers the session's notifications that a dead process owed (see `deliverPendingNotifications`). */
+  const deliverOwed = (sessionId?: string) => deliverPendingNotifications({ store, notifier, ownerId, now, sessionId, leaseMs });
+  const elsewhere = watchRunsElsewhere({ store, runs, now, leaseMs, deliver: deliverOwed, onError: report });
   const delegation: DelegationServices = { store, ledger, budget, agents, limits, now, newId, runs, modelLabelFor: (name) => models.agentModel(agents.get(name)) ?? models.defaultLabel };
   const writer = createSessionWriter({ store, bus });
   const sessions = createSessionRunner({
@@ -183,7 +172,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
   const resumes = createAutoResume({
     delayMs: options.autoResumeDelayMs,
     resume: (sessionId) => sessions.resume(sessionId),
-    isBusy: (sessionId) => sessions.isBusy(sessionId) || runs.localRunsOf(sessionId) > 0 || notifier.pending(sessionId) > 0,
+    isBusy: (sessionId) => sessions.isBusy(sessionId) || runs.localRunsOf(sessionId) > 0 || notifier.pending(sessionId) > 0 || elsewhere.count(sessionId) > 0,
     onError: report,
   });
 
@@ -220,7 +209,9 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     async waitForIdle(sessionId, { signal } = {}) {
       // A failed store ends the wait: the runs it shows as running will not move in this process.
       const stopped = signal ? AbortSignal.any([signal, storeFailure.signal]) : storeFailure.signal;
-      await waitForIdle({ sessionId, store, wakeups, signal: stopped, isBusy: (id) => !resumes.isQuiet(id) });
+      // Before it counts as idle, a hosted session gets what a dead process owed it.
+      const beforeIdle = async (id: string) => resumes.isHosted(id) && (await deliverOwed(id)).length > 0;
+      await waitForIdle({ sessionId, store, wakeups, signal: stopped, isBusy: (id) => !resumes.isQuiet(id), beforeIdle });
       if (storeFailure.failure) throw storeFailure.failure;
     },
 
@@ -245,7 +236,9 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     async recover({ sessionId } = {}) {
       if (sessionId) resumes.host(sessionId);
       const recovered = await recoverRuns({ store, ledger, runs, ownerId, now, sessionId, leaseMs, notify: (run) => notifier.runFinished(run) });
-      const notified = await deliverPendingNotifications({ store, notifier, ownerId, now, sessionId, leaseMs });
+      // Runs that go on elsewhere (on workers) for a host that died are announced here when they end.
+      for (const run of await store.listRuns({ statuses: ['queued', 'running'], parent_session_id: sessionId })) if (!runs.isLocal(run.id)) elsewhere.watch(run);
+      const notified = await deliverOwed(sessionId);
       // Asks of dead processes would wait forever: their runs ask again when they repeat the call.
       await closeOrphanedApprovals({ store, ledger, now });
       return { ...recovered, notified };
@@ -272,6 +265,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     },
 
     async close() {
+      elsewhere.close();
       await stopWork();
       await queued?.close();
       gates.close();

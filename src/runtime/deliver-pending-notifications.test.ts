@@ -65,3 +65,28 @@ describe('deliverPendingNotifications', () => {
     await store.close();
   });
 });
+
+describe('waitForIdle of the runtime', () => {
+  it('delivers, before the session counts as idle, a notification a dead process owed it (a run that ended on a worker for a dead host), and auto-resumes on it', async () => {
+    const { createCadre } = await import('./create-cadre.ts');
+    const { scriptedLanguageModel } = await import('../testing/index.ts');
+    const store = createSqliteStore({ path: ':memory:' });
+    const cadre = createCadre({
+      store,
+      model: scriptedLanguageModel([
+        { when: { last_user_includes: '<subagent-notification>' }, turns: [{ text: 'Noted.' }] },
+        { turns: [{ text: 'Hello.' }] },
+      ]),
+    });
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'Hi');
+    // The run ended elsewhere after this process recovered the session; its holder is dead.
+    await store.insertRun(runFixture({ id: 'run_1', parent_session_id: session.id, mode: 'background', status: 'completed', ended_at: systemNow(), lease_owner: deadOwner, notification: { delivered_at: null, suppressed: false } }), eventFixture('run_1', 'run-queued'));
+    await cadre.waitForIdle(session.id);
+    const messages = await store.listMessages(session.id);
+    expect(messages.filter((message) => String(message.content).includes('run_id: run_1'))).toHaveLength(1);
+    expect(messages.at(-1)).toMatchObject({ role: 'assistant' });
+    expect((await store.getRun('run_1'))?.notification?.delivered_at).toBeTypeOf('string');
+    await cadre.close();
+  });
+});

@@ -1,4 +1,4 @@
-import { answerOrphanedCalls } from '../executors/answer-orphaned-calls.ts';
+import { answerOrphanedCalls, callerGoneWarning } from '../executors/answer-orphaned-calls.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
 import type { RunManager } from '../runs/run-manager.ts';
 import type { RunRecord } from '../store/records.ts';
@@ -81,7 +81,10 @@ export async function recoverRuns(options: RecoverRunsOptions): Promise<Recovery
   if (!options.sessionId) {
     for (const session of await store.listSessions({ primaryOnly: true })) if (session.status === 'running') transcripts.add(session.id);
   }
-  for (const sessionId of transcripts) await answerOrphanedCalls({ store, sessionId, now, leaseMs: options.leaseMs, takenOver: claimedIds });
+  // A foreground run another process still carries out (a worker) is promoted when the call that
+  // waited for it is answered: it notifies its parent when it ends.
+  const promote = (run: RunRecord) => ledger.promote(run.id, callerGoneWarning);
+  for (const sessionId of transcripts) await answerOrphanedCalls({ store, sessionId, now, leaseMs: options.leaseMs, takenOver: claimedIds, promote });
   for (const run of adopted) {
     runs.adopt(run);
     report.resumed.push(run.id);

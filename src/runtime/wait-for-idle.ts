@@ -46,6 +46,11 @@ export interface WaitForIdleOptions {
   /** Whether the session has a turn running or about to start. */
   isBusy: (sessionId: string) => boolean;
   signal?: AbortSignal;
+  /**
+   * One more look once the session seems idle: resolves true when it found something to do (a
+   * notification a dead process owed, delivered now), and the wait goes on. @default none
+   */
+  beforeIdle?: (sessionId: string) => Promise<boolean>;
   /** Checks again at least this often, for changes made by other processes. @default 200 */
   pollMs?: number;
 }
@@ -54,12 +59,12 @@ export interface WaitForIdleOptions {
  * Resolves when the session has no turn running or pending and none of its runs is queued or
  * running: what `cadre run` waits for before it returns.
  */
-export async function waitForIdle({ sessionId, store, wakeups, isBusy, signal, pollMs = 200 }: WaitForIdleOptions): Promise<void> {
+export async function waitForIdle({ sessionId, store, wakeups, isBusy, signal, beforeIdle, pollMs = 200 }: WaitForIdleOptions): Promise<void> {
   for (;;) {
     if (signal?.aborted) return;
     if (!isBusy(sessionId)) {
       const active = await store.listRuns({ parent_session_id: sessionId, statuses: ['queued', 'running'], limit: 1 });
-      if (active.length === 0 && !isBusy(sessionId)) return;
+      if (active.length === 0 && !isBusy(sessionId) && !(await beforeIdle?.(sessionId)) && !isBusy(sessionId)) return;
     }
     await new Promise<void>((resolve) => {
       const timer = setTimeout(done, pollMs);

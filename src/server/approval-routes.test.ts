@@ -34,7 +34,13 @@ describe('the approvals API', () => {
     const { cadre, app, post, notes } = setup();
     const { session_id: sessionId } = await (await post('/api/sessions', { prompt: 'Write a NOTE' })).json();
     const ask = await pendingAsk(app, sessionId);
-    expect(ask).toMatchObject({ agent: 'writer', tool: 'note', argument: 'docs/notes.md', status: 'pending' });
+    expect(ask).toMatchObject({
+      agent: 'writer',
+      tool: 'note',
+      argument: 'docs/notes.md',
+      status: 'pending',
+      preview: { kind: 'diff', path: 'docs/notes.md', diff: '--- /dev/null\n+++ b/docs/notes.md\n@@ -0,0 +1 @@\n+hello' },
+    });
     expect(notes).toEqual([]);
     expect((await (await app.request(`/api/approvals/${ask.id}`)).json()).approval.id).toBe(ask.id);
 

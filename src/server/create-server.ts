@@ -7,6 +7,7 @@ import type { Cadre } from '../runtime/create-cadre.ts';
 import { defaultLogger } from '../logging/default-logger.ts';
 import { errorLogger, type Logger } from '../logging/logger.ts';
 import type { Sandbox } from '../tools/sandbox/create-sandbox.ts';
+import type { WorkspaceTrustState } from '../config/workspace-trust.ts';
 import { createAgentRoutes } from './agent-routes.ts';
 import { createApprovalRoutes } from './approval-routes.ts';
 import { createAccessToken, guardPosts, isLoopbackHost, isWildcardHost, requireAccess, securityHeaders } from './dashboard-security.ts';
@@ -41,6 +42,19 @@ export interface DashboardAppOptions {
    * `GET /api/sandbox` (`{sandbox: null}` without one).
    */
   sandbox?: Pick<Sandbox, 'status'>;
+  /**
+   * Whether the workspace's own configuration is trusted (CONTRACT section 23), shown at the top
+   * of the page and at `GET /api/sandbox` as `workspace` (null without one).
+   */
+  workspace?: WorkspaceTrustView;
+}
+
+/** The workspace's trust as the dashboard shows it. */
+export interface WorkspaceTrustView {
+  /** `none`, `trusted`, `once`, `untrusted` or `changed`. */
+  state: WorkspaceTrustState;
+  /** What of its configuration was left out, one entry each (`mcpServers.evil (sh -c ...)`). */
+  leftOut: string[];
 }
 
 /** The default of {@link DashboardAppOptions.maxBodyBytes}: 1 MiB, far above any prompt a person types. */
@@ -55,7 +69,7 @@ export const defaultMaxBodyBytes = 1024 * 1024;
  * const app = createDashboardApp({ cadre });
  * const response = await app.request('/api/sessions');
  */
-export function createDashboardApp({ cadre, token = null, heartbeatMs, logger = defaultLogger(), onError: log = errorLogger(logger), maxBodyBytes = defaultMaxBodyBytes, sandbox }: DashboardAppOptions): Hono {
+export function createDashboardApp({ cadre, token = null, heartbeatMs, logger = defaultLogger(), onError: log = errorLogger(logger), maxBodyBytes = defaultMaxBodyBytes, sandbox, workspace }: DashboardAppOptions): Hono {
   // What the server logs passes the runtime's redactor, like everything else cadre logs.
   const onError = (error: unknown) => log(cadre.redactor.redactError(error));
   const app = new Hono();
@@ -77,7 +91,7 @@ export function createDashboardApp({ cadre, token = null, heartbeatMs, logger = 
   app.route('/api/sessions', createExportRoute({ cadre }));
   app.route('/api/runs', createRunRoutes({ cadre }));
   app.route('/api/approvals', createApprovalRoutes({ cadre }));
-  app.get('/api/sandbox', async (context) => context.json({ sandbox: sandbox === undefined ? null : await sandbox.status() }));
+  app.get('/api/sandbox', async (context) => context.json({ sandbox: sandbox === undefined ? null : await sandbox.status(), workspace: workspace ?? null }));
   app.route('/api/agents', createAgentRoutes({ cadre }));
 
   app.notFound((context) => context.json({ error: `No route ${context.req.method} ${context.req.path}.` }, 404));
@@ -107,6 +121,8 @@ export interface StartDashboardOptions {
   maxBodyBytes?: number;
   /** See {@link DashboardAppOptions.sandbox}. @default none shown */
   sandbox?: Pick<Sandbox, 'status'>;
+  /** See {@link DashboardAppOptions.workspace}. @default none shown */
+  workspace?: WorkspaceTrustView;
 }
 
 /** A running dashboard. */
@@ -127,9 +143,9 @@ export interface Dashboard {
  * const dashboard = await startDashboard({ cadre, port: 4317 });
  * console.log(`Dashboard: ${dashboard.url}`);
  */
-export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: givenToken, onError, logger, maxBodyBytes, sandbox }: StartDashboardOptions): Promise<Dashboard> {
+export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: givenToken, onError, logger, maxBodyBytes, sandbox, workspace }: StartDashboardOptions): Promise<Dashboard> {
   const token = givenToken ?? (isLoopbackHost(host) ? null : createAccessToken());
-  const app = createDashboardApp({ cadre, token, onError, logger, maxBodyBytes, sandbox });
+  const app = createDashboardApp({ cadre, token, onError, logger, maxBodyBytes, sandbox, workspace });
   return new Promise((resolve, reject) => {
     const server = serve({ fetch: app.fetch, hostname: host, port }, (info: AddressInfo) => {
       server.off('error', reject);

@@ -54,7 +54,7 @@ export function dashboardScript({ slowDelayMs = 20_000, streamDelayMs = 250 } = 
 /**
  * A cadre runtime on an in-memory store (or `store`), answering from {@link dashboardScript}, whose asks wait
  * for an answer (as `cadre serve` does). A prompt with `NOTE` starts the `writer`, whose `note`
- * tool (risk `write`) asks; each note it is allowed to write is added to `notes`.
+ * tool (risk `write`) asks, with a diff; each note it is allowed to write is added to `notes`.
  */
 export function createTestCadre(options: { slowDelayMs?: number; streamDelayMs?: number; notes?: string[]; limits?: Partial<Limits>; store?: Store } = {}): Cadre {
   const notes = options.notes ?? [];
@@ -64,6 +64,8 @@ export function createTestCadre(options: { slowDelayMs?: number; streamDelayMs?:
     risk: 'write',
     inputSchema: z.object({ path: z.string(), text: z.string() }),
     argument: ({ path }) => path,
+    // What its ask shows: a new file holding the note.
+    preview: ({ path, text }) => ({ kind: 'diff', path, diff: `--- /dev/null\n+++ b/${path}\n@@ -0,0 +1 @@\n+${text}` }),
     execute: ({ path, text }) => {
       notes.push(`${path}: ${text}`);
       return `wrote ${path}`;

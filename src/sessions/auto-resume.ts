@@ -26,6 +26,8 @@ export interface AutoResume {
   host(sessionId: string): void;
   /** The sessions served now. */
   hosted(): Iterable<string>;
+  /** Whether this process serves the session. */
+  isHosted(sessionId: string): boolean;
   /** Wakes a hosted session after the delay, unless a wake is pending already. */
   schedule(sessionId: string): void;
   /** Whether nothing goes on in the session here: no turn, run, notification or wake pending. */
@@ -48,6 +50,9 @@ export function createAutoResume(options: AutoResumeOptions): AutoResume {
     },
     hosted() {
       return hosted;
+    },
+    isHosted(sessionId) {
+      return hosted.has(sessionId);
     },
     schedule(sessionId) {
       if (!hosted.has(sessionId) || timers.has(sessionId)) return;

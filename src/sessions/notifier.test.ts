@@ -299,6 +299,18 @@ describe('notifier', () => {
     expect(notifier.pending('ses_1')).toBe(0);
   });
 
+  it('announces a run once when a second look, with the record read before the first delivery, asks again while the message is open', async () => {
+    const { store, ledger, notifier } = setup();
+    const stale = await endRun(ledger, 'run_1');
+    await notifier.runFinished(stale);
+    // A recovery sweep read the run while it was still pending; a later run joins the same message.
+    await notifier.runFinished(stale);
+    await notifier.runFinished(await endRun(ledger, 'run_2'));
+    const [message, ...more] = await notificationsOf(store);
+    expect(more).toEqual([]);
+    expect([...String(message.content).matchAll(/^run_id: (\S+)$/gm)].map((match) => match[1])).toEqual(['run_1', 'run_2']);
+  });
+
 });
 
 describe('deliveryOf', () => {

@@ -116,6 +116,8 @@ export function createNotifier(options: NotifierOptions): Notifier {
   function deliver(run: RunRecord): Promise<unknown> {
     const sessionId = run.parent_session_id;
     const current = open.get(sessionId);
+    // Announced by the open message already (a second look found it pending before it was stored).
+    if (current?.runs.some((each) => each.id === run.id)) return current.waiting?.stored ?? current.writes;
     if (current && canJoin(current)) {
       current.runs.push(run);
       current.message.content = renderNotification(current.runs);

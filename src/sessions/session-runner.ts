@@ -6,7 +6,7 @@ import { createPollingCoordination } from '../coordination/polling-coordination.
 import type { Limits } from '../config/limits.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
-import { answerOrphanedCalls } from '../executors/answer-orphaned-calls.ts';
+import { answerOrphanedCalls, callerGoneWarning } from '../executors/answer-orphaned-calls.ts';
 import { toModelMessages } from '../executors/message-codec.ts';
 import { createStepRecorder } from '../executors/step-recorder.ts';
 import { withNotices } from '../executors/run-setup.ts';
@@ -16,7 +16,7 @@ import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
 import type { RunManager } from '../runs/run-manager.ts';
 import { RunStopSignal, type StopCause } from '../runs/run-stop.ts';
 import { shortMessage } from '../runs/run-executor.ts';
-import type { MessageRecord, SessionRecord } from '../store/records.ts';
+import type { MessageRecord, RunRecord, SessionRecord } from '../store/records.ts';
 import { setBounded } from '../util/bounded-map.ts';
 import type { NewId } from '../util/clock.ts';
 import type { LoopContext } from '../executors/loop-context.ts';
@@ -100,7 +100,9 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   async function listMessages(sessionId: string) {
     let messages = await store.listMessages(sessionId);
     // Calls a dead process left without results (it crashed mid-step) are answered first.
-    if (await answerOrphanedCalls({ store, sessionId, now, leaseMs: options.leaseMs, messages })) messages = await store.listMessages(sessionId);
+    // Foreground runs such a call still waits for go on promoted: they notify when they end.
+    const promote = (run: RunRecord) => options.delegation.ledger.promote(run.id, callerGoneWarning);
+    if (await answerOrphanedCalls({ store, sessionId, now, leaseMs: options.leaseMs, messages, promote })) messages = await store.listMessages(sessionId);
     markSeen(sessionId, messages.at(-1)?.seq ?? 0);
     return messages;
   }

@@ -209,7 +209,16 @@ export interface ApprovalRecord {
   always: boolean;
   /** The process that waits for the answer. */
   owner: string | null;
+  /** What the call would do, as it stood when it asked; null for a tool that has no preview. */
+  preview: ApprovalPreview | null;
 }
+
+/**
+ * What an ask shows of its call, computed when it asks: the unified diff a file write or edit
+ * would make (`diff`, against the file as it was, or from nothing for a new file), or `bash`'s
+ * full command (`command`). Secrets are redacted; a long diff ends with a `... N more lines` line.
+ */
+export type ApprovalPreview = { kind: 'diff'; path: string; diff: string } | { kind: 'command'; command: string };
 
 /** An answer a person gave with "always": a rule for the rest of a session. */
 export interface SessionRuleRecord {

@@ -20,6 +20,7 @@ export function approvalFixture(overrides: Partial<ApprovalRecord> = {}): Approv
     resolved_by: null,
     always: false,
     owner: 'host:1:abc',
+    preview: null,
     ...overrides,
   };
 }
@@ -31,6 +32,10 @@ export function approvalCases({ store, reopen }: StoreCaseContext): void {
       const ask = approvalFixture({ argument: null, run_id: null });
       await store().insertApproval(ask);
       expect(await store().getApproval('apr_1')).toEqual(ask);
+      const edit = approvalFixture({ id: 'apr_2', tool: 'edit_file', argument: 'src/a.ts', preview: { kind: 'diff', path: 'src/a.ts', diff: '--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1 @@\n-one\n+two' } });
+      await store().insertApproval(edit);
+      expect(await store().getApproval('apr_2')).toEqual(edit);
+      expect((await store().listApprovals({ statuses: ['pending'] })).map((each) => each.preview)).toEqual([null, edit.preview]);
       expect(await store().getApproval('apr_missing')).toBeNull();
     });
 

@@ -1,6 +1,7 @@
 /**
- * `cadre/testing`: a scripted model for deterministic tests of agents, as an OpenAI-compatible
- * HTTP server or as an in-process AI SDK model, both driven by the same script.
+ * `cadre/testing`: a scripted model for deterministic tests of agents, as an HTTP server (OpenAI
+ * Chat Completions, Anthropic Messages and OpenAI Responses at once) or as an in-process AI SDK
+ * model, all driven by the same script.
  * @module
  */
 
@@ -22,6 +23,7 @@ export {
   type ScriptedToolCall,
   type ScriptedTurn,
   type ScriptedUsage,
+  type ScriptedWire,
 } from './script.ts';
 export { scriptedLanguageModel, type ScriptedLanguageModelOptions } from './scripted-language-model.ts';
-export { startScriptedServer, type ScriptedServer, type ScriptedServerOptions } from './scripted-server.ts';
+export { startScriptedServer, type ReceivedRequest, type ScriptedServer, type ScriptedServerOptions } from './scripted-server.ts';

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { countTurn } from './conversation.ts';
-import type { ScriptedMessage, ScriptedRequest } from './script.ts';
+import type { ScriptedMessage } from './script.ts';
 import type { ScriptedReply } from './scripted-responder.ts';
 import { splitIntoChunks } from './split-into-chunks.ts';
+import type { WireEvent, WireFormat, WireRequest } from './wire-format.ts';
 
 const contentSchema = z
   .union([z.string(), z.array(z.looseObject({ type: z.string(), text: z.string().optional() }))])
@@ -25,17 +26,11 @@ const requestSchema = z.looseObject({
   stream_options: z.looseObject({ include_usage: z.boolean().nullish() }).nullish(),
 });
 
-/** A Chat Completions request body, read as a scripted request. */
-export interface ParsedChatRequest {
-  request: ScriptedRequest;
-  includeUsage: boolean;
-}
-
 /**
  * Reads a Chat Completions request body.
  * @throws {z.ZodError} when the body is not a Chat Completions request
  */
-export function parseChatRequest(body: unknown): ParsedChatRequest {
+function parseChatRequest(body: unknown): WireRequest {
   const parsed = requestSchema.parse(body);
   const system: string[] = [];
   const messages: ScriptedMessage[] = [];
@@ -62,6 +57,7 @@ export function parseChatRequest(body: unknown): ParsedChatRequest {
   const stream = parsed.stream === true;
   return {
     request: {
+      wire: 'chat-completions',
       model: parsed.model,
       system: system.join('\n\n'),
       messages,
@@ -79,9 +75,16 @@ function textOf(content: z.infer<typeof contentSchema>): string {
   return content.flatMap((part) => (part.type === 'text' && part.text !== undefined ? [part.text] : [])).join('\n');
 }
 
-/** OpenAI's error JSON for a status and message. */
-export function errorBody(message: string, type: string): object {
-  return { error: { message, type, param: null, code: null } };
+/** OpenAI's error JSON for a message, with the type as scripted or OpenAI's for the status. */
+export function errorBody(message: string, type: string | undefined, status: number): object {
+  return { error: { message, type: type ?? openAIErrorType(status), param: null, code: null } };
+}
+
+/** OpenAI's error type for an HTTP status. */
+export function openAIErrorType(status: number): string {
+  if (status === 429) return 'rate_limit_error';
+  if (status >= 500) return 'server_error';
+  return 'invalid_request_error';
 }
 
 function usageOf(reply: ScriptedReply): object {
@@ -89,11 +92,13 @@ function usageOf(reply: ScriptedReply): object {
     prompt_tokens: reply.inputTokens,
     completion_tokens: reply.outputTokens,
     total_tokens: reply.inputTokens + reply.outputTokens,
+    // Only when there is something to say, as OpenAI-compatible servers without a cache do.
+    ...(reply.cacheReadTokens > 0 ? { prompt_tokens_details: { cached_tokens: reply.cacheReadTokens } } : {}),
   };
 }
 
 /** The non-streaming `chat.completion` body of a reply. */
-export function completionBody(reply: ScriptedReply, id: string, model: string): object {
+function completionBody(reply: ScriptedReply, id: string, model: string): object {
   const message: Record<string, unknown> = { role: 'assistant', content: reply.toolCalls.length > 0 && reply.text === '' ? null : reply.text };
   if (reply.toolCalls.length > 0) {
     message.tool_calls = reply.toolCalls.map((call) => ({
@@ -113,14 +118,8 @@ export function completionBody(reply: ScriptedReply, id: string, model: string):
   };
 }
 
-/** One `chat.completion.chunk` of a stream; `isDelta` marks the chunks `chunk_delay_ms` spaces out. */
-export interface StreamChunk {
-  body: object;
-  isDelta: boolean;
-}
-
 /** The chunks of a streamed reply, in OpenAI's format, before `data: [DONE]`. */
-export function streamChunks(reply: ScriptedReply, id: string, model: string, includeUsage: boolean): StreamChunk[] {
+function streamChunks(reply: ScriptedReply, id: string, model: string, includeUsage: boolean): WireEvent[] {
   const chunk = (choices: object[], extra: object = {}): object => ({
     id,
     object: 'chat.completion.chunk',
@@ -129,19 +128,33 @@ export function streamChunks(reply: ScriptedReply, id: string, model: string, in
     choices,
     ...extra,
   });
-  const delta = (value: object): StreamChunk => ({
-    body: chunk([{ index: 0, delta: value, finish_reason: null }]),
+  const delta = (value: object, characters = 0): WireEvent => ({
+    data: chunk([{ index: 0, delta: value, finish_reason: null }]),
     isDelta: true,
+    characters,
   });
-  const chunks: StreamChunk[] = [{ body: chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]), isDelta: false }];
-  for (const text of splitIntoChunks(reply.text, reply.chunkSize)) chunks.push(delta({ content: text }));
+  const chunks: WireEvent[] = [
+    { data: chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]), isDelta: false, characters: 0 },
+  ];
+  for (const text of splitIntoChunks(reply.text, reply.chunkSize)) chunks.push(delta({ content: text }, text.length));
   reply.toolCalls.forEach((call, index) => {
     chunks.push(delta({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
     for (const part of splitIntoChunks(call.arguments, reply.chunkSize)) {
       chunks.push(delta({ tool_calls: [{ index, function: { arguments: part } }] }));
     }
   });
-  chunks.push({ body: chunk([{ index: 0, delta: {}, finish_reason: reply.finishReason }]), isDelta: false });
-  if (includeUsage) chunks.push({ body: chunk([], { usage: usageOf(reply) }), isDelta: false });
+  chunks.push({ data: chunk([{ index: 0, delta: {}, finish_reason: reply.finishReason }]), isDelta: false, characters: 0 });
+  if (includeUsage) chunks.push({ data: chunk([], { usage: usageOf(reply) }), isDelta: false, characters: 0 });
   return chunks;
 }
+
+/** OpenAI's Chat Completions, `POST /v1/chat/completions`. */
+export const chatCompletionsWire: WireFormat = {
+  wire: 'chat-completions',
+  parse: parseChatRequest,
+  errorBody,
+  responseBody: (reply, sequence, { request }) => completionBody(reply, `chatcmpl-scripted-${sequence}`, request.model),
+  streamEvents: (reply, sequence, { request, includeUsage }) =>
+    streamChunks(reply, `chatcmpl-scripted-${sequence}`, request.model, includeUsage),
+  streamEnd: 'data: [DONE]\n\n',
+};

@@ -16,7 +16,7 @@ export interface ScriptedError {
   status: number;
   /** The error message (`error.message` in OpenAI's error JSON). */
   message: string;
-  /** OpenAI's `error.type`. @default by status: `rate_limit_error`, `server_error` or `invalid_request_error` */
+  /** The error's `type`. @default by status, in the wire's own words (OpenAI's `rate_limit_error`, Anthropic's `overloaded_error`, ...) */
   type?: string;
   /** Sent as the `retry-after` header: seconds, or an HTTP date. */
   retry_after?: number | string;
@@ -36,12 +36,19 @@ export interface ScriptedFault {
   after_chars?: number;
 }
 
-/** Token counts reported for a turn. */
+/**
+ * Token counts reported for a turn. `input_tokens` counts all input, cached or not, as OpenAI
+ * reports it; the Anthropic wire reports `input_tokens` minus both cache counts, as Anthropic does.
+ */
 export interface ScriptedUsage {
-  /** Reported as the prompt tokens. */
+  /** All input tokens: the prompt tokens. */
   input_tokens: number;
-  /** Reported as the completion tokens. */
+  /** Output tokens: the completion tokens. */
   output_tokens: number;
+  /** Of `input_tokens`, those read from the prompt cache (`cached_tokens` on OpenAI's wires). @default 0 */
+  cache_read_input_tokens?: number;
+  /** Of `input_tokens`, those written to the prompt cache (Anthropic's wire only). @default 0 */
+  cache_creation_input_tokens?: number;
 }
 
 /** One reply of the scripted model. */
@@ -62,7 +69,11 @@ export interface ScriptedTurn {
   fault?: ScriptedFault;
   /** Token counts. @default estimated as characters / 4 of the request and of the reply */
   usage?: ScriptedUsage;
-  /** OpenAI's `finish_reason`. @default `tool_calls` when the turn calls tools, else `stop` */
+  /**
+   * OpenAI's `finish_reason`. @default `tool_calls` when the turn calls tools, else `stop`. The other
+   * wires translate `stop`, `tool_calls` and `length` (Anthropic's `end_turn`, `tool_use`,
+   * `max_tokens`; an `incomplete` response on the Responses wire) and pass any other value through.
+   */
   finish_reason?: string;
 }
 
@@ -103,8 +114,13 @@ export interface ScriptedMessage {
   tool_call_id?: string;
 }
 
+/** The HTTP APIs the scripted server speaks, each on its own path under `/v1`. */
+export type ScriptedWire = 'chat-completions' | 'messages' | 'responses';
+
 /** A request as the scripted model sees it. */
 export interface ScriptedRequest {
+  /** The API the request came on; absent for the in-process model. */
+  wire?: ScriptedWire;
   /** The model id the client asked for. */
   model: string;
   /** The system message(s), joined with blank lines. */
@@ -148,7 +164,17 @@ const turnSchema = z.strictObject({
     })
     .optional(),
   fault: z.strictObject({ type: z.enum(['hang', 'reset']), after_chars: nonNegativeInteger.optional() }).optional(),
-  usage: z.strictObject({ input_tokens: nonNegativeInteger, output_tokens: nonNegativeInteger }).optional(),
+  usage: z
+    .strictObject({
+      input_tokens: nonNegativeInteger,
+      output_tokens: nonNegativeInteger,
+      cache_read_input_tokens: nonNegativeInteger.optional(),
+      cache_creation_input_tokens: nonNegativeInteger.optional(),
+    })
+    .refine((usage) => (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0) <= usage.input_tokens, {
+      message: 'cache_read_input_tokens and cache_creation_input_tokens are parts of input_tokens, so together at most input_tokens',
+    })
+    .optional(),
   finish_reason: z.string().min(1).optional(),
 });
 

@@ -48,7 +48,7 @@ export function scriptedLanguageModel(
     if (result.error !== undefined) {
       const { status, retry_after, retry_after_ms } = result.error;
       const message = result.error.message.replaceAll('{{authorization}}', callOptions.headers?.authorization ?? '');
-      const body = errorBody(message, result.error.type);
+      const body = errorBody(message, result.error.type, status);
       const responseHeaders: Record<string, string> = { 'content-type': 'application/json' };
       if (retry_after !== undefined) responseHeaders['retry-after'] = String(retry_after);
       if (retry_after_ms !== undefined) responseHeaders['retry-after-ms'] = String(retry_after_ms);
@@ -176,9 +176,14 @@ function faultyStreamOf(parts: LanguageModelV4StreamPart[], fault: ScriptedFault
 }
 
 function usageOf(reply: ScriptedReply): LanguageModelV4Usage {
-  const { inputTokens, outputTokens } = reply;
+  const { inputTokens, cacheReadTokens, cacheWriteTokens, outputTokens } = reply;
   return {
-    inputTokens: { total: inputTokens, noCache: inputTokens, cacheRead: 0, cacheWrite: undefined },
+    inputTokens: {
+      total: inputTokens,
+      noCache: inputTokens - cacheReadTokens - cacheWriteTokens,
+      cacheRead: cacheReadTokens,
+      cacheWrite: cacheWriteTokens > 0 ? cacheWriteTokens : undefined,
+    },
     outputTokens: { total: outputTokens, text: outputTokens, reasoning: 0 },
     raw: { prompt_tokens: inputTokens, completion_tokens: outputTokens, total_tokens: inputTokens + outputTokens },
   };

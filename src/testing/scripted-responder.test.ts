@@ -60,7 +60,9 @@ describe('createScriptedResponder', () => {
 
   it('answers with a 400 error naming the turn when no rule matches', async () => {
     const reply = await answer([{ when: { user_includes: 'nothing' }, turns: [] }], request([user('hello')]));
-    expect(reply.error).toMatchObject({ status: 400, type: 'invalid_request_error' });
+    // No type: each wire names a 400 in its own words.
+    expect(reply.error?.status).toBe(400);
+    expect(reply.error?.type).toBeUndefined();
     expect(reply.error?.message).toContain('"hello"');
   });
 

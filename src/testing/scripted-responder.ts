@@ -10,9 +10,15 @@ export interface ScriptedReply {
   delayMs: number;
   chunkSize: number;
   chunkDelayMs: number;
-  error: (ScriptedError & { type: string }) | undefined;
+  /** `type` stays as scripted: each wire has its own default for a status. */
+  error: ScriptedError | undefined;
   fault: ScriptedFault | undefined;
+  /** All input tokens, cached or not. */
   inputTokens: number;
+  /** Of `inputTokens`, those read from the prompt cache. */
+  cacheReadTokens: number;
+  /** Of `inputTokens`, those written to the prompt cache. */
+  cacheWriteTokens: number;
   outputTokens: number;
   finishReason: string;
 }
@@ -73,6 +79,8 @@ function toReply(turn: ScriptedTurn, conversation: Conversation, rule: number | 
     name: call.name,
     arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
   }));
+  const inputTokens = turn.usage?.input_tokens ?? Math.ceil(conversation.inputCharacters() / 4);
+  const cacheReadTokens = Math.min(turn.usage?.cache_read_input_tokens ?? 0, inputTokens);
   let outputCharacters = text.length;
   for (const call of toolCalls) outputCharacters += call.name.length + call.arguments.length;
   return {
@@ -83,16 +91,13 @@ function toReply(turn: ScriptedTurn, conversation: Conversation, rule: number | 
     // A respond function is not validated per call, so guard against a chunk size that never advances.
     chunkSize: Math.max(1, Math.floor(turn.chunk_size ?? 20)),
     chunkDelayMs: turn.chunk_delay_ms ?? 0,
-    error: turn.error === undefined ? undefined : { ...turn.error, type: turn.error.type ?? errorType(turn.error.status) },
+    error: turn.error,
     fault: turn.fault,
-    inputTokens: turn.usage?.input_tokens ?? Math.ceil(conversation.inputCharacters() / 4),
+    inputTokens,
+    // A respond function is not validated, so keep the cache counts within the input tokens.
+    cacheReadTokens,
+    cacheWriteTokens: Math.min(turn.usage?.cache_creation_input_tokens ?? 0, inputTokens - cacheReadTokens),
     outputTokens: turn.usage?.output_tokens ?? Math.ceil(outputCharacters / 4),
     finishReason: turn.finish_reason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
   };
-}
-
-function errorType(status: number): string {
-  if (status === 429) return 'rate_limit_error';
-  if (status >= 500) return 'server_error';
-  return 'invalid_request_error';
 }

@@ -57,7 +57,7 @@ describe('startScriptedServer', () => {
     const result = await generateText({ model, system: 'Be brief.', prompt: 'hi' });
     expect(result.text).toBe('Plain answer.');
     expect(server.requests).toEqual([
-      { model: 'scripted-model', system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }], tools: [], stream: false, turn: 0 },
+      { wire: 'chat-completions', model: 'scripted-model', system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }], tools: [], stream: false, turn: 0 },
     ]);
   });
 

@@ -2,10 +2,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
+import { anthropicMessagesWire, countTokensBody } from './anthropic-messages-format.ts';
 import { conversationFromRequest } from './conversation.ts';
-import { completionBody, errorBody, parseChatRequest, streamChunks } from './openai-chat-format.ts';
-import type { RespondFunction, Script, ScriptedFault, ScriptedRequest } from './script.ts';
+import { chatCompletionsWire, errorBody } from './openai-chat-format.ts';
+import { createResponsesWire } from './openai-responses-format.ts';
+import type { RespondFunction, Script, ScriptedFault, ScriptedRequest, ScriptedWire } from './script.ts';
 import { createScriptedResponder, type ScriptedReply } from './scripted-responder.ts';
+import { formatEvent, WireInputError, type WireFormat, type WireRequest } from './wire-format.ts';
 
 /** Options of {@link startScriptedServer}. */
 export interface ScriptedServerOptions {
@@ -15,44 +18,79 @@ export interface ScriptedServerOptions {
   port?: number;
   /** Only the loopback address: a scripted model has no business on a network. @default '127.0.0.1' */
   host?: '127.0.0.1';
-  /** Called with each chat request once its reply is chosen, e.g. to log it. */
+  /** Called with each model request (of any wire) once its reply is chosen, e.g. to log it. */
   onRequest?: (request: ScriptedRequest, reply: { rule: number | undefined }) => void;
 }
 
-/** A running scripted Chat Completions server. */
+/** An HTTP request as the server received it, whatever its route; headers are not kept, so no key is. */
+export interface ReceivedRequest {
+  method: string;
+  /** The path without the query string, e.g. `/v1/messages`. */
+  path: string;
+  /** The JSON body, or undefined when there was none or it was not JSON. */
+  body: unknown;
+}
+
+/** A running scripted model server. */
 export interface ScriptedServer {
-  /** `http://127.0.0.1:<port>` */
+  /** `http://127.0.0.1:<port>`: what Claude Code's `ANTHROPIC_BASE_URL` wants. */
   url: string;
-  /** `url` + `/v1`, the base URL an OpenAI-compatible client wants. */
+  /** `url` + `/v1`: the base URL OpenAI clients, the AI SDK's providers and Codex's `base_url` want. */
   baseURL: string;
-  /** Every chat request received, in arrival order. */
+  /** Every model request received (on any wire), in arrival order. */
   requests: ScriptedRequest[];
+  /** Every HTTP request received, model requests or not, in arrival order. */
+  received: ReceivedRequest[];
   /** Stops listening and drops open connections; pending delays end with them. Safe to call twice. */
   close(): Promise<void>;
 }
 
+const modelList = {
+  // Both OpenAI's list shape and Anthropic's, so that either client reads one model.
+  object: 'list',
+  data: [{ id: 'scripted', object: 'model', created: 0, owned_by: 'cadre', type: 'model', display_name: 'Scripted', created_at: '1970-01-01T00:00:00Z' }],
+  has_more: false,
+  first_id: 'scripted',
+  last_id: 'scripted',
+};
+
+const wireNames: Record<ScriptedWire, string> = {
+  'chat-completions': 'chat completions',
+  messages: 'messages',
+  responses: 'responses',
+};
+
 /**
- * Starts an OpenAI-compatible Chat Completions server that answers from a script:
- * `POST /v1/chat/completions` (streaming and not) and `GET /v1/models`.
+ * Starts a model server that answers from a script on three wires at once:
+ * OpenAI's Chat Completions (`POST /v1/chat/completions`), Anthropic's Messages
+ * (`POST /v1/messages`, and `POST /v1/messages/count_tokens`) and OpenAI's Responses
+ * (`POST /v1/responses`), each streaming and not, with `GET /v1/models` for all.
  * @throws {z.ZodError} when the script is invalid
  * @example
  * const server = await startScriptedServer({ script: [{ turns: [{ text: 'Hello.' }] }] });
  * const provider = createOpenAICompatible({ name: 'scripted', baseURL: server.baseURL, apiKey: 'test' });
+ * // or createAnthropic({ baseURL: server.baseURL, apiKey: 'test' }), createOpenAI({ baseURL: server.baseURL, apiKey: 'test' })
  * // ... then: await server.close();
  */
 export async function startScriptedServer(options: ScriptedServerOptions): Promise<ScriptedServer> {
   const { script, port = 0, host = '127.0.0.1', onRequest } = options;
   const respond = createScriptedResponder(script);
   const requests: ScriptedRequest[] = [];
+  const received: ReceivedRequest[] = [];
+  const wires: Record<string, WireFormat> = {
+    '/v1/chat/completions': chatCompletionsWire,
+    '/v1/messages': anthropicMessagesWire,
+    '/v1/responses': createResponsesWire(),
+  };
   let responseCount = 0;
 
-  async function handleChat(request: IncomingMessage, response: ServerResponse, signal: AbortSignal): Promise<void> {
-    let parsed;
+  async function handleModelRequest(wire: WireFormat, body: unknown, request: IncomingMessage, response: ServerResponse, signal: AbortSignal): Promise<void> {
+    let parsed: WireRequest;
     try {
-      parsed = parseChatRequest(JSON.parse(await readBody(request)));
+      parsed = wire.parse(body);
     } catch (error) {
-      const detail = error instanceof z.ZodError ? z.prettifyError(error) : (error as Error).message;
-      sendJson(response, 400, errorBody(`Invalid chat completions request: ${detail}`, 'invalid_request_error'));
+      const status = error instanceof WireInputError ? 404 : 400;
+      sendJson(response, status, wire.errorBody(`Invalid ${wireNames[wire.wire]} request: ${errorDetail(error)}`, undefined, status));
       return;
     }
     requests.push(parsed.request);
@@ -60,7 +98,7 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
     try {
       reply = await respond(conversationFromRequest(parsed.request));
     } catch (error) {
-      sendJson(response, 500, errorBody(`The respond function failed: ${(error as Error).message}`, 'server_error'));
+      sendJson(response, 500, wire.errorBody(`The respond function failed: ${(error as Error).message}`, undefined, 500));
       return;
     }
     onRequest?.(parsed.request, { rule: reply.rule });
@@ -73,33 +111,32 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
     if (reply.error !== undefined) {
       const { status, type, retry_after, retry_after_ms } = reply.error;
       // A provider that echoes the credential it was sent, as some do in their error messages.
-      const message = reply.error.message.replaceAll('{{authorization}}', request.headers.authorization ?? '');
+      const credential = request.headers.authorization ?? request.headers['x-api-key'];
+      const message = reply.error.message.replaceAll('{{authorization}}', String(credential ?? ''));
       const headers: Record<string, string> = {};
       if (retry_after !== undefined) headers['retry-after'] = String(retry_after);
       if (retry_after_ms !== undefined) headers['retry-after-ms'] = String(retry_after_ms);
-      sendJson(response, status, errorBody(message, type), headers);
+      sendJson(response, status, wire.errorBody(message, type, status), headers);
       return;
     }
     responseCount++;
-    const id = `chatcmpl-scripted-${responseCount}`;
-    const model = parsed.request.model;
     if (!parsed.request.stream) {
-      sendJson(response, 200, completionBody(reply, id, model));
+      sendJson(response, 200, wire.responseBody(reply, responseCount, parsed));
       return;
     }
     response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
     let deltas = 0;
     let sentCharacters = 0;
-    for (const [index, chunk] of streamChunks(reply, id, model, parsed.includeUsage).entries()) {
+    for (const [index, event] of wire.streamEvents(reply, responseCount, parsed).entries()) {
       if (fault !== undefined && index > 0 && sentCharacters >= (fault.after_chars ?? 0)) {
         await misbehave(fault, response, signal);
         return;
       }
-      if (chunk.isDelta && deltas++ > 0 && reply.chunkDelayMs > 0) await sleep(reply.chunkDelayMs, undefined, { signal });
-      sentCharacters += textLength(chunk.body);
-      response.write(`data: ${JSON.stringify(chunk.body)}\n\n`);
+      if (event.isDelta && deltas++ > 0 && reply.chunkDelayMs > 0) await sleep(reply.chunkDelayMs, undefined, { signal });
+      sentCharacters += event.characters;
+      response.write(formatEvent(event));
     }
-    response.end('data: [DONE]\n\n');
+    response.end(wire.streamEnd);
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -109,17 +146,29 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
       if (!response.writableFinished) disconnect.abort();
     });
     const path = new URL(request.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '');
+    const method = request.method ?? 'GET';
     try {
-      if (request.method === 'POST' && path === '/v1/chat/completions') {
-        await handleChat(request, response, disconnect.signal);
-      } else if (request.method === 'GET' && path === '/v1/models') {
-        sendJson(response, 200, { object: 'list', data: [{ id: 'scripted', object: 'model', created: 0, owned_by: 'cadre' }] });
+      const text = await readBody(request);
+      const body = jsonOrUndefined(text);
+      received.push({ method, path, body });
+      const wire = wires[path];
+      if (method === 'POST' && wire !== undefined) {
+        if (body === undefined) sendJson(response, 400, wire.errorBody(`The request body is not JSON: ${JSON.stringify(text.slice(0, 80))}`, undefined, 400));
+        else await handleModelRequest(wire, body, request, response, disconnect.signal);
+      } else if (method === 'POST' && path === '/v1/messages/count_tokens') {
+        countTokens(body, response);
+      } else if ((method === 'GET' || method === 'HEAD') && (path === '/v1/models' || path.startsWith('/v1/models/'))) {
+        const id = path.slice('/v1/models/'.length);
+        sendJson(response, 200, id === '' ? modelList : { ...modelList.data[0], id });
+      } else if (method === 'HEAD' && (path === '' || path === '/v1')) {
+        // Clients probe the base URL to see that something answers.
+        response.writeHead(200).end();
       } else {
-        sendJson(response, 404, errorBody(`No route for ${request.method} ${path}`, 'invalid_request_error'));
+        sendJson(response, 404, errorBody(`No route for ${method} ${path}`, undefined, 404));
       }
     } catch (error) {
       if (disconnect.signal.aborted) return;
-      if (!response.headersSent) sendJson(response, 500, errorBody((error as Error).message, 'server_error'));
+      if (!response.headersSent) sendJson(response, 500, errorBody((error as Error).message, undefined, 500));
       else response.destroy(error as Error);
     }
   }
@@ -138,6 +187,7 @@ export async function startScriptedServer(options: ScriptedServerOptions): Promi
     url,
     baseURL: `${url}/v1`,
     requests,
+    received,
     close() {
       closed ??= new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
@@ -179,9 +229,26 @@ async function misbehave(fault: ScriptedFault, response: ServerResponse, signal:
   await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }
 
-/** Characters of text content in a stream chunk. */
-function textLength(body: object): number {
-  const choices = (body as { choices?: Array<{ delta?: { content?: unknown } }> }).choices ?? [];
-  const content = choices[0]?.delta?.content;
-  return typeof content === 'string' ? content.length : 0;
+function jsonOrUndefined(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function errorDetail(error: unknown): string {
+  return error instanceof z.ZodError ? z.prettifyError(error) : (error as Error).message;
+}
+
+function countTokens(body: unknown, response: ServerResponse): void {
+  let counted: object;
+  try {
+    counted = countTokensBody(body);
+  } catch (error) {
+    sendJson(response, 400, anthropicMessagesWire.errorBody(`Invalid count_tokens request: ${errorDetail(error)}`, undefined, 400));
+    return;
+  }
+  sendJson(response, 200, counted);
 }

@@ -4,6 +4,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { z } from 'zod';
 import { CappedOutput } from './capped-output.ts';
 import { defineTool, ToolInputError } from './define-tool.ts';
+import { commandPreview } from './approval-previews.ts';
 import { killProcessGroup, trackProcessGroup } from './process-groups.ts';
 import type { CommandLaunch, Sandbox } from './sandbox/create-sandbox.ts';
 import { toolDescription } from './tool-description.ts';
@@ -71,6 +72,7 @@ export function createBashTool(options: BashToolOptions) {
     inputSchema,
     risk: 'exec',
     argument: (input) => input.command,
+    preview: (input) => commandPreview(input.command),
     // Under `sandbox.mode: required` without a sandbox, refused before anyone is asked to approve it.
     check: async () => sandbox?.check(),
     execute: async ({ command, timeout_seconds: timeoutSeconds = defaultTimeoutSeconds }, { abortSignal }) => {

@@ -1,6 +1,7 @@
 import { jsonSchema, tool, type Tool, type ToolExecutionOptions } from 'ai';
 import { z } from 'zod';
 import { originalTool } from '../loop/tool-pipeline.ts';
+import type { ApprovalPreview } from '../store/records.ts';
 import { ToolInputError } from './tool-input-error.ts';
 
 export { ToolInputError } from './tool-input-error.ts';
@@ -23,6 +24,11 @@ export interface ToolDefinition<INPUT> {
    * prefix (`bash(npm test*)`) match and what an approval shows. @default none
    */
   argument?: (input: INPUT) => string | undefined;
+  /**
+   * What an ask for approval shows of a call, computed when it asks: the diff a write would make,
+   * the full command. Secrets in it are redacted by whoever stores it. @default none
+   */
+  preview?: (input: INPUT) => Promise<ApprovalPreview | undefined> | ApprovalPreview | undefined;
   /**
    * Refuses a call that can never run (a path outside the workspace) by throwing a
    * {@link ToolInputError}: called before permission rules are consulted, so nobody is asked to
@@ -53,6 +59,8 @@ export interface ToolInfo {
   parse(input: unknown): unknown;
   /** The main argument of an input {@link ToolInfo.parse} returned. */
   argumentOfParsed(input: unknown): string | undefined;
+  /** What an ask shows of a call with an input {@link ToolInfo.parse} returned; see `ToolDefinition.preview`. */
+  previewOfParsed(input: unknown): Promise<ApprovalPreview | undefined>;
   /** The tool's own check (`ToolDefinition.check`) of a parsed input; undefined when it has none. */
   checkParsed(input: unknown): Promise<void> | void;
   /** The tool's `execute` on a parsed input, without checking it again. */
@@ -106,6 +114,7 @@ export function defineTool<INPUT>(definition: ToolDefinition<INPUT>): Tool {
     },
     parse,
     argumentOfParsed: (input) => argumentOf?.(input as INPUT),
+    previewOfParsed: async (input) => definition.preview?.(input as INPUT),
     checkParsed: (input) => definition.check?.(input as INPUT),
     executeParsed: (input, options) => definition.execute(input as INPUT, options),
   });

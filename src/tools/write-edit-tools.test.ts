@@ -139,3 +139,44 @@ describe('edit_file', () => {
     expect(await readFile(join(outside, 'secret.txt'), 'utf8')).toBe('outside');
   });
 });
+
+describe('what an ask shows of a write or an edit', () => {
+  const preview = (tool: Tool, input: unknown) => toolInfo(tool)!.previewOfParsed(toolInfo(tool)!.parse(input));
+
+  it('shows an edit as the diff of the file, CRLF files included, and changes nothing', async () => {
+    await writeFile(join(root, 'user.js'), 'const name = "a";\nexport default name;\n');
+    expect(await preview(editFileTool, { path: 'user.js', old_string: '"a"', new_string: '"b"' })).toEqual({
+      kind: 'diff',
+      path: 'user.js',
+      diff: '--- a/user.js\n+++ b/user.js\n@@ -1,2 +1,2 @@\n-const name = "a";\n+const name = "b";\n export default name;',
+    });
+    expect(await read('user.js')).toBe('const name = "a";\nexport default name;\n');
+    await writeFile(join(root, 'crlf.txt'), 'one\r\ntwo\r\n');
+    expect((await preview(editFileTool, { path: 'crlf.txt', old_string: 'one\ntwo', new_string: 'uno' }))).toMatchObject({ diff: '--- a/crlf.txt\n+++ b/crlf.txt\n@@ -1,2 +1 @@\n-one\r\n-two\r\n+uno\r' });
+  });
+
+  it('refuses an edit that cannot apply at its check, before anyone would be asked', async () => {
+    await writeFile(join(root, 'check.txt'), 'same\nsame\n');
+    const check = (input: unknown) => toolInfo(editFileTool)!.check(input).then(() => 'passed', (error: Error) => error.message);
+    expect(await check({ path: 'check.txt', old_string: 'missing', new_string: 'b' })).toContain('(0 matches)');
+    expect(await check({ path: 'check.txt', old_string: 'same', new_string: 'b' })).toContain('occurs 2 times');
+    expect(await check({ path: 'check.txt', old_string: 'same', new_string: 'b', replace_all: true })).toBe('passed');
+  });
+
+  it('shows a write as a diff against the file as it is, from nothing for a new file, and says when the file there is not text', async () => {
+    await writeFile(join(root, 'page.md'), '# Page\nOld text.\n');
+    expect(await preview(writeFileTool, { path: 'page.md', content: '# Page\nNew text.\n' })).toEqual({
+      kind: 'diff',
+      path: 'page.md',
+      diff: '--- a/page.md\n+++ b/page.md\n@@ -1,2 +1,2 @@\n # Page\n-Old text.\n+New text.',
+    });
+    expect(await preview(writeFileTool, { path: 'fresh/dir/page.md', content: 'Hi.\n' })).toEqual({ kind: 'diff', path: 'fresh/dir/page.md', diff: '--- /dev/null\n+++ b/fresh/dir/page.md\n@@ -0,0 +1 @@\n+Hi.' });
+    await writeFile(join(root, 'blob.bin'), Buffer.from([1, 0, 2]));
+    expect(await preview(writeFileTool, { path: 'blob.bin', content: 'text\n' })).toEqual({
+      kind: 'diff',
+      path: 'blob.bin',
+      diff: '--- a/blob.bin (not shown: it is not text)\n+++ b/blob.bin\n@@ -0,0 +1 @@\n+text',
+    });
+    expect(existsSync(join(root, 'fresh'))).toBe(false);
+  });
+});

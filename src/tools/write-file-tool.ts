@@ -4,6 +4,7 @@ import { toolDescription } from './tool-description.ts';
 import { resolveWritablePath } from './workspace-path.ts';
 import { createStoreFileGuard } from './store-file-guard.ts';
 import { writeRegularFile } from './write-regular-file.ts';
+import { writePreview } from './approval-previews.ts';
 
 const inputSchema = z.object({
   path: z.string({ error: 'required: a file path relative to the workspace root' }).min(1, 'must not be empty'),
@@ -14,7 +15,8 @@ const inputSchema = z.object({
  * `write_file {path, content}`: creates a file of the workspace (with its missing parent folders)
  * or replaces its whole content. The write is confined to the workspace like the read tools: no
  * path, `..` or symbolic link (of the file or of a parent folder) carries it outside, nor onto the
- * store's files (`storeFiles`).
+ * store's files (`storeFiles`). An ask shows the write as a unified diff against the file as it
+ * is, or from nothing for a new file.
  */
 export function createWriteFileTool({ root, maxBytes = 10 * 1024 * 1024, storeFiles = [] }: { root: string; maxBytes?: number; storeFiles?: readonly string[] | undefined }) {
   return defineTool({
@@ -24,6 +26,10 @@ export function createWriteFileTool({ root, maxBytes = 10 * 1024 * 1024, storeFi
     risk: 'write',
     argument: (input) => input.path,
     check: async ({ path }) => void (await resolveWritablePath(root, path, createStoreFileGuard(storeFiles))),
+    preview: async ({ path, content }) => {
+      const guard = createStoreFileGuard(storeFiles);
+      return writePreview(await resolveWritablePath(root, path, guard), content, maxBytes, guard);
+    },
     execute: async ({ path, content }) => {
       const bytes = Buffer.byteLength(content, 'utf8');
       if (bytes > maxBytes) throw new ToolInputError(`content is ${bytes} bytes, more than write_file writes (${maxBytes}).`);

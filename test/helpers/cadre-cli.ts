@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { loadScript, startScriptedServer, type ScriptedServer } from '../../src/testing/index.ts';
+import { loadScript, startScriptedServer, type ScriptedRequest, type ScriptedServer, type ScriptedTurn } from '../../src/testing/index.ts';
 
 /** The `cadre` executable under test. */
 export const cadreBin = resolve(import.meta.dirname, '..', '..', 'bin', 'cadre.js');
@@ -76,21 +76,23 @@ function e2eQueue(cwd: string): string | undefined {
 
 /**
  * Creates a {@link Workspace}; call `close()` when done.
- * @param options.script the scripted model's script. @default test/fixtures/script.yaml
+ * @param options.script the scripted model's script: a file, or a function answering each request. @default test/fixtures/script.yaml
  */
-export async function createWorkspace(options: { script?: string } = {}): Promise<Workspace> {
+export async function createWorkspace(options: { script?: string | ((request: ScriptedRequest) => ScriptedTurn) } = {}): Promise<Workspace> {
   const cwd = await mkdtemp(join(tmpdir(), 'cadre-e2e-'));
   await mkdir(join(cwd, 'src'));
   await writeFile(join(cwd, 'notes.txt'), 'Remember the milk.\n');
   await writeFile(join(cwd, 'src', 'app.ts'), 'export const app = 1;\n');
   const queue = e2eQueue(cwd);
-  await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ limits: { maxActivePerParent: 4 }, ...(queue ? { queue } : {}) }));
+  // The queue goes in the environment: a workspace's own file names one only once a person trusted it.
+  await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ limits: { maxActivePerParent: 4 } }));
   await mkdir(join(cwd, '.cadre', 'agents'), { recursive: true });
   await writeFile(join(cwd, '.cadre', 'agents', 'scout.md'), scoutAgent);
-  const server = await startScriptedServer({ script: await loadScript(options.script ?? resolve(import.meta.dirname, '..', 'fixtures', 'script.yaml')) });
+  const script = typeof options.script === 'function' ? options.script : await loadScript(options.script ?? resolve(import.meta.dirname, '..', 'fixtures', 'script.yaml'));
+  const server = await startScriptedServer({ script });
   const database = e2eDatabase(cwd);
   // Only what a child needs: no keys or cadre settings of the person running the tests.
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: cwd, NO_COLOR: '1', LANG: 'C.UTF-8' };
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: cwd, NO_COLOR: '1', LANG: 'C.UTF-8', ...(queue ? { CADRE_QUEUE: queue } : {}) };
 
   function start(args: readonly string[], options: { input?: string; env?: Record<string, string> } = {}): CadreProcess {
     const child = spawn(process.execPath, [cadreBin, ...args], { cwd, env: { ...env, ...options.env }, stdio: ['pipe', 'pipe', 'pipe'] });

@@ -43,7 +43,7 @@ describe.skipIf(!redisUrl || !postgresUrl)(`runs carried out by cadre worker pro
       expect(Date.parse(run.ended_at!) - stoppedAt).toBeLessThan(2_000);
       const result = await host.exited;
       expect(result.code, result.stderr).toBe(0);
-      expect(result.stdout).toBe('Noted the notification.\n');
+      expect(result.stdout).toBe('Started it in the background.\nNoted the notification.\n');
     }
     console.log(`stop across workers: stop request to run end ${latencies.map((latency) => latency.signal).join(', ')} ms; whole cadre stop command ${latencies.map((latency) => latency.command).join(', ')} ms`);
   }, 90_000);
@@ -81,7 +81,7 @@ describe.skipIf(!redisUrl || !postgresUrl)(`runs carried out by cadre worker pro
     const endedAfter = Date.now() - killedAt;
     console.log(`SIGKILL of a worker mid-run: resumed on the other worker after ${resumedAfter} ms, ended after ${endedAfter} ms`);
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toBe('Noted the notification.\n');
+    expect(result.stdout).toBe('Started it in the background.\nNoted the notification.\n');
     const shown = await show(runId);
     expect(shown.run).toMatchObject({ status: 'completed', result: { text: 'The long task is done.' } });
     const seqs = shown.events.map((event) => event.seq);

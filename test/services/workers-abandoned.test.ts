@@ -53,7 +53,7 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a run whose cadre worker processes k
     // The parent hears of it and answers: the host's turn on the notification ends the command.
     const result = await host.exited;
     expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toBe('Noted the notification.\n');
+    expect(result.stdout).toBe('Started it in the background.\nNoted the notification.\n');
     const { run, events } = await show(runId);
     expect(run.status).toBe('abandoned');
     expect(run.notification?.delivered_at).not.toBeNull();

@@ -20,18 +20,18 @@ mode: subagent
 You are the writer. Write what you are asked to.
 `;
 
-/** A workspace whose runs go to two `cadre worker` processes, on the test Postgres and Redis. */
-export async function workersWorkspace({ queue = redisUrl, database = postgresUrl }: { queue?: string; database?: string } = {}): Promise<Workspace> {
+/** A workspace whose runs go to two `cadre worker` processes, on the test Postgres and Redis; the model answers with `script` (by default workers-script.yaml). */
+export async function workersWorkspace({ queue = redisUrl, database = postgresUrl, script: scriptOf = script }: { queue?: string; database?: string; script?: NonNullable<Parameters<typeof createWorkspace>[0]>['script'] } = {}): Promise<Workspace> {
   const previous = { queue: process.env.CADRE_E2E_QUEUE_URL, postgres: process.env.CADRE_E2E_POSTGRES_URL };
-  process.env.CADRE_E2E_QUEUE_URL = queue;
-  process.env.CADRE_E2E_POSTGRES_URL = database;
+  const set = (name: string, value: string | undefined) => (value === undefined ? delete process.env[name] : (process.env[name] = value));
+  // Without a database URL, each workspace has its SQLite file (its workers run on this machine).
+  set('CADRE_E2E_QUEUE_URL', queue);
+  set('CADRE_E2E_POSTGRES_URL', database);
   try {
-    return await createWorkspace({ script });
+    return await createWorkspace({ script: scriptOf });
   } finally {
-    for (const [name, value] of [['CADRE_E2E_QUEUE_URL', previous.queue], ['CADRE_E2E_POSTGRES_URL', previous.postgres]] as const) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
+    set('CADRE_E2E_QUEUE_URL', previous.queue);
+    set('CADRE_E2E_POSTGRES_URL', previous.postgres);
   }
 }
 

@@ -28,7 +28,7 @@ async function throughRestart(workspace: Workspace, restart: () => Promise<void>
   const result = await Promise.race([host.exited, new Promise<never>((_, failed) => (late = setTimeout(() => void show(runId).then((shown) => failed(new Error(`cadre run did not end within 45 s of the restart; the run: ${JSON.stringify(shown.run)}; events: ${shown.events.map((event) => event.type).join(', ')}; cadre run said: ${host.output.stderr}; the workers said: ${workspace.workers.map((worker) => worker.output.stderr).join('\n---\n')}`)), failed), 45_000)))]).finally(() => clearTimeout(late));
   const endedAfterMs = Date.now() - restartedAt;
   expect(result.code, result.stderr).toBe(0);
-  expect(result.stdout).toBe('Noted the notification.\n');
+  expect(result.stdout).toBe('Started it in the background.\nNoted the notification.\n');
   const shown = await show(runId);
   expect(shown.run).toMatchObject({ status: 'completed', result: { text: 'The long task is done.' } });
   const seqs = shown.events.map((event) => event.seq);

@@ -526,6 +526,8 @@ function upsertApproval(approval) {
   field(card, 'agent').textContent = approval.agent;
   field(card, 'run').textContent = approval.run_id ?? '(primary agent)';
   field(card, 'summary').textContent = approval.argument === null ? approval.tool : `${approval.tool} ${approval.argument}`;
+  const preview = approvalPreview(approval.preview);
+  if (preview) field(card, 'summary').after(preview);
   field(card, 'id').textContent = approval.id;
   field(card, 'waiting').textContent = `waiting since ${formatTime(approval.created_at)}`;
   const answer = (decision, always) => attempt(async () => {
@@ -543,6 +545,29 @@ function upsertApproval(approval) {
   state.approvals.set(approval.id, card);
   placeApproval(approval.id, card);
   showSessionState();
+}
+
+/**
+ * What an ask would do, as the server computed it (`approval.preview`): a unified diff, its
+ * added, removed and hunk lines marked, or a command in full. Null when the ask has none.
+ */
+function approvalPreview(preview) {
+  if (!preview) return null;
+  const block = document.createElement('pre');
+  block.className = `approval-preview approval-preview-${preview.kind}`;
+  if (preview.kind === 'command') {
+    block.textContent = `$ ${preview.command}`;
+    return block;
+  }
+  block.title = preview.path;
+  for (const line of preview.diff.split('\n')) {
+    const row = document.createElement('span');
+    const kind = /^(---|\+\+\+) /.test(line) ? 'file' : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('... ') ? 'more' : 'same';
+    row.className = `diff-${kind}`;
+    row.textContent = `${line}\n`;
+    block.append(row);
+  }
+  return block;
 }
 
 /** An ask sits on its run's card; the primary agent's asks (and asks of runs not shown yet) above the runs. */
@@ -669,7 +694,8 @@ byId('stop-session').addEventListener('click', () => attempt(async () => {
 
 /** How bash is confined in this server's runtime: the same box for every run of every agent. */
 async function showSandbox() {
-  const { sandbox } = await api('/api/sandbox');
+  const { sandbox, workspace } = await api('/api/sandbox');
+  showWorkspaceTrust(workspace);
   const node = byId('sandbox');
   if (!sandbox) return;
   node.classList.toggle('unconfined', !sandbox.confined);
@@ -678,6 +704,17 @@ async function showSandbox() {
     : sandbox.mode === 'required'
       ? `No OS sandbox (${sandbox.reason}): bash is refused (sandbox.mode required)`
       : `No OS sandbox (${sandbox.reason}): bash commands run unconfined`;
+}
+
+/** Whether the workspace's own configuration is trusted (cadre trust), and what was left out when not. */
+function showWorkspaceTrust(workspace) {
+  const node = byId('workspace-trust');
+  if (!workspace || workspace.state === 'none') return;
+  const left = workspace.leftOut.join(', ');
+  node.classList.toggle('unconfined', workspace.leftOut.length > 0);
+  node.textContent = workspace.state === 'trusted' ? 'Workspace configuration: trusted'
+    : workspace.state === 'once' ? 'Workspace configuration: trusted for this server only (--trust)'
+    : `Workspace configuration ${workspace.state === 'changed' ? 'changed since trusted' : 'not trusted'}: left out ${left} (review it and run cadre trust)`;
 }
 
 setInterval(() => attempt(loadSessions), 10_000);

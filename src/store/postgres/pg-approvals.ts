@@ -1,11 +1,11 @@
 import type pg from 'pg';
-import type { ApprovalRecord, SessionRuleRecord } from '../records.ts';
+import type { ApprovalPreview, ApprovalRecord, SessionRuleRecord } from '../records.ts';
 import type { Store } from '../store.ts';
 import type { PgWork, PgWorkOptions } from './pg-batches.ts';
 
 type ApprovalMethods = Pick<Store, 'insertApproval' | 'getApproval' | 'listApprovals' | 'resolveApproval' | 'listSessionRules'>;
 
-const approvalColumns = 'id, session_id, run_id, agent, tool, argument, risk, summary, status, created_at, resolved_at, resolved_by, always, owner';
+const approvalColumns = 'id, session_id, run_id, agent, tool, argument, risk, summary, status, created_at, resolved_at, resolved_by, always, owner, preview';
 
 function approvalFromRow(row: Record<string, unknown>): ApprovalRecord {
   return {
@@ -23,6 +23,7 @@ function approvalFromRow(row: Record<string, unknown>): ApprovalRecord {
     resolved_by: (row.resolved_by as ApprovalRecord['resolved_by']) ?? null,
     always: row.always === true,
     owner: (row.owner as string | null) ?? null,
+    preview: typeof row.preview === 'string' ? (JSON.parse(row.preview) as ApprovalPreview) : null,
   };
 }
 
@@ -41,7 +42,7 @@ export function createPgApprovals({
     insertApproval(approval) {
       return write((client: pg.ClientBase) =>
         client
-          .query(`INSERT INTO approvals (${approvalColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`, [
+          .query(`INSERT INTO approvals (${approvalColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`, [
             approval.id,
             approval.session_id,
             approval.run_id,
@@ -56,6 +57,7 @@ export function createPgApprovals({
             approval.resolved_by,
             approval.always,
             approval.owner,
+            approval.preview === null ? null : JSON.stringify(approval.preview),
           ])
           .then(() => undefined),
       );

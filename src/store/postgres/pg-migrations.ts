@@ -140,6 +140,14 @@ export const pgMigrations: readonly PgMigration[] = [
       ALTER TABLE run_event_rows ADD COLUMN last_seq INTEGER;
     `,
   },
+  {
+    version: 3,
+    name: 'what an ask for approval shows of its call (a diff or a command)',
+    // JSON of an ApprovalPreview, as the SQLite store's schema 7; NULL for asks stored earlier.
+    sql: `
+      ALTER TABLE approvals ADD COLUMN preview TEXT;
+    `,
+  },
 ];
 
 /** The advisory lock that serializes migrations of every cadre process on one database. */

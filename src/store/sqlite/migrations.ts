@@ -162,6 +162,14 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE run_events ADD COLUMN last_seq INTEGER;
     `,
   },
+  {
+    version: 7,
+    name: 'what an ask for approval shows of its call (a diff or a command)',
+    // JSON of an ApprovalPreview; NULL for asks stored earlier and for tools without a preview.
+    sql: `
+      ALTER TABLE approvals ADD COLUMN preview TEXT;
+    `,
+  },
 ];
 
 /** The newest schema version this build writes. */

@@ -1,5 +1,5 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
-import type { ApprovalRecord, SessionRuleRecord } from '../records.ts';
+import type { ApprovalPreview, ApprovalRecord, SessionRuleRecord } from '../records.ts';
 import type { Store } from '../store.ts';
 
 type ApprovalMethods = Pick<Store, 'insertApproval' | 'getApproval' | 'listApprovals' | 'resolveApproval' | 'listSessionRules'>;
@@ -11,7 +11,7 @@ export interface SqliteApprovalDeps {
   ensureOpen: () => void;
 }
 
-const approvalColumns = 'id, session_id, run_id, agent, tool, argument, risk, summary, status, created_at, resolved_at, resolved_by, always, owner';
+const approvalColumns = 'id, session_id, run_id, agent, tool, argument, risk, summary, status, created_at, resolved_at, resolved_by, always, owner, preview';
 
 /**
  * The asks for approval and the session rules of the SQLite store. An answer is an
@@ -22,7 +22,7 @@ export function createSqliteApprovals({ prepared, write, ensureOpen }: SqliteApp
   return {
     insertApproval(approval) {
       return write(() => {
-        prepared(`INSERT INTO approvals (${approvalColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+        prepared(`INSERT INTO approvals (${approvalColumns}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
           approval.id,
           approval.session_id,
           approval.run_id,
@@ -37,6 +37,7 @@ export function createSqliteApprovals({ prepared, write, ensureOpen }: SqliteApp
           approval.resolved_by,
           approval.always ? 1 : 0,
           approval.owner,
+          approval.preview === null ? null : JSON.stringify(approval.preview),
         );
       });
     },
@@ -113,5 +114,6 @@ function approvalFromRow(row: Record<string, unknown>): ApprovalRecord {
     resolved_by: (row.resolved_by as ApprovalRecord['resolved_by']) ?? null,
     always: row.always === 1 || row.always === 1n,
     owner: (row.owner as string | null) ?? null,
+    preview: typeof row.preview === 'string' ? (JSON.parse(row.preview) as ApprovalPreview) : null,
   };
 }
