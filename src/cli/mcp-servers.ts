@@ -4,8 +4,8 @@ import { createMcpClients, type McpServerEntry } from '../mcp/client/mcp-clients
 import { projectMcpFileName, readProjectMcpServers, trustProjectMcpServers } from '../mcp/client/project-mcp-servers.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
-import { loadCliConfig } from './open-runtime.ts';
-import { trustedForCommand } from '../config/workspace-trust.ts';
+import { agentPlacesOf, loadCliConfig, mcpServersOf } from './open-runtime.ts';
+import { announceWorkspaceTrust, describeItem, leftOut, workspaceTrust } from './workspace-trust-lines.ts';
 
 /**
  * `cadre mcp trust [NAME...]`: a person trusts the servers of the project's `.mcp.json` (all, or
@@ -29,18 +29,26 @@ export async function mcpTrustCommand(context: CliContext, flags: RuntimeFlags, 
   return 0;
 }
 
-/** `cadre mcp list`: starts every MCP server agents may use and says what each offers, or why it failed. */
+/**
+ * `cadre mcp list`: starts every MCP server agents may use and says what each offers, or why it
+ * failed; servers of the workspace's configuration that wait for trust are listed as such, never
+ * started, and the workspace's trust line says what was left out, as every command does.
+ */
 export async function mcpListCommand(context: CliContext, flags: RuntimeFlags): Promise<number> {
+  const { loadAgents } = await import('../agents/load-agents.ts');
   const config = await loadCliConfig(context, flags);
-  const { userDirectory } = configLocations({ cwd: context.cwd, configFile: flags.config, env: context.env, home: context.env.HOME });
-  const project = await readProjectMcpServers({ cwd: context.cwd, userConfigDirectory: userDirectory, env: context.env, once: trustedForCommand(flags.trust, context.env) });
-  const servers: Record<string, McpServerEntry> = {};
-  const untrusted: string[] = [];
-  for (const server of project?.servers ?? []) {
-    if (server.trust === 'trusted') servers[server.name] = { config: server.config, source: projectMcpFileName };
-    else if (!(server.name in config.mcpServers)) untrusted.push(`${server.name} (${projectMcpFileName}, ${server.trust === 'new' ? 'not trusted: cadre mcp trust' : 'changed since trusted: cadre mcp trust'})`);
-  }
-  for (const [name, server] of Object.entries(config.mcpServers)) servers[name] = { config: server, source: config.configPath ?? 'configuration' };
+  const agents = await loadAgents(agentPlacesOf(context, flags, config));
+  const { servers, grant, project } = await mcpServersOf(context, flags, config, true);
+  announceWorkspaceTrust(context, workspaceTrust(context.cwd, [config.workspace, grant, agents.workspace]));
+  const untrusted = [
+    ...(project?.servers ?? [])
+      .filter((server) => server.trust !== 'trusted' && !(server.name in config.mcpServers))
+      .map((server) => `${server.name} (${projectMcpFileName}, ${server.trust === 'new' ? 'not trusted' : 'changed since trusted'}: cadre mcp trust)`),
+    // Servers of the workspace's cadre.config.json and agent files wait for `cadre trust`.
+    ...leftOut(workspaceTrust(context.cwd, [config.workspace, agents.workspace]))
+      .filter((item) => item.kind === 'program')
+      .map((item) => `${describeItem(item)}: not trusted (cadre trust)`),
+  ];
   const clients = createMcpClients({ servers, env: context.env, cwd: context.cwd });
   try {
     await clients.tools(Object.keys(servers));
@@ -52,7 +60,7 @@ export async function mcpListCommand(context: CliContext, flags: RuntimeFlags): 
         writeLine(context.stdout, `${server.name} (${server.source}): ${server.state === 'ready' ? `${server.tools.length} tools` : `${server.state}: ${server.error ?? 'unknown reason'}`}`);
         for (const tool of server.tools) writeLine(context.stdout, `  ${tool}`);
       }
-      for (const line of untrusted) writeLine(context.stdout, `${line}`);
+      for (const line of untrusted) writeLine(context.stdout, line);
       if (status.length === 0 && untrusted.length === 0) writeLine(context.stdout, 'No MCP servers configured (mcpServers in cadre.config.json, or a trusted .mcp.json).');
     }
     return status.some((server) => server.state !== 'ready') ? 1 : 0;

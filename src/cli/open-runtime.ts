@@ -9,6 +9,7 @@ import { ConfigError } from '../errors/config-error.ts';
 import { StoreFailureError } from '../store/store-failure-error.ts';
 import type { LanguageModelInstance } from '../models/resolve-model.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
+import type { ProjectMcpServers } from '../mcp/client/project-mcp-servers.ts';
 import type { McpServerEntry } from '../mcp/client/mcp-clients.ts';
 import type { Store } from '../store/store.ts';
 import type { Sandbox } from '../tools/sandbox/create-sandbox.ts';
@@ -161,7 +162,12 @@ export function agentPlacesOf(context: CliContext, flags: RuntimeFlags, config: 
  * equal names. The others are never started; `grant` says what they are, for the one line about
  * what the workspace left out. Problems of the file are said on stderr when `announce`.
  */
-export async function mcpServersOf(context: CliContext, flags: RuntimeFlags, config: CadreConfig, announce: boolean): Promise<{ servers: Record<string, McpServerEntry>; grant: WorkspaceGrant }> {
+export async function mcpServersOf(
+  context: CliContext,
+  flags: RuntimeFlags,
+  config: CadreConfig,
+  announce: boolean,
+): Promise<{ servers: Record<string, McpServerEntry>; grant: WorkspaceGrant; project: ProjectMcpServers | null }> {
   const { readProjectMcpServers } = await import('../mcp/client/project-mcp-servers.ts');
   const { userDirectory } = configLocations({ cwd: context.cwd, configFile: flags.config, env: context.env, home: context.env.HOME });
   const project = await readProjectMcpServers({ cwd: context.cwd, userConfigDirectory: userDirectory, env: context.env, once: trustedForCommand(flags.trust, context.env) });
@@ -171,7 +177,7 @@ export async function mcpServersOf(context: CliContext, flags: RuntimeFlags, con
   }
   for (const [name, server] of Object.entries(config.mcpServers)) servers[name] = { config: server, source: config.configPath ?? 'configuration' };
   if (announce && project && project.problems.length > 0) context.stderr.write(`cadre: ${project.path}: ${project.problems.join('; ')}\n`);
-  return { servers, grant: project?.grant ?? { part: '.mcp.json', items: [], hash: null, state: 'none' } };
+  return { servers, grant: project?.grant ?? { part: '.mcp.json', items: [], hash: null, state: 'none' }, project };
 }
 
 /**
