@@ -17,9 +17,6 @@ import { createScheduler, type Scheduler } from './scheduler.ts';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
 import { NotFoundError } from '../errors/not-found-error.ts';
 
-export type { ExecutionOutcome, RunExecutor } from './run-executor.ts';
-export { shortMessage } from './run-executor.ts';
-
 /** The limits the run manager enforces. */
 export interface RunManagerLimits {
   maxActivePerParent: number;
@@ -29,10 +26,7 @@ export interface RunManagerLimits {
   runTimeoutMs?: number;
   /** How long a lease lasts without renewal. @default 15000 */
   leaseMs?: number;
-  /**
-   * How often to look for stops requested by other processes, with the default (polling)
-   * coordination. @default 500
-   */
+  /** How often to look for stops requested by other processes, with the default (polling) coordination. @default 500 */
   stopPollMs?: number;
 }
 

@@ -3,7 +3,7 @@ import type { Coordination } from '../../coordination/coordination.ts';
 import { reportToDefaultLogger } from '../../logging/default-logger.ts';
 import type { RunBus } from '../../runs/run-bus.ts';
 import type { RunLedger } from '../../runs/run-ledger.ts';
-import type { ExecutionOutcome, RunExecutor } from '../../runs/run-manager.ts';
+import type { ExecutionOutcome, RunExecutor } from '../../runs/run-executor.ts';
 import { RunDetachSignal, RunStopSignal } from '../../runs/run-stop.ts';
 import { isFinished, type RunRecord } from '../../store/records.ts';
 import type { Store } from '../../store/store.ts';
