@@ -154,6 +154,7 @@ export {
   type SessionStatus,
   type SqliteStoreOptions,
   type Store,
+  type StoreView,
   StoreFailureError,
   type StoreFailureKind,
   type Usage,

@@ -193,7 +193,9 @@ describe.skipIf(skip)(title, () => {
   });
 
   it("shows tokens against the budgets, and a run whose process died as 'running (owner gone)' with its time stopped", async () => {
-    const budgeted = createTestCadre({ limits: { maxTokensPerRun: 5000, maxTokensPerSession: 100_000 } });
+    // The runtime's own store: cadre.store is a read-only view.
+    const budgetedStore = createSqliteStore({ path: ':memory:' });
+    const budgeted = createTestCadre({ limits: { maxTokensPerRun: 5000, maxTokensPerSession: 100_000 }, store: budgetedStore });
     const server = await startDashboard({ cadre: budgeted, port: 0 });
     try {
       const session = await budgeted.createSession();
@@ -202,7 +204,7 @@ describe.skipIf(skip)(title, () => {
       const started = new Date(Date.now() - 90_000).toISOString();
       const leaseEnded = new Date(Date.now() - 45_000).toISOString();
       const orphan = runFixture({ id: 'run_orphan', parent_session_id: session.id, description: 'orphaned work', status: 'running', created_at: started, started_at: started, lease_owner: 'gone-host:1:x', lease_expires_at: leaseEnded });
-      await budgeted.store.insertRun(orphan, { run_id: orphan.id, at: started, type: 'run-queued', data: {} });
+      await budgetedStore.insertRun(orphan, { run_id: orphan.id, at: started, type: 'run-queued', data: {} });
       const { total } = await budgeted.sessionTokens(session.id);
 
       const page = await context.newPage();

@@ -13,6 +13,7 @@ import { openRuntime, type OpenedRuntime } from './open-runtime.ts';
 import { createPlainView } from './plain-view.ts';
 import { quietConsole } from './quiet-console.ts';
 import { readPrompt } from './read-prompt.ts';
+import { createSessionWriter } from '../sessions/session-writer.ts';
 import type { RunView } from './run-view.ts';
 
 /** Options of `cadre run`. */
@@ -47,7 +48,7 @@ async function openSession(runtime: OpenedRuntime, flags: RunFlags) {
   // The session goes on with the model configured now (--model, CADRE_MODEL or the config file).
   const { describeModel } = await import('../models/describe-model.ts');
   const model = describeModel(config.model ?? session.model);
-  if (model !== session.model) await store.updateSession(session.id, { model });
+  if (model !== session.model) await createSessionWriter({ store }).setModel(session.id, model);
   // Runs left queued or running by a process that died are recovered by driveSession, once the
   // view listens, so every recovered run is shown.
   return { ...session, model };

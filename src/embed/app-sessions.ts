@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors/config-error.ts';
 import type { SessionRecord } from '../store/records.ts';
+import { createSessionWriter } from '../sessions/session-writer.ts';
 import type { Store } from '../store/store.ts';
 import type { Now } from '../util/clock.ts';
 
@@ -36,6 +37,7 @@ export interface AppSessions {
 
 /** Creates the {@link AppSessions} of a runtime. */
 export function createAppSessions({ store, now }: AppSessionsOptions): AppSessions {
+  const writer = createSessionWriter({ store });
   const opened = new Map<string, Promise<SessionRecord>>();
   const known = new Map<string, boolean>();
 
@@ -55,25 +57,14 @@ export function createAppSessions({ store, now }: AppSessionsOptions): AppSessio
       }
       return existing;
     }
-    const session: SessionRecord = {
-      id: sessionId,
-      agent: appLoopAgent,
-      model: appLoopAgent,
-      created_at: now(),
-      status: 'idle',
-      parent_run_id: null,
-      auto_resumes: 0,
-      user_canceled_at: null,
-    };
     try {
-      await store.createSession(session);
+      return await writer.create({ id: sessionId, agent: appLoopAgent, model: appLoopAgent, created_at: now() });
     } catch (error) {
       // Another process made it meanwhile.
       const made = await store.getSession(sessionId);
       if (!made || !isAppSession(made)) throw error;
       return made;
     }
-    return session;
   }
 
   return {

@@ -3,7 +3,7 @@ import { type Now, systemNow } from '../util/clock.ts';
 import type { RunRecord, SessionRecord, Usage } from '../store/records.ts';
 import { redactSecretsDeep } from '../store/redact-secrets.ts';
 import type { ExportedRun, SessionExport } from './session-export.ts';
-import type { Store } from '../store/store.ts';
+import type { StoreView } from '../store/store-view.ts';
 
 /** Options of `exportSession`. */
 export interface ExportSessionOptions {
@@ -26,7 +26,7 @@ export interface ExportSessionOptions {
  * const document = await exportSession(store, 'ses_01J...', { now: systemNow });
  */
 export async function exportSession(
-  store: Store,
+  store: StoreView,
   sessionId: string,
   { now = systemNow, limits = {} }: ExportSessionOptions = {},
 ): Promise<SessionExport> {
@@ -70,7 +70,7 @@ export async function exportSession(
  * The tokens of the session's own agent: the primary agent's, stored with the session; for a
  * child session, those of the runs that worked in it (a resumed run goes on in the same session).
  */
-async function agentUsageOf(store: Store, session: SessionRecord): Promise<Usage> {
+async function agentUsageOf(store: StoreView, session: SessionRecord): Promise<Usage> {
   const usage = { ...((await store.getSessionUsage(session.id)) ?? { input_tokens: 0, output_tokens: 0 }) };
   const run = session.parent_run_id === null ? null : await store.getRun(session.parent_run_id);
   if (run === null) return usage;
@@ -83,7 +83,7 @@ async function agentUsageOf(store: Store, session: SessionRecord): Promise<Usage
 }
 
 /** The runs a session started, oldest first, each with its own nested runs. */
-async function exportRuns(store: Store, sessionId: string, visitedSessions: Set<string>, usage: Usage): Promise<ExportedRun[]> {
+async function exportRuns(store: StoreView, sessionId: string, visitedSessions: Set<string>, usage: Usage): Promise<ExportedRun[]> {
   const exported: ExportedRun[] = [];
   for (const run of await store.listRuns({ parent_session_id: sessionId, order: 'oldest' })) {
     usage.input_tokens += run.usage.input_tokens;

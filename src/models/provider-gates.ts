@@ -1,3 +1,5 @@
+import { systemNowMs } from '../util/clock.ts';
+
 /** Waits `ms` unless `signal` aborts first (then rejects with its reason). */
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
@@ -43,7 +45,7 @@ export interface ProviderGatesOptions {
 }
 
 /** Creates the runtime's {@link ProviderGates}. */
-export function createProviderGates({ nowMs = Date.now, sleep = realSleep }: ProviderGatesOptions = {}): ProviderGates {
+export function createProviderGates({ nowMs = systemNowMs, sleep = realSleep }: ProviderGatesOptions = {}): ProviderGates {
   const closedUntil = new Map<string, number>();
   const openAt = (provider: string) => {
     const until = closedUntil.get(provider);

@@ -9,7 +9,8 @@ import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { systemNow, timeSortedId } from '../util/clock.ts';
 import { createRunBus } from './run-bus.ts';
 import { createRunLedger } from './run-ledger.ts';
-import { createRunManager, type ExecutionOutcome } from './run-manager.ts';
+import type { ExecutionOutcome } from './run-executor.ts';
+import { createRunManager } from './run-manager.ts';
 
 const cap = 2;
 

@@ -3,7 +3,8 @@ import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { sessionFixture } from '../store/store-fixtures.ts';
 import { createRunBus } from './run-bus.ts';
 import { createRunLedger } from './run-ledger.ts';
-import { createRunManager, type NewRunInput, type RunExecutor } from './run-manager.ts';
+import type { RunExecutor } from './run-executor.ts';
+import { createRunManager, type NewRunInput } from './run-manager.ts';
 
 describe('a run its executor could not carry on (a queue gave it up)', () => {
   it('ends abandoned with its partial text, and a background one leaves its notification pending', async () => {

@@ -1,40 +1,21 @@
 import type { Coordination } from '../coordination/coordination.ts';
 import { createPollingCoordination } from '../coordination/polling-coordination.ts';
-import type { RunErrorKind, RunMode, RunRecord, RunStatus } from '../store/records.ts';
+import type { RunMode, RunRecord, RunStatus } from '../store/records.ts';
 import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
-import type { NewId, Now } from '../util/clock.ts';
+import { systemNowMs, type NewId, type Now, type NowMs } from '../util/clock.ts';
 import { onAbort } from '../util/on-abort.ts';
 import { ownerIsGone } from '../util/owner-liveness.ts';
 import { activityEventData, finalActivity, renderActivity, type RunActivity } from './activity.ts';
 import { createLeaseKeeper } from './lease-keeper.ts';
 import type { RunBus } from './run-bus.ts';
 import type { RunLedger } from './run-ledger.ts';
+import { failedOutcome, type ExecutionOutcome, type RunExecutor } from './run-executor.ts';
+import { decideRunEnd } from './run-outcome.ts';
 import { RunDetachSignal, RunStopSignal, stoppedStatus, type StopCause } from './run-stop.ts';
 import { createScheduler, type Scheduler } from './scheduler.ts';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
 import { NotFoundError } from '../errors/not-found-error.ts';
-
-/** How a run's loop ended, as the executor reports it. */
-export interface ExecutionOutcome {
-  text: string;
-  lastText: string;
-  finishReason: string;
-  steps: number;
-  error?: { kind: Extract<RunErrorKind, 'model_error' | 'execution_error' | 'budget_exceeded'>; message: string };
-  /** A summary of the text for the parent (`summarize.enabled`), or why it failed; absent when none was tried. */
-  summary?: { summary: string | null; error: string | null };
-  /**
-   * Set when the run could not go on where it executed (its worker died and no other worker could
-   * resume it): the run ends `abandoned`, and this says why.
-   */
-  abandoned?: string;
-}
-
-/** Runs a run's loop somewhere (in this process, or on a worker). */
-export interface RunExecutor {
-  execute(run: RunRecord, signal: AbortSignal): Promise<ExecutionOutcome>;
-}
 
 /** The limits the run manager enforces. */
 export interface RunManagerLimits {
@@ -45,10 +26,7 @@ export interface RunManagerLimits {
   runTimeoutMs?: number;
   /** How long a lease lasts without renewal. @default 15000 */
   leaseMs?: number;
-  /**
-   * How often to look for stops requested by other processes, with the default (polling)
-   * coordination. @default 500
-   */
+  /** How often to look for stops requested by other processes, with the default (polling) coordination. @default 500 */
   stopPollMs?: number;
 }
 
@@ -76,6 +54,8 @@ export interface RunManagerOptions {
   bus: RunBus;
   ledger: RunLedger;
   now: Now;
+  /** The clock in epoch milliseconds (waits for runs of other processes). @default Date.now */
+  nowMs?: NowMs;
   newId: NewId;
   limits: RunManagerLimits;
   /** This process's identity in leases. */
@@ -123,6 +103,8 @@ export interface RunManager {
 
 interface Execution {
   controller: AbortController;
+  /** Settles when the run's execution is over here (its end written, or it was let go). */
+  done: Promise<void>;
   /** Set when this process shuts down: the run is left running for another process to resume. */
   detached?: boolean;
   stopCause?: StopCause;
@@ -136,6 +118,7 @@ const waitingForSlot: RunActivity = { kind: 'waiting_for_slot' };
 /** Creates the {@link RunManager}. */
 export function createRunManager(options: RunManagerOptions): RunManager {
   const { store, ledger, now, limits, ownerId, executor } = options;
+  const nowMs = options.nowMs ?? systemNowMs;
   const report = options.onError ?? reportToDefaultLogger;
   const coordination = options.coordination ?? createPollingCoordination({ store, pollMs: { 'stop-requested': limits.stopPollMs ?? 500 }, onError: report });
   // Stop requests of other processes are listened for while this process holds runs.
@@ -204,9 +187,14 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     return run;
   }
 
-  async function execute(runId: string): Promise<void> {
-    const execution: Execution = { controller: new AbortController() };
+  function execute(runId: string): Promise<void> {
+    let ended!: () => void;
+    const execution: Execution = { controller: new AbortController(), done: new Promise<void>((resolve) => (ended = resolve)) };
     executions.set(runId, execution);
+    return carryOut(runId, execution).finally(ended);
+  }
+
+  async function carryOut(runId: string, execution: Execution): Promise<void> {
     let timeout: NodeJS.Timeout | undefined;
     try {
       let run = await ledger.transition(runId, 'running', { lease_owner: ownerId, lease_expires_at: leaseUntil(), activity: { kind: 'waiting_for_model' } });
@@ -220,10 +208,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
           execution.controller.abort(new Error('timeout'));
         }, limits.runTimeoutMs);
       }
-      const outcome = await executor.execute(run, execution.controller.signal).catch(
-        (error: unknown): ExecutionOutcome => ({ text: '', lastText: '', finishReason: 'error', steps: 0, error: { kind: 'execution_error', message: shortMessage(error) } }),
-      );
-      const partial = outcome.lastText.trim() === '' ? null : outcome.lastText;
+      const outcome = await executor.execute(run, execution.controller.signal).catch((error: unknown): ExecutionOutcome => failedOutcome(error));
       if (execution.detached) {
         // Hand the run over at once: its lease ends now, so the next process recovers it (unless
         // a worker executes it and holds the lease).
@@ -231,24 +216,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         untrackLocal(run);
         return;
       }
-      if (execution.stopCause) {
-        await finish(runId, stoppedStatus(execution.stopCause), { partial_result: partial });
-      } else if (outcome.abandoned !== undefined) {
-        await finish(runId, 'abandoned', { partial_result: partial, error: null });
-      } else if (execution.timedOut) {
-        await finish(runId, 'failed', { partial_result: partial, error: { kind: 'timeout', message: `The run took longer than ${limits.runTimeoutMs} ms.` } });
-      } else if (outcome.error) {
-        await finish(runId, 'failed', { partial_result: partial, error: outcome.error });
-      } else if (outcome.text.trim() !== '') {
-        const text = outcome.text;
-        const summarized = outcome.summary?.summary != null;
-        const summary = outcome.summary ? { summarized, summary: outcome.summary.summary, summary_error: outcome.summary.error } : {};
-        await finish(runId, 'completed', { result: { text, truncated: !summarized && text.length > limits.maxResultChars, original_length: text.length, ...summary } });
-      } else if (outcome.finishReason === 'tool-calls' && outcome.steps >= run.max_turns) {
-        await finish(runId, 'failed', { partial_result: partial, error: { kind: 'max_turns', message: `The subagent used all ${run.max_turns} turns without a final answer.` } });
-      } else {
-        await finish(runId, 'completed_empty', { partial_result: partial });
-      }
+      const end = decideRunEnd(outcome, { stopCause: execution.stopCause, timedOut: execution.timedOut, runTimeoutMs: limits.runTimeoutMs, maxTurns: run.max_turns, maxResultChars: limits.maxResultChars });
+      await finish(runId, end.status, end.patch);
     } finally {
       clearTimeout(timeout);
       executions.delete(runId);
@@ -385,7 +354,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         execution.controller.abort(new RunDetachSignal());
       }
       // Wait for the loops to let go, so nothing writes after the store closes.
-      for (let attempt = 0; attempt < 200 && executions.size > 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 5));
+      await Promise.all(running.map(([, execution]) => execution.done));
     },
   };
 
@@ -405,11 +374,11 @@ export function createRunManager(options: RunManagerOptions): RunManager {
 
   /** Waits for a run another process executes to end (its `run-ended` signal), or for the timeout or abort. */
   async function waitRemote(runId: string, { signal, timeoutMs }: { signal?: AbortSignal; timeoutMs?: number }): Promise<RunRecord> {
-    const deadline = timeoutMs === undefined ? Infinity : Date.now() + timeoutMs;
+    const deadline = timeoutMs === undefined ? Infinity : nowMs() + timeoutMs;
     for (;;) {
       const run = await store.getRun(runId);
       if (!run) throw new NotFoundError('run', runId);
-      if (isFinished(run.status) || signal?.aborted || Date.now() >= deadline) return run;
+      if (isFinished(run.status) || signal?.aborted || nowMs() >= deadline) return run;
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
@@ -419,18 +388,11 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         };
         const off = coordination.subscribe('run-ended', runId, done);
         // Read again now and then: a signal may be lost on its way (a dropped connection).
-        const timer = setTimeout(done, Math.min(1_000, Math.max(1, deadline - Date.now())));
+        const timer = setTimeout(done, Math.min(1_000, Math.max(1, deadline - nowMs())));
         signal?.addEventListener('abort', done, { once: true });
       });
     }
   }
 
   return manager;
-}
-
-/** A short, stack-free message for models and records. */
-export function shortMessage(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  const firstLine = message.split('\n')[0].trim();
-  return firstLine.length > 300 ? `${firstLine.slice(0, 297)}...` : firstLine || 'Unknown error';
 }

@@ -8,7 +8,8 @@ import type { RunJobControl, RunWorker } from '../executors/bullmq/run-worker.ts
 import type { RunRecord } from '../store/records.ts';
 import { ownerIsGone } from '../util/owner-liveness.ts';
 import { isFinished } from '../store/records.ts';
-import { createCadre, runtimePartsOf, type Cadre, type CadreOptions } from './create-cadre.ts';
+import { createCadreRuntime, type CadreRuntime, type CadreOptions } from './create-cadre.ts';
+import { addMs } from '../util/clock.ts';
 
 /** Options of {@link createCadreWorker}: a runtime's options, without those of a host. */
 export interface CadreWorkerOptions extends Omit<CadreOptions, 'queue' | 'approvals' | 'approver' | 'coordination'> {
@@ -91,7 +92,7 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
   // One runtime per host setting (what asks do, which rules apply): a worker serves hosts that
   // differ in them, and a runtime's approvals are its own.
   interface Runtime {
-    cadre: Cadre;
+    runtime: CadreRuntime;
     unforward: () => void;
     /** Runs it carries out now. */
     active: number;
@@ -101,13 +102,13 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
   const retired = new Set<Runtime>();
   const close = async (runtime: Runtime) => {
     runtime.unforward();
-    await runtime.cadre.close();
+    await runtime.runtime.cadre.close();
   };
   function runtimeFor(data: RunJobData): Runtime {
     const key = JSON.stringify([data.approvals, data.permissions ?? null]);
     let entry = runtimes.get(key);
     if (!entry) {
-      const cadre = createCadre({
+      const runtime = createCadreRuntime({
         ...runtimeOptions,
         agents,
         workspace,
@@ -117,8 +118,8 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
         // The hosts decided when each run starts; nested runs of these take slots beside them.
         limits: { ...options.limits, maxActiveGlobal: Math.max(options.limits?.maxActiveGlobal ?? 64, concurrency * 2) },
       });
-      const unforward = relay.attach({ bus: runtimePartsOf(cadre).bus, watch: (listener) => cadre.subscribe(listener) });
-      runtimes.set(key, (entry = { cadre, unforward, active: 0 }));
+      const unforward = relay.attach({ bus: runtime.bus, watch: (listener) => runtime.cadre.subscribe(listener) });
+      runtimes.set(key, (entry = { runtime, unforward, active: 0 }));
     }
     return entry;
   }
@@ -139,7 +140,7 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
       // A reload that began before this version was read may have loaded an older one: once more then.
       for (let attempt = 0; attempt < 2; attempt++) {
         const changed = version !== undefined && version !== loadedVersion;
-        if (!changed && (attempt > 0 || runtimeFor(data).cadre.agents.get(name))) break;
+        if (!changed && (attempt > 0 || runtimeFor(data).runtime.cadre.agents.get(name))) break;
         reloading ??= reload(version).finally(() => (reloading = undefined));
         await reloading;
       }
@@ -167,12 +168,12 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
     if (!run) throw new Error(`No run ${data.run_id} in this worker's database; is it the hosts' database?`);
     if (isFinished(run.status)) return { status: run.status };
     const runtime = await knowAgent(run.agent, data);
-    const { runs, ledger, jobs, ownerId, leaseMs } = runtimePartsOf(runtime.cadre);
+    const { runs, ledger, jobs, ownerId, leaseMs, now, nowMs } = runtime.runtime;
     // BullMQ gave the job again while its holder may still carry the run out (it lost Redis for a
     // while, not its life): wait until that holder's lease in the store runs out or the run ends.
-    if (data.holder !== undefined && data.holder !== ownerId && run.lease_owner === data.holder && leaseAlive(run)) return job.later(1_000);
+    if (data.holder !== undefined && data.holder !== ownerId && run.lease_owner === data.holder && leaseAlive(run, nowMs())) return job.later(1_000);
     // The lease follows the job: stops and views find the run's executor through it.
-    const claimed = await ledger.update(run.id, { lease_owner: ownerId, lease_expires_at: new Date(Date.now() + leaseMs).toISOString() });
+    const claimed = await ledger.update(run.id, { lease_owner: ownerId, lease_expires_at: addMs(now(), leaseMs) });
     if (!claimed || isFinished(claimed.status)) return { status: claimed?.status ?? run.status };
     await job.hold(ownerId);
     jobs.set(run.id, data.host);
@@ -216,7 +217,7 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
   };
 }
 
-/** Whether the run's lease is held by a process that may still be alive. */
-function leaseAlive(run: RunRecord): boolean {
-  return run.lease_expires_at !== null && Date.parse(run.lease_expires_at) > Date.now() && !ownerIsGone(run.lease_owner);
+/** Whether the run's lease is held by a process that may still be alive, at `nowMs`. */
+function leaseAlive(run: RunRecord, nowMs: number): boolean {
+  return run.lease_expires_at !== null && Date.parse(run.lease_expires_at) > nowMs && !ownerIsGone(run.lease_owner);
 }

@@ -4,6 +4,7 @@ import type { Cadre } from '../runtime/create-cadre.ts';
 import { parseRunEvent } from '../runs/run-events.ts';
 import type { RunEventRecord } from '../store/records.ts';
 import { runFixture } from '../store/store-fixtures.ts';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { createDashboardApp, startDashboard } from './create-server.ts';
 import { createTestCadre, waitForRun } from './server-fixtures.ts';
 
@@ -16,12 +17,14 @@ afterEach(async () => {
 });
 
 function setup(token?: string) {
-  const cadre = createTestCadre();
+  // The runtime's own store: cadre.store is a read-only view.
+  const store = createSqliteStore({ path: ':memory:' });
+  const cadre = createTestCadre({ store });
   open.push(cadre);
   const app = createDashboardApp({ cadre, token, onError: (error) => { throw error; } });
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
     app.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json', ...headers } });
-  return { cadre, app, post };
+  return { cadre, app, post, store };
 }
 
 async function finishedSession(cadre: Cadre, prompt = 'Find the answer') {
@@ -300,11 +303,11 @@ describe('tokens and dead owners in the API', () => {
   });
 
   it('marks a run whose process died owner_gone, leaving its stored status', async () => {
-    const { cadre, app } = setup();
+    const { cadre, app, store } = setup();
     const session = await cadre.createSession();
     const past = new Date(Date.now() - 60_000).toISOString();
     const orphan = runFixture({ id: 'run_orphan', parent_session_id: session.id, status: 'running', started_at: past, lease_owner: 'gone-host:1:x', lease_expires_at: past });
-    await cadre.store.insertRun(orphan, { run_id: orphan.id, at: past, type: 'run-queued', data: {} });
+    await store.insertRun(orphan, { run_id: orphan.id, at: past, type: 'run-queued', data: {} });
     const { runs } = await (await app.request(`/api/sessions/${session.id}/runs`)).json();
     expect(runs).toEqual([expect.objectContaining({ id: 'run_orphan', status: 'running', owner_gone: true })]);
     const detail = await (await app.request('/api/runs/run_orphan')).json();

@@ -1,6 +1,6 @@
 import { notificationRun, type NotificationRun } from '../sessions/notification-runs.ts';
 import type { MessageRecord, RunRecord } from '../store/records.ts';
-import type { Store } from '../store/store.ts';
+import type { StoreView } from '../store/store-view.ts';
 
 /**
  * A message as the API shows it: the stored record, and for a notification (the user-role message
@@ -16,7 +16,7 @@ export interface MessageView extends MessageRecord {
  * `notification-deliver` event (`{session_id, message_seq}`). `runs` are runs the session started;
  * only those whose notification was delivered are read.
  */
-export async function notificationsOf(store: Store, sessionId: string, runs: readonly RunRecord[]): Promise<Map<number, NotificationRun[]>> {
+export async function notificationsOf(store: StoreView, sessionId: string, runs: readonly RunRecord[]): Promise<Map<number, NotificationRun[]>> {
   const delivered = runs.filter((run) => run.parent_session_id === sessionId && run.notification?.delivered_at != null);
   const seqs = await Promise.all(delivered.map(async (run) => {
     const events = await store.listRunEvents(run.id);
@@ -37,7 +37,7 @@ export async function notificationsOf(store: Store, sessionId: string, runs: rea
 }
 
 /** Messages as the API shows them ({@link MessageView}), given the runs the session started. */
-export async function viewMessages(store: Store, sessionId: string, messages: readonly MessageRecord[], runs: readonly RunRecord[]): Promise<MessageView[]> {
+export async function viewMessages(store: StoreView, sessionId: string, messages: readonly MessageRecord[], runs: readonly RunRecord[]): Promise<MessageView[]> {
   const announced = messages.some((message) => message.role === 'user') ? await notificationsOf(store, sessionId, runs) : new Map<number, NotificationRun[]>();
   return messages.map((message) => viewMessage(message, announced));
 }
@@ -46,7 +46,7 @@ export async function viewMessages(store: Store, sessionId: string, messages: re
  * One new message as the API shows it. A notification is stored in the same commit that marks
  * its runs delivered, each at or after the message's own time, so only those runs are read.
  */
-export async function viewNewMessage(store: Store, message: MessageRecord): Promise<MessageView> {
+export async function viewNewMessage(store: StoreView, message: MessageRecord): Promise<MessageView> {
   if (message.role !== 'user') return { ...message, notification: null };
   const runs = await store.listRuns({ parent_session_id: message.session_id });
   const candidates = runs.filter((run) => run.notification?.delivered_at != null && run.notification.delivered_at >= message.created_at);

@@ -1,6 +1,6 @@
 import type { MessageRecord, RunRecord, RunStatus, SessionRecord, Usage } from '../store/records.ts';
 import { viewRun, type RunView } from '../runs/run-owner.ts';
-import type { Store } from '../store/store.ts';
+import type { StoreView } from '../store/store-view.ts';
 import { sessionState, type SessionState } from '../sessions/session-state.ts';
 
 export { sessionState, type SessionState };
@@ -31,7 +31,7 @@ export function viewRuns(runs: readonly RunRecord[], now: string = new Date().to
  * Every run a session started, and the runs those runs' subagents started, oldest first.
  * Each run names its parent run in `parent_run_id`, so a view can nest them.
  */
-export async function listSessionRuns(store: Store, sessionId: string): Promise<RunRecord[]> {
+export async function listSessionRuns(store: StoreView, sessionId: string): Promise<RunRecord[]> {
   const collected: RunRecord[] = [];
   let sessionIds = [sessionId];
   // Depth is small (limits.maxDepth), so one query per session and level is cheap enough.
@@ -96,7 +96,7 @@ export function summaryOf(session: SessionRecord, { runs, agentUsage, messages, 
 }
 
 /** Reads what {@link summaryOf} needs of a session. */
-export async function readSessionParts(store: Store, sessionId: string): Promise<SessionParts> {
+export async function readSessionParts(store: StoreView, sessionId: string): Promise<SessionParts> {
   const [runs, agentUsage, messages, approvals] = await Promise.all([
     listSessionRuns(store, sessionId),
     store.getSessionUsage(sessionId),
@@ -107,12 +107,12 @@ export async function readSessionParts(store: Store, sessionId: string): Promise
 }
 
 /** {@link summaryOf} a session, read from the store. */
-export async function summarizeSession(store: Store, session: SessionRecord, now: string = new Date().toISOString()): Promise<SessionSummary> {
+export async function summarizeSession(store: StoreView, session: SessionRecord, now: string = new Date().toISOString()): Promise<SessionSummary> {
   return summaryOf(session, await readSessionParts(store, session.id), now);
 }
 
 /** The state of a session as it stands in the store now; null when there is no such session. */
-export async function readSessionState(store: Store, sessionId: string, now: string = new Date().toISOString()): Promise<SessionState | null> {
+export async function readSessionState(store: StoreView, sessionId: string, now: string = new Date().toISOString()): Promise<SessionState | null> {
   const [session, runs, approvals] = await Promise.all([
     store.getSession(sessionId),
     listSessionRuns(store, sessionId),

@@ -1,4 +1,4 @@
-import type { LanguageModel, TelemetryOptions, ToolSet } from 'ai';
+import type { LanguageModel, ToolSet } from 'ai';
 import type { AgentDefinition } from '../agents/agent-definition.ts';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
 import type { Coordination } from '../coordination/coordination.ts';
@@ -7,20 +7,21 @@ import type { Limits } from '../config/limits.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
 import { answerOrphanedCalls, callerGoneWarning } from '../executors/answer-orphaned-calls.ts';
-import { toModelMessages, toNewMessages } from '../executors/message-codec.ts';
+import { toModelMessages } from '../executors/message-codec.ts';
+import { createStepRecorder } from '../executors/step-recorder.ts';
+import { withNotices } from '../executors/run-setup.ts';
 import { createToolCallJournal } from '../executors/tool-call-journal.ts';
 import { runAgentLoop } from '../loop/agent-loop.ts';
 import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
-import type { SecretRedactor } from '../models/secret-redactor.ts';
-import type { RunBus } from '../runs/run-bus.ts';
 import type { RunManager } from '../runs/run-manager.ts';
 import { RunStopSignal, type StopCause } from '../runs/run-stop.ts';
-import { shortMessage } from '../runs/run-manager.ts';
-import type { MessageRecord, RunRecord, SessionRecord, SessionStatus } from '../store/records.ts';
-import type { Store } from '../store/store.ts';
+import { shortMessage } from '../runs/run-executor.ts';
+import type { MessageRecord, RunRecord, SessionRecord } from '../store/records.ts';
 import { setBounded } from '../util/bounded-map.ts';
-import type { NewId, Now } from '../util/clock.ts';
+import type { NewId } from '../util/clock.ts';
+import type { LoopContext } from '../executors/loop-context.ts';
 import { takeAndStore, type SessionInbox } from './session-inbox.ts';
+import { createSessionWriter, type SessionWriter } from './session-writer.ts';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
 import { NotFoundError } from '../errors/not-found-error.ts';
 
@@ -32,20 +33,13 @@ export interface TurnResult {
   error?: string;
 }
 
-/** Options of {@link createSessionRunner}. */
-export interface SessionRunnerOptions {
-  store: Store;
-  bus: RunBus;
+/** Options of {@link createSessionRunner}: the runtime's {@link LoopContext}, and what turns need besides. */
+export interface SessionRunnerOptions extends LoopContext {
   runs: RunManager;
   inbox: SessionInbox;
   agents: AgentRegistry;
   limits: Limits;
-  now: Now;
   newId: NewId;
-  /** This process's identity in leases: tool calls under way name it. */
-  ownerId: string;
-  /** Lease length, after which calls of a dead process on another host get their results. @default 15000 */
-  leaseMs?: number;
   delegation: DelegationServices;
   modelFor: (agent: AgentDefinition, session: SessionRecord) => LanguageModel;
   /** The agent's workspace tools for one session (MCP servers' tools among them, started if need be). */
@@ -57,12 +51,6 @@ export interface SessionRunnerOptions {
    * (input check, permission rules, redaction, stop), given the workspace tools `toolsFor` gave. @default none
    */
   toolMiddlewareFor?: (agent: AgentDefinition, session: SessionRecord, workspace: ToolSet) => readonly ToolMiddleware[];
-  /** Redacts the error a turn's loop ends with. @default nothing is redacted */
-  redactor?: SecretRedactor;
-  /** The AI SDK's telemetry settings of every loop. @default on only while someone receives it */
-  telemetry?: TelemetryOptions;
-  /** Whether a turn that starts now streams its text (someone watches live). @default always */
-  stream?: () => boolean;
   /**
    * Turns of all sessions running at once; more wait their turn. Bounds memory when thousands of
    * sessions wake together. @default 64
@@ -74,7 +62,8 @@ export interface SessionRunnerOptions {
   stopPollMs?: number;
   /** Where a person's stop of a session from another process is heard. @default polling the store */
   coordination?: Coordination;
-  onError?: (error: unknown) => void;
+  /** The writer of the sessions' records. @default one on `store` and `bus` */
+  writer?: SessionWriter;
   /** Runs each turn inside a span (telemetry); `resumed` tells an auto-resumed turn. @default untraced */
   traceTurn?: (sessionId: string, resumed: boolean, work: () => Promise<TurnResult>) => Promise<TurnResult>;
 }
@@ -124,10 +113,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     for (const message of messages) bus.publish({ type: 'message', message });
   }
 
-  async function setStatus(sessionId: string, status: SessionStatus, patch: Partial<SessionRecord> = {}): Promise<void> {
-    await store.updateSession(sessionId, { status, ...patch });
-    bus.publish({ type: 'session-status', session_id: sessionId, status });
-  }
+  const writer = options.writer ?? createSessionWriter({ store, bus });
+  const setStatus = writer.setStatus;
 
   /** Closes the session's inbox; what is left in it is stored, and wakes the session. */
   async function handBack(sessionId: string): Promise<void> {
@@ -187,6 +174,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       throw error;
     }
     const journal = createToolCallJournal({ store, sessionId, ownerId: options.ownerId, now });
+    const steps = createStepRecorder({ store, sessionId, journal, now, publish: (messages) => publishMessages(sessionId, messages) });
     try {
       const workspace = await options.toolsFor(agent, session);
       const tools: ToolSet = {
@@ -213,15 +201,12 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
           store.addSessionUsage(sessionId, { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens }).catch(report);
         },
         onStepFinish: async (step) => {
-          const { append, rewrite } = await journal.endStep(step.messages);
-          // The results go first: until the calls' message is rewritten, they count as under way.
-          const stored = await store.appendMessages(toNewMessages(sessionId, append, now()));
-          if (rewrite) await store.updateMessageContent(sessionId, rewrite.seq, rewrite.content);
-          publishMessages(sessionId, rewrite ? [rewrite, ...stored] : stored);
+          await steps.endStep(step.messages);
+          await steps.flush();
         },
       });
       // A step that never ended (stopped, failed) still answers every call it stored.
-      publishMessages(sessionId, await journal.finish());
+      await steps.finish();
       if (result.aborted) {
         const cause = RunStopSignal.causeOf(controller.signal);
         await setStatus(sessionId, 'canceled', cause === 'user' ? { user_canceled_at: now() } : {});
@@ -262,7 +247,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         const [stored] = await store.appendMessages([{ session_id: sessionId, role: 'user', content: text, created_at: now() }]);
         bus.publish({ type: 'message', message: stored });
         // A person spoke: auto-resume is allowed again.
-        return turn(sessionId, signal, false, store.updateSession(sessionId, { auto_resumes: 0, user_canceled_at: null }));
+        return turn(sessionId, signal, false, writer.allowAutoResume(sessionId));
       });
     },
 
@@ -273,7 +258,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         // Only a message nobody answered yet (a notification that came after the last model call) needs a turn.
         const newer = await store.listMessages(sessionId, { afterSeq: seen.get(sessionId) ?? 0 });
         if (newer.length === 0 || newer.at(-1)?.role !== 'user') return null;
-        return turn(sessionId, new AbortController().signal, true, store.updateSession(sessionId, { auto_resumes: session.auto_resumes + 1 }));
+        return turn(sessionId, new AbortController().signal, true, writer.countAutoResume(session));
       });
     },
 
@@ -317,7 +302,4 @@ function createSlots(size: number) {
   };
 }
 
-/** The agent's prompt with what it should know about its tools (an MCP server that did not start). */
-export function withNotices(system: string, notices: readonly string[]): string {
-  return notices.length === 0 ? system : `${system}\n\n${notices.map((notice) => `Note: ${notice}`).join('\n')}`;
-}
+export { withNotices } from '../executors/run-setup.ts';

@@ -21,6 +21,7 @@ export type {
   Usage,
 } from './records.ts';
 export type { ApprovalQuery, ApprovalResolution, GuardedRunChange, MessageCommit, MessageCommitResult, RunPatch, RunQuery, RunTransition, Store } from './store.ts';
+export type { StoreView } from './store-view.ts';
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.ts';
 export { openStore, type OpenStoreOptions } from './open-store.ts';
 export { StoreFailureError, type StoreFailureKind } from './store-failure-error.ts';

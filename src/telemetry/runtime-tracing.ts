@@ -1,6 +1,6 @@
 import type { TelemetryOptions } from 'ai';
 import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
-import type { ExecutionOutcome, RunExecutor } from '../runs/run-manager.ts';
+import type { ExecutionOutcome, RunExecutor } from '../runs/run-executor.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { setBounded } from '../util/bounded-map.ts';

@@ -1,6 +1,19 @@
 /** The current time as an ISO-8601 UTC string; injected so tests are deterministic. */
 export type Now = () => string;
 
+/** The current time in epoch milliseconds (throttles, deadlines, lease arithmetic); injected like {@link Now}. */
+export type NowMs = () => number;
+
+/** The real clock in epoch milliseconds. */
+export const systemNowMs: NowMs = function systemNowMs() {
+  return Date.now();
+};
+
+/** The time `ms` after `at` (an ISO string from a {@link Now}), as an ISO string. */
+export function addMs(at: string, ms: number): string {
+  return new Date(Date.parse(at) + ms).toISOString();
+}
+
 /** A new id with the given prefix (`run`, `ses`, `evt`) that sorts by creation time. */
 export type NewId = (prefix: string) => string;
 
@@ -16,7 +29,6 @@ export const systemNow: Now = function systemNow() {
   }
   return lastNow;
 };
-
 
 const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 let lastTime = 0;

@@ -3,11 +3,11 @@ import type { Coordination } from '../../coordination/coordination.ts';
 import { reportToDefaultLogger } from '../../logging/default-logger.ts';
 import type { RunBus } from '../../runs/run-bus.ts';
 import type { RunLedger } from '../../runs/run-ledger.ts';
-import type { ExecutionOutcome, RunExecutor } from '../../runs/run-manager.ts';
+import type { ExecutionOutcome, RunExecutor } from '../../runs/run-executor.ts';
 import { RunDetachSignal, RunStopSignal } from '../../runs/run-stop.ts';
 import { isFinished, type RunRecord } from '../../store/records.ts';
 import type { Store } from '../../store/store.ts';
-import type { Now } from '../../util/clock.ts';
+import { systemNowMs, type Now, type NowMs } from '../../util/clock.ts';
 import { ownerIsGone } from '../../util/owner-liveness.ts';
 import { connectionOf, parseQueueUrl, runQueueName, type QueueSettings, type RunJobData, type RunJobResult } from './run-job.ts';
 import { quietErrors } from './quiet-errors.ts';
@@ -24,6 +24,8 @@ export interface BullmqExecutorOptions {
   /** Carries stops to workers, and their runs' ends and live events back. */
   coordination: Coordination;
   now: Now;
+  /** The clock in epoch milliseconds (how often workers are told this process is watched). @default Date.now */
+  nowMs?: NowMs;
   /** This process's identity in leases: a run whose lease it still holds has not reached a worker. */
   ownerId: string;
   /** The absolute path of the workspace these runs' tools work in. */
@@ -66,6 +68,7 @@ export interface BullmqExecutor extends RunExecutor {
 export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExecutor {
   const { store, ledger, bus, coordination, now } = options;
   const report = quietErrors(options.onError ?? reportToDefaultLogger);
+  const nowMs = options.nowMs ?? systemNowMs;
   const settings = typeof options.queue === 'string' ? parseQueueUrl(options.queue) : options.queue;
   const checkMs = options.checkMs ?? 2_000;
   const stream = options.stream ?? (() => true);
@@ -89,8 +92,8 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
   let offOutput: (() => void) | undefined;
   function announceWatch(): void {
     const watched = stream();
-    if (watched && Date.now() - announcedAt >= watchRepeatMs) {
-      announcedAt = Date.now();
+    if (watched && nowMs() - announcedAt >= watchRepeatMs) {
+      announcedAt = nowMs();
       coordination.publish({ type: 'views-watched', host: options.ownerId, for_ms: watchRepeatMs * 3 });
     } else if (!watched && announcedAt !== 0) {
       announcedAt = 0;

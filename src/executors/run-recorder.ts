@@ -1,0 +1,231 @@
+import type { ModelMessage } from 'ai';
+import { activityEventData, lastSentence, renderActivity, toolActivity, type RunActivity } from '../runs/activity.ts';
+import type { RunBus } from '../runs/run-bus.ts';
+import type { RecordedEvent, RunLedger } from '../runs/run-ledger.ts';
+import type { RunEventType, RunRecord, Usage } from '../store/records.ts';
+import type { RunPatch, Store } from '../store/store.ts';
+import type { Now, NowMs } from '../util/clock.ts';
+import { createStepRecorder } from './step-recorder.ts';
+import type { ToolCallJournal } from './tool-call-journal.ts';
+
+/** Options of {@link createRunRecorder}. */
+export interface RunRecorderOptions {
+  run: RunRecord;
+  store: Pick<Store, 'appendMessages' | 'updateMessageContent'>;
+  ledger: Pick<RunLedger, 'record'>;
+  bus: RunBus;
+  now: Now;
+  nowMs: NowMs;
+  /** The journal of the run's tool calls. */
+  journal: Pick<ToolCallJournal, 'endStep' | 'finish'>;
+  /** The run's signal: once it aborted, activity is no longer written. */
+  signal: AbortSignal;
+  /** How often at most the run's activity is written to the store. @default 250 */
+  activityIntervalMs?: number;
+}
+
+/** A finished step as the recorder needs it. */
+export interface RecordedStep {
+  text: string;
+  finishReason: string;
+  usage: { inputTokens: number; outputTokens: number };
+  messages: readonly ModelMessage[];
+}
+
+/**
+ * Records a run while an executor carries it out, whatever drives it (cadre's loop, another agent
+ * program): its steps in the child session's transcript (a {@link StepRecorder}), its events, its
+ * turns and usage, and a throttled activity line, published live at once and stored with the
+ * step's rows at the end of the event-loop turn, in the order they happened. Every write is
+ * tracked: `close` waits for them and tells the first that failed.
+ */
+export interface RunRecorder {
+  /** The run as it stands now, for live events (the stored record lags by the throttle). */
+  readonly live: RunRecord;
+  /** The run's usage so far (its own and its summary's). */
+  readonly usage: Usage;
+  setActivity(activity: RunActivity): void;
+  /** Writes the rows held for the end of the event-loop turn now (before an event written straight to the run). */
+  writePending(): void;
+  stepStarted(stepNumber: number): void;
+  textDelta(delta: string, textSoFar: string): void;
+  toolCall(toolName: string, input: unknown): void;
+  toolResult(toolName: string, ok: boolean): void;
+  /** Counts the step's turn and usage and holds its rows; resolves once they are held. */
+  stepFinished(step: RecordedStep): Promise<void>;
+  /** Adds usage made outside the steps (a summary's). */
+  addUsage(usage: Usage): void;
+  /** Answers the calls of a step that never ended, and waits for every write so far. */
+  loopEnded(): Promise<void>;
+  /** The first write that failed, if any. */
+  writeError(): unknown;
+  /** Writes what is still held and waits for it; nothing is written for the run afterwards. */
+  close(): Promise<void>;
+}
+
+/** Creates the {@link RunRecorder} of one execution of a run. */
+export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
+  const { run, ledger, bus, now, nowMs, signal } = options;
+  const activityIntervalMs = options.activityIntervalMs ?? 250;
+  const steps = createStepRecorder({
+    store: options.store,
+    sessionId: run.child_session_id,
+    journal: options.journal,
+    now,
+    publish: (messages) => {
+      for (const message of messages) bus.publish({ type: 'message', message });
+    },
+  });
+  let turns = run.turns;
+  const usage = { ...run.usage };
+  let activity = run.activity;
+  /** The line of `activity`, which a change must alter to be shown. */
+  let activityText = run.last_activity ?? '';
+  let writtenActivity = activity;
+  let lastWrite = 0;
+  let pending: NodeJS.Timeout | undefined;
+  let sentenceAt = 0;
+  /** The text the activity line last took its sentence from. */
+  let summarized = '';
+  let live: RunRecord = run;
+
+  /** Writes not yet settled; the first failure among them, if any. */
+  const unsettled = new Set<Promise<unknown>>();
+  let writeError: unknown;
+  const track = (write: Promise<unknown>) => {
+    unsettled.add(write);
+    write.then(
+      () => unsettled.delete(write),
+      (error: unknown) => {
+        unsettled.delete(write);
+        writeError ??= error;
+      },
+    );
+  };
+
+  // A step's rows (its events, messages and counters) go to the store together at the end of
+  // the event-loop turn rather than one call each: the store commits no sooner than that anyway.
+  let stepEvents: RecordedEvent[] = [];
+  let stepPatch: RunPatch | undefined;
+  let stepFlush: NodeJS.Immediate | undefined;
+  /** Set once the run's outcome is decided: nothing more is written for it here. */
+  let closed = false;
+  const flushStep = () => {
+    clearImmediate(stepFlush);
+    stepFlush = undefined;
+    const [events, patch] = [stepEvents, stepPatch];
+    [stepEvents, stepPatch] = [[], undefined];
+    const messages = steps.flush();
+    if (messages) track(messages);
+    if (events.length > 0 || patch !== undefined) track(ledger.record(live, events, patch));
+  };
+  const writePending = () => {
+    if (stepFlush !== undefined) flushStep();
+  };
+  const queueStepWrite = () => {
+    stepFlush ??= setImmediate(flushStep);
+  };
+  const addEvent = (type: RunEventType, data: Record<string, unknown>, announced = false) => {
+    stepEvents.push({ type, data, at: now(), run: live, announced });
+    queueStepWrite();
+  };
+
+  const writeActivity = () => {
+    pending = undefined;
+    if (activity === writtenActivity || signal.aborted) return;
+    writtenActivity = activity;
+    lastWrite = nowMs();
+    // With the step's rows, so the stored events keep the order they happened in; published
+    // live in setActivity already.
+    stepPatch = { ...stepPatch, activity };
+    if (activity !== null) addEvent('activity', activityEventData(activity), true);
+  };
+  const setActivity = (next: RunActivity) => {
+    if (closed) return;
+    const text = renderActivity(next);
+    if (text === '' || text === activityText) return;
+    activity = next;
+    activityText = text;
+    live = { ...live, activity: next, last_activity: text };
+    bus.publish({ type: 'run-event', run: live, event: { type: 'activity', at: now(), data: activityEventData(next) } });
+    const wait = activityIntervalMs - (nowMs() - lastWrite);
+    if (wait <= 0) writeActivity();
+    else pending ??= setTimeout(writeActivity, wait);
+  };
+
+  return {
+    get live() {
+      return live;
+    },
+    usage,
+    setActivity,
+    writePending,
+    stepStarted(stepNumber) {
+      addEvent('step-start', { step: turns + 1 });
+      if (stepNumber > 0 || activity === null || activity.kind === 'queued' || activity.kind === 'waiting_for_slot') setActivity(waitingForModel);
+    },
+    textDelta(delta, textSoFar) {
+      bus.publish({ type: 'text-delta', session_id: run.child_session_id, text: delta });
+      // The line shows at most 80 characters of the text's end: look at its tail, and not
+      // on every delta (a long answer arrives in hundreds of them).
+      const at = nowMs();
+      if (at - sentenceAt < sentenceIntervalMs && delta !== textSoFar) return;
+      sentenceAt = at;
+      // A word still arriving is left out until it is whole.
+      const whole = delta === textSoFar || /\s$/.test(textSoFar) ? textSoFar : textSoFar.replace(/\S+$/, '');
+      summarized = whole;
+      setActivity({ kind: 'text', text: lastSentence(whole.slice(-sentenceWindow)) });
+    },
+    toolCall(toolName, input) {
+      const call = toolActivity(toolName, input);
+      addEvent('tool-call-start', { tool: toolName, label: renderActivity(call) });
+      // An ask for approval may have been shown before the call's stream part got here.
+      if (activity?.kind !== 'awaiting_approval') setActivity(call);
+    },
+    toolResult(toolName, ok) {
+      addEvent('tool-call-end', { tool: toolName, ok });
+    },
+    async stepFinished(step) {
+      // The throttle may have skipped the answer's end (or cut its last word).
+      if (step.finishReason !== 'tool-calls' && step.text !== summarized && step.text.trim() !== '') setActivity({ kind: 'text', text: lastSentence(step.text.slice(-sentenceWindow)) });
+      turns++;
+      usage.input_tokens += step.usage.inputTokens;
+      usage.output_tokens += step.usage.outputTokens;
+      live = { ...live, turns, usage: { ...usage } };
+      // The loop goes on without waiting for the step's rows (the run's end waits for all of
+      // them, and fails if one was refused).
+      await steps.endStep(step.messages);
+      stepPatch = { ...stepPatch, turns, usage: { ...usage } };
+      queueStepWrite();
+    },
+    addUsage(more) {
+      usage.input_tokens += more.input_tokens;
+      usage.output_tokens += more.output_tokens;
+    },
+    async loopEnded() {
+      writePending();
+      // A step that never ended (stopped, failed) still answers every call it stored.
+      track(steps.finish());
+      clearTimeout(pending);
+      await Promise.allSettled(unsettled);
+    },
+    writeError() {
+      return writeError;
+    },
+    async close() {
+      // Rows queued since (the summary's activity) are stored before the run's end; after it,
+      // nothing this run's loop does is written (a late change would land after the end).
+      closed = true;
+      clearTimeout(pending);
+      writePending();
+      await Promise.allSettled(unsettled);
+    },
+  };
+}
+
+const waitingForModel: RunActivity = { kind: 'waiting_for_model' };
+
+/** How often at most the activity line follows streamed text. */
+const sentenceIntervalMs = 100;
+/** Enough of the text's end to find its last sentence as the (≤ 80 characters) line shows it. */
+const sentenceWindow = 240;
