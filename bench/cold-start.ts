@@ -105,7 +105,10 @@ export async function runColdStart(options: ColdStartOptions): Promise<string> {
     });
     return [
       `## Cold start (${options.rounds} runs of each command, median, after ${options.warmUp} warm-up runs)\n`,
-      markdownTable(['command', 'median ms', 'min ms', 'p90 ms', '× bare node (median)', '× bare node (min)', 'CPU ms (median)', 'target (median)', 'met'], rows),
+      markdownTable(
+        ['command', 'median ms', 'min ms', 'p90 ms', '× bare node (median)', '× bare node (min)', 'CPU ms (median)', 'target (median)', 'met'],
+        rows,
+      ),
       '',
     ].join('\n');
   } finally {

@@ -20,7 +20,10 @@ import { createBenchModel } from './bench-model.ts';
 import { bareFanOutRound } from './fanout-bare.ts';
 import { collectGarbage, fixed, markdownTable, median, quantile } from './measure.ts';
 
-const { values, positionals } = parseArgs({ options: { rounds: { type: 'string', default: '100' }, sqlite: { type: 'boolean', default: false }, 'fan-out': { type: 'string', default: '20' } }, allowPositionals: true });
+const { values, positionals } = parseArgs({
+  options: { rounds: { type: 'string', default: '100' }, sqlite: { type: 'boolean', default: false }, 'fan-out': { type: 'string', default: '20' } },
+  allowPositionals: true,
+});
 const rounds = Number(values.rounds);
 const postgresUrl = process.env.CADRE_TEST_POSTGRES_URL;
 if (positionals.length === 0 || (!values.sqlite && !postgresUrl)) {
@@ -83,7 +86,14 @@ for (const entry of positionals) {
     },
   });
 }
-cases.push({ name: 'bare generateText', wall: [], cpu: [], idle: [], round: () => bareFanOutRound({ call: 'generateText', model, toolCalls: 5 }).then(() => {}), close: async () => {} });
+cases.push({
+  name: 'bare generateText',
+  wall: [],
+  cpu: [],
+  idle: [],
+  round: () => bareFanOutRound({ call: 'generateText', model, toolCalls: 5 }).then(() => {}),
+  close: async () => {},
+});
 
 try {
   for (const each of cases) for (let index = 0; index < 3; index++) await each.round();
@@ -115,7 +125,21 @@ try {
 const bare = median(cases.at(-1)!.wall);
 console.log(
   markdownTable(
-    [`build (${values.sqlite ? 'SQLite' : 'Postgres'}, N=${fanOut}, ${rounds} rounds each, taking turns)`, 'µs per model call (median)', 'p25', '× bare generateText', 'CPU µs per call', 'event loop idle µs per call'],
-    cases.map((each) => [each.name, fixed(median(each.wall)), fixed(quantile(each.wall, 0.25)), fixed(median(each.wall) / bare, 2), fixed(median(each.cpu)), fixed(median(each.idle))]),
+    [
+      `build (${values.sqlite ? 'SQLite' : 'Postgres'}, N=${fanOut}, ${rounds} rounds each, taking turns)`,
+      'µs per model call (median)',
+      'p25',
+      '× bare generateText',
+      'CPU µs per call',
+      'event loop idle µs per call',
+    ],
+    cases.map((each) => [
+      each.name,
+      fixed(median(each.wall)),
+      fixed(quantile(each.wall, 0.25)),
+      fixed(median(each.wall) / bare, 2),
+      fixed(median(each.cpu)),
+      fixed(median(each.idle)),
+    ]),
   ),
 );

@@ -31,11 +31,28 @@ export interface CadreFanOut {
  * keep nothing), with the `worker` agent and the `noop` tool, and limits high enough that all
  * `fanOut` runs of a round run at once.
  */
-export function createCadreFanOut({ model, folder, fanOut, storage = 'sqlite' }: { model: LanguageModel; folder: string; fanOut: number; storage?: 'sqlite' | 'memory' }): CadreFanOut {
+export function createCadreFanOut({
+  model,
+  folder,
+  fanOut,
+  storage = 'sqlite',
+}: {
+  model: LanguageModel;
+  folder: string;
+  fanOut: number;
+  storage?: 'sqlite' | 'memory';
+}): CadreFanOut {
   const path = join(folder, 'cadre.db');
   const errors = createErrorSink();
   const limits = { maxActivePerParent: Math.max(5, fanOut), maxQueuedPerParent: Math.max(50, fanOut), maxActiveGlobal: Math.max(64, fanOut) };
-  const cadre = createCadre({ store: storage === 'memory' ? createMemoryStore() : createSqliteStore({ path }), model, agents: [workerAgent], tools: { noop: noopTool }, limits, onError: errors.report });
+  const cadre = createCadre({
+    store: storage === 'memory' ? createMemoryStore() : createSqliteStore({ path }),
+    model,
+    agents: [workerAgent],
+    tools: { noop: noopTool },
+    limits,
+    onError: errors.report,
+  });
   let reader: Store | undefined;
 
   return {

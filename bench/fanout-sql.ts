@@ -29,7 +29,17 @@ type Write = (prefix: string) => void;
  * round's writes are split into `transactions` commits (cadre's group commit makes 4–5 in a
  * round at N=200).
  */
-export function createSqlReplay({ sourcePath, sessionId, folder, transactions }: { sourcePath: string; sessionId: string; folder: string; transactions: number }): SqlReplay {
+export function createSqlReplay({
+  sourcePath,
+  sessionId,
+  folder,
+  transactions,
+}: {
+  sourcePath: string;
+  sessionId: string;
+  folder: string;
+  transactions: number;
+}): SqlReplay {
   const source = new DatabaseSync(sourcePath, { readOnly: true });
   const runs = source.prepare('SELECT * FROM runs WHERE parent_session_id = ? ORDER BY id').all(sessionId) as Row[];
   const sessionIds = [sessionId, ...runs.map((run) => run.child_session_id as string)];
@@ -39,11 +49,26 @@ export function createSqlReplay({ sourcePath, sessionId, folder, transactions }:
   source.close();
 
   const database = openDatabase(join(folder, 'sql-alone.db'), 5000);
-  const insertSession = database.prepare('INSERT INTO sessions (id, agent, model, created_at, status, parent_run_id, auto_resumes, user_canceled_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const insertSession = database.prepare(
+    'INSERT INTO sessions (id, agent, model, created_at, status, parent_run_id, auto_resumes, user_canceled_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
   const insertMessage = database.prepare('INSERT INTO messages (session_id, seq, role, content, created_at) VALUES (?, ?, ?, ?, ?)');
   const insertEvent = database.prepare('INSERT INTO run_events (run_id, seq, at, type, data, last_seq) VALUES (?, ?, ?, ?, ?, ?)');
   const insertRun = database.prepare(`INSERT INTO runs (${runColumnList}) VALUES (${runColumns.map(() => '?').join(', ')})`);
-  const endColumns = ['status', 'turns', 'ended_at', 'consumed_at', 'last_activity', 'result', 'partial_result', 'error', 'usage', 'notification', 'lease_owner', 'lease_expires_at'];
+  const endColumns = [
+    'status',
+    'turns',
+    'ended_at',
+    'consumed_at',
+    'last_activity',
+    'result',
+    'partial_result',
+    'error',
+    'usage',
+    'notification',
+    'lease_owner',
+    'lease_expires_at',
+  ];
   const endRun = database.prepare(`UPDATE runs SET ${endColumns.map((column) => `${column} = ?`).join(', ')} WHERE id = ?`);
   const prefixed = (prefix: string, id: SQLInputValue) => (id === null ? null : prefix + (id as string));
 
@@ -56,7 +81,20 @@ export function createSqlReplay({ sourcePath, sessionId, folder, transactions }:
     const session = sessions.get(id)!;
     if (!sessionWritten.has(id)) {
       sessionWritten.add(id);
-      timed.push({ at: session.created_at as string, write: (p) => insertSession.run(p + id, session.agent, session.model, session.created_at, session.status, prefixed(p, session.parent_run_id), session.auto_resumes, session.user_canceled_at) });
+      timed.push({
+        at: session.created_at as string,
+        write: (p) =>
+          insertSession.run(
+            p + id,
+            session.agent,
+            session.model,
+            session.created_at,
+            session.status,
+            prefixed(p, session.parent_run_id),
+            session.auto_resumes,
+            session.user_canceled_at,
+          ),
+      });
     }
     timed.push({ at: message.created_at as string, write: (p) => insertMessage.run(p + id, message.seq, message.role, message.content, message.created_at) });
   }
@@ -64,14 +102,26 @@ export function createSqlReplay({ sourcePath, sessionId, folder, transactions }:
   const idColumns = new Set(['id', 'parent_session_id', 'child_session_id', 'parent_run_id']);
   for (const run of runs) {
     // As it starts: running, leased, nothing of its end yet.
-    const startValues: Row = { status: 'running', turns: 0, usage: '{"input_tokens":0,"output_tokens":0}', lease_owner: 'bench', lease_expires_at: run.created_at };
+    const startValues: Row = {
+      status: 'running',
+      turns: 0,
+      usage: '{"input_tokens":0,"output_tokens":0}',
+      lease_owner: 'bench',
+      lease_expires_at: run.created_at,
+    };
     const started = columns.map((column) => (column in startValues ? startValues[column] : endColumns.includes(column) ? null : run[column]));
-    timed.push({ at: run.created_at as string, write: (p) => insertRun.run(...started.map((value, index) => (idColumns.has(columns[index]) ? prefixed(p, value) : value))) });
+    timed.push({
+      at: run.created_at as string,
+      write: (p) => insertRun.run(...started.map((value, index) => (idColumns.has(columns[index]) ? prefixed(p, value) : value))),
+    });
     timed.push({ at: run.ended_at as string, write: (p) => endRun.run(...endColumns.map((column) => run[column]), p + (run.id as string)) });
   }
   // An event row may hold several events of its run (written in one commit), as cadre stored it.
   for (const event of events) {
-    timed.push({ at: event.at as string, write: (p) => insertEvent.run(p + (event.run_id as string), event.seq, event.at, event.type, event.data, event.last_seq) });
+    timed.push({
+      at: event.at as string,
+      write: (p) => insertEvent.run(p + (event.run_id as string), event.seq, event.at, event.type, event.data, event.last_seq),
+    });
   }
   // A stable sort keeps each key's rows in seq order and a run's insert before its events.
   timed.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));

@@ -129,8 +129,20 @@ export async function runFanOut(options: FanOutOptions): Promise<string> {
     try {
       await measureInTurns(cases, model, options);
       replay?.check();
-      results.push(...cases.map(({ name, fanOut, toolCalls, callsPerRound, perCall, cpuPerCall, memory }) => ({ name, fanOut, toolCalls, callsPerRound, perCall, cpuPerCall, memory })));
-      const limits = Object.entries(cadre.limits).map(([key, value]) => `${key}=${value}`).join(', ');
+      results.push(
+        ...cases.map(({ name, fanOut, toolCalls, callsPerRound, perCall, cpuPerCall, memory }) => ({
+          name,
+          fanOut,
+          toolCalls,
+          callsPerRound,
+          perCall,
+          cpuPerCall,
+          memory,
+        })),
+      );
+      const limits = Object.entries(cadre.limits)
+        .map(([key, value]) => `${key}=${value}`)
+        .join(', ');
       // After the measured rounds, so the timing's own cost touches none of them.
       const callsBefore = model.calls;
       const sql = await timeStatements(async () => {
@@ -182,7 +194,19 @@ function report(results: CaseResult[], stored: StoredRound[]): string {
     ];
   });
   const table = markdownTable(
-    ['implementation', 'size', 'model calls/round', 'wall µs/call median (p10–p90)', 'CPU µs/call', 'peak RSS MB', 'peak heap MB', 'wall vs bare generateText', 'wall vs bare generateText, telemetry off', 'CPU vs bare generateText', 'wall vs bare streamText'],
+    [
+      'implementation',
+      'size',
+      'model calls/round',
+      'wall µs/call median (p10–p90)',
+      'CPU µs/call',
+      'peak RSS MB',
+      'peak heap MB',
+      'wall vs bare generateText',
+      'wall vs bare generateText, telemetry off',
+      'CPU vs bare generateText',
+      'wall vs bare streamText',
+    ],
     rows,
   );
   const storedTable = markdownTable(
@@ -201,7 +225,13 @@ function report(results: CaseResult[], stored: StoredRound[]): string {
       const perCall = (sql.totalMs * 1000) / sqlCalls;
       const bareUs = bare ? median(bare.perCall) : Number.NaN;
       const share = sqlite && floor ? (median(sqlite.perCall) - median(floor.perCall) - perCall) / bareUs : Number.NaN;
-      return [`N=${fanOut}, T=${toolCalls}`, fixed(sql.statements / sqlCalls, 2), `${fixed(perCall, 1)} (${fixed(perCall / bareUs, 2)}×)`, fixed((sql.commitMs * 1000) / sqlCalls, 1), `${fixed(share, 2)}×`];
+      return [
+        `N=${fanOut}, T=${toolCalls}`,
+        fixed(sql.statements / sqlCalls, 2),
+        `${fixed(perCall, 1)} (${fixed(perCall / bareUs, 2)}×)`,
+        fixed((sql.commitMs * 1000) / sqlCalls, 1),
+        `${fixed(share, 2)}×`,
+      ];
     }),
   );
   return `### Fan-out\n\n${table}\n\nAgainst issue 21's targets (wall per model call, ratios to bare \`generateText\` of the same run):\n\n${targetTable(results)}\n\nThe statements cadre's SQLite store ran on the loops' thread, timed one by one over ${statementRounds} more rounds (the last column: storage's share above without them, what a store that ran its statements on another thread could come down to):\n\n${sqlTable}\n\nRows cadre stored in one round (read back through a second connection):\n\n${storedTable}\n`;
@@ -219,8 +249,11 @@ function targetTable(results: CaseResult[]): string {
     if (!bare || !floor || !sqlite) return [];
     const ratio = (entry: CaseResult) => median(entry.perCall) / median(bare.perCall);
     const target = targets[sqlite.fanOut];
-    const verdict = (value: number, limit: number | undefined) => (limit === undefined ? `${fixed(value, 2)}×` : `${fixed(value, 2)}× (target ≤ ${limit}×: ${value <= limit ? 'met' : 'not met'})`);
-    return [[`N=${sqlite.fanOut}, T=${sqlite.toolCalls}`, verdict(ratio(sqlite), target), `${fixed(ratio(floor), 2)}×`, verdict(ratio(sqlite) - ratio(floor), 0.1)]];
+    const verdict = (value: number, limit: number | undefined) =>
+      limit === undefined ? `${fixed(value, 2)}×` : `${fixed(value, 2)}× (target ≤ ${limit}×: ${value <= limit ? 'met' : 'not met'})`;
+    return [
+      [`N=${sqlite.fanOut}, T=${sqlite.toolCalls}`, verdict(ratio(sqlite), target), `${fixed(ratio(floor), 2)}×`, verdict(ratio(sqlite) - ratio(floor), 0.1)],
+    ];
   });
   return markdownTable(['size', 'cadre (SQLite file)', 'cadre, nothing stored', "storage's share (SQLite − nothing stored)"], rows);
 }

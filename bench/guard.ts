@@ -107,7 +107,9 @@ try {
         }
         const measurement = { fanOut, cadre: median(cadreCpu), bare: median(bareCpu), ratio: median(cadreCpu) / median(bareCpu) };
         measurements.push(measurement);
-        console.log(`N=${fanOut}: cadre ${fixed(measurement.cadre)} µs CPU per model call, nested generateText ${fixed(measurement.bare)} µs: ${fixed(measurement.ratio, 2)}×`);
+        console.log(
+          `N=${fanOut}: cadre ${fixed(measurement.cadre)} µs CPU per model call, nested generateText ${fixed(measurement.bare)} µs: ${fixed(measurement.ratio, 2)}×`,
+        );
         if (measurement.ratio <= limit) break;
         above++;
       }
@@ -120,17 +122,27 @@ try {
   folder.remove();
 }
 
-const load = loadavg().map((value) => value.toFixed(2)).join(', ');
+const load = loadavg()
+  .map((value) => value.toFixed(2))
+  .join(', ');
 console.log('');
 console.log(
   markdownTable(
-    [`fan-out (SQLite file, 5 tool calls per run${slowdownMicros > 0 ? `, ${slowdownMicros} µs burnt per cadre model call` : ''})`, 'cadre CPU µs per call', 'nested generateText CPU µs per call', '× generateText', `at most ${limit}×`],
+    [
+      `fan-out (SQLite file, 5 tool calls per run${slowdownMicros > 0 ? `, ${slowdownMicros} µs burnt per cadre model call` : ''})`,
+      'cadre CPU µs per call',
+      'nested generateText CPU µs per call',
+      '× generateText',
+      `at most ${limit}×`,
+    ],
     measurements.map((each) => [`N=${each.fanOut}`, fixed(each.cadre), fixed(each.bare), fixed(each.ratio, 2), each.ratio <= limit ? 'yes' : 'no']),
   ),
 );
 console.log(`\nload average ${load}; ${fixed((performance.now() - started) / 1000, 1)} s`);
 if (failed.length > 0) {
-  console.error(`bench:guard failed: at N=${failed.join(' and N=')} cadre took more than ${limit}× the CPU of nested generateText per model call, ${strikes} measurements in a row.`);
+  console.error(
+    `bench:guard failed: at N=${failed.join(' and N=')} cadre took more than ${limit}× the CPU of nested generateText per model call, ${strikes} measurements in a row.`,
+  );
   process.exit(1);
 }
 console.log(`bench:guard passed: cadre at most ${limit}× nested generateText's CPU per model call at N=${sizes.map((size) => size.fanOut).join(' and N=')}.`);

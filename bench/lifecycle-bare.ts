@@ -18,7 +18,17 @@ export interface BareLifecycleResult {
  * steps, then a short answer) on the AI SDK alone, `concurrency` at a time, with no parents,
  * no persistence and no notifications.
  */
-export async function runBareLifecycle({ call, runs, toolCalls, concurrency }: { call: BareCall; runs: number; toolCalls: number; concurrency: number }): Promise<BareLifecycleResult> {
+export async function runBareLifecycle({
+  call,
+  runs,
+  toolCalls,
+  concurrency,
+}: {
+  call: BareCall;
+  runs: number;
+  toolCalls: number;
+  concurrency: number;
+}): Promise<BareLifecycleResult> {
   const model = createBenchModel({ fanOut: 0, background: true, toolCalls, answerChars: 40 });
   const probe = probeMemory();
   const elapsed = startClock();

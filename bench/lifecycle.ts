@@ -57,7 +57,14 @@ async function runCase(options: LifecycleOptions, maxActiveGlobal: number): Prom
   const path = join(folder.path, 'cadre.db');
   const model = createBenchModel({ fanOut: options.runsPerParent, background: true, toolCalls: options.toolCalls, answerChars: 40 });
   const errors = createErrorSink();
-  const cadre = createCadre({ store: createSqliteStore({ path }), model, agents: [workerAgent], tools: { noop: noopTool }, limits: { maxActiveGlobal }, onError: errors.report });
+  const cadre = createCadre({
+    store: createSqliteStore({ path }),
+    model,
+    agents: [workerAgent],
+    tools: { noop: noopTool },
+    limits: { maxActiveGlobal },
+    onError: errors.report,
+  });
   try {
     const probe = probeMemory();
     const sessions = await Promise.all(Array.from({ length: options.parents }, () => cadre.createSession()));
@@ -125,7 +132,19 @@ export async function runLifecycle(options: LifecycleOptions): Promise<string> {
     }
   }
   const table = markdownTable(
-    ['implementation', 'maxActiveGlobal', 'model calls', 'wall s', 'turns/s', 'turns per CPU s', 'peak RSS MB', 'peak heap MB', 'notification p50 / p99 / max ms', 'runs not completed', 'notifications missing'],
+    [
+      'implementation',
+      'maxActiveGlobal',
+      'model calls',
+      'wall s',
+      'turns/s',
+      'turns per CPU s',
+      'peak RSS MB',
+      'peak heap MB',
+      'notification p50 / p99 / max ms',
+      'runs not completed',
+      'notifications missing',
+    ],
     rows,
   );
   const setup = `${options.parents} parents × ${options.runsPerParent} background runs of ${options.toolCalls + 1} turns; maxActivePerParent 5 (default); latency from each run's stored \`run-end\` event to its stored \`notification-deliver\` event (ms timestamps). The AI SDK rows run the same ${runs} subagent loops with that many at a time, without parents or persistence.`;

@@ -27,7 +27,13 @@ const options = { toolCallId: 'bench', messages: [], context: {} } as never;
 
 /** Runs the benchmark and returns its report (markdown). */
 export async function runMcpCall({ calls = 500, rounds = 10, warmUp = 2 }: McpCallOptions = {}): Promise<string> {
-  const direct = defineTool({ name: 'echo', description: 'Echoes the text back.', inputSchema: z.object({ text: z.string() }), risk: 'read', execute: ({ text }) => `echo: ${text}` });
+  const direct = defineTool({
+    name: 'echo',
+    description: 'Echoes the text back.',
+    inputSchema: z.object({ text: z.string() }),
+    risk: 'read',
+    execute: ({ text }) => `echo: ${text}`,
+  });
   const clients = createMcpClients({ servers: { fx: { config: { command: process.execPath, args: [fixture] }, source: 'bench' } } });
   try {
     const started = startClock();
@@ -52,7 +58,8 @@ export async function runMcpCall({ calls = 500, rounds = 10, warmUp = 2 }: McpCa
         measured.mcp.push(pair.mcp);
       }
     }
-    const perCall = (samples: Array<{ wallMs: number; cpuMs: number }>, key: 'wallMs' | 'cpuMs') => (median(samples.map((sample) => sample[key])) / calls) * 1000;
+    const perCall = (samples: Array<{ wallMs: number; cpuMs: number }>, key: 'wallMs' | 'cpuMs') =>
+      (median(samples.map((sample) => sample[key])) / calls) * 1000;
     const directWall = perCall(measured.direct, 'wallMs');
     const mcpWall = perCall(measured.mcp, 'wallMs');
     const table = markdownTable(

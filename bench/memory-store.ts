@@ -1,4 +1,14 @@
-import { isNotificationPending, type ApprovalRecord, type MessageRecord, type NewRunEvent, type SessionRuleRecord, type RunEventRecord, type RunRecord, type SessionRecord, type Usage } from '../src/store/records.ts';
+import {
+  isNotificationPending,
+  type ApprovalRecord,
+  type MessageRecord,
+  type NewRunEvent,
+  type SessionRuleRecord,
+  type RunEventRecord,
+  type RunRecord,
+  type SessionRecord,
+  type Usage,
+} from '../src/store/records.ts';
 import type { RunQuery, Store } from '../src/store/store.ts';
 
 /**
@@ -50,11 +60,13 @@ export function createMemoryStore(): Store {
       return approval ? { ...approval } : null;
     },
     async listApprovals({ statuses, session_id } = {}) {
-      return [...approvals.values()].filter((approval) => (statuses === undefined || statuses.includes(approval.status)) && (session_id === undefined || approval.session_id === session_id));
+      return [...approvals.values()].filter(
+        (approval) => (statuses === undefined || statuses.includes(approval.status)) && (session_id === undefined || approval.session_id === session_id),
+      );
     },
     async resolveApproval({ id, status, by, at, rule }) {
       const approval = approvals.get(id);
-      if (!approval || approval.status !== 'pending') return null;
+      if (approval?.status !== 'pending') return null;
       Object.assign(approval, { status, resolved_by: by, resolved_at: at, always: rule !== undefined });
       if (rule) sessionRules.push({ session_id: approval.session_id, ...rule, created_at: at, approval_id: id });
       return { ...approval };

@@ -40,7 +40,8 @@ function plainAgentTool(model: LanguageModel, toolCalls: number) {
   return tool({
     description: 'Delegates one task to a subagent and returns its answer.',
     inputSchema: z.object({ agent: z.string(), task: z.string(), description: z.string().optional() }),
-    execute: async ({ task }) => (await generateText({ model, instructions: workerSystem, prompt: task, tools: { noop: noopTool }, stopWhen: isStepCount(toolCalls + 1) })).text,
+    execute: async ({ task }) =>
+      (await generateText({ model, instructions: workerSystem, prompt: task, tools: { noop: noopTool }, stopWhen: isStepCount(toolCalls + 1) })).text,
   });
 }
 
@@ -58,7 +59,14 @@ export async function runOwnLoop(options: OwnLoopOptions = {}): Promise<string> 
   const folder = temporaryFolder('cadre-bench-own-loop');
   const errors = createErrorSink();
   const limits = { maxActivePerParent: Math.max(5, fanOut), maxQueuedPerParent: Math.max(50, fanOut), maxActiveGlobal: Math.max(64, fanOut) };
-  const cadre: Cadre = createCadre({ store: createSqliteStore({ path: join(folder.path, 'cadre.db') }), model, agents: [workerAgent], tools: { noop: noopTool }, limits, onError: errors.report });
+  const cadre: Cadre = createCadre({
+    store: createSqliteStore({ path: join(folder.path, 'cadre.db') }),
+    model,
+    agents: [workerAgent],
+    tools: { noop: noopTool },
+    limits,
+    onError: errors.report,
+  });
   let sessions = 0;
   const plain = { agent: plainAgentTool(model, toolCalls) };
 
@@ -70,7 +78,13 @@ export async function runOwnLoop(options: OwnLoopOptions = {}): Promise<string> 
     // A page open on another session (whose runs keep it open) or on this one; parts are dropped.
     const writer = { write: () => {} };
     const watching =
-      watch === 'none' ? Promise.resolve() : cadre.writeRunParts(writer, { sessionId: watch === 'same' ? sessionId : 'bench-page', loop: watch === 'same' ? loop : new Promise(() => {}), signal: stop.signal });
+      watch === 'none'
+        ? Promise.resolve()
+        : cadre.writeRunParts(writer, {
+            sessionId: watch === 'same' ? sessionId : 'bench-page',
+            loop: watch === 'same' ? loop : new Promise(() => {}),
+            signal: stop.signal,
+          });
     await loop;
     if (watch === 'other') stop.abort();
     await watching;

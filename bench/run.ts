@@ -60,11 +60,18 @@ if (!values.child) {
   if (values.only === undefined || values.only === 'telemetry') cases.push(['--only', 'telemetry']);
   if (values.only === undefined || values.only === 'mcp') cases.push(['--only', 'mcp']);
   for (const args of cases) {
-    const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', ...(quick ? ['--quick'] : []), ...args], { stdio: 'inherit' });
+    const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', ...(quick ? ['--quick'] : []), ...args], {
+      stdio: 'inherit',
+    });
     if (child.status !== 0) process.exit(child.status ?? 1);
   }
 } else if (values.only === 'fanout') {
-  const sizes = quick ? [{ fanOut: 5, toolCalls: 2 }] : [{ fanOut: 20, toolCalls: 5 }, { fanOut: 200, toolCalls: 3 }];
+  const sizes = quick
+    ? [{ fanOut: 5, toolCalls: 2 }]
+    : [
+        { fanOut: 20, toolCalls: 5 },
+        { fanOut: 200, toolCalls: 3 },
+      ];
   console.log(await runFanOut({ sizes, rounds: quick ? 3 : 20, warmUp: quick ? 1 : 3, answerChars: 2000 }));
 } else if (values.only === 'mcp') {
   console.log(await runMcpCall(quick ? { calls: 100, rounds: 3, warmUp: 1 } : {}));
@@ -76,9 +83,19 @@ if (!values.child) {
   console.log(await runStreamingLoad({ postgresUrl: process.env.CADRE_TEST_POSTGRES_URL, quick }));
 } else if (values.only === 'workers') {
   const { runWorkerThroughput } = await import('./worker-throughput.ts');
-  console.log(await runWorkerThroughput({ postgresUrl: process.env.CADRE_TEST_POSTGRES_URL, redisUrl: process.env.CADRE_TEST_REDIS_URL, ...(quick ? { runs: 100, workerCounts: [1, 2] } : {}) }));
+  console.log(
+    await runWorkerThroughput({
+      postgresUrl: process.env.CADRE_TEST_POSTGRES_URL,
+      redisUrl: process.env.CADRE_TEST_REDIS_URL,
+      ...(quick ? { runs: 100, workerCounts: [1, 2] } : {}),
+    }),
+  );
 } else if (values.only === 'telemetry') {
-  console.log(await runTelemetryBench(quick ? { fanOut: 5, toolCalls: 2, rounds: 3, warmUp: 1, coldRounds: 2 } : { fanOut: 20, toolCalls: 3, rounds: 20, warmUp: 3, coldRounds: 5 }));
+  console.log(
+    await runTelemetryBench(
+      quick ? { fanOut: 5, toolCalls: 2, rounds: 3, warmUp: 1, coldRounds: 2 } : { fanOut: 20, toolCalls: 3, rounds: 20, warmUp: 3, coldRounds: 5 },
+    ),
+  );
 } else if (values.only === 'coldstart') {
   console.log(await runColdStart({ rounds: quick ? 3 : 20, warmUp: quick ? 1 : 3, runs: 1000 }));
 } else {

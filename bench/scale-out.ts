@@ -127,7 +127,13 @@ async function fanOut(rounds: number, warmUp: number): Promise<string> {
     const [stream, generate] = [median(cases[0].perCall), median(cases[1].perCall)];
     const table = markdownTable(
       ['case (N=20, 5 tool calls each)', 'µs per model call (median)', 'p90', '× bare generateText', '× bare streamText'],
-      cases.map((entry) => [entry.name, fixed(median(entry.perCall)), fixed(quantile(entry.perCall, 0.9)), fixed(median(entry.perCall) / generate, 2), fixed(median(entry.perCall) / stream, 2)]),
+      cases.map((entry) => [
+        entry.name,
+        fixed(median(entry.perCall)),
+        fixed(quantile(entry.perCall, 0.9)),
+        fixed(median(entry.perCall) / generate, 2),
+        fixed(median(entry.perCall) / stream, 2),
+      ]),
     );
     const perCall = (count: number) => fixed(count / postgresCalls, 2);
     return `${table}\n\nPostgres per model call: ${perCall(traffic.statements)} SQL statements, ${perCall(traffic.writes)} writes to the server (round trips at most).`;
@@ -184,7 +190,10 @@ async function sqliteStopLatency(count: number): Promise<string> {
   const store = createSqliteStore({ path });
   const owner = 'host:1:worker';
   for (let index = 0; index < count; index++) {
-    await store.insertRun(runFixture({ id: `run_${index}`, status: 'running', lease_owner: owner, lease_expires_at: '2999-01-01T00:00:00.000Z' }), eventFixture(`run_${index}`, 'run-start'));
+    await store.insertRun(
+      runFixture({ id: `run_${index}`, status: 'running', lease_owner: owner, lease_expires_at: '2999-01-01T00:00:00.000Z' }),
+      eventFixture(`run_${index}`, 'run-start'),
+    );
   }
   await store.flush();
   const coordination = createPollingCoordination({ store });
@@ -216,7 +225,10 @@ async function sqliteStopLatency(count: number): Promise<string> {
     await store.close();
     folder.remove();
   }
-  return markdownTable(['signal from another process (SQLite file, watched)', 'p50 ms', 'p99 ms', 'samples'], [['stop-requested', fixed(median(latencies), 1), fixed(quantile(latencies, 0.99), 1), String(count)]]);
+  return markdownTable(
+    ['signal from another process (SQLite file, watched)', 'p50 ms', 'p99 ms', 'samples'],
+    [['stop-requested', fixed(median(latencies), 1), fixed(quantile(latencies, 0.99), 1), String(count)]],
+  );
 }
 
 if (typeof values['sqlite-publisher'] === 'string') {

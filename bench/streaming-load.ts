@@ -39,7 +39,13 @@ const lagOf = (nanoseconds: number) => Math.max(0, nanoseconds / 1e6 - resolutio
 const trialTimeoutMs = 120_000;
 
 const streamMarker = 'STREAM-WORKER';
-const streamer = defineAgent({ name: 'streamer', description: 'Streams a long answer.', system: `${streamMarker}: check with noop, then answer.`, tools: ['noop'], mode: 'subagent' });
+const streamer = defineAgent({
+  name: 'streamer',
+  description: 'Streams a long answer.',
+  system: `${streamMarker}: check with noop, then answer.`,
+  tools: ['noop'],
+  mode: 'subagent',
+});
 
 /** The script: a parent that starts one background run; a worker that streams for about 3 s. */
 function streamingScript(): Parameters<typeof scriptedLanguageModel>[0] {
@@ -56,7 +62,12 @@ function streamingScript(): Parameters<typeof scriptedLanguageModel>[0] {
       turns: [{ text: 'noted' }],
     },
     {
-      turns: [{ tool_calls: [{ name: 'agent', arguments: { agent: 'streamer', task: 'Check the work and report.', description: 'stream', run_in_background: true } }] }, { text: 'started' }],
+      turns: [
+        {
+          tool_calls: [{ name: 'agent', arguments: { agent: 'streamer', task: 'Check the work and report.', description: 'stream', run_in_background: true } }],
+        },
+        { text: 'started' },
+      ],
     },
   ];
 }
@@ -90,7 +101,14 @@ interface Trial {
 /** One trial of `count` watched runs on a fresh store. */
 async function trial(store: Store, count: number): Promise<Trial> {
   const limits = { maxActivePerParent: 4, maxQueuedPerParent: 4, maxActiveGlobal: count + 16 };
-  const cadre = createCadre({ store, model: scriptedLanguageModel(streamingScript()), agents: [streamer], tools: { noop: noopTool }, limits, onError: () => {} });
+  const cadre = createCadre({
+    store,
+    model: scriptedLanguageModel(streamingScript()),
+    agents: [streamer],
+    tools: { noop: noopTool },
+    limits,
+    onError: () => {},
+  });
   const counts = { events: 0, bytes: 0 };
   const running = new Set<string>();
   let started = 0;
@@ -120,7 +138,10 @@ async function trial(store: Store, count: number): Promise<Trial> {
   const sessions = await Promise.all(Array.from({ length: count }, () => cadre.createSession()));
   const views = sessions.map((session) => watchSession(cadre, session.id, counts));
   // A trial that does not end says nothing and must not hang the benchmark.
-  const deadline = setTimeout(() => firstEnd.reject(new Error(`${count} watched runs: no run ended within ${trialTimeoutMs / 1000} s (${started} started).`)), trialTimeoutMs);
+  const deadline = setTimeout(
+    () => firstEnd.reject(new Error(`${count} watched runs: no run ended within ${trialTimeoutMs / 1000} s (${started} started).`)),
+    trialTimeoutMs,
+  );
   try {
     await Promise.all(sessions.map((session) => cadre.send(session.id, 'Start the streaming work.')));
     await firstEnd.promise;
@@ -146,7 +167,11 @@ async function trial(store: Store, count: number): Promise<Trial> {
 }
 
 /** Doubles the count from `start` until the lag p99 passes the bound (or `limit` is reached). */
-async function search(open: () => Promise<{ store: Store; dispose: () => Promise<void> }>, start: number, limit: number): Promise<{ trials: Trial[]; held: number }> {
+async function search(
+  open: () => Promise<{ store: Store; dispose: () => Promise<void> }>,
+  start: number,
+  limit: number,
+): Promise<{ trials: Trial[]; held: number }> {
   const trials: Trial[] = [];
   let held = 0;
   for (let count = start; count <= limit; count *= 2) {
@@ -206,7 +231,15 @@ export async function runStreamingLoad({ postgresUrl, quick = false }: { postgre
   for (const [name, open] of engines) {
     const { trials, held } = await search(open, start, limit);
     for (const result of trials) {
-      rows.push([name, String(result.count), fixed(result.p50, 1), fixed(result.p99, 1), fixed(result.max, 1), fixed(result.eventsPerSecond), fixed(result.windowMs)]);
+      rows.push([
+        name,
+        String(result.count),
+        fixed(result.p50, 1),
+        fixed(result.p99, 1),
+        fixed(result.max, 1),
+        fixed(result.eventsPerSecond),
+        fixed(result.windowMs),
+      ]);
     }
     summary.push(`${name}: ${held === 0 ? `fewer than ${start}` : held} watched runs with lag p99 ≤ ${lagBoundMs} ms`);
   }
@@ -217,5 +250,7 @@ export async function runStreamingLoad({ postgresUrl, quick = false }: { postgre
 
 if (import.meta.main) {
   const { values } = parseArgs({ options: { postgres: { type: 'string' }, quick: { type: 'boolean', default: false } }, strict: false });
-  console.log(await runStreamingLoad({ postgresUrl: (values.postgres as string | undefined) ?? process.env.CADRE_TEST_POSTGRES_URL, quick: values.quick === true }));
+  console.log(
+    await runStreamingLoad({ postgresUrl: (values.postgres as string | undefined) ?? process.env.CADRE_TEST_POSTGRES_URL, quick: values.quick === true }),
+  );
 }

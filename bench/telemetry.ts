@@ -22,7 +22,11 @@ export interface TelemetryBenchOptions {
 }
 
 type Mode = { label: string; protocol?: TelemetryProtocol };
-const modes: Mode[] = [{ label: 'off (no endpoint)' }, { label: 'on, OTLP http/json', protocol: 'http/json' }, { label: 'on, OTLP http/protobuf', protocol: 'http/protobuf' }];
+const modes: Mode[] = [
+  { label: 'off (no endpoint)' },
+  { label: 'on, OTLP http/json', protocol: 'http/json' },
+  { label: 'on, OTLP http/protobuf', protocol: 'http/protobuf' },
+];
 
 /** One mode's rounds: median wall and CPU per round, and the CPU of the last flush. */
 async function measureMode(mode: Mode, options: TelemetryBenchOptions) {
@@ -69,7 +73,10 @@ async function coldStart(protocol: TelemetryProtocol | undefined, endpoint: stri
   const started = performance.now();
   // Not spawnSync: the receiver in this process must answer the child's exports.
   const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--cold'], {
-    env: { ...process.env, ...(endpoint ? { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: protocol } : { OTEL_EXPORTER_OTLP_ENDPOINT: '' }) },
+    env: {
+      ...process.env,
+      ...(endpoint ? { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: protocol } : { OTEL_EXPORTER_OTLP_ENDPOINT: '' }),
+    },
     stdio: 'inherit',
   });
   const [status] = (await once(child, 'exit')) as [number | null];
@@ -88,7 +95,14 @@ export async function runTelemetryBench(options: TelemetryBenchOptions): Promise
   for (const mode of modes) {
     const result = await measureMode(mode, options);
     if (!mode.protocol) baseline = result.cpu;
-    rows.push([mode.label, fixed(result.wall, 1), fixed(result.cpu, 1), mode.protocol ? `${fixed(((result.cpu - baseline) / baseline) * 100, 0)} %` : '–', fixed(result.closeMs, 1), result.exports]);
+    rows.push([
+      mode.label,
+      fixed(result.wall, 1),
+      fixed(result.cpu, 1),
+      mode.protocol ? `${fixed(((result.cpu - baseline) / baseline) * 100, 0)} %` : '–',
+      fixed(result.closeMs, 1),
+      result.exports,
+    ]);
   }
   const receiver = await startOtlpReceiver();
   const cold: Array<Array<string | number>> = [];

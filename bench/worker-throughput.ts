@@ -57,7 +57,14 @@ interface WorkerArgs {
 /** A worker process: carries out runs until its stdin closes; says `ready` once it takes jobs. */
 async function workerProcess({ db, queue, concurrency, latencyMs }: WorkerArgs): Promise<void> {
   const store = await openPostgresStore({ connectionString: db });
-  const worker = await createCadreWorker({ store, queue, concurrency, model: throughputModel(latencyMs), agents: [slow], onError: (error) => console.error(error) });
+  const worker = await createCadreWorker({
+    store,
+    queue,
+    concurrency,
+    model: throughputModel(latencyMs),
+    agents: [slow],
+    onError: (error) => console.error(error),
+  });
   console.log('ready');
   await new Promise<void>((resolve) => process.stdin.on('end', resolve).resume());
   await worker.close();
@@ -67,7 +74,18 @@ async function workerProcess({ db, queue, concurrency, latencyMs }: WorkerArgs):
 function startWorker(args: WorkerArgs): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
-    [import.meta.filename, '--worker', '--db', args.db, '--queue', args.queue, '--concurrency', String(args.concurrency), '--latency-ms', String(args.latencyMs)],
+    [
+      import.meta.filename,
+      '--worker',
+      '--db',
+      args.db,
+      '--queue',
+      args.queue,
+      '--concurrency',
+      String(args.concurrency),
+      '--latency-ms',
+      String(args.latencyMs),
+    ],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
   return new Promise((resolve, reject) => {
@@ -80,7 +98,21 @@ function startWorker(args: WorkerArgs): Promise<ChildProcess> {
 }
 
 /** One measurement: `runs` runs carried out by `workers` worker processes; runs per second. */
-async function measure({ postgresUrl, redisUrl, runs, workers, concurrency, latencyMs }: { postgresUrl: string; redisUrl: string; runs: number; workers: number; concurrency: number; latencyMs: number }): Promise<{ seconds: number; perSecond: number }> {
+async function measure({
+  postgresUrl,
+  redisUrl,
+  runs,
+  workers,
+  concurrency,
+  latencyMs,
+}: {
+  postgresUrl: string;
+  redisUrl: string;
+  runs: number;
+  workers: number;
+  concurrency: number;
+  latencyMs: number;
+}): Promise<{ seconds: number; perSecond: number }> {
   const name = `cadre_bench_workers_${process.pid}_${workers}_${Date.now().toString(36)}`;
   const db = new URL(postgresUrl);
   db.searchParams.set('schema', name);
@@ -145,9 +177,19 @@ export async function runWorkerThroughput({
   for (const workers of workerCounts) {
     const { seconds, perSecond } = await measure({ postgresUrl, redisUrl, runs, workers, concurrency, latencyMs });
     one ??= workers === 1 ? perSecond : undefined;
-    rows.push([String(workers), String(runs), fixed(seconds, 1), fixed(perSecond, 1), one === undefined ? 'n/a' : fixed(perSecond / one, 2), fixed((workers * concurrency * 1000) / latencyMs, 0)]);
+    rows.push([
+      String(workers),
+      String(runs),
+      fixed(seconds, 1),
+      fixed(perSecond, 1),
+      one === undefined ? 'n/a' : fixed(perSecond / one, 2),
+      fixed((workers * concurrency * 1000) / latencyMs, 0),
+    ]);
   }
-  const table = markdownTable(['worker processes (concurrency ' + concurrency + ')', 'runs', 'seconds', 'runs per second', '× one worker', 'ideal runs per second'], rows);
+  const table = markdownTable(
+    [`worker processes (concurrency ${concurrency})`, 'runs', 'seconds', 'runs per second', '× one worker', 'ideal runs per second'],
+    rows,
+  );
   return `## Worker throughput\n\n${table}\n\nEach run is one model call of ${latencyMs} ms; target: 4 workers ≥ 3.6× one.`;
 }
 
@@ -166,7 +208,12 @@ const { values } = parseArgs({
 });
 
 if (values.worker) {
-  await workerProcess({ db: values.db as string, queue: values.queue as string, concurrency: Number(values.concurrency), latencyMs: Number(values['latency-ms']) });
+  await workerProcess({
+    db: values.db as string,
+    queue: values.queue as string,
+    concurrency: Number(values.concurrency),
+    latencyMs: Number(values['latency-ms']),
+  });
 } else if (import.meta.main) {
   console.log(
     await runWorkerThroughput({

@@ -5,7 +5,10 @@
 import { existsSync } from 'node:fs';
 import module from 'node:module';
 
-const minimums = [[22, 16], [24, 0]];
+const minimums = [
+  [22, 16],
+  [24, 0],
+];
 const version = process.versions.node;
 const [major, minor] = version.split('.').map(Number);
 const newest = minimums[minimums.length - 1];
@@ -19,7 +22,7 @@ if (!(major > newest[0] || minimums.some(([line, first]) => major === line && mi
 // behind a build. An installed package runs the compiled `dist/`.
 const sources = new URL('../src/cli/main.ts', import.meta.url);
 const fromSources = existsSync(sources);
-if (fromSources && !(process.features && process.features.typescript)) {
+if (fromSources && !process.features?.typescript) {
   process.stderr.write(
     `cadre's sources need Node 24 (or Node >= 22.18, with type stripping); this is Node ${version}. ` +
       'Inside the cadre repository, `npx cadre` uses the pinned Node 24.\n',

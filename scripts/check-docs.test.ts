@@ -41,7 +41,9 @@ describe('the documentation', () => {
   it("names every room of src/ in the README's architecture picture, and no room that is gone", async () => {
     const readme = await readFile(join(repository, 'README.md'), 'utf8');
     const section = readme.slice(readme.indexOf('## How it fits together'));
-    const picture = splitMarkdown(section).blocks[0].lines.map((line) => line.text).join('\n');
+    const picture = splitMarkdown(section)
+      .blocks[0].lines.map((line) => line.text)
+      .join('\n');
     const rooms = (await readdir(join(repository, 'src'), { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
     expect(rooms.filter((room) => !new RegExp(`(^|\\s)${room}/`, 'm').test(picture))).toEqual([]);
     const named = [...picture.matchAll(/(?:^|\s)([a-z]+)\/(?=\s)/g)].map((match) => match[1]);
@@ -106,11 +108,13 @@ describe('checkDocs', () => {
 
   it("fails on an example that imports cadre's sources instead of the package", async () => {
     const root = await fakeRepository("```ts\nimport { startDashboard } from './src/server/index.ts';\nimport { createCadre } from 'cadre';\n```\n");
-    expect((await checkDocs(root, ['README.md'])).map((problem) => [problem.line, problem.message.split(';')[0]])).toEqual([[2, "an example imports cadre's sources"]]);
+    expect((await checkDocs(root, ['README.md'])).map((problem) => [problem.line, problem.message.split(';')[0]])).toEqual([
+      [2, "an example imports cadre's sources"],
+    ]);
   });
 
   it('anchors headings as GitHub does', () => {
-    expect([...anchorsOf('# Workers: `queue: redis://...`\n## MCP servers for cadre\'s agents\n## A\n## A\n```\n# not a heading\n```\n')]).toEqual([
+    expect([...anchorsOf("# Workers: `queue: redis://...`\n## MCP servers for cadre's agents\n## A\n## A\n```\n# not a heading\n```\n")]).toEqual([
       'workers-queue-redis',
       'mcp-servers-for-cadres-agents',
       'a',
@@ -123,7 +127,8 @@ describe("cadre's messages", () => {
   it('point to docs that exist and that the package ships', async () => {
     const sources = (await readdir(join(repository, 'src'), { recursive: true })).filter((path) => path.endsWith('.ts') && !/\.test\.ts$|fixtures/.test(path));
     const named = new Set<string>();
-    for (const path of sources) for (const match of (await readFile(join(repository, 'src', path), 'utf8')).matchAll(/\bdocs\/[\w/-]+\.md\b/g)) named.add(match[0]);
+    for (const path of sources)
+      for (const match of (await readFile(join(repository, 'src', path), 'utf8')).matchAll(/\bdocs\/[\w/-]+\.md\b/g)) named.add(match[0]);
     expect(named).toContain('docs/testing.md');
     expect([...named].filter((doc) => documentationFiles().indexOf(doc) < 0)).toEqual([]);
     const { files } = JSON.parse(await readFile(join(repository, 'package.json'), 'utf8')) as { files: string[] };

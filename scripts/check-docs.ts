@@ -12,7 +12,10 @@ import type { Command } from 'commander';
 import { scriptedServerOptions } from '../src/testing/scripted-server-usage.ts';
 
 /** The options of `cadre-scripted-server`, as its command line reads them. */
-const scriptedServerFlags = Object.entries(scriptedServerOptions).flatMap(([name, option]) => [`--${name}`, ...('short' in option ? [`-${option.short}`] : [])]);
+const scriptedServerFlags = Object.entries(scriptedServerOptions).flatMap(([name, option]) => [
+  `--${name}`,
+  ...('short' in option ? [`-${option.short}`] : []),
+]);
 
 /** The repository's root. */
 export const repository = resolve(import.meta.dirname, '..');
@@ -114,7 +117,9 @@ export function checkLinks(path: string, root: string = repository): DocProblem[
   const problems: DocProblem[] = [];
   splitMarkdown(text).prose.forEach((line, index) => {
     const { outside } = codeSpans(line);
-    const targets = [...outside.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g), ...outside.matchAll(/<(?:img|a)\s[^>]*(?:src|href)="([^"]+)"/g)].map((match) => match[1]);
+    const targets = [...outside.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g), ...outside.matchAll(/<(?:img|a)\s[^>]*(?:src|href)="([^"]+)"/g)].map(
+      (match) => match[1],
+    );
     for (const target of targets) {
       if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:
       const [file, anchor] = target.split('#', 2) as [string, string | undefined];
@@ -125,7 +130,13 @@ export function checkLinks(path: string, root: string = repository): DocProblem[
         if (!pendingPages.includes(shown)) report(`link to ${target}: ${shown} does not exist`);
         continue;
       }
-      if (anchor !== undefined && anchor !== '' && statSync(resolved).isFile() && resolved.endsWith('.md') && !anchorsOf(readFileSync(resolved, 'utf8')).has(anchor)) {
+      if (
+        anchor !== undefined &&
+        anchor !== '' &&
+        statSync(resolved).isFile() &&
+        resolved.endsWith('.md') &&
+        !anchorsOf(readFileSync(resolved, 'utf8')).has(anchor)
+      ) {
         report(`link to ${target}: ${shown} has no heading #${anchor}`);
       }
     }
@@ -207,13 +218,21 @@ export function checkInvocation(program: Command, args: readonly string[]): stri
     if (arg.startsWith('-') && arg !== '-') {
       const name = arg.split('=')[0];
       const option = commands.flatMap((each) => each.options).find((candidate) => candidate.long === name || candidate.short === name);
-      if (option === undefined) return `cadre ${commands.slice(1).map((each) => each.name()).join(' ')}${commands.length > 1 ? ' ' : ''}has no option ${name}`;
+      if (option === undefined)
+        return `cadre ${commands
+          .slice(1)
+          .map((each) => each.name())
+          .join(' ')}${commands.length > 1 ? ' ' : ''}has no option ${name}`;
       if ((option.required || option.optional) && !arg.includes('=')) index++;
       continue;
     }
     if (command.commands.length > 0 && command.registeredArguments.length === 0 && !/^[A-Z_|.]+$/.test(arg)) {
       const sub = command.commands.find((candidate) => candidate.name() === arg || candidate.aliases().includes(arg));
-      if (sub === undefined && arg !== 'help') return `cadre has no command ${commands.slice(1).map((each) => `${each.name()} `).join('')}${arg}`;
+      if (sub === undefined && arg !== 'help')
+        return `cadre has no command ${commands
+          .slice(1)
+          .map((each) => `${each.name()} `)
+          .join('')}${arg}`;
       if (sub) {
         command = sub;
         commands.push(sub);
@@ -240,7 +259,8 @@ export function checkCommands(path: string, program: Command, root: string = rep
       const end = rest.findIndex((word) => separators.has(word));
       for (const word of end < 0 ? rest : rest.slice(0, end)) {
         const name = word.replace(/^\[+/, '').split(/[=\]]/)[0];
-        if (name.startsWith('-') && !scriptedServerFlags.includes(name)) problems.push({ file: path, line: number, message: `cadre-scripted-server has no option ${name}: ${line.trim()}` });
+        if (name.startsWith('-') && !scriptedServerFlags.includes(name))
+          problems.push({ file: path, line: number, message: `cadre-scripted-server has no option ${name}: ${line.trim()}` });
       }
     }
   };
@@ -262,7 +282,11 @@ export function checkImports(path: string, root: string = repository): DocProble
     .filter((block) => ['ts', 'tsx', 'js', 'mjs', 'mts', 'typescript', 'javascript'].includes(block.language))
     .flatMap((block) => block.lines)
     .filter(({ text }) => /\bfrom\s+['"](\.{1,2}\/)+src\//.test(text) || /\bimport\(\s*['"](\.{1,2}\/)+src\//.test(text))
-    .map(({ text, line }) => ({ file: path, line, message: `an example imports cadre's sources; import from 'cadre' or an entry point like 'cadre/server': ${text.trim()}` }));
+    .map(({ text, line }) => ({
+      file: path,
+      line,
+      message: `an example imports cadre's sources; import from 'cadre' or an entry point like 'cadre/server': ${text.trim()}`,
+    }));
 }
 
 /** The longest line a page may have, table rows aside (Markdown cannot wrap them). */
@@ -272,7 +296,11 @@ export const maxLineLength = 160;
 export function checkLineLengths(path: string, root: string = repository): DocProblem[] {
   return readFileSync(join(root, path), 'utf8')
     .split('\n')
-    .flatMap((text, index) => ([...text].length > maxLineLength && !text.trimStart().startsWith('|') ? [{ file: path, line: index + 1, message: `line of ${[...text].length} characters (at most ${maxLineLength} outside tables)` }] : []));
+    .flatMap((text, index) =>
+      [...text].length > maxLineLength && !text.trimStart().startsWith('|')
+        ? [{ file: path, line: index + 1, message: `line of ${[...text].length} characters (at most ${maxLineLength} outside tables)` }]
+        : [],
+    );
 }
 
 /** The `cadre` program as src/cli/main.ts builds it; nothing runs. */
@@ -288,7 +316,12 @@ export async function checkDocs(root: string = repository, files: readonly strin
   const landed = pendingPages.filter((page) => existsSync(join(root, page)));
   return [
     ...landed.map((page) => ({ file: 'scripts/check-docs.ts', line: 1, message: `${page} exists now: remove it from pendingPages` })),
-    ...files.flatMap((file) => [...checkLinks(file, root), ...checkCommands(file, program, root), ...checkImports(file, root), ...checkLineLengths(file, root)]),
+    ...files.flatMap((file) => [
+      ...checkLinks(file, root),
+      ...checkCommands(file, program, root),
+      ...checkImports(file, root),
+      ...checkLineLengths(file, root),
+    ]),
   ];
 }
 

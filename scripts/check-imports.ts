@@ -8,15 +8,32 @@ import { dirname, join, relative, resolve } from 'node:path';
 
 const root = resolve(import.meta.dirname, '..', 'src');
 const rank: Record<string, number> = {
-  util: 0, errors: 0, logging: 0,
-  store: 1, models: 1, config: 1, testing: 1, loop: 1, permissions: 1, coordination: 1,
-  agents: 2, tools: 2, export: 2,
+  util: 0,
+  errors: 0,
+  logging: 0,
+  store: 1,
+  models: 1,
+  config: 1,
+  testing: 1,
+  loop: 1,
+  permissions: 1,
+  coordination: 1,
+  agents: 2,
+  tools: 2,
+  export: 2,
   runs: 3,
-  executors: 4, approvals: 4, telemetry: 4, 'mcp/client': 4,
+  executors: 4,
+  approvals: 4,
+  telemetry: 4,
+  'mcp/client': 4,
   delegation: 5,
   sessions: 6,
-  runtime: 7, embed: 7,
-  server: 8, 'mcp/server': 8, 'mcp/index.ts': 8, cli: 9,
+  runtime: 7,
+  embed: 7,
+  server: 8,
+  'mcp/server': 8,
+  'mcp/index.ts': 8,
+  cli: 9,
   'index.ts': 10,
 };
 
@@ -24,7 +41,9 @@ function files(directory: string): string[] {
   return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
     const path = join(directory, entry.name);
     if (entry.isDirectory()) return files(path);
-    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.includes('.case.') && !entry.name.endsWith('-fixtures.ts') ? [path] : [];
+    return entry.name.endsWith('.ts') && !entry.name.endsWith('.test.ts') && !entry.name.includes('.case.') && !entry.name.endsWith('-fixtures.ts')
+      ? [path]
+      : [];
   });
 }
 

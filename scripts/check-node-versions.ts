@@ -17,7 +17,8 @@ import { startScriptedServer } from '../src/testing/index.ts';
 import { unsupportedNodeMessage } from '../src/util/node-support.ts';
 import { installPacked } from '../test/helpers/install-packed.ts';
 
-const versions = process.argv.length > 2 ? process.argv.slice(2) : ['20.19.0', '22.13.0', '22.15.0', '22.16.0', '22.18.0', '23.11.0', '24.0.0', process.versions.node];
+const versions =
+  process.argv.length > 2 ? process.argv.slice(2) : ['20.19.0', '22.13.0', '22.15.0', '22.16.0', '22.18.0', '23.11.0', '24.0.0', process.versions.node];
 const platform = `node-${process.platform}-${process.arch}`;
 const cache = join(homedir(), '.cache', 'cadre-node-versions');
 
@@ -100,7 +101,10 @@ try {
     if (expected === undefined && steps.library.stdout.trim() !== 'grep worked') problems.push(`library printed '${steps.library.stdout.trim()}'`);
     if (expected === undefined && steps.run.stdout.trim() !== 'Echo: hello') problems.push(`run printed '${steps.run.stdout.trim()}'`);
     failures += problems.length > 0 ? 1 : 0;
-    const verdict = expected === undefined ? 'supported: library (with a subagent that greps), --version, run and sessions work, no warning' : `refused as it should be: ${expected}`;
+    const verdict =
+      expected === undefined
+        ? 'supported: library (with a subagent that greps), --version, run and sessions work, no warning'
+        : `refused as it should be: ${expected}`;
     console.log(`${problems.length > 0 ? 'FAIL' : 'ok  '} Node ${version.padEnd(8)} ${problems.length > 0 ? problems.join('; ') : verdict}`);
   }
 } finally {

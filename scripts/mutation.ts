@@ -68,7 +68,11 @@ for (const module of selected) {
 
 console.log('\nMutation scores (killed + timed out, of all valid mutants):');
 for (const { module, score, counts } of scores) {
-  console.log(`  ${score.toFixed(1).padStart(5)} %  ${module}  (${Object.entries(counts).map(([status, count]) => `${status} ${count}`).join(', ')})`);
+  console.log(
+    `  ${score.toFixed(1).padStart(5)} %  ${module}  (${Object.entries(counts)
+      .map(([status, count]) => `${status} ${count}`)
+      .join(', ')})`,
+  );
 }
 const low = scores.filter(({ score }) => score < threshold);
 if (low.length > 0) {

@@ -8,7 +8,14 @@
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 
-const files = ['test/cli-run.test.ts', 'test/cli-stop.test.ts', 'test/cli-export.test.ts', 'test/cli-reliability.test.ts', 'test/cli-agent-files.test.ts', 'test/cli-errors.test.ts'];
+const files = [
+  'test/cli-run.test.ts',
+  'test/cli-stop.test.ts',
+  'test/cli-export.test.ts',
+  'test/cli-reliability.test.ts',
+  'test/cli-agent-files.test.ts',
+  'test/cli-errors.test.ts',
+];
 const url = process.env.CADRE_TEST_POSTGRES_URL;
 if (!url) {
   console.log('e2e on Postgres: skipped (CADRE_TEST_POSTGRES_URL is not set; .ci/run starts a Postgres server and sets it)');

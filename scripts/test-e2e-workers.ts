@@ -10,7 +10,14 @@
 import { spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 
-const files = ['test/cli-run.test.ts', 'test/cli-stop.test.ts', 'test/cli-export.test.ts', 'test/cli-reliability.test.ts', 'test/cli-agent-files.test.ts', 'test/cli-errors.test.ts'];
+const files = [
+  'test/cli-run.test.ts',
+  'test/cli-stop.test.ts',
+  'test/cli-export.test.ts',
+  'test/cli-reliability.test.ts',
+  'test/cli-agent-files.test.ts',
+  'test/cli-errors.test.ts',
+];
 const redis = process.env.CADRE_TEST_REDIS_URL;
 if (!redis) {
   console.log('e2e on workers: skipped (CADRE_TEST_REDIS_URL is not set; .ci/run starts a Redis server and sets it)');

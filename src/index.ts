@@ -73,7 +73,17 @@ export {
 } from './models/index.ts';
 export { CadreError, ConfigError } from './errors/index.ts';
 export { NotFoundError, type NotFoundKind } from './errors/index.ts';
-export { createLogger, errorLogger, isLogLevel, logLevels, type CreateLoggerOptions, type LogDestination, type Logger, type LogLevel, type LogMethod } from './logging/index.ts';
+export {
+  createLogger,
+  errorLogger,
+  isLogLevel,
+  logLevels,
+  type CreateLoggerOptions,
+  type LogDestination,
+  type Logger,
+  type LogLevel,
+  type LogMethod,
+} from './logging/index.ts';
 export type { TelemetryProtocol, TelemetrySettings } from './telemetry/telemetry-settings.ts';
 
 export { defineTool, toolInfo, toolRisks, ToolInputError, type ToolDefinition, type ToolInfo, type ToolRisk } from './tools/define-tool.ts';
@@ -161,7 +171,14 @@ export {
 } from './store/index.ts';
 export { exportSession, renderMarkdownExport, type ExportSessionOptions, type SessionExport } from './export/index.ts';
 
-export { createPollingCoordination, type Coordination, type CoordinationSignal, type LiveRunEvent, type PollingCoordinationOptions, type SignalType } from './coordination/index.ts';
+export {
+  createPollingCoordination,
+  type Coordination,
+  type CoordinationSignal,
+  type LiveRunEvent,
+  type PollingCoordinationOptions,
+  type SignalType,
+} from './coordination/index.ts';
 
 export { createTokenBudget, totalTokens, type SessionTokens, type TokenBudget, type TokenBudgetLimits } from './runs/token-budget.ts';
 export { displayStatus, runOwnerGone, viewRun, type RunView } from './runs/run-owner.ts';

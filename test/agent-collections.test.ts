@@ -18,14 +18,16 @@ const everyTool = Object.keys(workspaceTools).sort();
 
 async function markdownFiles(directory: string): Promise<string[]> {
   const entries = await readdir(directory, { recursive: true, withFileTypes: true });
-  return entries.filter((entry) => entry.isFile() && entry.name.endsWith('.md') && entry.name !== 'README.md').map((entry) => join(entry.parentPath, entry.name));
+  return entries
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.md') && entry.name !== 'README.md')
+    .map((entry) => join(entry.parentPath, entry.name));
 }
 
 /** The `tools` line of a file as written: undefined when there is none or it is empty, as Claude Code reads it. */
 function writtenTools(text: string): string | undefined {
   const frontMatter = text.split(/^---$/m)[1] ?? '';
   const line = /^tools:[ \t]*(.*)$/m.exec(frontMatter);
-  return line === null || line[1].trim() === '' && !/^tools:[ \t]*\n[ \t]+\S/m.test(frontMatter) ? undefined : line[1];
+  return line === null || (line[1].trim() === '' && !/^tools:[ \t]*\n[ \t]+\S/m.test(frontMatter)) ? undefined : line[1];
 }
 
 /** A project with the collection in the folder its tool reads it from (opencode's for OpenAgents). */
@@ -44,31 +46,38 @@ describe('published collections of agent files', () => {
   });
   afterAll(() => rm(root, { recursive: true, force: true }));
 
-  it.each([...claudeCollections, 'openagents'])('%s: every file loads, none without tools is left toolless, none fails for a tool it cannot have', async (collection) => {
-    const files = await markdownFiles(join(collections, collection));
-    const registry = await loadCollection(root, collection);
-    expect(registry.errors).toEqual([]);
-    const agents = registry.list().filter((agent) => agent.source !== 'built-in');
-    expect(agents).toHaveLength(files.length);
-    for (const agent of agents) {
-      const text = await readFile(agent.source, 'utf8');
-      const selected = selectAgentTools(agent, workspaceTools);
-      const written = writtenTools(text);
-      if (written === undefined) {
-        // As in Claude Code and opencode: every tool, less what the file turns off.
-        expect(agent.tools, agent.source).toEqual({ kind: 'all' });
-        expect(selected.names.length, agent.source).toBe(everyTool.length - (agent.disallowedTools ?? []).filter((name) => everyTool.includes(name)).length);
-      } else if (agent.tools.kind === 'list') {
-        // Every listed tool cadre has an equivalent of is given; the others are left out, never an error.
-        for (const name of agent.tools.names) if (everyTool.includes(name)) expect(selected.names, agent.source).toContain(name);
-        const claudeNames = written.replace(/^\[|\]$/g, '').split(',').map((name) => name.trim().replace(/\(.*\)$/, '')).filter(Boolean);
-        for (const name of claudeNames) if (Object.hasOwn(agentToolNames, name)) expect(selected.names, agent.source).toContain(agentToolNames[name]);
-        expect([...selected.names, ...selected.missing].length, agent.source).toBe(agent.tools.names.length);
+  it.each([...claudeCollections, 'openagents'])(
+    '%s: every file loads, none without tools is left toolless, none fails for a tool it cannot have',
+    async (collection) => {
+      const files = await markdownFiles(join(collections, collection));
+      const registry = await loadCollection(root, collection);
+      expect(registry.errors).toEqual([]);
+      const agents = registry.list().filter((agent) => agent.source !== 'built-in');
+      expect(agents).toHaveLength(files.length);
+      for (const agent of agents) {
+        const text = await readFile(agent.source, 'utf8');
+        const selected = selectAgentTools(agent, workspaceTools);
+        const written = writtenTools(text);
+        if (written === undefined) {
+          // As in Claude Code and opencode: every tool, less what the file turns off.
+          expect(agent.tools, agent.source).toEqual({ kind: 'all' });
+          expect(selected.names.length, agent.source).toBe(everyTool.length - (agent.disallowedTools ?? []).filter((name) => everyTool.includes(name)).length);
+        } else if (agent.tools.kind === 'list') {
+          // Every listed tool cadre has an equivalent of is given; the others are left out, never an error.
+          for (const name of agent.tools.names) if (everyTool.includes(name)) expect(selected.names, agent.source).toContain(name);
+          const claudeNames = written
+            .replace(/^\[|\]$/g, '')
+            .split(',')
+            .map((name) => name.trim().replace(/\(.*\)$/, ''))
+            .filter(Boolean);
+          for (const name of claudeNames) if (Object.hasOwn(agentToolNames, name)) expect(selected.names, agent.source).toContain(agentToolNames[name]);
+          expect([...selected.names, ...selected.missing].length, agent.source).toBe(agent.tools.names.length);
+        }
+        const { warning } = reportAgent(agent, { tools: workspaceTools, env: {} });
+        if (warning !== null) expect(warning.startsWith(`${agent.source}: `) && !warning.includes('\n'), warning).toBe(true);
       }
-      const { warning } = reportAgent(agent, { tools: workspaceTools, env: {} });
-      if (warning !== null) expect(warning.startsWith(`${agent.source}: `) && !warning.includes('\n'), warning).toBe(true);
-    }
-  });
+    },
+  );
 
   it('reads the names people write: dots, spaces and capitals', async () => {
     const volt = await loadCollection(root, 'voltagent-awesome-claude-code-subagents');

@@ -25,7 +25,10 @@ beforeAll(async () => {
 afterAll(() => workspace.close());
 
 function toolResults(): string[] {
-  return workspace.server.requests.flatMap((request) => request.messages).filter((message) => message.role === 'tool').map((message) => String(message.content));
+  return workspace.server.requests
+    .flatMap((request) => request.messages)
+    .filter((message) => message.role === 'tool')
+    .map((message) => String(message.content));
 }
 
 describe('agents people already have, from the command line', () => {

@@ -28,7 +28,9 @@ describe('asks for approval from the command line', () => {
     const listed = await workspace.json<ApprovalRecord[]>(['approvals']);
     expect(listed).toMatchObject([{ id: approvalId, agent: 'scout', tool: 'list_files', status: 'pending' }]);
     const table = await workspace.run(['approvals', '--db', workspace.database]);
-    expect(table.stdout).toMatch(new RegExp(`^ID +RUN +AGENT +TOOL +SUMMARY +WAITING SINCE\\n${approvalId} +run_\\w+ +scout +list_files +list_files[^\\n]* +\\d{4}-`));
+    expect(table.stdout).toMatch(
+      new RegExp(`^ID +RUN +AGENT +TOOL +SUMMARY +WAITING SINCE\\n${approvalId} +run_\\w+ +scout +list_files +list_files[^\\n]* +\\d{4}-`),
+    );
 
     const approve = await workspace.run(['approve', approvalId, '--db', workspace.database]);
     expect(approve.code).toBe(0);
@@ -43,7 +45,11 @@ describe('asks for approval from the command line', () => {
     expect(again.stderr).toMatch(new RegExp(`^cadre: ${approvalId} was already approved by person: list_files[^\\n]*\\n$`));
     const againAsJson = await workspace.run(['--json', 'approve', approvalId, '--db', workspace.database]);
     expect(againAsJson.code).toBe(1);
-    expect(JSON.parse(againAsJson.stdout)).toMatchObject({ type: 'error', message: expect.stringContaining('was already approved by person'), approval: { id: approvalId } });
+    expect(JSON.parse(againAsJson.stdout)).toMatchObject({
+      type: 'error',
+      message: expect.stringContaining('was already approved by person'),
+      approval: { id: approvalId },
+    });
     expect(await workspace.json<ApprovalRecord[]>(['approvals'])).toEqual([]);
     const [ask] = (await workspace.json<RunRecord[]>(['runs'])).filter((run) => run.agent === 'scout');
     const types = (await eventsOf(ask.id)).map((event) => event.type);
@@ -56,8 +62,15 @@ describe('asks for approval from the command line', () => {
     await writeFile(join(workspace.cwd, 'settings.env'), `TOKEN=${secret}\nMODE=dev\n`);
     const first = workspace.start(['run', ...workspace.modelFlags, '--approvals', 'wait', 'change the settings'], { env: { E2E_API_KEY: secret } });
     // The three asks come in any order, each line with its preview under it.
-    await first.waitForStderr(/^(?=[^]*\n    \+MODE=prod\n)(?=[^]*\n    \+A new page\.\n)(?=[^]*\n    echo two\n)/);
-    const editDiff = ['    --- a/settings.env', '    +++ b/settings.env', '    @@ -1,2 +1,2 @@', '     TOKEN=[redacted]', '    -MODE=dev', '    +MODE=prod'].join('\n');
+    await first.waitForStderr(/^(?=[\s\S]*\n    \+MODE=prod\n)(?=[\s\S]*\n    \+A new page\.\n)(?=[\s\S]*\n    echo two\n)/);
+    const editDiff = [
+      '    --- a/settings.env',
+      '    +++ b/settings.env',
+      '    @@ -1,2 +1,2 @@',
+      '     TOKEN=[redacted]',
+      '    -MODE=dev',
+      '    +MODE=prod',
+    ].join('\n');
     expect(first.output.stderr).toContain(editDiff);
     expect(first.output.stderr).toContain(['    --- /dev/null', '    +++ b/docs/new.md', '    @@ -0,0 +1,2 @@', '    +# New', '    +A new page.'].join('\n'));
     expect(first.output.stderr).toContain(['    $ echo one', '    echo two'].join('\n'));
@@ -107,7 +120,9 @@ describe('asks for approval from the command line', () => {
   it('denies at once off a terminal, and the model hears how to allow it', async () => {
     const result = await workspace.run(['run', ...workspace.modelFlags, ...askConfig, 'delegate please']);
     expect(result.code).toBe(0);
-    expect(result.stderr).toMatch(/\[apr_\w+\] denied by no_approver: list_files[^\n]*  \(nobody could answer here; to let asks through, run with --approvals wait to answer them from elsewhere, or --yes to approve them all\)\n/);
+    expect(result.stderr).toMatch(
+      /\[apr_\w+\] denied by no_approver: list_files[^\n]*  \(nobody could answer here; to let asks through, run with --approvals wait to answer them from elsewhere, or --yes to approve them all\)\n/,
+    );
     // Nobody can answer it from elsewhere either, so its line offers no `cadre approve`.
     expect(result.stderr).toMatch(/\[apr_\w+\] scout \(run_\w+\) asks to run: list_files[^\n(]*\n/);
     expect(result.stderr).not.toContain('cadre approve');

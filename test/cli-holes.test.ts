@@ -50,7 +50,9 @@ async function orphanedRun(store: Store, overrides: Partial<RunRecord> = {}): Pr
     lease_expires_at: new Date(Date.now() - 30_000).toISOString(),
     ...overrides,
   });
-  await store.createSession(sessionFixture({ id: run.child_session_id, agent: 'scout', model: 'openai-compatible:scripted', parent_run_id: run.id, created_at: startedAt }));
+  await store.createSession(
+    sessionFixture({ id: run.child_session_id, agent: 'scout', model: 'openai-compatible:scripted', parent_run_id: run.id, created_at: startedAt }),
+  );
   await store.appendMessages([{ session_id: run.child_session_id, role: 'user', content: run.task, created_at: startedAt }]);
   await store.insertRun(run, { run_id: run.id, at: startedAt, type: 'run-queued', data: { mode: run.mode } });
   await store.flush();
@@ -70,7 +72,7 @@ describe('cadre serve', () => {
 });
 
 describe('cadre runs and show on a run whose process died', () => {
-  it("say that its owner is gone, stop its elapsed time, and leave the stored status to recovery", async () => {
+  it('say that its owner is gone, stop its elapsed time, and leave the stored status to recovery', async () => {
     workspace = await createWorkspace();
     const store = createSqliteStore({ path: workspace.database });
     const run = await orphanedRun(store);
@@ -115,14 +117,16 @@ describe('cadre run --session', () => {
     const flags = ['--model', 'openai-compatible:scripted', '--base-url', server.baseURL, '--db', workspace.database];
     const result = await workspace.run(['run', ...flags, '--session', running.parent_session_id, '--json', 'How is the scout doing?']);
     expect(result.code).toBe(0);
-    const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; run?: RunRecord; event?: { type: string; data: Record<string, unknown> } });
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; run?: RunRecord; event?: { type: string; data: Record<string, unknown> } });
     for (const run of [running, queued]) {
       const events = lines.filter((line) => line.type === 'run-event' && line.run?.id === run.id).map((line) => line.event!);
       // The recovery's own event comes first: it was published after the view subscribed.
       expect(events[0]).toMatchObject({ type: 'warning', data: { kind: 'recovered' } });
       expect(events.find((event) => event.type === 'run-end')).toMatchObject({ data: { status: 'completed' } });
     }
-
   });
 
   it('prints which run it resumed in the plain view', async () => {
@@ -152,8 +156,13 @@ describe('token budgets from the command line', () => {
       script: (request): ScriptedTurn => {
         const last = request.messages.at(-1);
         const usage = { input_tokens: 300, output_tokens: 100 };
-        if (request.system.includes('You are the scout')) return { text: `Looked ${request.turn + 1} times.`, tool_calls: [{ name: 'list_files', arguments: { path: '.' } }], usage };
-        if (request.turn === 0) return { tool_calls: [{ name: 'agent', arguments: { agent: 'scout', task: 'List everything', description: 'list everything' } }], usage: { input_tokens: 50, output_tokens: 10 } };
+        if (request.system.includes('You are the scout'))
+          return { text: `Looked ${request.turn + 1} times.`, tool_calls: [{ name: 'list_files', arguments: { path: '.' } }], usage };
+        if (request.turn === 0)
+          return {
+            tool_calls: [{ name: 'agent', arguments: { agent: 'scout', task: 'List everything', description: 'list everything' } }],
+            usage: { input_tokens: 50, output_tokens: 10 },
+          };
         if (last?.role === 'tool') return { text: 'The scout ran out of tokens.', usage: { input_tokens: 50, output_tokens: 10 } };
         return { text: 'ok' };
       },

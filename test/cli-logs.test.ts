@@ -30,9 +30,21 @@ describe('cadre serve logs', () => {
     expect((await fetch(new URL('/api/runs/run_nope', served.url))).status).toBe(404);
     served.process.child.kill('SIGTERM');
     const result = await served.process.exited;
-    const entries = result.stderr.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line));
+    const entries = result.stderr
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line));
     expect(entries).toEqual([
-      expect.objectContaining({ level: 'info', name: 'cadre', msg: 'request', method: 'GET', path: '/api/sessions', status: 200, durationMs: expect.any(Number), time: expect.any(Number) }),
+      expect.objectContaining({
+        level: 'info',
+        name: 'cadre',
+        msg: 'request',
+        method: 'GET',
+        path: '/api/sessions',
+        status: 200,
+        durationMs: expect.any(Number),
+        time: expect.any(Number),
+      }),
       expect.objectContaining({ level: 'info', msg: 'request', method: 'GET', path: '/api/runs/run_nope', status: 404 }),
     ]);
 

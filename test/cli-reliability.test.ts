@@ -14,10 +14,19 @@ let server: ScriptedServer;
 const script: Script = [
   // Provider faults for the primary agent.
   { when: { user_includes: 'primary hangs' }, turns: [{ fault: { type: 'hang' } }] },
-  { when: { user_includes: 'subagent hangs' }, turns: [{ tool_calls: [{ name: 'agent', arguments: { agent: 'scout', task: 'hang please' } }] }, { text: 'The scout never answered; here is my own answer.' }] },
+  {
+    when: { user_includes: 'subagent hangs' },
+    turns: [
+      { tool_calls: [{ name: 'agent', arguments: { agent: 'scout', task: 'hang please' } }] },
+      { text: 'The scout never answered; here is my own answer.' },
+    ],
+  },
   { when: { system_includes: 'You are the scout', user_includes: 'hang please' }, turns: [{ fault: { type: 'hang', after_chars: 0 } }] },
   // A provider that echoes the credential it was sent, and a model that repeats the key.
-  { when: { system_includes: 'You are the scout', user_includes: 'fail' }, turns: [{ error: { status: 401, message: 'Incorrect API key provided: {{authorization}}' } }] },
+  {
+    when: { system_includes: 'You are the scout', user_includes: 'fail' },
+    turns: [{ error: { status: 401, message: 'Incorrect API key provided: {{authorization}}' } }],
+  },
   { when: { system_includes: 'You are the scout', user_includes: 'echo' }, turns: [{ text: `I found the key ${key} in the environment.` }] },
   {
     when: { user_includes: 'leak' },
@@ -106,7 +115,12 @@ describe('secrets', () => {
     try {
       await serve.waitForStderr(/Press Ctrl-C/);
       const url = serve.output.stdout.match(/cadre dashboard: (http:\S+)/)![1].replace(/\/$/, '');
-      const paths = [`/api/sessions/${sessionId}`, `/api/sessions/${sessionId}/runs`, `/api/sessions/${sessionId}/export?format=json`, `/api/sessions/${sessionId}/export?format=markdown`];
+      const paths = [
+        `/api/sessions/${sessionId}`,
+        `/api/sessions/${sessionId}/runs`,
+        `/api/sessions/${sessionId}/export?format=json`,
+        `/api/sessions/${sessionId}/export?format=markdown`,
+      ];
       for (const run of runs) paths.push(`/api/runs/${run.id}`, `/api/runs/${run.id}/transcript`);
       for (const path of paths) {
         const response = await fetch(url + path);

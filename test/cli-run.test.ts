@@ -35,7 +35,10 @@ describe('cadre run', () => {
   it('prints JSON Lines with --json, each with a type, ending with session-end', async () => {
     const result = await workspace.run(['run', ...workspace.modelFlags, '--json', 'delegate please']);
     expect(result.code).toBe(0);
-    const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; [key: string]: unknown });
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; [key: string]: unknown });
     expect(lines.every((line) => typeof line.type === 'string')).toBe(true);
     expect(lines.some((line) => line.type === 'run-event')).toBe(true);
     expect(lines.some((line) => line.type === 'text-delta')).toBe(true);

@@ -61,39 +61,42 @@ describe('a database this process cannot write', () => {
   it.each([
     ['a read-only file in a writable folder', 0o444, 0o777],
     ['a read-only folder', 0o644, 0o555],
-  ])('%s: runs, show, export, sessions, approvals and agents read it; run, stop and approve refuse, saying it is read-only', async (_name, fileMode, folderMode) => {
-    const folder = join(workspace.cwd, '.cadre');
-    await chmod(workspace.database, fileMode);
-    await chmod(folder, folderMode);
-    try {
-      const db = ['--db', workspace.database];
-      const reads: Array<[string[], RegExp]> = [
-        [["runs", ...db], new RegExp(`${runId}\\s+completed\\s+scout`)],
-        [['show', runId, ...db], /completed/],
-        [['export', sessionId, ...db], new RegExp(`"id": "${sessionId}"`)],
-        [['sessions', ...db], new RegExp(sessionId)],
-        [['approvals', ...db], /no pending approvals/],
-        [['agents'], /^scout\s+subagent/m],
-      ];
-      for (const [args, expected] of reads) {
-        const result = await runUnprivileged(args);
-        expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 0, stderr: '' });
-        expect(result.stdout).toMatch(expected);
+  ])(
+    '%s: runs, show, export, sessions, approvals and agents read it; run, stop and approve refuse, saying it is read-only',
+    async (_name, fileMode, folderMode) => {
+      const folder = join(workspace.cwd, '.cadre');
+      await chmod(workspace.database, fileMode);
+      await chmod(folder, folderMode);
+      try {
+        const db = ['--db', workspace.database];
+        const reads: Array<[string[], RegExp]> = [
+          [['runs', ...db], new RegExp(`${runId}\\s+completed\\s+scout`)],
+          [['show', runId, ...db], /completed/],
+          [['export', sessionId, ...db], new RegExp(`"id": "${sessionId}"`)],
+          [['sessions', ...db], new RegExp(sessionId)],
+          [['approvals', ...db], /no pending approvals/],
+          [['agents'], /^scout\s+subagent/m],
+        ];
+        for (const [args, expected] of reads) {
+          const result = await runUnprivileged(args);
+          expect({ args, code: result.code, stderr: result.stderr }).toEqual({ args, code: 0, stderr: '' });
+          expect(result.stdout).toMatch(expected);
+        }
+        const writes = [
+          ['run', ...workspace.modelFlags, 'echo this'],
+          ['stop', runId, ...db],
+          ['approve', 'apr_1', ...db],
+        ];
+        for (const args of writes) {
+          const result = await runUnprivileged(args);
+          expect({ args, code: result.code, stderr: result.stderr.trim() }).toEqual({ args, code: 2, stderr: readOnlyMessage(workspace.database) });
+        }
+      } finally {
+        await chmod(folder, 0o755);
+        await chmod(workspace.database, 0o644);
       }
-      const writes = [
-        ['run', ...workspace.modelFlags, 'echo this'],
-        ['stop', runId, ...db],
-        ['approve', 'apr_1', ...db],
-      ];
-      for (const args of writes) {
-        const result = await runUnprivileged(args);
-        expect({ args, code: result.code, stderr: result.stderr.trim() }).toEqual({ args, code: 2, stderr: readOnlyMessage(workspace.database) });
-      }
-    } finally {
-      await chmod(folder, 0o755);
-      await chmod(workspace.database, 0o644);
-    }
-  });
+    },
+  );
 });
 
 describe('a database cadre cannot use is refused at open, naming the file and what to do, exit 2', () => {
@@ -106,7 +109,11 @@ describe('a database cadre cannot use is refused at open, naming the file and wh
       for (const args of [['runs'], ['run', ...workspace.modelFlags.slice(0, 4), 'echo this']]) {
         const result = await workspace.run([...args, '--db', path]);
         expect(result.code).toBe(2);
-        expect(result.stderr).toMatch(new RegExp(`^cadre: The database ${path} is damaged \\(.+\\)\\. Restore it from a backup, or move it aside \\(with its -wal and -shm files\\) so cadre starts a new one\\.\\n$`));
+        expect(result.stderr).toMatch(
+          new RegExp(
+            `^cadre: The database ${path} is damaged \\(.+\\)\\. Restore it from a backup, or move it aside \\(with its -wal and -shm files\\) so cadre starts a new one\\.\\n$`,
+          ),
+        );
       }
     });
   });
@@ -115,7 +122,9 @@ describe('a database cadre cannot use is refused at open, naming the file and wh
     const notes = join(workspace.cwd, 'notes.txt');
     const result = await workspace.run(['runs', '--db', notes]);
     expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`cadre: The file ${notes} is not a SQLite database (or its header is damaged), not a cadre database. Point --db (or CADRE_DB, or db in cadre.config.json) at cadre's database, or move the file aside so cadre creates a new one there; if it was cadre's database, restore it from a backup.`);
+    expect(result.stderr).toContain(
+      `cadre: The file ${notes} is not a SQLite database (or its header is damaged), not a cadre database. Point --db (or CADRE_DB, or db in cadre.config.json) at cadre's database, or move the file aside so cadre creates a new one there; if it was cadre's database, restore it from a backup.`,
+    );
     expect(await readFile(notes, 'utf8')).toBe('Remember the milk.\n');
     const other = join(workspace.cwd, 'photos.db');
     const database = new DatabaseSync(other);
@@ -136,7 +145,9 @@ describe('a database cadre cannot use is refused at open, naming the file and wh
       for (const args of [['runs'], ['run', ...workspace.modelFlags.slice(0, 4), 'echo this']]) {
         const result = await workspace.run([...args, '--db', path]);
         expect(result.code).toBe(2);
-        expect(result.stderr).toBe(`cadre: The database ${path} has schema version 999, newer than this build of cadre knows (${latest}); it was left untouched. Upgrade cadre, or use another --db.\n`);
+        expect(result.stderr).toBe(
+          `cadre: The database ${path} has schema version 999, newer than this build of cadre knows (${latest}); it was left untouched. Upgrade cadre, or use another --db.\n`,
+        );
       }
       expect((await readFile(path)).equals(before)).toBe(true);
     });
@@ -220,48 +231,55 @@ describe('the database fails under cadre run', () => {
     return { owner, runId };
   }
 
-  it.runIf(canMountTmpfs())('a full disk: one message saying what happened and what to do, exit 1 within seconds; after space is freed the session goes on and the run finishes', async () => {
-    const mount = mkdtempSync(join(tmpdir(), 'cadre-full-'));
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', mount]);
-    try {
-      const database = join(mount, 'cadre.db');
-      const { owner, runId } = await startWaiting(database);
-      // The run is committed (another process sees it) before the disk fills: that part must survive.
-      for (let tries = 0; ; tries++) {
-        const shown = await workspace.run(['show', runId, '--json', '--db', database]);
-        if (shown.code === 0) break;
-        expect(tries).toBeLessThan(20);
+  it.runIf(canMountTmpfs())(
+    'a full disk: one message saying what happened and what to do, exit 1 within seconds; after space is freed the session goes on and the run finishes',
+    async () => {
+      const mount = mkdtempSync(join(tmpdir(), 'cadre-full-'));
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=3m', 'tmpfs', mount]);
+      try {
+        const database = join(mount, 'cadre.db');
+        const { owner, runId } = await startWaiting(database);
+        // The run is committed (another process sees it) before the disk fills: that part must survive.
+        for (let tries = 0; ; tries++) {
+          const shown = await workspace.run(['show', runId, '--json', '--db', database]);
+          if (shown.code === 0) break;
+          expect(tries).toBeLessThan(20);
+        }
+        // Every byte left goes to a filler file; the next commit (a lease renewal at the latest) fails.
+        spawnSync('dd', ['if=/dev/zero', `of=${join(mount, 'filler')}`, 'bs=64k']);
+        const filledAt = Date.now();
+        const result = await owner.exited;
+        const exitMs = Date.now() - filledAt;
+        expect(result.code).toBe(1);
+        expect(exitMs).toBeLessThan(8_000);
+        const sessionId = /--session (ses_\w+)/.exec(result.stderr)?.[1];
+        expect(withoutRunLines(result.stderr)).toBe(
+          `cadre: The disk holding the database ${database} is full (database or disk is full): cadre stopped the work of its runs, since nothing more could be stored; what was stored before is kept. Free some space, then continue the session: its unfinished runs are recovered.\n` +
+            `  continue: cadre run --session ${sessionId} --db ${database} "..."\n`,
+        );
+        rmSync(join(mount, 'filler'));
+        // What was committed before the disk filled is there, the run still running for its dead owner;
+        // it goes on once space is free.
+        const before = await workspace.run(['show', runId, '--json', '--db', database]);
+        expect(JSON.parse(before.stdout).run.status).toBe('running');
+        const resumed = await workspace.run(['run', ...model(), '--db', database, '--session', sessionId!, 'check']);
+        expect(resumed.code, resumed.stderr).toBe(0);
+        const after = await workspace.run(['show', runId, '--json', '--db', database]);
+        expect(JSON.parse(after.stdout).run).toMatchObject({ status: 'completed', result: { text: 'Waited.' } });
+        console.log(`disk full: exit ${result.code} ${exitMs} ms after the disk filled`);
+      } finally {
+        execFileSync('umount', ['-l', mount]);
+        rmSync(mount, { recursive: true, force: true });
       }
-      // Every byte left goes to a filler file; the next commit (a lease renewal at the latest) fails.
-      spawnSync('dd', ['if=/dev/zero', `of=${join(mount, 'filler')}`, 'bs=64k']);
-      const filledAt = Date.now();
-      const result = await owner.exited;
-      const exitMs = Date.now() - filledAt;
-      expect(result.code).toBe(1);
-      expect(exitMs).toBeLessThan(8_000);
-      const sessionId = /--session (ses_\w+)/.exec(result.stderr)?.[1];
-      expect(withoutRunLines(result.stderr)).toBe(
-        `cadre: The disk holding the database ${database} is full (database or disk is full): cadre stopped the work of its runs, since nothing more could be stored; what was stored before is kept. Free some space, then continue the session: its unfinished runs are recovered.\n` +
-          `  continue: cadre run --session ${sessionId} --db ${database} "..."\n`,
-      );
-      rmSync(join(mount, 'filler'));
-      // What was committed before the disk filled is there, the run still running for its dead owner;
-      // it goes on once space is free.
-      const before = await workspace.run(['show', runId, '--json', '--db', database]);
-      expect(JSON.parse(before.stdout).run.status).toBe('running');
-      const resumed = await workspace.run(['run', ...model(), '--db', database, '--session', sessionId!, 'check']);
-      expect(resumed.code, resumed.stderr).toBe(0);
-      const after = await workspace.run(['show', runId, '--json', '--db', database]);
-      expect(JSON.parse(after.stdout).run).toMatchObject({ status: 'completed', result: { text: 'Waited.' } });
-      console.log(`disk full: exit ${result.code} ${exitMs} ms after the disk filled`);
-    } finally {
-      execFileSync('umount', ['-l', mount]);
-      rmSync(mount, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   it.each([
-    ['.cadre deleted', (database: string) => rmSync(dirname(database), { recursive: true, force: true }), 'was deleted while cadre was using it: cadre stopped, since nothing more it wrote would be kept. The session and its runs went with the file.'],
+    [
+      '.cadre deleted',
+      (database: string) => rmSync(dirname(database), { recursive: true, force: true }),
+      'was deleted while cadre was using it: cadre stopped, since nothing more it wrote would be kept. The session and its runs went with the file.',
+    ],
     [
       'the database replaced',
       async (database: string) => {
@@ -311,11 +329,17 @@ describe('cadre serve on a database that fails', () => {
       });
     });
     await rm(dirname(database), { recursive: true, force: true });
-    const response = await fetch(new URL('/api/sessions', ready.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'echo this' }) });
+    const response = await fetch(new URL('/api/sessions', ready.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ prompt: 'echo this' }),
+    });
     expect(response.status).toBe(201);
     const result = await serve.exited;
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain(`cadre: The database ${database} was deleted while cadre was using it: cadre stopped, since nothing more it wrote would be kept.`);
+    expect(result.stderr).toContain(
+      `cadre: The database ${database} was deleted while cadre was using it: cadre stopped, since nothing more it wrote would be kept.`,
+    );
     expect(result.stderr.match(/was deleted while cadre was using it/g)).toHaveLength(1);
   });
 });

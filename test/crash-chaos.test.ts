@@ -53,7 +53,13 @@ You are the scout. List, search and read files, then report.
 function respond(request: ScriptedRequest): ScriptedTurn {
   const firstUser = request.messages.find((message) => message.role === 'user')?.content ?? '';
   if (request.system.includes('You are the scout')) {
-    if (request.turn === 0) return { tool_calls: [{ name: 'list_files', arguments: {} }, { name: 'grep', arguments: { pattern: 'milk|app|SQLite' } }] };
+    if (request.turn === 0)
+      return {
+        tool_calls: [
+          { name: 'list_files', arguments: {} },
+          { name: 'grep', arguments: { pattern: 'milk|app|SQLite' } },
+        ],
+      };
     if (request.turn === 1) return { tool_calls: everyFile(workspace!.cwd).map((path) => ({ name: 'read_file', arguments: { path } })) };
     return { text: `Report on ${firstUser}`, delay_ms: Number(/delay=(\d+)/.exec(firstUser)?.[1] ?? 0) };
   }
@@ -67,7 +73,15 @@ function respond(request: ScriptedRequest): ScriptedTurn {
     tool_calls: [
       { name: 'agent', arguments: { agent: 'scout', task: task('bg1', bgA), description: `r${round} bg1`, run_in_background: true } },
       { name: 'agent', arguments: { agent: 'scout', task: task('bg2', bgB), description: `r${round} bg2`, run_in_background: true } },
-      { name: 'agent_parallel', arguments: { tasks: [{ agent: 'scout', task: task('par1', parA) }, { agent: 'scout', task: task('par2', parB) }] } },
+      {
+        name: 'agent_parallel',
+        arguments: {
+          tasks: [
+            { agent: 'scout', task: task('par1', parA) },
+            { agent: 'scout', task: task('par2', parB) },
+          ],
+        },
+      },
       { name: 'agent', arguments: { agent: 'scout', task: task('fg', fg), description: `r${round} fg` } },
     ],
   };
@@ -110,7 +124,13 @@ interface ChaosOutcome {
  * `killWorker`, often a worker too), sometimes killed again while it recovers, then recovered
  * with `cadre run --session` to its end, and the session checked (see `checkChaos`).
  */
-async function chaosSession(options: { rounds: number; random: () => number; baseURL: string; openStore: () => Promise<Store>; killWorker?: () => Promise<boolean> }): Promise<ChaosOutcome> {
+async function chaosSession(options: {
+  rounds: number;
+  random: () => number;
+  baseURL: string;
+  openStore: () => Promise<Store>;
+  killWorker?: () => Promise<boolean>;
+}): Promise<ChaosOutcome> {
   const { rounds, random } = options;
   const between = (low: number, high: number) => String(Math.floor(low + random() * (high - low)));
   const flags = ['--model', 'openai-compatible:scripted', '--base-url', options.baseURL, '--db', workspace!.database];
@@ -140,7 +160,8 @@ async function chaosSession(options: { rounds: number; random: () => number; bas
     }
     if (await hostKilled) kills++;
     // Sometimes the recovery is killed too.
-    if (random() < 0.25 && (await killAfter(workspace!.start(['run', ...flags, '--session', session.id, `recover ${round}`]), Number(between(500, 3000))))) kills++;
+    if (random() < 0.25 && (await killAfter(workspace!.start(['run', ...flags, '--session', session.id, `recover ${round}`]), Number(between(500, 3000)))))
+      kills++;
     const recovered = await workspace!.run(['run', ...flags, '--session', session.id, `check ${round}`]);
     const store = await options.openStore();
     last = await checkChaos(store, session.id);
@@ -154,11 +175,18 @@ async function chaosSession(options: { rounds: number; random: () => number; bas
 }
 
 describe('crash chaos', () => {
-  it(`loses no run and no notification, and announces none twice, when cadre run is killed at random (seed ${seed}, ${rounds} rounds)`, { timeout: rounds * 20_000 + 30_000 }, async () => {
+  it(`loses no run and no notification, and announces none twice, when cadre run is killed at random (seed ${seed}, ${rounds} rounds)`, {
+    timeout: rounds * 20_000 + 30_000,
+  }, async () => {
     workspace = await createWorkspace();
     await writeFile(join(workspace.cwd, '.cadre', 'agents', 'scout.md'), scout);
     server = await startScriptedServer({ script: respond });
-    const { figures, found } = await chaosSession({ rounds, random: seededRandom(seed), baseURL: server.baseURL, openStore: async () => createSqliteStore({ path: workspace!.database }) });
+    const { figures, found } = await chaosSession({
+      rounds,
+      random: seededRandom(seed),
+      baseURL: server.baseURL,
+      openStore: async () => createSqliteStore({ path: workspace!.database }),
+    });
     console.log(`crash chaos: ${JSON.stringify({ seed, ...figures })}`);
     expect(figures.runs, 'no run started: every kill came before the host got going').not.toBe(0);
     expect(found, `crash chaos failed with CADRE_CHAOS_SEED=${seed}; figures ${JSON.stringify(figures)}`).toEqual([]);
@@ -173,14 +201,26 @@ describe('crash chaos', () => {
  */
 describe.skipIf(!process.env.CADRE_TEST_REDIS_URL)('crash chaos on workers', () => {
   const workerRounds = Number(process.env.CADRE_CHAOS_WORKER_ROUNDS ?? 5);
-  it(`loses no run and no notification, and announces none twice, when cadre run and cadre workers are killed at random (seed ${seed}, ${workerRounds} rounds)`, { timeout: workerRounds * 60_000 + 60_000 }, async () => {
+  it(`loses no run and no notification, and announces none twice, when cadre run and cadre workers are killed at random (seed ${seed}, ${workerRounds} rounds)`, {
+    timeout: workerRounds * 60_000 + 60_000,
+  }, async () => {
     const random = seededRandom(seed);
     // The workspace's scripted model (the hosts' and the workers') answers with this test's script.
     workspace = await workersWorkspace({ script: respond, database: process.env.CADRE_TEST_POSTGRES_URL });
     await writeFile(join(workspace.cwd, '.cadre', 'agents', 'scout.md'), scout);
     const baseURL = workspace.server.baseURL;
     const startWorker = async () => {
-      const worker = workspace!.start(['worker', '--db', workspace!.database, '--model', 'openai-compatible:scripted', '--base-url', baseURL, '--concurrency', '8']);
+      const worker = workspace!.start([
+        'worker',
+        '--db',
+        workspace!.database,
+        '--model',
+        'openai-compatible:scripted',
+        '--base-url',
+        baseURL,
+        '--concurrency',
+        '8',
+      ]);
       workspace!.workers.push(worker);
       await worker.waitForStderr(/carrying out runs/, 30_000);
     };

@@ -115,7 +115,8 @@ describe('cadre run killed with SIGKILL while the primary agent waits on a foreg
     expectEveryCallAnswered(parent);
     const child = await store.listMessages(run.child_session_id);
     expectEveryCallAnswered(child);
-    const texts = (messages: readonly MessageRecord[]) => JSON.stringify(messages.filter((message) => message.role === 'tool').map((message) => message.content));
+    const texts = (messages: readonly MessageRecord[]) =>
+      JSON.stringify(messages.filter((message) => message.role === 'tool').map((message) => message.content));
     expect(texts(parent)).toContain(`${run.id} (scout)`);
     expect(texts(parent)).toMatch(/process stopped before this call finished/);
     expect(texts(child)).toMatch(/process stopped before this call finished/);

@@ -15,10 +15,13 @@ const { skip, title } = browserSuite('the dashboard as a new user meets it: phon
 
 /** Whether an element lies wholly inside the window as the page stands (no scrolling done by the test). */
 async function inView(page: Page, selector: string): Promise<boolean> {
-  return page.locator(selector).first().evaluate((node) => {
-    const box = node.getBoundingClientRect();
-    return box.height > 0 && box.top >= 0 && box.bottom <= window.innerHeight;
-  });
+  return page
+    .locator(selector)
+    .first()
+    .evaluate((node) => {
+      const box = node.getBoundingClientRect();
+      return box.height > 0 && box.top >= 0 && box.bottom <= window.innerHeight;
+    });
 }
 
 describe.skipIf(skip)(title, () => {
@@ -128,7 +131,9 @@ describe.skipIf(skip)(title, () => {
     const page = await context.newPage();
     await page.goto(`${dashboard.url}#${first}`);
     await expect.poll(() => page.locator('#session-id').textContent(), { timeout: 10_000 }).toBe(first);
-    await page.evaluate((id) => { location.hash = `#${id}`; }, second);
+    await page.evaluate((id) => {
+      location.hash = `#${id}`;
+    }, second);
     await expect.poll(() => page.locator('#session-id').textContent(), { timeout: 10_000 }).toBe(second);
     await expect.poll(() => page.locator('#session-title').textContent()).toBe('Find answer 1.');
     await page.goBack();

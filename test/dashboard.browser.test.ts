@@ -13,9 +13,10 @@ import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { runFixture } from '../src/store/store-fixtures.ts';
 
 // The README's picture is refreshed with CADRE_UPDATE_SCREENSHOT=1; otherwise the test's own copy goes to a temp dir.
-const screenshotPath = process.env.CADRE_UPDATE_SCREENSHOT === '1'
-  ? fileURLToPath(new URL('../docs/images/dashboard.png', import.meta.url))
-  : join(tmpdir(), `cadre-dashboard-${process.pid}.png`);
+const screenshotPath =
+  process.env.CADRE_UPDATE_SCREENSHOT === '1'
+    ? fileURLToPath(new URL('../docs/images/dashboard.png', import.meta.url))
+    : join(tmpdir(), `cadre-dashboard-${process.pid}.png`);
 const { skip, title } = browserSuite('the dashboard in a real browser');
 
 describe.skipIf(skip)(title, () => {
@@ -128,7 +129,9 @@ describe.skipIf(skip)(title, () => {
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
     await page.goto(`${dashboard.url}#${session.id}`);
 
     const item = page.locator('.session-item', { hasText: session.id });
@@ -173,7 +176,9 @@ describe.skipIf(skip)(title, () => {
     await page.setViewportSize({ width: 390, height: 844 });
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
     await page.goto(`${dashboard.url}#${session.id}`);
     const slowCard = page.locator('.run-card', { hasText: 'slow survey' });
     await expect.poll(() => slowCard.getAttribute('data-status'), { timeout: 10_000 }).toBe('running');
@@ -203,7 +208,16 @@ describe.skipIf(skip)(title, () => {
       await budgeted.waitForIdle(session.id);
       const started = new Date(Date.now() - 90_000).toISOString();
       const leaseEnded = new Date(Date.now() - 45_000).toISOString();
-      const orphan = runFixture({ id: 'run_orphan', parent_session_id: session.id, description: 'orphaned work', status: 'running', created_at: started, started_at: started, lease_owner: 'gone-host:1:x', lease_expires_at: leaseEnded });
+      const orphan = runFixture({
+        id: 'run_orphan',
+        parent_session_id: session.id,
+        description: 'orphaned work',
+        status: 'running',
+        created_at: started,
+        started_at: started,
+        lease_owner: 'gone-host:1:x',
+        lease_expires_at: leaseEnded,
+      });
       await budgetedStore.insertRun(orphan, { run_id: orphan.id, at: started, type: 'run-queued', data: {} });
       const { total } = await budgeted.sessionTokens(session.id);
 

@@ -40,11 +40,15 @@ describe('npm run demo', () => {
     // The editor's edit of the scratch copy asks, and the demo answers it, saying so.
     const approvalId = /^\[(apr_\w+)\] editor \(run_\w+\) asks to run: edit_file \.cadre\/demo-scratch\/retry-policy\.ts/m.exec(result.stderr)?.[1];
     expect(approvalId).toBeDefined();
-    expect(result.stdout).toContain(`demo: approved ${approvalId} (edit_file .cadre/demo-scratch/retry-policy.ts) automatically, as you would with: cadre approve ${approvalId}`);
+    expect(result.stdout).toContain(
+      `demo: approved ${approvalId} (edit_file .cadre/demo-scratch/retry-policy.ts) automatically, as you would with: cadre approve ${approvalId}`,
+    );
     expect(result.stderr).toContain(`[${approvalId}] approved by person: edit_file .cadre/demo-scratch/retry-policy.ts`);
     expect(result.stderr).toMatch(/^\[run_\w+ editor\] completed \(\d+s\): Raised maxAttempts from 3 to 5/m);
     expect(result.stdout).toContain('The scratch copy .cadre/demo-scratch/retry-policy.ts now reads: export const maxAttempts = 5;');
-    expect(await readFile(resolve(import.meta.dirname, '..', 'examples', 'demo', 'files', 'retry-policy.ts'), 'utf8')).toContain('export const maxAttempts = 3;');
+    expect(await readFile(resolve(import.meta.dirname, '..', 'examples', 'demo', 'files', 'retry-policy.ts'), 'utf8')).toContain(
+      'export const maxAttempts = 3;',
+    );
     const sessionId = /^Session (ses_\w+) \(completed\)\.$/m.exec(result.stderr)?.[1];
     expect(sessionId).toBeDefined();
     const exportPath = join(directory, 'demo-export.md');
@@ -59,10 +63,16 @@ describe('npm run demo', () => {
   it('with --json, writes only JSON Lines on stdout, ending with session-end', async () => {
     const result = await runDemo(['--json', '--db', join(directory, 'json.db'), 'Survey it.']);
     expect(result.code).toBe(0);
-    const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; status?: string });
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; status?: string });
     expect(lines.at(-1)).toMatchObject({ type: 'session-end', status: 'completed' });
     expect(lines.filter((line) => line.type === 'run-event').length).toBeGreaterThan(4);
-    expect(lines.filter((line) => line.type === 'approval').map((line) => (line as unknown as { approval: { status: string } }).approval.status)).toEqual(['pending', 'approved']);
+    expect(lines.filter((line) => line.type === 'approval').map((line) => (line as unknown as { approval: { status: string } }).approval.status)).toEqual([
+      'pending',
+      'approved',
+    ]);
     expect(result.stderr).toMatch(/demo: approved apr_\w+ \(edit_file/);
     expect(result.stderr).toContain('the model is SCRIPTED');
   });

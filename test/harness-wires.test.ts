@@ -25,7 +25,10 @@ function findProgram(variable: string, name: string): string | undefined {
 
 const claude = findProgram('CADRE_TEST_CLAUDE', 'claude');
 const codex = findProgram('CADRE_TEST_CODEX', 'codex');
-for (const [program, name, variable] of [[claude, 'Claude Code', 'CADRE_TEST_CLAUDE'], [codex, 'Codex', 'CADRE_TEST_CODEX']]) {
+for (const [program, name, variable] of [
+  [claude, 'Claude Code', 'CADRE_TEST_CLAUDE'],
+  [codex, 'Codex', 'CADRE_TEST_CODEX'],
+]) {
   if (program === undefined) console.warn(`harness-wires: skipping ${name}: not installed (set ${variable} or put it on PATH)`);
 }
 
@@ -77,12 +80,17 @@ const cacheUsage = { input_tokens: 100, output_tokens: 9, cache_read_input_token
 
 describe('Claude Code against the scripted Messages wire', () => {
   it.skipIf(claude === undefined)(
-    claude === undefined ? 'skipped: Claude Code is not installed (set CADRE_TEST_CLAUDE or put claude on PATH)' : 'reads a file with its Read tool and answers',
+    claude === undefined
+      ? 'skipped: Claude Code is not installed (set CADRE_TEST_CLAUDE or put claude on PATH)'
+      : 'reads a file with its Read tool and answers',
     async () => {
       const { cwd, home, server } = await setUp((notes) => [
         {
           when: { user_includes: 'What do my notes say?', has_tool: 'Read' },
-          turns: [{ text: 'Reading them.', tool_calls: [{ name: 'Read', arguments: { file_path: notes } }] }, { text: answer, usage: cacheUsage }],
+          turns: [
+            { text: 'Reading them.', tool_calls: [{ name: 'Read', arguments: { file_path: notes } }] },
+            { text: answer, usage: cacheUsage },
+          ],
         },
       ]);
       const env = {
@@ -105,7 +113,10 @@ describe('Claude Code against the scripted Messages wire', () => {
       expect(events.at(-1)!.usage).toMatchObject({ cache_read_input_tokens: 60, cache_creation_input_tokens: 30 });
 
       const turns = server.requests.filter((request) => request.system.includes('Claude'));
-      expect(turns.map((request) => [request.wire, request.turn])).toEqual([['messages', 0], ['messages', 1]]);
+      expect(turns.map((request) => [request.wire, request.turn])).toEqual([
+        ['messages', 0],
+        ['messages', 1],
+      ]);
       expect(turns[1].messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_1_0_0', content: expect.stringContaining('Remember the milk.') });
       // Nothing it sent went unanswered by a route of the server.
       expect(server.received.every((request) => ['/v1/messages', '/v1/messages/count_tokens', '/v1/models'].includes(request.path))).toBe(true);
@@ -116,12 +127,17 @@ describe('Claude Code against the scripted Messages wire', () => {
 
 describe('Codex against the scripted Responses wire', () => {
   it.skipIf(codex === undefined)(
-    codex === undefined ? 'skipped: Codex is not installed (set CADRE_TEST_CODEX or put codex on PATH)' : 'runs a command with its exec_command tool and answers',
+    codex === undefined
+      ? 'skipped: Codex is not installed (set CADRE_TEST_CODEX or put codex on PATH)'
+      : 'runs a command with its exec_command tool and answers',
     async () => {
       const { cwd, home, server } = await setUp(() => [
         {
           when: { last_user_includes: 'What do my notes say?', has_tool: 'exec_command' },
-          turns: [{ text: 'Reading them.', tool_calls: [{ name: 'exec_command', arguments: { cmd: 'cat notes.txt' } }] }, { text: answer, usage: cacheUsage }],
+          turns: [
+            { text: 'Reading them.', tool_calls: [{ name: 'exec_command', arguments: { cmd: 'cat notes.txt' } }] },
+            { text: answer, usage: cacheUsage },
+          ],
         },
       ]);
       const codexHome = join(home, '.codex');
@@ -149,8 +165,15 @@ describe('Codex against the scripted Responses wire', () => {
       expect(messages.map((event) => event.item.text)).toEqual(['Reading them.', answer]);
       expect(events.at(-1)).toMatchObject({ type: 'turn.completed', usage: { cached_input_tokens: 60 } });
 
-      expect(server.requests.map((request) => [request.wire, request.turn])).toEqual([['responses', 0], ['responses', 1]]);
-      expect(server.requests[1].messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_2_0_0', content: expect.stringContaining('Remember the milk.') });
+      expect(server.requests.map((request) => [request.wire, request.turn])).toEqual([
+        ['responses', 0],
+        ['responses', 1],
+      ]);
+      expect(server.requests[1].messages.at(-1)).toMatchObject({
+        role: 'tool',
+        tool_call_id: 'call_2_0_0',
+        content: expect.stringContaining('Remember the milk.'),
+      });
       expect(server.received.every((request) => ['/v1/responses', '/v1/models'].includes(request.path))).toBe(true);
     },
     120_000,

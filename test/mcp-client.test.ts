@@ -74,7 +74,11 @@ describe('MCP client', () => {
   });
 
   it('reports a server that fails to start, with what it said, while the others go on', async () => {
-    const mcp = clients({ broken: { config: stdio('--fail'), source: 'test' }, fx: { config: stdio(), source: 'test' }, missing: { config: { command: '/nonexistent/mcp-server' }, source: 'test' } });
+    const mcp = clients({
+      broken: { config: stdio('--fail'), source: 'test' },
+      fx: { config: stdio(), source: 'test' },
+      missing: { config: { command: '/nonexistent/mcp-server' }, source: 'test' },
+    });
     const { tools, failures } = await mcp.tools(['broken', 'fx', 'missing']);
     expect(Object.keys(tools)).toContain('mcp__fx__echo');
     expect(failures.map((failure) => failure.server).sort()).toEqual(['broken', 'missing']);
@@ -95,7 +99,10 @@ describe('MCP client', () => {
   });
 
   it('uses a server over streamable HTTP with its headers', async () => {
-    const mcp = clients({ web: { config: { type: 'http', url: httpUrl, headers: { Authorization: 'Bearer fixture-token' } }, source: 'test' }, denied: { config: { type: 'http', url: httpUrl }, source: 'test' } });
+    const mcp = clients({
+      web: { config: { type: 'http', url: httpUrl, headers: { Authorization: 'Bearer fixture-token' } }, source: 'test' },
+      denied: { config: { type: 'http', url: httpUrl }, source: 'test' },
+    });
     const { tools, failures } = await mcp.tools(['web', 'denied']);
     expect(await tools.mcp__web__echo!.execute!({ text: 'over http' }, call)).toBe('echo: over http');
     expect(failures.map((failure) => failure.server)).toEqual(['denied']);
@@ -110,11 +117,25 @@ describe('MCP tools in runs', () => {
       maxRetries: 0,
       approvals: 'deny',
       mcpServers: { fx: { ...stdio(), env: { FIXTURE_KEY: 'fixture-secret-value-123' } }, broken: stdio('--fail') },
-      agents: [defineAgent({ name: 'helper', description: 'Uses MCP tools.', system: 'You are the helper.', tools: ['mcp__fx__*', 'mcp__broken__*'], mode: 'subagent' })],
+      agents: [
+        defineAgent({
+          name: 'helper',
+          description: 'Uses MCP tools.',
+          system: 'You are the helper.',
+          tools: ['mcp__fx__*', 'mcp__broken__*'],
+          mode: 'subagent',
+        }),
+      ],
       model: scriptedLanguageModel((request) => {
         if (request.system.includes('You are the helper')) {
           requests.push(request);
-          if (request.turn === 0) return { tool_calls: [{ name: 'mcp__fx__echo', arguments: { text: 'from a run fixture-secret-value-123' } }, { name: 'mcp__fx__add', arguments: { a: 1, b: 2 } }] };
+          if (request.turn === 0)
+            return {
+              tool_calls: [
+                { name: 'mcp__fx__echo', arguments: { text: 'from a run fixture-secret-value-123' } },
+                { name: 'mcp__fx__add', arguments: { a: 1, b: 2 } },
+              ],
+            };
           return { text: 'helper done' };
         }
         if (request.turn === 0) return { tool_calls: [{ name: 'agent', arguments: { agent: 'helper', task: 'use the tools' } }] };
@@ -142,7 +163,15 @@ describe('MCP tools in runs', () => {
       maxRetries: 0,
       approvals: 'deny',
       tools: {},
-      agents: [defineAgent({ name: 'owner', description: 'Has its own server.', system: 'You are the owner.', mode: 'subagent', mcpServers: [{ name: 'own', config: stdio() }] })],
+      agents: [
+        defineAgent({
+          name: 'owner',
+          description: 'Has its own server.',
+          system: 'You are the owner.',
+          mode: 'subagent',
+          mcpServers: [{ name: 'own', config: stdio() }],
+        }),
+      ],
       model: scriptedLanguageModel((request) => {
         if (request.system.includes('You are the owner')) {
           offered.push([...request.tools]);
@@ -170,7 +199,8 @@ describe("a project's .mcp.json", () => {
     const { writeFile } = await import('node:fs/promises');
     const workspace = await createWorkspace();
     try {
-      const write = (args: string[]) => writeFile(`${workspace.cwd}/.mcp.json`, JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [fixture, ...args] } } }));
+      const write = (args: string[]) =>
+        writeFile(`${workspace.cwd}/.mcp.json`, JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [fixture, ...args] } } }));
       await write([]);
       const before = await workspace.run(['mcp', 'list']);
       expect(before.stdout).toContain('fx (.mcp.json, not trusted: cadre mcp trust)');
@@ -185,12 +215,23 @@ describe("a project's .mcp.json", () => {
       await write(['--changed']);
       const changed = await workspace.run(['mcp', 'list']);
       expect(changed.stdout).toContain('fx (.mcp.json, changed since trusted: cadre mcp trust)');
-      await writeFile(`${workspace.cwd}/.mcp.json`, JSON.stringify({ mcpServers: { fx: { command: process.execPath, args: [fixture] }, broken: { command: process.execPath, args: [fixture, '--fail'] } } }));
+      await writeFile(
+        `${workspace.cwd}/.mcp.json`,
+        JSON.stringify({
+          mcpServers: { fx: { command: process.execPath, args: [fixture] }, broken: { command: process.execPath, args: [fixture, '--fail'] } },
+        }),
+      );
       expect((await workspace.run(['mcp', 'trust', 'broken'])).code).toBe(0);
       const agents = await workspace.run(['agents', '--json']);
       expect(agents.stderr).toMatch(/warning: MCP server 'broken' \(\.mcp\.json\) failed to start: .*missing FIXTURE_TOKEN/);
-      const report = JSON.parse(agents.stdout) as { agents: Array<{ name: string; tools: string[] }>; mcp_server_status: Array<{ name: string; state: string }> };
-      expect(report.mcp_server_status.map((server) => [server.name, server.state]).sort()).toEqual([['broken', 'failed'], ['fx', 'ready']]);
+      const report = JSON.parse(agents.stdout) as {
+        agents: Array<{ name: string; tools: string[] }>;
+        mcp_server_status: Array<{ name: string; state: string }>;
+      };
+      expect(report.mcp_server_status.map((server) => [server.name, server.state]).sort()).toEqual([
+        ['broken', 'failed'],
+        ['fx', 'ready'],
+      ]);
       expect(report.agents.find((agent) => agent.name === 'general')?.tools).toContain('mcp__fx__echo');
       const unknown = await workspace.run(['mcp', 'trust', 'nope']);
       expect(unknown.code).toBe(2);

@@ -1,6 +1,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CallToolResultSchema, CreateTaskResultSchema, ElicitRequestSchema, LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  LoggingMessageNotificationSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,11 +19,17 @@ let workspace: Workspace;
 let model: ScriptedServer;
 beforeAll(async () => {
   workspace = await createWorkspace();
-  await writeFile(join(workspace.cwd, '.cadre', 'agents', 'writer.md'), '---\ndescription: Writes files.\ntools: [write_file]\nmode: subagent\n---\nYou are the writer.\n');
+  await writeFile(
+    join(workspace.cwd, '.cadre', 'agents', 'writer.md'),
+    '---\ndescription: Writes files.\ntools: [write_file]\nmode: subagent\n---\nYou are the writer.\n',
+  );
   model = await startScriptedServer({
     script: [
       { when: { system_includes: 'general-purpose', user_includes: 'slow' }, turns: [{ text: 'Slow answer: {{task}}', delay_ms: 2500 }] },
-      { when: { system_includes: 'You are the writer' }, turns: [{ tool_calls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'hello' } }] }, { text: 'Wrote out.txt.' }] },
+      {
+        when: { system_includes: 'You are the writer' },
+        turns: [{ tool_calls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'hello' } }] }, { text: 'Wrote out.txt.' }],
+      },
       { when: { system_includes: 'general-purpose' }, turns: [{ text: 'Answer to: {{task}}' }] },
     ],
   });
@@ -39,7 +51,13 @@ interface Connection {
 }
 
 async function connect({ elicit }: { elicit?: (message: string) => { decision: string } | null } = {}): Promise<Connection> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [cadreBin, 'mcp', ...flags()], cwd: workspace.cwd, env: workspace.env, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [cadreBin, 'mcp', ...flags()],
+    cwd: workspace.cwd,
+    env: workspace.env,
+    stderr: 'pipe',
+  });
   let stderr = '';
   transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const client = new Client({ name: 'cadre-test', version: '1.0.0' }, { capabilities: elicit ? { elicitation: { form: {} } } : {} });
@@ -61,7 +79,7 @@ function text(result: unknown): string {
   return (result as CallToolResult).content.map((part) => (part.type === 'text' ? part.text : '')).join('');
 }
 
-async function runs(): Promise<RunRecord[]> {
+async function _runs(): Promise<RunRecord[]> {
   return workspace.json<RunRecord[]>(['runs', '--all']).catch(async () => workspace.json<RunRecord[]>(['runs']));
 }
 
@@ -92,7 +110,9 @@ describe('cadre mcp', () => {
   it('announces a finished background run as a log message, read then with agent_output', async () => {
     const connection = await connect();
     try {
-      const started = text(await connection.client.callTool({ name: 'agent', arguments: { agent: 'general', task: 'quick background job', run_in_background: true } }));
+      const started = text(
+        await connection.client.callTool({ name: 'agent', arguments: { agent: 'general', task: 'quick background job', run_in_background: true } }),
+      );
       const runId = /run_id: (run_\w+)/.exec(started)![1];
       expect(started).toContain('note: Started in the background.');
       await expect.poll(() => connection.logs.join('\n'), { timeout: 10_000 }).toContain(`run_id: ${runId}`);
@@ -111,7 +131,10 @@ describe('cadre mcp', () => {
     const first = await connect();
     const second = await connect();
     try {
-      const created = await first.client.request({ method: 'tools/call', params: { name: 'agent', arguments: { agent: 'general', task: 'slow task one' }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+      const created = await first.client.request(
+        { method: 'tools/call', params: { name: 'agent', arguments: { agent: 'general', task: 'slow task one' }, task: { ttl: 60_000 } } },
+        CreateTaskResultSchema,
+      );
       const taskId = created.task.taskId;
       expect(taskId).toMatch(/^run_/);
       expect(created.task.status).toBe('working');
@@ -125,7 +148,10 @@ describe('cadre mcp', () => {
       const record = run && 'run' in run ? run.run : run;
       expect(record?.status).toBe('canceled_by_parent');
 
-      const finished = await first.client.request({ method: 'tools/call', params: { name: 'agent', arguments: { agent: 'general', task: 'task two' }, task: {} } }, CreateTaskResultSchema);
+      const finished = await first.client.request(
+        { method: 'tools/call', params: { name: 'agent', arguments: { agent: 'general', task: 'task two' }, task: {} } },
+        CreateTaskResultSchema,
+      );
       const result = await second.client.experimental.tasks.getTaskResult(finished.task.taskId, CallToolResultSchema);
       expect(text(result)).toBe(`run_id: ${finished.task.taskId}\nagent: general\nstatus: completed\n\nAnswer to: task two`);
       const listed = await second.client.experimental.tasks.listTasks();
@@ -138,13 +164,18 @@ describe('cadre mcp', () => {
 
   it('keeps a run going after its client disconnects mid-run, and a new connection reads it', async () => {
     const first = await connect();
-    const started = text(await first.client.callTool({ name: 'agent', arguments: { agent: 'general', task: 'slow job after disconnect', run_in_background: true } }));
+    const started = text(
+      await first.client.callTool({ name: 'agent', arguments: { agent: 'general', task: 'slow job after disconnect', run_in_background: true } }),
+    );
     const runId = /run_id: (run_\w+)/.exec(started)![1];
     const foreground = first.client.callTool({ name: 'agent', arguments: { agent: 'general', task: 'slow foreground job' } }).catch((error: unknown) => error);
     // The foreground run has reached its model: its subagent is working when the client goes.
-    await eventually(() => model.requests.some((request) => request.system.includes('general-purpose') && JSON.stringify(request.messages).includes('slow foreground job')), {
-      what: 'the foreground run at its model',
-    });
+    await eventually(
+      () => model.requests.some((request) => request.system.includes('general-purpose') && JSON.stringify(request.messages).includes('slow foreground job')),
+      {
+        what: 'the foreground run at its model',
+      },
+    );
     await first.close();
     await foreground;
     const second = await connect();
@@ -162,7 +193,10 @@ describe('cadre mcp', () => {
 
   it('survives a restart of cadre mcp: a run of a stopped process is resumed and read by the next one', async () => {
     const first = await connect();
-    const created = await first.client.request({ method: 'tools/call', params: { name: 'agent', arguments: { agent: 'general', task: 'slow task across a restart' }, task: {} } }, CreateTaskResultSchema);
+    const created = await first.client.request(
+      { method: 'tools/call', params: { name: 'agent', arguments: { agent: 'general', task: 'slow task across a restart' }, task: {} } },
+      CreateTaskResultSchema,
+    );
     process.kill(first.pid, 'SIGKILL');
     await first.close().catch(() => {});
     const second = await connect();
@@ -206,8 +240,18 @@ describe('cadre mcp --http', () => {
       const answer = text(await client.callTool({ name: 'agent', arguments: { agent: 'general', task: 'over http' } }));
       expect(answer).toContain('Answer to: over http');
       await client.close();
-      const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
-      const post = (headers: Record<string, string>) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(initialize) });
+      const initialize = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+      };
+      const post = (headers: Record<string, string>) =>
+        fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+          body: JSON.stringify(initialize),
+        });
       expect((await post({})).status).toBe(401);
       expect((await post({ authorization: 'Bearer wrong' })).status).toBe(401);
       expect((await post({ authorization: `Bearer ${token}`, origin: 'https://evil.example' })).status).toBe(403);

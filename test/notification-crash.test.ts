@@ -35,7 +35,9 @@ function recoveringCadre(store: Store) {
 describe('notifications across a crash', () => {
   it('delivers, exactly once, the notification of a background run that ended while its parent was mid-turn when the process was killed', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'cadre-notify-crash-')), 'cadre.db');
-    const { session_id: sessionId } = await killAfterFirstLine<{ session_id: string }>(join(import.meta.dirname, 'fixtures/notification-crash-child.ts'), [path]);
+    const { session_id: sessionId } = await killAfterFirstLine<{ session_id: string }>(join(import.meta.dirname, 'fixtures/notification-crash-child.ts'), [
+      path,
+    ]);
 
     const store = createSqliteStore({ path });
     const quick = (await store.listRuns({ parent_session_id: sessionId })).find((run) => run.description === 'quick')!;

@@ -23,7 +23,9 @@ describe('notifications in an app’s own loop across a crash', () => {
 
     const first = startApp(['start', databasePath, messagesPath]);
     const { taken } = await first.line;
-    expect(taken).toEqual([{ role: 'user', content: expect.stringMatching(/^<subagent-notification>\nrun_id: run_\S+\nagent: general\nstatus: completed\ndescription: survey\n/) }]);
+    expect(taken).toEqual([
+      { role: 'user', content: expect.stringMatching(/^<subagent-notification>\nrun_id: run_\S+\nagent: general\nstatus: completed\ndescription: survey\n/) },
+    ]);
     first.child.kill('SIGKILL');
     await new Promise((resolve) => first.child.once('exit', resolve));
     const afterCrash = JSON.parse(readFileSync(messagesPath, 'utf8')) as ModelMessage[];
@@ -60,7 +62,14 @@ describe('notifications in an app’s own loop across a crash', () => {
     const second = startApp(['recover', databasePath, messagesPath]);
     const { taken } = await second.line;
     await new Promise((resolve) => second.child.once('exit', resolve));
-    expect(taken).toEqual([{ role: 'user', content: expect.stringMatching(/^<subagent-notification>\nrun_id: run_\S+\nagent: general\nstatus: completed\ndescription: survey\nsummary: The survey found three files\./) }]);
+    expect(taken).toEqual([
+      {
+        role: 'user',
+        content: expect.stringMatching(
+          /^<subagent-notification>\nrun_id: run_\S+\nagent: general\nstatus: completed\ndescription: survey\nsummary: The survey found three files\./,
+        ),
+      },
+    ]);
     const store = createSqliteStore({ path: databasePath });
     const [run] = await store.listRuns({ parent_session_id: 'chat-crash' });
     expect(run).toMatchObject({ status: 'completed', mode: 'background' });

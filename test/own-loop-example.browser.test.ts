@@ -80,7 +80,11 @@ describe.skipIf(skip)(title, () => {
     // A reload comes back to the same chat (its id is in the address): every card as it stands.
     await page.reload();
     await expect.poll(() => page.locator('.run-card').count(), { timeout: 20_000 }).toBe(3);
-    expect([await list.getAttribute('data-status'), await deploy.getAttribute('data-status'), await slow.getAttribute('data-status')]).toEqual(['completed', 'completed', 'running']);
+    expect([await list.getAttribute('data-status'), await deploy.getAttribute('data-status'), await slow.getAttribute('data-status')]).toEqual([
+      'completed',
+      'completed',
+      'running',
+    ]);
     expect(await slow.locator('.activity').textContent()).toBe('waiting for model');
 
     await slow.locator('[data-action="stop"]').click();

@@ -15,7 +15,8 @@ import { repository } from './helpers/install-packed.ts';
 const run = promisify(execFile);
 const path = `${dirname(process.execPath)}:${process.env.PATH ?? ''}`;
 const env = { ...process.env, PATH: path };
-const devDependencies = (JSON.parse(await readFile(join(repository, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version: string }> }).packages;
+const devDependencies = (JSON.parse(await readFile(join(repository, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version: string }> })
+  .packages;
 const aiVersion = devDependencies['node_modules/ai']!.version;
 const zodVersion = devDependencies['node_modules/zod']!.version;
 
@@ -129,11 +130,17 @@ describe('the packed package and the app’s own AI SDK', () => {
 
   it('refuses an app on AI SDK 6 at install (peer conflict), and, forced past that, says at createCadre that it needs 7', async () => {
     const dependencies = { ai: '^6.0.0', zod: zodVersion, cadre: `file:${tarball}` };
-    const refused = await project('six', dependencies).then(() => null, (error: { stderr: string }) => error.stderr);
+    const refused = await project('six', dependencies).then(
+      () => null,
+      (error: { stderr: string }) => error.stderr,
+    );
     expect(refused).toMatch(/ERESOLVE[\s\S]*peer ai@"\^7\.[^"]*" from cadre/);
     const app = await project('six', dependencies, ['--legacy-peer-deps']);
-    const code = "import('cadre').then(({ createCadre, createSqliteStore }) => createCadre({ store: createSqliteStore({ path: ':memory:' }), model: 'openai:gpt-4o' })).catch((error) => console.log(error.name + ': ' + error.message))";
+    const code =
+      "import('cadre').then(({ createCadre, createSqliteStore }) => createCadre({ store: createSqliteStore({ path: ':memory:' }), model: 'openai:gpt-4o' })).catch((error) => console.log(error.name + ': ' + error.message))";
     const { stdout } = await run(process.execPath, ['--input-type=module', '-e', code], { cwd: app, env });
-    expect(stdout.trim()).toMatch(/^CadreConfigError: cadre needs AI SDK 7 \(the 'ai' package 7\.x\); this app has 'ai' 6\.\d+\.\d+\. Upgrade with: npm install ai@\^7$/);
+    expect(stdout.trim()).toMatch(
+      /^CadreConfigError: cadre needs AI SDK 7 \(the 'ai' package 7\.x\); this app has 'ai' 6\.\d+\.\d+\. Upgrade with: npm install ai@\^7$/,
+    );
   });
 });

@@ -77,7 +77,11 @@ function spawnIn(cwd: string, command: string, args: readonly string[], extraEnv
 const node = (args: readonly string[], extraEnv?: Record<string, string>) => spawnIn(project, process.execPath, args, extraEnv);
 const installedCadre = () => join(project, 'node_modules', '.bin', 'cadre');
 /** npm may warn about the machine's own configuration; everything else on stderr is cadre's. */
-const withoutNpmNoise = (text: string) => text.split('\n').filter((line) => line !== '' && !line.startsWith('npm warn')).join('\n');
+const withoutNpmNoise = (text: string) =>
+  text
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('npm warn'))
+    .join('\n');
 
 beforeAll(async () => {
   directory = await mkdtemp(join(tmpdir(), 'cadre-package-'));
@@ -96,13 +100,20 @@ afterAll(async () => {
 describe('the packed package', () => {
   it('holds compiled JavaScript, declarations, run-time assets, the bin and the docs, and no sources, tests or benchmarks', async () => {
     const { stdout } = await run('tar', ['tzf', tarball]);
-    const files = stdout.trim().split('\n').map((line) => line.replace(/^package\//, ''));
+    const files = stdout
+      .trim()
+      .split('\n')
+      .map((line) => line.replace(/^package\//, ''));
     expect(files).toEqual(expect.arrayContaining(['package.json', 'README.md', 'LICENSE', 'bin/cadre.js', 'dist/index.js', 'dist/index.d.ts']));
-    expect(files).toEqual(expect.arrayContaining(['dist/testing/index.js', 'dist/server/index.d.ts', 'dist/server/assets/index.html', 'dist/delegation/tools/agent.txt']));
+    expect(files).toEqual(
+      expect.arrayContaining(['dist/testing/index.js', 'dist/server/index.d.ts', 'dist/server/assets/index.html', 'dist/delegation/tools/agent.txt']),
+    );
     // What cadre's messages point to (`cadre run` without a model: docs/testing.md) and the README's pictures.
     expect(files).toEqual(expect.arrayContaining(['docs/testing.md', 'docs/configuration.md', 'docs/images/dashboard.png']));
     const unexpected = files.filter(
-      (file) => !/^(package\.json|README\.md|LICENSE|bin\/cadre(-scripted-server)?\.js|docs\/[\w/-]+\.(md|png))$/.test(file) && !(file.startsWith('dist/') && !/\.test\.|\.case\.|fixtures/.test(file) && !/(?<!\.d)\.ts$/.test(file)),
+      (file) =>
+        !/^(package\.json|README\.md|LICENSE|bin\/cadre(-scripted-server)?\.js|docs\/[\w/-]+\.(md|png))$/.test(file) &&
+        !(file.startsWith('dist/') && !/\.test\.|\.case\.|fixtures/.test(file) && !/(?<!\.d)\.ts$/.test(file)),
     );
     expect(unexpected).toEqual([]);
   });
@@ -175,14 +186,29 @@ describe('the packed package', () => {
     expect(agents.stdout).toMatch(/\bmain\b/);
     expect(agents.stdout).toMatch(/\bgeneral\b/);
 
-    const answered = await spawnIn(project, 'npx', ['--no-install', 'cadre', 'run', '--model', 'openai-compatible:scripted', '--base-url', server.baseURL, '--db', join(directory, 'cli.db'), 'echo this']);
+    const answered = await spawnIn(project, 'npx', [
+      '--no-install',
+      'cadre',
+      'run',
+      '--model',
+      'openai-compatible:scripted',
+      '--base-url',
+      server.baseURL,
+      '--db',
+      join(directory, 'cli.db'),
+      'echo this',
+    ]);
     expect(withoutNpmNoise(answered.stderr)).not.toMatch(/Warning|Error/);
     expect([answered.code, answered.stdout.trim()]).toEqual([0, 'Echo: echo this']);
   });
 
   it('runs the installed cadre-scripted-server, which the installed cadre can use as its model', async () => {
     await writeFile(join(project, 'script.yaml'), 'rules:\n  - turns:\n      - text: "Scripted hello."\n');
-    const server = spawn(join(project, 'node_modules', '.bin', 'cadre-scripted-server'), ['--script', 'script.yaml', '--port', '0'], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const server = spawn(join(project, 'node_modules', '.bin', 'cadre-scripted-server'), ['--script', 'script.yaml', '--port', '0'], {
+      cwd: project,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     try {
       const baseURL = await new Promise<string>((resolve, reject) => {
         let printed = '';
@@ -193,7 +219,16 @@ describe('the packed package', () => {
         server.on('exit', (code) => reject(new Error(`cadre-scripted-server exited ${code}`)));
       });
       expect(baseURL).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
-      const answered = await spawnIn(project, installedCadre(), ['run', '--model', 'openai-compatible:scripted', '--base-url', baseURL, '--db', join(directory, 'scripted.db'), 'hello']);
+      const answered = await spawnIn(project, installedCadre(), [
+        'run',
+        '--model',
+        'openai-compatible:scripted',
+        '--base-url',
+        baseURL,
+        '--db',
+        join(directory, 'scripted.db'),
+        'hello',
+      ]);
       expect([answered.code, answered.stdout.trim()]).toEqual([0, 'Scripted hello.']);
     } finally {
       server.kill('SIGTERM');
@@ -208,7 +243,12 @@ describe('the packed package', () => {
     const cli = await node([...pretend, installedCadre(), '--version']);
     expect([cli.code, cli.stdout, cli.stderr]).toEqual([2, '', `${expected}\n`]);
 
-    const library = await node([...pretend, '--input-type=module', '-e', "try { await import('cadre') } catch (error) { console.log(error.name + ': ' + error.message) }"]);
+    const library = await node([
+      ...pretend,
+      '--input-type=module',
+      '-e',
+      "try { await import('cadre') } catch (error) { console.log(error.name + ': ' + error.message) }",
+    ]);
     expect(library.stdout.trim()).toBe(`UnsupportedNodeError: ${expected}`);
   });
 });

@@ -15,7 +15,13 @@ import { eventually } from './helpers/eventually.ts';
  */
 const refused = /is one of cadre's own database files; no tool may open it/;
 const probes: Array<{ name: string; tool: string; arguments: Record<string, unknown>; result: RegExp; not?: string }> = [
-  { name: 'grep of the whole workspace', tool: 'grep', arguments: { pattern: 'needle|SQLite' }, result: /^src\/needle\.txt:1: a needle in the workspace$/, not: '{db}' },
+  {
+    name: 'grep of the whole workspace',
+    tool: 'grep',
+    arguments: { pattern: 'needle|SQLite' },
+    result: /^src\/needle\.txt:1: a needle in the workspace$/,
+    not: '{db}',
+  },
   { name: 'grep of .cadre', tool: 'grep', arguments: { pattern: 'needle|SQLite', path: '.cadre' }, result: /^\(no matches for/ },
   { name: 'list_files of .cadre', tool: 'list_files', arguments: { path: '.cadre' }, result: /^\.cadre\/agents\/prober\.md$/m, not: '{db}' },
   { name: 'read_file of the database', tool: 'read_file', arguments: { path: '.cadre/{db}' }, result: refused },
@@ -174,7 +180,10 @@ describe.runIf(process.platform === 'linux')('no tool opens a file of the store 
         const shown = await json<{ run: RunRecord; events: RunEventRecord[] }>(['show', runId, ...db]);
         result.progressVisibleMs = Date.now() - progressAt;
         expect(shown.run.status).toBe('running');
-        expect(shown.events.filter((event) => event.type === 'tool-call-end').map((event) => (event.data as { tool: string }).tool)).toEqual([probes[index].tool, 'bash']);
+        expect(shown.events.filter((event) => event.type === 'tool-call-end').map((event) => (event.data as { tool: string }).tool)).toEqual([
+          probes[index].tool,
+          'bash',
+        ]);
         result.locks.push(locksHeld(owner.child.pid!, database));
         expect(walInode(database)).toBe(wal);
         const stopAt = Date.now();
@@ -192,9 +201,13 @@ describe.runIf(process.platform === 'linux')('no tool opens a file of the store 
         // (The owner deletes its WAL itself once it exits, as the last connection.)
         const toolResult = await nextLine(owner, { count: 0 }, (line) => {
           const content = (line.message as { role?: string; content?: unknown } | undefined)?.content;
-          return Array.isArray(content) && content.some((part: { type: string; toolCallId?: string }) => part.type === 'tool-result' && part.toolCallId === 'call_1_0_0') && (line.message as { session_id: string }).session_id !== (started.run as RunRecord).parent_session_id;
+          return (
+            Array.isArray(content) &&
+            content.some((part: { type: string; toolCallId?: string }) => part.type === 'tool-result' && part.toolCallId === 'call_1_0_0') &&
+            (line.message as { session_id: string }).session_id !== (started.run as RunRecord).parent_session_id
+          );
         });
-        const output = ((toolResult.message as { content: Array<{ output: { value: string } }> }).content[0].output.value);
+        const output = (toolResult.message as { content: Array<{ output: { value: string } }> }).content[0].output.value;
         expect(output).toMatch(probes[index].result);
         // Other probes' databases are not this process's store: only its own are kept off.
         if (probes[index].not) expect(output).not.toContain(probes[index].not.replace('{db}', databaseName(index)));

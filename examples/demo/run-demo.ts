@@ -86,7 +86,9 @@ function answerAsks(): () => Promise<void> {
           const { changed } = await answerApproval(store, approval.id, { decision: scratchEdit ? 'approve' : 'deny' }, systemNow);
           await store.flush();
           if (changed) {
-            say(`demo: ${scratchEdit ? 'approved' : 'denied'} ${approval.id} (${approval.summary}) automatically, as you would with: cadre approve ${approval.id}${scratchEdit ? '' : ' --deny'}`);
+            say(
+              `demo: ${scratchEdit ? 'approved' : 'denied'} ${approval.id} (${approval.summary}) automatically, as you would with: cadre approve ${approval.id}${scratchEdit ? '' : ' --deny'}`,
+            );
           }
         }
         await new Promise((resolve) => setTimeout(resolve, 100));

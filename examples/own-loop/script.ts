@@ -9,7 +9,9 @@ export const respond: RespondFunction = (request) => {
   const last = request.messages.at(-1);
   if (request.system.includes('You are the scout')) {
     if (request.messages[0]?.content.includes('slowly')) return { text: 'Surveyed everything, slowly.', delay_ms: 120_000 };
-    return last?.role === 'tool' ? { text: `The workspace holds: ${last.content.split('\n').slice(0, 3).join(', ')}` } : { tool_calls: [{ name: 'list_files', arguments: {} }] };
+    return last?.role === 'tool'
+      ? { text: `The workspace holds: ${last.content.split('\n').slice(0, 3).join(', ')}` }
+      : { tool_calls: [{ name: 'list_files', arguments: {} }] };
   }
   if (request.system.includes('You are the deployer')) {
     return last?.role === 'tool' ? { text: `Deploy finished: ${last.content}` } : { tool_calls: [{ name: 'deploy', arguments: { target: 'staging' } }] };

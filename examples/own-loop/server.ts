@@ -8,7 +8,16 @@
  */
 import { serve } from '@hono/node-server';
 import { serveStatic } from '@hono/node-server/serve-static';
-import { convertToModelMessages, createUIMessageStream, createUIMessageStreamResponse, isStepCount, streamText, tool, toUIMessageStream, type UIMessage } from 'ai';
+import {
+  convertToModelMessages,
+  createUIMessageStream,
+  createUIMessageStreamResponse,
+  isStepCount,
+  streamText,
+  tool,
+  toUIMessageStream,
+  type UIMessage,
+} from 'ai';
 import { createCadre, createSqliteStore, createWorkspaceTools, defineAgent, readToolNames, resolveModel } from 'cadre';
 import { scriptedLanguageModel } from 'cadre/testing';
 import { Hono } from 'hono';
@@ -31,8 +40,20 @@ const cadre = createCadre({
   model,
   tools: { ...createWorkspaceTools({ root: process.cwd() }), deploy },
   agents: [
-    defineAgent({ name: 'scout', description: 'Reads the workspace and reports facts.', system: 'You are the scout. Answer from the files.', tools: [...readToolNames], mode: 'subagent' }),
-    defineAgent({ name: 'deployer', description: 'Deploys the site.', system: 'You are the deployer. Deploy where you are told.', tools: ['deploy'], mode: 'subagent' }),
+    defineAgent({
+      name: 'scout',
+      description: 'Reads the workspace and reports facts.',
+      system: 'You are the scout. Answer from the files.',
+      tools: [...readToolNames],
+      mode: 'subagent',
+    }),
+    defineAgent({
+      name: 'deployer',
+      description: 'Deploys the site.',
+      system: 'You are the deployer. Deploy where you are told.',
+      tools: ['deploy'],
+      mode: 'subagent',
+    }),
   ],
   permissions: { ask: ['deploy'] },
   approvals: 'wait',
@@ -50,7 +71,15 @@ app.post('/api/chat', async (context) => {
     originalMessages: messages,
     execute: async ({ writer }) => {
       const history = await convertToModelMessages(messages);
-      const result = streamText({ model, instructions, messages: history, tools, prepareStep: notifications.prepareStep, stopWhen: isStepCount(10), abortSignal: signal });
+      const result = streamText({
+        model,
+        instructions,
+        messages: history,
+        tools,
+        prepareStep: notifications.prepareStep,
+        stopWhen: isStepCount(10),
+        abortSignal: signal,
+      });
       // One assistant message holds the answer and the cards: it starts here and ends below.
       writer.write({ type: 'start' });
       writer.merge(toUIMessageStream({ stream: result.stream, sendStart: false, sendFinish: false }));
@@ -60,7 +89,10 @@ app.post('/api/chat', async (context) => {
       if (signal.aborted) return;
       // Runs that ended after the loop: their notifications go to the model for one more answer.
       const pending = await notifications.take();
-      const more = pending.length === 0 ? null : streamText({ model, instructions, messages: [...history, ...(await result.response).messages, ...pending], tools, abortSignal: signal });
+      const more =
+        pending.length === 0
+          ? null
+          : streamText({ model, instructions, messages: [...history, ...(await result.response).messages, ...pending], tools, abortSignal: signal });
       writer.merge(more ? toUIMessageStream({ stream: more.stream, sendStart: false }) : finished());
       await more?.response;
       // useChat keeps this conversation: once it is streamed, the notifications are delivered.

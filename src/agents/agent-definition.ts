@@ -88,11 +88,9 @@ const descriptionSchema = z
   .trim()
   .min(1, { error: 'must not be empty: say in one line what this agent does' });
 
-const modelSchema = z
-  .string({ error: 'must be a model spec like anthropic:claude-sonnet-4-5' })
-  .regex(/^([a-z][a-z0-9-]*[:/]\S+|[a-z0-9][a-z0-9._-]*)$/i, {
-    error: (issue) => `'${String(issue.input)}' must look like provider:model-id, provider/model-id, or a short name of modelAliases (sonnet)`,
-  });
+const modelSchema = z.string({ error: 'must be a model spec like anthropic:claude-sonnet-4-5' }).regex(/^([a-z][a-z0-9-]*[:/]\S+|[a-z0-9][a-z0-9._-]*)$/i, {
+  error: (issue) => `'${String(issue.input)}' must look like provider:model-id, provider/model-id, or a short name of modelAliases (sonnet)`,
+});
 
 // `inherit` (Claude Code) means the session's model, which is also what no model means.
 // Any other text is kept: resolving it falls back to the session's model with a warning, as an unknown tier does.
@@ -105,7 +103,13 @@ const toolsMessage = 'must be a list of tool names, like [read_file, grep]';
 
 // A comma-separated string is accepted too, because other agent formats write tools that way.
 const toolListSchema = z.preprocess(
-  (value) => (typeof value === 'string' ? value.split(',').map((tool) => tool.trim()).filter(Boolean) : value),
+  (value) =>
+    typeof value === 'string'
+      ? value
+          .split(',')
+          .map((tool) => tool.trim())
+          .filter(Boolean)
+      : value,
   z.array(z.string({ error: toolsMessage }).min(1, { error: toolsMessage }), { error: toolsMessage }),
 );
 
@@ -115,14 +119,11 @@ const toolMapMessage = 'must be a list of tool names, like [read_file, grep], or
  * `tools` in a file: a list, a comma-separated string, or opencode's map of names to true or
  * false; no value (an empty `tools:` line) means every tool, as no line does.
  */
-const fileToolsSchema = z.union(
-  [z.null(), toolListSchema, z.record(z.string(), z.boolean({ error: toolMapMessage }), { error: toolMapMessage })],
-  { error: toolMapMessage },
-);
+const fileToolsSchema = z.union([z.null(), toolListSchema, z.record(z.string(), z.boolean({ error: toolMapMessage }), { error: toolMapMessage })], {
+  error: toolMapMessage,
+});
 
-const maxTurnsSchema = z
-  .int({ error: 'must be a whole number of at least 1' })
-  .min(1, { error: 'must be a whole number of at least 1' });
+const maxTurnsSchema = z.int({ error: 'must be a whole number of at least 1' }).min(1, { error: 'must be a whole number of at least 1' });
 
 const modeSchema = z.enum(agentModes, {
   error: (issue) => `must be one of ${agentModes.join(', ')}, not '${String(issue.input)}'`,
@@ -153,7 +154,9 @@ const mcpServersSchema = z
     (Array.isArray(value) ? value : [value]).flatMap((entry) =>
       typeof entry === 'string'
         ? [{ name: entry }]
-        : Object.entries(entry).map(([name, config]) => (typeof config === 'object' && config !== null ? { name, config: config as Record<string, unknown> } : { name })),
+        : Object.entries(entry).map(([name, config]) =>
+            typeof config === 'object' && config !== null ? { name, config: config as Record<string, unknown> } : { name },
+          ),
     ),
   );
 
@@ -268,7 +271,12 @@ export function defineAgent(input: AgentInput): AgentDefinition {
     throw new ConfigError(`${label}: ${field === null ? '' : `${field}: `}${message}`);
   }
   const { tools, system, permissions, ...rest } = result.data;
-  const definition: AgentDefinition = { ...withoutUndefined(rest), tools: tools === undefined ? allTools : { kind: 'list', names: tools }, system: system.trim(), source: 'code' };
+  const definition: AgentDefinition = {
+    ...withoutUndefined(rest),
+    tools: tools === undefined ? allTools : { kind: 'list', names: tools },
+    system: system.trim(),
+    source: 'code',
+  };
   if (permissions) definition.permissions = permissions;
   return definition;
 }

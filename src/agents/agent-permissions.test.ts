@@ -4,7 +4,10 @@ import { parseAgentFile } from './parse-agent-file.ts';
 
 describe("an agent's permissions", () => {
   it('are read from the front matter', () => {
-    const parsed = parseAgentFile('/agents/coder.md', '---\ndescription: Codes\ntools: [bash]\npermissions:\n  deny: [network]\n  allow: ["bash(npm test*)"]\n---\nYou code.\n');
+    const parsed = parseAgentFile(
+      '/agents/coder.md',
+      '---\ndescription: Codes\ntools: [bash]\npermissions:\n  deny: [network]\n  allow: ["bash(npm test*)"]\n---\nYou code.\n',
+    );
     expect(parsed).toMatchObject({ ok: true, agent: { name: 'coder', permissions: { deny: ['network'], allow: ['bash(npm test*)'] } } });
   });
 
@@ -23,6 +26,8 @@ describe("an agent's permissions", () => {
 
   it('are checked for agents defined in code too', () => {
     expect(defineAgent({ name: 'coder', description: 'Codes', permissions: { ask: ['write'] } }).permissions).toEqual({ ask: ['write'] });
-    expect(() => defineAgent({ name: 'coder', description: 'Codes', permissions: { deny: ['two words'] } })).toThrow(/Agent 'coder': permissions: deny: Invalid permission rule 'two words'/);
+    expect(() => defineAgent({ name: 'coder', description: 'Codes', permissions: { deny: ['two words'] } })).toThrow(
+      /Agent 'coder': permissions: deny: Invalid permission rule 'two words'/,
+    );
   });
 });

@@ -28,10 +28,7 @@ describe('AgentRegistry', () => {
   });
 
   it('lets a later definition replace an earlier one of the same name', () => {
-    const replaced = new AgentRegistry([
-      defineAgent({ name: 'a', description: 'old' }),
-      defineAgent({ name: 'a', description: 'new' }),
-    ]);
+    const replaced = new AgentRegistry([defineAgent({ name: 'a', description: 'old' }), defineAgent({ name: 'a', description: 'new' })]);
     expect(replaced.list()).toHaveLength(1);
     expect(replaced.get('a')?.description).toBe('new');
   });

@@ -26,8 +26,7 @@ export class AgentRegistry {
   readonly errors: readonly AgentLoadError[];
 
   /**
-   * The MCP servers the workspace's agent files define, as workspace trust sees them (CONTRACT
-   * section 23): unless `state` is `none`, `trusted` or `once`, those servers were left out.
+   * The MCP servers the workspace's agent files define, as workspace trust sees them (docs/security.md): unless `state` is `none`, `trusted` or `once`, those servers were left out.
    */
   readonly workspace: WorkspaceGrant;
 
@@ -36,7 +35,11 @@ export class AgentRegistry {
    * @param errors load errors to report alongside them. @default []
    * @param workspace see {@link AgentRegistry.workspace}. @default nothing that needs trust
    */
-  constructor(agents: Iterable<AgentDefinition>, errors: readonly AgentLoadError[] = [], workspace: WorkspaceGrant = { part: 'agents', items: [], hash: null, state: 'none' }) {
+  constructor(
+    agents: Iterable<AgentDefinition>,
+    errors: readonly AgentLoadError[] = [],
+    workspace: WorkspaceGrant = { part: 'agents', items: [], hash: null, state: 'none' },
+  ) {
     for (const agent of agents) this.#agents.set(agent.name, agent);
     this.errors = errors;
     this.workspace = workspace;
@@ -73,11 +76,13 @@ export class AgentRegistry {
   primary(name: string): AgentDefinition {
     const agent = this.#agents.get(name);
     if (agent !== undefined && isPrimary(agent)) return agent;
-    const choices = this.list().filter(isPrimary).map((candidate) => candidate.name).join(', ') || '(none)';
+    const choices =
+      this.list()
+        .filter(isPrimary)
+        .map((candidate) => candidate.name)
+        .join(', ') || '(none)';
     if (agent === undefined) throw new ConfigError(`Unknown agent '${name}'. Primary agents: ${choices}`);
-    throw new ConfigError(
-      `Agent '${name}' is a subagent (mode: subagent) and cannot run as the primary agent. Primary agents: ${choices}`,
-    );
+    throw new ConfigError(`Agent '${name}' is a subagent (mode: subagent) and cannot run as the primary agent. Primary agents: ${choices}`);
   }
 
   /**

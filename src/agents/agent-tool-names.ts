@@ -35,9 +35,35 @@ export const delegationToolAliases: ReadonlySet<string> = new Set(['Task', 'Agen
  * agent runs without them, and `cadre agents` says so once for the file.
  */
 export const toolsWithoutEquivalent: ReadonlySet<string> = new Set([
-  'WebFetch', 'WebSearch', 'TodoWrite', 'TodoRead', 'NotebookEdit', 'BashOutput', 'KillShell', 'KillBash', 'SlashCommand', 'Skill',
-  'ExitPlanMode', 'AskUserQuestion', 'ListMcpResourcesTool', 'ReadMcpResourceTool', 'TaskCreate', 'TaskList', 'TaskGet', 'TaskUpdate',
-  'TaskOutput', 'TaskStop', 'SendMessage', 'TeamCreate', 'TeamDelete', 'webfetch', 'websearch', 'todowrite', 'todoread', 'skill', 'lsp',
+  'WebFetch',
+  'WebSearch',
+  'TodoWrite',
+  'TodoRead',
+  'NotebookEdit',
+  'BashOutput',
+  'KillShell',
+  'KillBash',
+  'SlashCommand',
+  'Skill',
+  'ExitPlanMode',
+  'AskUserQuestion',
+  'ListMcpResourcesTool',
+  'ReadMcpResourceTool',
+  'TaskCreate',
+  'TaskList',
+  'TaskGet',
+  'TaskUpdate',
+  'TaskOutput',
+  'TaskStop',
+  'SendMessage',
+  'TeamCreate',
+  'TeamDelete',
+  'webfetch',
+  'websearch',
+  'todowrite',
+  'todoread',
+  'skill',
+  'lsp',
 ]);
 
 /** The read tools: what `permissionMode: plan` keeps among the workspace tools. */

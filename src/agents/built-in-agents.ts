@@ -55,9 +55,7 @@ export const mainAgent: AgentDefinition = Object.freeze({
 /** `general`: a general-purpose subagent with every tool the runtime has that ends with a self-contained final answer. */
 export const generalAgent: AgentDefinition = Object.freeze({
   name: 'general',
-  description:
-    'General-purpose subagent for any well-scoped task: research, reading code, multi-step work. ' +
-    'Returns a self-contained answer.',
+  description: 'General-purpose subagent for any well-scoped task: research, reading code, multi-step work. ' + 'Returns a self-contained answer.',
   mode: 'subagent',
   tools: allTools,
   system: generalSystem,

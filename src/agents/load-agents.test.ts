@@ -96,7 +96,12 @@ describe('loadAgents', () => {
   it('reports a missing --agents directory as an error entry instead of throwing', async () => {
     const registry = await loadAgents({ cwd, home, dirs: ['missing'] });
     expect(registry.errors).toEqual([
-      { path: join(cwd, 'missing'), field: null, problems: [{ field: null, message: 'agents directory not found' }], message: `${join(cwd, 'missing')}: agents directory not found` },
+      {
+        path: join(cwd, 'missing'),
+        field: null,
+        problems: [{ field: null, message: 'agents directory not found' }],
+        message: `${join(cwd, 'missing')}: agents directory not found`,
+      },
     ]);
     expect(registry.get('main')).toBeDefined();
   });
@@ -127,13 +132,19 @@ describe('loadAgents', () => {
     await writeAgent(join(home, '.config', 'cadre', 'agents'), 'p9.md', 'ignored: XDG_CONFIG_HOME is set');
     const registry = await loadAgents({ cwd, home, env: { XDG_CONFIG_HOME: xdg }, dirs: [join(root, 'extra')] });
     const last = places.length - 1;
-    expect(registry.list().filter((agent) => agent.name.startsWith('p')).map((agent) => [agent.name, agent.description])).toEqual(
-      places.map((_, index) => [`p${index}`, `place ${last}`]),
-    );
+    expect(
+      registry
+        .list()
+        .filter((agent) => agent.name.startsWith('p'))
+        .map((agent) => [agent.name, agent.description]),
+    ).toEqual(places.map((_, index) => [`p${index}`, `place ${last}`]));
     const withoutExtra = await loadAgents({ cwd, home, env: { XDG_CONFIG_HOME: xdg } });
-    expect(withoutExtra.list().filter((agent) => agent.name.startsWith('p')).map((agent) => agent.source)).toEqual([
-      ...places.slice(0, -1).map((_, index) => join(places[last - 1], `p${index}.md`)),
-    ]);
+    expect(
+      withoutExtra
+        .list()
+        .filter((agent) => agent.name.startsWith('p'))
+        .map((agent) => agent.source),
+    ).toEqual([...places.slice(0, -1).map((_, index) => join(places[last - 1], `p${index}.md`))]);
     expect(registry.get('p9')).toBeUndefined();
     expect(registry.errors).toEqual([]);
   });
@@ -144,7 +155,9 @@ describe('loadAgents', () => {
     const registry = await loadAgents({ cwd, home, env: {} });
     expect(registry.get('mine')?.source).toBe(join(home, '.config', 'cadre', 'agents', 'mine.md'));
     expect(registry.get('theirs')?.tools).toEqual({ kind: 'list', names: ['read_file', 'TodoWrite'] });
-    expect(registry.warnings).toEqual([expect.stringMatching(new RegExp(`^${join(home, '.config', 'cadre', 'agents', 'mine.md')}: permissionMode: bypassPermissions not applied`))]);
+    expect(registry.warnings).toEqual([
+      expect.stringMatching(new RegExp(`^${join(home, '.config', 'cadre', 'agents', 'mine.md')}: permissionMode: bypassPermissions not applied`)),
+    ]);
   });
 
   it('reads subfolders, skips README.md, and names both files when two of one folder share an id', async () => {

@@ -78,9 +78,7 @@ async function loadDirectory(place: Place): Promise<Loaded> {
     return { agents: [], errors };
   }
 
-  const texts = await Promise.all(
-    names.map((name) => readFile(join(place.directory, name), 'utf8').catch((error: unknown) => ({ error }))),
-  );
+  const texts = await Promise.all(names.map((name) => readFile(join(place.directory, name), 'utf8').catch((error: unknown) => ({ error }))));
   const loaded = new Map<string, AgentDefinition>();
   names.forEach((name, index) => {
     const path = join(place.directory, name);
@@ -96,7 +94,9 @@ async function loadDirectory(place: Place): Promise<Loaded> {
     }
     const earlier = loaded.get(result.agent.name);
     if (earlier !== undefined) {
-      errors.push(agentLoadError(path, 'name', `'${result.agent.name}' is also the id of ${earlier.source}: two files of one folder cannot share an id; rename one`));
+      errors.push(
+        agentLoadError(path, 'name', `'${result.agent.name}' is also the id of ${earlier.source}: two files of one folder cannot share an id; rename one`),
+      );
       return;
     }
     loaded.set(result.agent.name, result.agent);
@@ -118,11 +118,17 @@ export async function loadAgents(options: LoadAgentsOptions): Promise<AgentRegis
   const loaded = await Promise.all(places.map(loadDirectory));
   const { agents: fromWorkspace, grant } = await applyWorkspaceAgentServers(
     loaded.flatMap((place, index) => (places[index].workspace ? place.agents : [])),
-    { cwd: resolve(options.cwd), userConfigDirectory: userConfigDirectory(options.env ?? process.env, options.home ?? homedir()), once: options.trust === true },
+    {
+      cwd: resolve(options.cwd),
+      userConfigDirectory: userConfigDirectory(options.env ?? process.env, options.home ?? homedir()),
+      once: options.trust === true,
+    },
   );
   // Back in the order of the places, so that a later place still wins on equal names.
   const applied = new Map(fromWorkspace.map((agent) => [agent.source, agent]));
-  const fromFiles = loaded.flatMap((place, index) => (places[index].workspace ? place.agents.map((agent) => applied.get(agent.source) ?? agent) : place.agents));
+  const fromFiles = loaded.flatMap((place, index) =>
+    places[index].workspace ? place.agents.map((agent) => applied.get(agent.source) ?? agent) : place.agents,
+  );
   const errors = loaded.flatMap((place) => place.errors);
   return new AgentRegistry([...builtInAgents, ...fromFiles, ...(options.agents ?? [])], errors, grant);
 }

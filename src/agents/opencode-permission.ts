@@ -39,11 +39,24 @@ export function opencodePermissionRules(value: Record<string, unknown>): { permi
       continue;
     }
     const tools = toolsOfKey[key] ?? [cadreToolName(key)];
-    if (!(Object.hasOwn(agentToolNames, key) || Object.hasOwn(toolsOfKey, key) || key.startsWith('mcp__') || readToolNames.includes(key) || writeToolNames.includes(key))) continue;
+    if (
+      !(
+        Object.hasOwn(agentToolNames, key) ||
+        Object.hasOwn(toolsOfKey, key) ||
+        key.startsWith('mcp__') ||
+        readToolNames.includes(key) ||
+        writeToolNames.includes(key)
+      )
+    )
+      continue;
     if (typeof setting === 'object' && setting !== null && !Array.isArray(setting)) {
       for (const [pattern, decision] of Object.entries(setting)) {
         const trimmed = pattern.trim();
-        add(decision, tools.map((tool) => (trimmed === '*' || trimmed === '**' || trimmed === '' ? tool : `${tool}(${trimmed})`)), `${key}.${pattern}`);
+        add(
+          decision,
+          tools.map((tool) => (trimmed === '*' || trimmed === '**' || trimmed === '' ? tool : `${tool}(${trimmed})`)),
+          `${key}.${pattern}`,
+        );
       }
     } else {
       add(setting, tools, key);

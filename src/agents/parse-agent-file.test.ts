@@ -59,8 +59,14 @@ describe('parseAgentFile', () => {
   });
 
   it("reads Claude Code's own keys, and keeps the keys cadre does not use in extra, without warnings", () => {
-    const result = parseAgentFile(path, '---\ndescription: d\ncolor: blue\nmaxTurns: 3\ndisallowedTools: Write, Bash(rm:*)\nhooks: { bash: ask }\nemoji: x\n---\n');
-    expect(result).toMatchObject({ ok: true, agent: { color: 'blue', maxTurns: 3, disallowedTools: ['write_file', 'bash'], extra: { hooks: { bash: 'ask' }, emoji: 'x' } } });
+    const result = parseAgentFile(
+      path,
+      '---\ndescription: d\ncolor: blue\nmaxTurns: 3\ndisallowedTools: Write, Bash(rm:*)\nhooks: { bash: ask }\nemoji: x\n---\n',
+    );
+    expect(result).toMatchObject({
+      ok: true,
+      agent: { color: 'blue', maxTurns: 3, disallowedTools: ['write_file', 'bash'], extra: { hooks: { bash: 'ask' }, emoji: 'x' } },
+    });
     expect(result.ok && result.agent.warnings).toBeUndefined();
   });
 
@@ -120,11 +126,19 @@ describe('parseAgentFile', () => {
   });
 
   it('loads an opencode agent file: provider/model, and a tools map that turns tools off from every tool', () => {
-    const text = '---\ndescription: Reviews code\nmode: subagent\nmodel: anthropic/claude-sonnet-4-5\ntemperature: 0.1\ntools:\n  write: false\n  edit: false\n  read: true\n  grep: true\n---\nReview.';
+    const text =
+      '---\ndescription: Reviews code\nmode: subagent\nmodel: anthropic/claude-sonnet-4-5\ntemperature: 0.1\ntools:\n  write: false\n  edit: false\n  read: true\n  grep: true\n---\nReview.';
     const result = parseAgentFile('/p/.opencode/agent/review.md', text);
     expect(result).toMatchObject({
       ok: true,
-      agent: { name: 'review', mode: 'subagent', model: 'anthropic/claude-sonnet-4-5', tools: { kind: 'all' }, disallowedTools: ['write_file', 'edit_file'], extra: { temperature: 0.1 } },
+      agent: {
+        name: 'review',
+        mode: 'subagent',
+        model: 'anthropic/claude-sonnet-4-5',
+        tools: { kind: 'all' },
+        disallowedTools: ['write_file', 'edit_file'],
+        extra: { temperature: 0.1 },
+      },
     });
   });
 
@@ -151,9 +165,15 @@ describe('parseAgentFile', () => {
   });
 
   it('slugs a name with spaces or capitals for the id and keeps it as the display name; accepts dots', () => {
-    expect(parseAgentFile('/a/x.md', '---\nname: Frontend Developer\ndescription: d\n---\n')).toMatchObject({ ok: true, agent: { name: 'frontend-developer', displayName: 'Frontend Developer' } });
+    expect(parseAgentFile('/a/x.md', '---\nname: Frontend Developer\ndescription: d\n---\n')).toMatchObject({
+      ok: true,
+      agent: { name: 'frontend-developer', displayName: 'Frontend Developer' },
+    });
     expect(parseAgentFile('/a/My Agent.md', '---\ndescription: d\n---\n')).toMatchObject({ ok: true, agent: { name: 'my-agent' } });
-    expect(parseAgentFile('/a/x.md', '---\nname: CodeReviewer\ndescription: d\n---\n')).toMatchObject({ ok: true, agent: { name: 'code-reviewer', displayName: 'CodeReviewer' } });
+    expect(parseAgentFile('/a/x.md', '---\nname: CodeReviewer\ndescription: d\n---\n')).toMatchObject({
+      ok: true,
+      agent: { name: 'code-reviewer', displayName: 'CodeReviewer' },
+    });
     const dotted = parseAgentFile('/a/x.md', '---\nname: dotnet-framework-4.8-expert\ndescription: d\n---\n');
     expect(dotted).toMatchObject({ ok: true, agent: { name: 'dotnet-framework-4.8-expert' } });
     expect(dotted.ok && dotted.agent.displayName).toBeUndefined();
@@ -177,7 +197,7 @@ describe('parseAgentFile', () => {
     expect(parseAgentFile(path, '---\ndescription: d\ntools: []\n---\n')).toMatchObject({ ok: true, agent: { tools: { kind: 'list', names: [] } } });
   });
 
-  it("reads Tool(pattern) entries as the tool, Task as the delegation every agent has, and keeps names cadre lacks for the runtime to drop", () => {
+  it('reads Tool(pattern) entries as the tool, Task as the delegation every agent has, and keeps names cadre lacks for the runtime to drop', () => {
     const result = parseAgentFile(path, '---\ndescription: d\ntools: Bash(git diff:*), Read, Task, TaskList, mcp__github__create_issue\n---\n');
     expect(result).toMatchObject({ ok: true, agent: { tools: { kind: 'list', names: ['bash', 'read_file', 'TaskList', 'mcp__github__create_issue'] } } });
   });

@@ -1,11 +1,5 @@
 import { basename } from 'node:path';
-import {
-  agentFrontMatterSchema,
-  agentPermissionModes,
-  describeValidationErrors,
-  type AgentDefinition,
-  type AgentPermissionMode,
-} from './agent-definition.ts';
+import { agentFrontMatterSchema, agentPermissionModes, describeValidationErrors, type AgentDefinition, type AgentPermissionMode } from './agent-definition.ts';
 import { agentIdFromName } from './agent-id.ts';
 import { mapAgentToolNames } from './agent-tool-names.ts';
 import { isCadrePermissions, opencodePermissionRules } from './opencode-permission.ts';
@@ -57,7 +51,8 @@ const keyAliases: Readonly<Record<string, string>> = {
 
 /** How a person grants what a widening `permissionMode` would have granted. */
 const wideningModes: Readonly<Record<string, string>> = {
-  acceptEdits: 'to let it edit without asking, run with --allow write_file --allow edit_file, or add "allow": ["write"] under "permissions" in cadre.config.json',
+  acceptEdits:
+    'to let it edit without asking, run with --allow write_file --allow edit_file, or add "allow": ["write"] under "permissions" in cadre.config.json',
   bypassPermissions: 'to let it run without asking, run with --yes, or add "allow" rules under "permissions" in cadre.config.json',
   dontAsk: 'calls no rule allows ask a person; add "allow" rules under "permissions" in cadre.config.json to run them without asking',
 };
@@ -133,7 +128,7 @@ export interface ParseAgentFileOptions {
 
 /**
  * Parses an agent file: YAML front matter between `---` lines, then the system prompt. Files
- * written for Claude Code and opencode load as they are (see CONTRACT section 2).
+ * written for Claude Code and opencode load as they are (see docs/agents.md).
  * Never throws: a broken file comes back as an {@link AgentLoadError}.
  * @param path the file's path; it names the agent when the front matter has no `name`.
  * @param text the file's contents.
@@ -167,15 +162,25 @@ export function parseAgentFile(path: string, text: string, options: ParseAgentFi
   }
   if (id === null) return { ok: false, error: agentLoadErrors(path, [nameProblem]) };
 
-  const { name, description, model, tools, disallowed_tools, max_turns: maxTurns, mode, permissions, permission_mode, color, mcp_servers, ...unknown } = result.data;
+  const {
+    name,
+    description,
+    model,
+    tools,
+    disallowed_tools,
+    max_turns: maxTurns,
+    mode,
+    permissions,
+    permission_mode,
+    color,
+    mcp_servers,
+    ...unknown
+  } = result.data;
   const selection = toolSelection(tools);
   const disallowed = mapAgentToolNames([...(disallowed_tools ?? []), ...selection.off]);
   const permissionMode = permissionModeOf(permission_mode);
   const displayName = name !== undefined && name !== id ? name : undefined;
-  const warnings = [
-    ...keyWarnings,
-    ...(permissionMode.warning === undefined ? [] : [permissionMode.warning]),
-  ];
+  const warnings = [...keyWarnings, ...(permissionMode.warning === undefined ? [] : [permissionMode.warning])];
   const agent: AgentDefinition = {
     name: id,
     ...(displayName !== undefined && { displayName }),

@@ -27,7 +27,10 @@ describe('selectAgentTools', () => {
     const selected = selectAgentTools({ tools: { kind: 'list', names: ['read_file', 'mcp__github__*', 'WebFetch', 'mcp__slack__post'] } }, available);
     expect(selected.names).toEqual(['read_file', 'mcp__github__create_issue', 'mcp__github__list_issues']);
     expect(selected.missing).toEqual(['WebFetch', 'mcp__slack__post']);
-    expect(selectAgentTools({ tools: { kind: 'list', names: ['mcp__github'] } }, available).names).toEqual(['mcp__github__create_issue', 'mcp__github__list_issues']);
+    expect(selectAgentTools({ tools: { kind: 'list', names: ['mcp__github'] } }, available).names).toEqual([
+      'mcp__github__create_issue',
+      'mcp__github__list_issues',
+    ]);
     expect(selectAgentTools({ tools: { kind: 'list', names: [] } }, available)).toMatchObject({ names: [], missing: [] });
   });
 
@@ -41,7 +44,9 @@ describe('selectAgentTools', () => {
     expect(selected.names).toEqual(['read_file', 'grep', 'mcp__github__list_issues']);
     expect(selected.narrowed).toEqual(['write_file', 'bash', 'mcp__github__create_issue', 'mcp__github_enterprise__search']);
     // A tool cadre knows nothing about (not made with defineTool) is no read tool.
-    expect(selectAgentTools({ tools: { kind: 'all' }, permissionMode: 'plan' }, { raw: { description: 'x', inputSchema: z.object({}) } as never }).names).toEqual([]);
+    expect(
+      selectAgentTools({ tools: { kind: 'all' }, permissionMode: 'plan' }, { raw: { description: 'x', inputSchema: z.object({}) } as never }).names,
+    ).toEqual([]);
   });
 });
 

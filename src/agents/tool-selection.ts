@@ -67,8 +67,7 @@ export function selectAgentTools(agent: AgentToolRequest, available: ToolSet): S
   const disallowed = agent.disallowedTools ?? [];
   const chosen = names.filter(
     (name) =>
-      (listed === null || listed.some((pattern) => toolPatternMatches(pattern, name))) &&
-      !disallowed.some((pattern) => toolPatternMatches(pattern, name)),
+      (listed === null || listed.some((pattern) => toolPatternMatches(pattern, name))) && !disallowed.some((pattern) => toolPatternMatches(pattern, name)),
   );
   const plan = agent.permissionMode === 'plan';
   const narrowed = plan ? chosen.filter((name) => !readsOnly(available[name])) : [];

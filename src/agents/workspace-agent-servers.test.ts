@@ -9,7 +9,8 @@ let root: string;
 let cwd: string;
 let home: string;
 
-const agentFile = (name: string, command: string) => `---\ndescription: ${name}\nmcpServers:\n  - own:\n      command: sh\n      args: ["-c", "${command}"]\n  - github\n---\nYou are ${name}.\n`;
+const agentFile = (name: string, command: string) =>
+  `---\ndescription: ${name}\nmcpServers:\n  - own:\n      command: sh\n      args: ["-c", "${command}"]\n  - github\n---\nYou are ${name}.\n`;
 
 beforeEach(async () => {
   root = await mkdtemp(join(tmpdir(), 'cadre-agent-trust-'));
@@ -24,17 +25,21 @@ beforeEach(async () => {
 });
 afterEach(() => rm(root, { recursive: true, force: true }));
 
-const servers = (registry: Awaited<ReturnType<typeof loadAgents>>, name: string) => registry.get(name)?.mcpServers?.map((server) => `${server.name}${server.config ? '*' : ''}`);
+const servers = (registry: Awaited<ReturnType<typeof loadAgents>>, name: string) =>
+  registry.get(name)?.mcpServers?.map((server) => `${server.name}${server.config ? '*' : ''}`);
 
 describe("the MCP servers a workspace's agent files define", () => {
-  it('are left out until a person trusts them (the user\'s own agents keep theirs), then apply until they change', async () => {
+  it("are left out until a person trusts them (the user's own agents keep theirs), then apply until they change", async () => {
     const options = { cwd, home, env: {}, dirs: ['team'], workspaceDirs: ['team'] };
     const untrusted = await loadAgents(options);
     expect(servers(untrusted, 'spy')).toEqual(['github']);
     expect(servers(untrusted, 'named')).toEqual(['github']);
     expect(servers(untrusted, 'mine')).toEqual(['own*', 'github']);
     expect(untrusted.workspace).toMatchObject({ part: 'agents', state: 'untrusted' });
-    expect(untrusted.workspace.items.map((item) => item.key)).toEqual(['agent spy (.claude/agents/spy.md) mcpServers.own', 'agent named (team/named.md) mcpServers.own']);
+    expect(untrusted.workspace.items.map((item) => item.key)).toEqual([
+      'agent spy (.claude/agents/spy.md) mcpServers.own',
+      'agent named (team/named.md) mcpServers.own',
+    ]);
 
     // Named by --agents only (not by the workspace's configuration), a folder is the person's.
     expect(servers(await loadAgents({ ...options, workspaceDirs: [] }), 'named')).toEqual(['own*', 'github']);

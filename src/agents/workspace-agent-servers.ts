@@ -15,11 +15,13 @@ export interface WorkspaceAgentServersOptions {
 
 /**
  * The MCP servers that agent files of the workspace define inline (Claude Code's `mcpServers`)
- * start programs or send headers, so they apply only once a person trusted them (CONTRACT
- * section 23). Returns the agents as they apply (untrusted: without those servers; the one line
+ * start programs or send headers, so they apply only once a person trusted them (docs/security.md). Returns the agents as they apply (untrusted: without those servers; the one line
  * about what the workspace left out says so) and the `agents` part of the workspace's trust.
  */
-export async function applyWorkspaceAgentServers(agents: readonly AgentDefinition[], options: WorkspaceAgentServersOptions): Promise<{ agents: AgentDefinition[]; grant: WorkspaceGrant }> {
+export async function applyWorkspaceAgentServers(
+  agents: readonly AgentDefinition[],
+  options: WorkspaceAgentServersOptions,
+): Promise<{ agents: AgentDefinition[]; grant: WorkspaceGrant }> {
   const content: Record<string, Record<string, unknown>> = {};
   const items: WorkspaceGrant['items'] = [];
   for (const agent of agents) {

@@ -26,7 +26,18 @@ async function setup(options: Partial<ApprovalBrokerOptions> = {}) {
   bus.subscribe((event) => events.push(event));
   const ledger = createRunLedger({ store, bus, now: systemNow });
   await ledger.insert(runFixture());
-  const broker = createApprovalBroker({ store, bus, ledger, now: systemNow, newId: timeSortedId, ownerId: 'me', timeoutMs: 60_000, pollMs: 5, mode: 'wait', ...options });
+  const broker = createApprovalBroker({
+    store,
+    bus,
+    ledger,
+    now: systemNow,
+    newId: timeSortedId,
+    ownerId: 'me',
+    timeoutMs: 60_000,
+    pollMs: 5,
+    mode: 'wait',
+    ...options,
+  });
   return { store, broker, events };
 }
 
@@ -59,9 +70,14 @@ describe('approval broker', () => {
           await sleep(0);
           const [pending] = await store.listApprovals({ statuses: ['pending'] });
           const answers: Array<Promise<{ changed: boolean } | null>> = [];
-          if (plan.person) answers.push(sleep(plan.person[0]).then(() => broker.answer(pending?.id ?? 'none', { decision: plan.person![1] }).catch(() => null)));
-          if (plan.secondPerson) answers.push(sleep(plan.secondPerson[0]).then(() => broker.answer(pending?.id ?? 'none', { decision: plan.secondPerson![1] }).catch(() => null)));
-          if (plan.otherProcess !== null) answers.push(sleep(plan.otherProcess).then(() => answerApproval(store, pending?.id ?? 'none', { decision: 'approve' }, systemNow).catch(() => null)));
+          if (plan.person)
+            answers.push(sleep(plan.person[0]).then(() => broker.answer(pending?.id ?? 'none', { decision: plan.person![1] }).catch(() => null)));
+          if (plan.secondPerson)
+            answers.push(sleep(plan.secondPerson[0]).then(() => broker.answer(pending?.id ?? 'none', { decision: plan.secondPerson![1] }).catch(() => null)));
+          if (plan.otherProcess !== null)
+            answers.push(
+              sleep(plan.otherProcess).then(() => answerApproval(store, pending?.id ?? 'none', { decision: 'approve' }, systemNow).catch(() => null)),
+            );
           if (plan.stop !== null) void sleep(plan.stop).then(() => controller.abort(new RunStopSignal('user')));
           const final = await request;
           const results = await Promise.all(answers);
@@ -107,13 +123,25 @@ describe('approval broker', () => {
   });
 
   it('denies an ask by no_approver when the approver cannot show it', async () => {
-    const { broker } = await setup({ mode: 'ask', onError: () => {}, approver: async () => { throw new Error('the terminal went away'); } });
+    const { broker } = await setup({
+      mode: 'ask',
+      onError: () => {},
+      approver: async () => {
+        throw new Error('the terminal went away');
+      },
+    });
     expect(await broker.request(ask, new AbortController().signal)).toMatchObject({ status: 'denied', resolved_by: 'no_approver' });
   });
 
   it('closes an ask of a run that was already stopped without asking anyone', async () => {
     let asked = false;
-    const { broker } = await setup({ mode: 'ask', approver: async () => { asked = true; return { decision: 'approve' }; } });
+    const { broker } = await setup({
+      mode: 'ask',
+      approver: async () => {
+        asked = true;
+        return { decision: 'approve' };
+      },
+    });
     const controller = new AbortController();
     controller.abort(new RunStopSignal('parent'));
     expect(await broker.request(ask, controller.signal)).toMatchObject({ status: 'canceled', resolved_by: 'stop' });
@@ -124,7 +152,21 @@ describe('approval broker', () => {
 describe('closeOrphanedApprovals', () => {
   it('closes the pending asks of a process that is gone, and leaves the others', async () => {
     const { store } = await setup();
-    const base = { session_id: 'ses_1', run_id: 'run_1', agent: 'coder', tool: 'bash', argument: 'ls', risk: 'exec', summary: 'bash ls', status: 'pending' as const, created_at: systemNow(), resolved_at: null, resolved_by: null, always: false, preview: null };
+    const base = {
+      session_id: 'ses_1',
+      run_id: 'run_1',
+      agent: 'coder',
+      tool: 'bash',
+      argument: 'ls',
+      risk: 'exec',
+      summary: 'bash ls',
+      status: 'pending' as const,
+      created_at: systemNow(),
+      resolved_at: null,
+      resolved_by: null,
+      always: false,
+      preview: null,
+    };
     // Pid 2^22 + 1 is above Linux's largest pid, so no process has it.
     await store.insertApproval({ ...base, id: 'apr_dead', owner: `${hostname()}:4194305:x` });
     await store.insertApproval({ ...base, id: 'apr_alive', owner: `${hostname()}:${process.pid}:x` });

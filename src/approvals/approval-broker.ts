@@ -130,9 +130,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
     waiter.prompt?.abort();
     const wasPrompting = prompting === waiter;
     if (wasPrompting) prompting = null;
-    (waiter.relayed ? Promise.resolve() : announce(approval))
-      .catch(report)
-      .finally(() => waiter.done(approval));
+    (waiter.relayed ? Promise.resolve() : announce(approval)).catch(report).finally(() => waiter.done(approval));
     // An "always" answer may answer queued asks too: they end by rule before the next is shown.
     // The next ask is shown even if the approver never settles the aborted prompt.
     const answered = approval.always ? answerBySessionRules(approval.session_id) : Promise.resolve();
@@ -143,7 +141,12 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
 
   async function announce(approval: ApprovalRecord): Promise<void> {
     if (approval.status === 'pending') {
-      if (approval.run_id !== null) await ledger.update(approval.run_id, {}, { type: 'approval-request', data: { approval_id: approval.id, tool: approval.tool, summary: approval.summary } });
+      if (approval.run_id !== null)
+        await ledger.update(
+          approval.run_id,
+          {},
+          { type: 'approval-request', data: { approval_id: approval.id, tool: approval.tool, summary: approval.summary } },
+        );
     } else if (approval.run_id !== null) {
       const decision = approval.status === 'approved' ? 'approved' : 'denied';
       await ledger.update(approval.run_id, {}, { type: 'approval-resolve', data: { approval_id: approval.id, decision, by: approval.resolved_by } });
@@ -234,11 +237,13 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
         const onAbort = () => resolve(approval.id, 'canceled', 'stop').catch(report);
         signal.addEventListener('abort', onAbort, { once: true });
         const stopListening = listenForAnswer(approval.id);
-        answered.finally(() => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', onAbort);
-          stopListening();
-        }).catch(report);
+        answered
+          .finally(() => {
+            clearTimeout(timer);
+            signal.removeEventListener('abort', onAbort);
+            stopListening();
+          })
+          .catch(report);
         if (mode === 'ask' && waiters.has(approval.id)) {
           queue.push(waiter);
           pump();

@@ -11,7 +11,7 @@ import { ToolDeniedError } from './tool-denied-error.ts';
 
 /**
  * The risk of a tool cadre knows nothing about (an AI SDK tool passed in `tools`, not made with
- * `defineTool`): `network`, as CONTRACT section 10 rates MCP tools. It asks by default.
+ * `defineTool`): `network`, as docs/tools-and-approvals.md rates MCP tools. It asks by default.
  */
 export const unknownToolRisk: PermissionRisk = 'network';
 
@@ -65,7 +65,7 @@ export function gateToolCalls(gated: Iterable<string>, context: ToolGateContext,
     },
   };
 
-  function refuse(request: PermissionCall, verdict: PermissionVerdict, summary: string): never {
+  function refuse(request: PermissionCall, verdict: PermissionVerdict, _summary: string): never {
     context.setActivity?.({ kind: 'denied', ...toolAndArgument(request), by: 'rule' });
     throw new ToolDeniedError(deniedByRule(request.tool, request.argument, verdict));
   }
@@ -83,7 +83,10 @@ export function gateToolCalls(gated: Iterable<string>, context: ToolGateContext,
     const signal = call.options.abortSignal ?? new AbortController().signal;
     const { tool, risk, argument } = request;
     const preview = info === undefined ? null : await previewOf(info, call);
-    const approval = await services.broker.request({ sessionId: context.sessionId, runId: context.runId, agent: context.agent, tool, argument, risk, summary, preview }, signal);
+    const approval = await services.broker.request(
+      { sessionId: context.sessionId, runId: context.runId, agent: context.agent, tool, argument, risk, summary, preview },
+      signal,
+    );
     if (approval.status !== 'approved') {
       if (approval.status === 'canceled') throw signal.reason ?? new Error('The run was stopped while it awaited approval.');
       context.setActivity?.({ kind: 'denied', ...toolAndArgument(request), by: approval.resolved_by ?? 'person' });

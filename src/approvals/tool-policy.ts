@@ -51,7 +51,11 @@ export function createToolPolicy(options: ToolPolicyOptions): ToolPolicy {
 
   return {
     pipelineFor(agent, workspace, caller) {
-      const gate = gateToolCalls(Object.keys(workspace), { ...caller, agent: agent.name, agentRules: rulesOfAgent(agent) }, { store, broker, rules, redactor: options.redactor });
+      const gate = gateToolCalls(
+        Object.keys(workspace),
+        { ...caller, agent: agent.name, agentRules: rulesOfAgent(agent) },
+        { store, broker, rules, redactor: options.redactor },
+      );
       // Tracing inside the redaction (which copies errors): it sees each call's own outcome, a denial by the gate included.
       const traced = options.traceEntries?.({ sessionId: caller.sessionId, runId: caller.runId, agent: agent.name }) ?? [];
       return [redactEntry, ...traced, checkToolInput, gate, stopToolCalls];

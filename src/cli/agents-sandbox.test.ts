@@ -31,7 +31,9 @@ describe.runIf(process.platform === 'linux')('cadre agents and the sandbox', () 
   it('ends with how bash is confined, and gives it as sandbox under --json', async () => {
     const plain = await agents([]);
     expect(plain.code).toBe(0);
-    expect(plain.stdout.trimEnd().split('\n').at(-1)).toBe(`sandbox: bubblewrap (mode auto): bash writes only in ${cwd}, /tmp (private to each command); network off`);
+    expect(plain.stdout.trimEnd().split('\n').at(-1)).toBe(
+      `sandbox: bubblewrap (mode auto): bash writes only in ${cwd}, /tmp (private to each command); network off`,
+    );
     const document = JSON.parse((await agents(['--json'])).stdout);
     expect(document.sandbox).toEqual({ mode: 'auto', kind: 'bubblewrap', confined: true, network: false, writable: [cwd, '/tmp (private to each command)'] });
   });

@@ -22,7 +22,10 @@ beforeEach(async () => {
     join(cwd, '.claude', 'agents', 'code-reviewer.md'),
     '---\nname: code-reviewer\ndescription: Reviews code.\ntools: Read, Grep, Glob, Bash\nmodel: sonnet\ncolor: purple\n---\nReview.',
   );
-  await writeFile(join(cwd, '.opencode', 'agent', 'docs.md'), '---\ndescription: Writes docs.\nmode: subagent\nmodel: openai/gpt-4o\ntemperature: 0.3\n---\nDocs.');
+  await writeFile(
+    join(cwd, '.opencode', 'agent', 'docs.md'),
+    '---\ndescription: Writes docs.\nmode: subagent\nmodel: openai/gpt-4o\ntemperature: 0.3\n---\nDocs.',
+  );
   await writeFile(join(cwd, '.opencode', 'agent', 'broken.md'), '---\nmode: boss\nmax_turns: 0\n---\nBroken.');
 });
 
@@ -99,7 +102,9 @@ describe('cadre agents', () => {
     const io = context();
     expect(await main(['agents'], io.value)).toBe(0);
     expect(io.stdout()).toMatch(/odd\s+all\s+gpt5 \(session model\)\s+read_file \(2 dropped\)/);
-    expect(io.stderr()).toContain(`warning: ${join(cwd, '.claude', 'agents', 'odd.md')}: tools left out, it runs without them: WebFetch, TaskList (no cadre equivalent)\n`);
+    expect(io.stderr()).toContain(
+      `warning: ${join(cwd, '.claude', 'agents', 'odd.md')}: tools left out, it runs without them: WebFetch, TaskList (no cadre equivalent)\n`,
+    );
     expect(io.stderr()).toMatch(/note: agents run on the session's model .*gpt5 \(1 file\) is no model cadre knows/);
   });
 });

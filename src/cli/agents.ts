@@ -91,7 +91,11 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
   if (flags.json) announceWorkspaceTrust(context, workspace);
   // MCP servers are started to see their tools, and so that one that fails is reported here.
   const mcp = await startMcpServers(context, configured.servers);
-  const reports = await reportAgents(agents, { tools: { ...createWorkspaceTools({ root: context.cwd }), ...mcp.tools }, aliases: config.modelAliases, env: context.env });
+  const reports = await reportAgents(agents, {
+    tools: { ...createWorkspaceTools({ root: context.cwd }), ...mcp.tools },
+    aliases: config.modelAliases,
+    env: context.env,
+  });
   const warnings = reports.flatMap((report) => (report.warning === null ? [] : [report.warning]));
   const unused = unusedKeys(agents.list());
   const fallbacks = describeModelFallbacks(reports);
@@ -105,7 +109,12 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
       unused_keys: Object.fromEntries(unused.map(({ key, files }) => [key, files])),
       sandbox,
       mcp_server_status: mcp.status,
-      workspace: { path: workspace.workspace, state: workspace.state, trusted: workspace.state === 'trusted' || workspace.state === 'once', left_out: leftOut(workspace) },
+      workspace: {
+        path: workspace.workspace,
+        state: workspace.state,
+        trusted: workspace.state === 'trusted' || workspace.state === 'once',
+        left_out: leftOut(workspace),
+      },
     };
     writeLine(context.stdout, JSON.stringify(document, null, 2));
   } else {

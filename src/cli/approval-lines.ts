@@ -12,7 +12,8 @@ export function describeAsk(approval: ApprovalRecord, { hint = true } = {}): str
  * What an ask denied because nobody could answer it (off a terminal, `--approvals deny`) adds:
  * how to let asks through next time.
  */
-export const noApproverHint = '(nobody could answer here; to let asks through, run with --approvals wait to answer them from elsewhere, or --yes to approve them all)';
+export const noApproverHint =
+  '(nobody could answer here; to let asks through, run with --approvals wait to answer them from elsewhere, or --yes to approve them all)';
 
 /** `[apr_...] approved by person: bash npm test`; a denial by no approver says how to let asks through. */
 export function describeAnswer(approval: ApprovalRecord): string {
@@ -36,7 +37,11 @@ function visible(line: string): string {
  */
 export function describePreview(approval: Pick<ApprovalRecord, 'preview' | 'argument' | 'summary' | 'tool'>): string {
   const preview: ApprovalPreview | null = approval.preview;
-  const indent = (text: string) => text.split('\n').map((line) => `    ${visible(line)}`.trimEnd()).join('\n');
+  const indent = (text: string) =>
+    text
+      .split('\n')
+      .map((line) => `    ${visible(line)}`.trimEnd())
+      .join('\n');
   if (preview === null) return approval.argument !== null && approval.argument.length > 60 ? indent(approval.argument) : '';
   if (preview.kind === 'diff') return indent(preview.diff);
   return approval.summary === `${approval.tool} ${preview.command}` ? '' : indent(`$ ${preview.command}`);

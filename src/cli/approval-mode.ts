@@ -27,6 +27,7 @@ export function approvalModeOf(context: CliContext, flags: ApprovalFlags): Appro
   if (flags.yes) return 'yes';
   const mode = flags.approvals as ApprovalMode | undefined;
   const terminal = context.stdin.isTTY === true && context.stdout.isTTY === true && !flags.json;
-  if (mode === 'ask' && !terminal) throw new ConfigError('--approvals ask needs a terminal to ask on (and no --json); use --approvals wait to answer with cadre approve, or --yes.');
+  if (mode === 'ask' && !terminal)
+    throw new ConfigError('--approvals ask needs a terminal to ask on (and no --json); use --approvals wait to answer with cadre approve, or --yes.');
   return mode ?? (terminal ? 'ask' : 'deny');
 }

@@ -41,7 +41,13 @@ export async function approvalsCommand(context: CliContext, flags: StoreFlags): 
       return 0;
     }
     const now = new Date().toISOString();
-    writeLine(context.stdout, formatTable(['ID', 'RUN', 'AGENT', 'TOOL', 'SUMMARY', 'WAITING SINCE'], pending.map((approval) => approvalRow(approval, now))));
+    writeLine(
+      context.stdout,
+      formatTable(
+        ['ID', 'RUN', 'AGENT', 'TOOL', 'SUMMARY', 'WAITING SINCE'],
+        pending.map((approval) => approvalRow(approval, now)),
+      ),
+    );
     // Under the table, what each ask would do: its diff, or its command when the summary cuts it.
     for (const approval of pending) {
       const preview = describePreview(approval);

@@ -30,7 +30,8 @@ export async function approveCommand(context: CliContext, id: string, flags: App
       return 1;
     }
     if (flags.json) writeLine(context.stdout, JSON.stringify({ type: 'approval-resolve', approval, session_rule: changed && rule !== null ? rule : null }));
-    else writeLine(context.stdout, `${approval.id} ${approval.status}: ${approval.summary}${rule === null ? '' : ` (rule for the rest of the session: ${rule})`}`);
+    else
+      writeLine(context.stdout, `${approval.id} ${approval.status}: ${approval.summary}${rule === null ? '' : ` (rule for the rest of the session: ${rule})`}`);
     return 0;
   } finally {
     await close();

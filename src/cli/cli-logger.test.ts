@@ -39,6 +39,6 @@ describe('the command line logger', () => {
     expect(io.stderr.join('')).toContain("--log-level must be one of fatal, error, warn, info, debug, trace, silent, not 'loud'.");
     const fromEnv = context({ CADRE_LOG_LEVEL: 'chatty' });
     expect(await main(['run', 'hello'], fromEnv.value)).toBe(2);
-    expect(fromEnv.stderr.join('')).toContain("CADRE_LOG_LEVEL must be one of");
+    expect(fromEnv.stderr.join('')).toContain('CADRE_LOG_LEVEL must be one of');
   });
 });

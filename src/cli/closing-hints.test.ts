@@ -12,7 +12,9 @@ describe('databaseFlag', () => {
   });
 
   it('shows a URL as given when it holds no secret, so the pasted command works', () => {
-    expect(databaseFlag('/work', {}, 'postgres://cadre@127.0.0.1:55432/postgres?schema=team')).toBe('--db postgres://cadre@127.0.0.1:55432/postgres?schema=team');
+    expect(databaseFlag('/work', {}, 'postgres://cadre@127.0.0.1:55432/postgres?schema=team')).toBe(
+      '--db postgres://cadre@127.0.0.1:55432/postgres?schema=team',
+    );
   });
 
   it('never shows a password or a secret parameter', () => {
@@ -28,7 +30,7 @@ describe('databaseFlag', () => {
 });
 
 describe('cadreCommand', () => {
-  it('is npx cadre when npm started cadre (npx cadre, npm run demo), whose PATH is not the shell\'s', () => {
+  it("is npx cadre when npm started cadre (npx cadre, npm run demo), whose PATH is not the shell's", () => {
     expect(cadreCommand({ npm_command: 'exec', PATH: '/anything' }, () => true)).toBe('npx cadre');
     expect(cadreCommand({ npm_command: 'run-script', PATH: '/anything' }, () => true)).toBe('npx cadre');
   });
@@ -53,7 +55,15 @@ describe('printClosingHints', () => {
     let text = '';
     const stderr = { write: (chunk: string) => ((text += chunk), true) };
     printClosingHints(stderr, { sessionId: 'ses_1', status: 'completed', command: 'npx cadre', databaseFlag: '--db demo.db' });
-    expect(text).toBe(['', 'Session ses_1 (completed).', '  export:   npx cadre export ses_1 --format markdown --db demo.db', '  continue: npx cadre run --session ses_1 --db demo.db "..."', ''].join('\n'));
+    expect(text).toBe(
+      [
+        '',
+        'Session ses_1 (completed).',
+        '  export:   npx cadre export ses_1 --format markdown --db demo.db',
+        '  continue: npx cadre run --session ses_1 --db demo.db "..."',
+        '',
+      ].join('\n'),
+    );
     text = '';
     printClosingHints(stderr, { sessionId: 'ses_1', status: 'failed' });
     expect(text).toContain('  export:   cadre export ses_1 --format markdown\n');

@@ -51,7 +51,12 @@ export function cadreCommand(env: Record<string, string | undefined>, found: (na
  */
 export function databaseFlag(cwd: string, env: Record<string, string | undefined>, database: string): string | undefined {
   if (database === join(cwd, '.cadre', 'cadre.db')) return undefined;
-  if (env.CADRE_DB !== undefined && env.CADRE_DB.trim() !== '' && (env.CADRE_DB === database || join(cwd, env.CADRE_DB) === database || env.CADRE_DB === relative(cwd, database))) return undefined;
+  if (
+    env.CADRE_DB !== undefined &&
+    env.CADRE_DB.trim() !== '' &&
+    (env.CADRE_DB === database || join(cwd, env.CADRE_DB) === database || env.CADRE_DB === relative(cwd, database))
+  )
+    return undefined;
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(database)) return `--db ${holdsSecret(database) ? redactConnectionString(database) : database}`;
   const path = isAbsolute(database) ? relative(cwd, database) : database;
   return `--db ${path.startsWith('..') || path === '' ? database : path}`;

@@ -21,7 +21,7 @@ export interface RuntimeFlags extends StoreFlags {
   allow?: string[];
   /** `--deny RULE`, repeatable. */
   deny?: string[];
-  /** `--trust`: the workspace's own configuration applies for this command (CONTRACT section 23). */
+  /** `--trust`: the workspace's own configuration applies for this command (docs/security.md). */
   trust?: boolean;
 }
 
@@ -34,7 +34,16 @@ export function collect(value: string, previous: string[] = []): string[] {
 export function configFlags(flags: RuntimeFlags): ConfigFlags {
   // `cadre approve --deny` is a switch, not a rule.
   const rules = (value: unknown) => (Array.isArray(value) ? (value as string[]) : undefined);
-  return { db: flags.db, model: flags.model, baseURL: flags.baseUrl, agent: flags.agent, agentsDirs: flags.agents, allow: rules(flags.allow), deny: rules(flags.deny), trust: flags.trust === true };
+  return {
+    db: flags.db,
+    model: flags.model,
+    baseURL: flags.baseUrl,
+    agent: flags.agent,
+    agentsDirs: flags.agents,
+    allow: rules(flags.allow),
+    deny: rules(flags.deny),
+    trust: flags.trust === true,
+  };
 }
 
 /**

@@ -60,7 +60,7 @@ describe('cadre completion', () => {
     }
     expect(zsh).toContain("{-c,--continue}'[continue the most recent session]'");
     expect(fish).toContain("-n '__fish_seen_subcommand_from run' -s c -l continue");
-    expect(fish).toContain("-l db -r -F");
+    expect(fish).toContain('-l db -r -F');
     expect(zsh).toContain(':value:(ask wait deny)');
     expect(fish).toContain("-l approvals -x -a 'ask wait deny'");
   });
@@ -75,7 +75,11 @@ describe('cadre completion', () => {
     await writeFile(file, await script('fish'));
     onTestFinished(() => rm(folder, { recursive: true, force: true }));
     execFileSync('fish', ['-n', file]);
-    const complete = (line: string) => execFileSync('fish', ['-c', `source ${file}; complete -C '${line}'`], { encoding: 'utf8' }).split('\n').filter(Boolean).map((entry) => entry.split('\t')[0]);
+    const complete = (line: string) =>
+      execFileSync('fish', ['-c', `source ${file}; complete -C '${line}'`], { encoding: 'utf8' })
+        .split('\n')
+        .filter(Boolean)
+        .map((entry) => entry.split('\t')[0]);
     expect(complete('cadre ru')).toEqual(['run', 'runs']);
     expect(complete('cadre export x --format ')).toEqual(['json', 'markdown']);
   });

@@ -36,7 +36,10 @@ function flagInfo(option: Option): FlagInfo {
 }
 
 function visibleFlags(command: Command): FlagInfo[] {
-  return [...command.options.filter((option) => !option.hidden).map(flagInfo), { names: ['-h', '--help'], description: 'show help', takesValue: false, choices: [], value: 'other' }];
+  return [
+    ...command.options.filter((option) => !option.hidden).map(flagInfo),
+    { names: ['-h', '--help'], description: 'show help', takesValue: false, choices: [], value: 'other' },
+  ];
 }
 
 function describeProgram(program: Command): { globals: FlagInfo[]; commands: CommandInfo[] } {
@@ -54,7 +57,8 @@ function describeProgram(program: Command): { globals: FlagInfo[]; commands: Com
 function bashScript(program: Command): string {
   const { globals, commands } = describeProgram(program);
   const all = [...globals, ...commands.flatMap((command) => command.flags)];
-  const valueCase = (kind: FlagInfo['value']) => [...new Set(all.filter((flag) => flag.takesValue && flag.value === kind && flag.choices.length === 0).flatMap((flag) => flag.names))].join('|');
+  const valueCase = (kind: FlagInfo['value']) =>
+    [...new Set(all.filter((flag) => flag.takesValue && flag.value === kind && flag.choices.length === 0).flatMap((flag) => flag.names))].join('|');
   const choiceCases = all
     .filter((flag) => flag.choices.length > 0)
     .map((flag) => `    ${flag.names.join('|')}) COMPREPLY=($(compgen -W "${flag.choices.join(' ')}" -- "$cur")); return 0 ;;`);
@@ -93,7 +97,15 @@ const zshText = (text: string) => text.replace(/[[\]]/g, '').replace(/'/g, "'\\'
 
 function zshFlag(flag: FlagInfo): string {
   const description = zshText(flag.description);
-  const value = !flag.takesValue ? '' : flag.choices.length > 0 ? `:value:(${flag.choices.join(' ')})` : flag.value === 'directory' ? ':directory:_files -/' : flag.value === 'file' ? ':file:_files' : ':value:';
+  const value = !flag.takesValue
+    ? ''
+    : flag.choices.length > 0
+      ? `:value:(${flag.choices.join(' ')})`
+      : flag.value === 'directory'
+        ? ':directory:_files -/'
+        : flag.value === 'file'
+          ? ':file:_files'
+          : ':value:';
   if (flag.names.length === 1) return `'${flag.names[0]}[${description}]${value}'`;
   return `'(${flag.names.join(' ')})'{${flag.names.join(',')}}'[${description}]${value}'`;
 }

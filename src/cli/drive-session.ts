@@ -52,9 +52,12 @@ export async function driveSession(options: DriveSessionOptions): Promise<RunOut
   // `cadre stop SESSION_ID` in another process marks the session in the store. This process must
   // learn of it too, to report a person's stop (exit code 130) even when no turn was running.
   const poll = setInterval(() => {
-    store.getSession(sessionId).then((session) => {
-      if (session?.user_canceled_at && session.user_canceled_at > startedAt) stop('Stopped from another process (cadre stop).');
-    }, () => {});
+    store.getSession(sessionId).then(
+      (session) => {
+        if (session?.user_canceled_at && session.user_canceled_at > startedAt) stop('Stopped from another process (cadre stop).');
+      },
+      () => {},
+    );
   }, stopPollMs);
   const unsubscribe = cadre.subscribe((event) => view.event(event));
   signals.on('SIGINT', onInterrupt);

@@ -67,12 +67,24 @@ describe('createLiveView', () => {
     const queued = runFixture({ status: 'queued' });
     view.event({ type: 'run-event', run: queued, event: { run_id: queued.id, seq: 1, at: now, type: 'run-queued', data: {} } });
     const started = { ...running };
-    const runEvent = (run: RunRecord, type: 'run-start' | 'run-end'): CadreEvent => ({ type: 'run-event', run, event: { run_id: run.id, seq: 2, at: now, type, data: {} } });
+    const runEvent = (run: RunRecord, type: 'run-start' | 'run-end'): CadreEvent => ({
+      type: 'run-event',
+      run,
+      event: { run_id: run.id, seq: 2, at: now, type, data: {} },
+    });
     view.event(runEvent(started, 'run-start'));
     view.notice('Stopping...');
-    const ended: RunRecord = { ...started, status: 'completed', ended_at: '2025-01-01T00:00:04.000Z', result: { text: 'Found it.', truncated: false, original_length: 9 } };
+    const ended: RunRecord = {
+      ...started,
+      status: 'completed',
+      ended_at: '2025-01-01T00:00:04.000Z',
+      result: { text: 'Found it.', truncated: false, original_length: 9 },
+    };
     view.event(runEvent(ended, 'run-end'));
-    view.event({ type: 'message', message: { session_id: 'ses_1', seq: 3, role: 'assistant', content: [{ type: 'text', text: 'All done.' }], created_at: now } });
+    view.event({
+      type: 'message',
+      message: { session_id: 'ses_1', seq: 3, role: 'assistant', content: [{ type: 'text', text: 'All done.' }], created_at: now },
+    });
     view.finish({ sessionId: 'ses_1', status: 'completed', text: 'All done.' });
     const screen = stdout.written.join('');
     expect(screen).toContain('Delegating now.');
@@ -86,8 +98,16 @@ describe('createLiveView', () => {
     const stdout = terminal();
     const stderr = terminal();
     const view = createLiveView({ stdout: stdout.stream, stderr: stderr.stream, sessionId: 'ses_1', color: false, now: () => now, frameIntervalMs: 10_000 });
-    view.event({ type: 'message', message: { session_id: 'ses_1', seq: 3, role: 'assistant', content: [{ type: 'text', text: 'The answer.' }], created_at: now } });
-    const ended: RunRecord = { ...running, status: 'completed', ended_at: '2025-01-01T00:00:04.000Z', result: { text: 'Late run.', truncated: false, original_length: 9 } };
+    view.event({
+      type: 'message',
+      message: { session_id: 'ses_1', seq: 3, role: 'assistant', content: [{ type: 'text', text: 'The answer.' }], created_at: now },
+    });
+    const ended: RunRecord = {
+      ...running,
+      status: 'completed',
+      ended_at: '2025-01-01T00:00:04.000Z',
+      result: { text: 'Late run.', truncated: false, original_length: 9 },
+    };
     view.event({ type: 'run-event', run: ended, event: { run_id: ended.id, seq: 2, at: now, type: 'run-end', data: {} } });
     view.finish({ sessionId: 'ses_1', status: 'completed', text: 'The answer.' });
     const screen = stdout.written.join('');

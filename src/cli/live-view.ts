@@ -57,7 +57,13 @@ export function renderRunLine(run: RunRecord, now: string, options: RenderRunLin
   if (length() > width) description = clampActivity(description, Math.max(12, description.length - (length() - width)));
   const paint = (styles: Style, text: string) => (color && text !== '' ? styleText(styles, text, { validateStream: false }) : text);
   const agentName = !color || agentColor === null ? paint('bold', run.agent) : paintAgent(run.agent, agentColor);
-  const parts = [`${paint(style, `${mark} ${run.status.padEnd(9)}`)} ${agentName}`, paint('gray', id), description, paint('gray', elapsed), paint(finished ? style : 'gray', detail)];
+  const parts = [
+    `${paint(style, `${mark} ${run.status.padEnd(9)}`)} ${agentName}`,
+    paint('gray', id),
+    description,
+    paint('gray', elapsed),
+    paint(finished ? style : 'gray', detail),
+  ];
   return parts.filter((part) => part !== '').join('  ');
 }
 

@@ -35,7 +35,11 @@ describe('main', () => {
       expect(await main(argv, io.value)).toBe(0);
       expect(io.stdout()).toMatch(/^\d+\.\d+\.\d+\n$/);
     }
-    for (const argv of [['version', '--json'], ['--json', '--version'], ['-v', '--json']]) {
+    for (const argv of [
+      ['version', '--json'],
+      ['--json', '--version'],
+      ['-v', '--json'],
+    ]) {
       const io = context();
       expect(await main(argv, io.value)).toBe(0);
       expect(JSON.parse(io.stdout())).toEqual({ version: expect.stringMatching(/^\d+\.\d+\.\d+$/) });
@@ -57,7 +61,16 @@ describe('main', () => {
     for (const text of ['Examples:', 'cadre run --continue', 'Environment:', 'XDG_CONFIG_HOME', 'OTEL_EXPORTER_OTLP_ENDPOINT', 'completion']) {
       expect(io.stdout()).toContain(text);
     }
-    for (const variable of ['CADRE_MODEL', 'CADRE_BASE_URL', 'CADRE_API_KEY', 'CADRE_DB', 'CADRE_QUEUE', 'CADRE_CONFIG', 'ANTHROPIC_API_KEY', 'OPENAI_API_KEY']) {
+    for (const variable of [
+      'CADRE_MODEL',
+      'CADRE_BASE_URL',
+      'CADRE_API_KEY',
+      'CADRE_DB',
+      'CADRE_QUEUE',
+      'CADRE_CONFIG',
+      'ANTHROPIC_API_KEY',
+      'OPENAI_API_KEY',
+    ]) {
       expect(io.stdout()).toContain(variable);
     }
     const runs = context();
@@ -75,7 +88,13 @@ describe('main', () => {
     expect(JSON.parse(missing.stdout())).toEqual({ type: 'error', message: "No run 'run_nope'. List runs with: cadre runs" });
     const unknown = context();
     expect(await main(['stop', 'run_nope', '--json'], unknown.value)).toBe(2);
-    expect(unknown.stdout().trim().split('\n').map((line) => JSON.parse(line).type)).toEqual(['error']);
+    expect(
+      unknown
+        .stdout()
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line).type),
+    ).toEqual(['error']);
   });
 
   it('takes --db and --config before or after the command', async () => {
@@ -83,7 +102,12 @@ describe('main', () => {
     try {
       const database = join(folder, 'x.db');
       await writeFile(join(folder, 'cadre.json'), JSON.stringify({ db: database }));
-      for (const argv of [['--db', database, 'sessions'], ['sessions', '--db', database], ['--config', join(folder, 'cadre.json'), 'sessions'], ['sessions', '--config', join(folder, 'cadre.json')]]) {
+      for (const argv of [
+        ['--db', database, 'sessions'],
+        ['sessions', '--db', database],
+        ['--config', join(folder, 'cadre.json'), 'sessions'],
+        ['sessions', '--config', join(folder, 'cadre.json')],
+      ]) {
         const io = context(undefined, '');
         expect(await main([...argv, '--json'], io.value)).toBe(0);
         expect(JSON.parse(io.stdout())).toEqual([]);
@@ -125,7 +149,11 @@ describe('main', () => {
   });
 
   it('reads the prompt from stdin and checks the model before anything runs', async () => {
-    const io = context({ async *[Symbol.asyncIterator]() { yield 'Do it.\n'; } });
+    const io = context({
+      async *[Symbol.asyncIterator]() {
+        yield 'Do it.\n';
+      },
+    });
     expect(await main(['run', '--model', 'openai-compatible:x'], io.value)).toBe(2);
     expect(io.stderr()).toContain('needs a base URL: pass --base-url, set CADRE_BASE_URL');
   });

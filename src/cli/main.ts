@@ -91,13 +91,26 @@ export function writeError(context: CliContext, message: string, json: boolean):
 }
 
 /** Builds the `cadre` program; commander's own exits become {@link CommanderError}s. */
-export async function createProgram(context: CliContext, exit: ExitCode, registrars: readonly RegisterCommand[] = commands, { json = false }: ProgramOptions = {}): Promise<Command> {
+export async function createProgram(
+  context: CliContext,
+  exit: ExitCode,
+  registrars: readonly RegisterCommand[] = commands,
+  { json = false }: ProgramOptions = {},
+): Promise<Command> {
   const { Command } = await import('commander');
   const output = {
     writeOut: (text: string) => context.stdout.write(text),
     writeErr: (text: string) => context.stderr.write(text),
     // A usage error is one line: `cadre: unknown option '--modle' (Did you mean --model?) See cadre help.`
-    outputError: (text: string) => writeError(context, `${text.replace(/^error: /, '').replace(/\s*\n\s*/g, ' ').trim()} (see cadre help)`, json),
+    outputError: (text: string) =>
+      writeError(
+        context,
+        `${text
+          .replace(/^error: /, '')
+          .replace(/\s*\n\s*/g, ' ')
+          .trim()} (see cadre help)`,
+        json,
+      ),
   };
   const program = new Command('cadre')
     .description('Delegate work from a primary agent to subagents, and follow each run.')
@@ -106,8 +119,14 @@ export async function createProgram(context: CliContext, exit: ExitCode, registr
     .option('--config <file>', 'config file (default ./cadre.config.json, or CADRE_CONFIG)')
     .option('--json', 'print JSON (JSON Lines for run); errors too, as {"type":"error",...}')
     .option('--debug', 'print stack traces of errors')
-    .option('--trust', "trust this workspace's own configuration (cadre.config.json, .mcp.json, agent files' MCP servers) for this command only (or CADRE_TRUST=1)")
-    .option('--log-level <level>', 'log level on stderr: fatal, error, warn (default; serve: info), info, debug, trace, silent (or CADRE_LOG_LEVEL); JSON lines off a terminal')
+    .option(
+      '--trust',
+      "trust this workspace's own configuration (cadre.config.json, .mcp.json, agent files' MCP servers) for this command only (or CADRE_TRUST=1)",
+    )
+    .option(
+      '--log-level <level>',
+      'log level on stderr: fatal, error, warn (default; serve: info), info, debug, trace, silent (or CADRE_LOG_LEVEL); JSON lines off a terminal',
+    )
     .addHelpText('after', helpAfter)
     .exitOverride()
     .configureHelp({ showGlobalOptions: true })

@@ -17,7 +17,10 @@ export async function mcpTrustCommand(context: CliContext, flags: RuntimeFlags, 
   const project = await readProjectMcpServers({ cwd: context.cwd, userConfigDirectory: userDirectory, env: context.env });
   if (!project) throw new ConfigError(`No ${projectMcpFileName} in ${context.cwd}: there is nothing to trust.`);
   const unknown = names.filter((name) => !project.servers.some((server) => server.name === name));
-  if (unknown.length > 0) throw new ConfigError(`${project.path} has no server ${unknown.map((name) => `'${name}'`).join(', ')}. Its servers: ${project.servers.map((server) => server.name).join(', ') || '(none)'}`);
+  if (unknown.length > 0)
+    throw new ConfigError(
+      `${project.path} has no server ${unknown.map((name) => `'${name}'`).join(', ')}. Its servers: ${project.servers.map((server) => server.name).join(', ') || '(none)'}`,
+    );
   const chosen = names.length === 0 ? project.servers : project.servers.filter((server) => names.includes(server.name));
   const file = await trustProjectMcpServers({ cwd: context.cwd, userConfigDirectory: userDirectory, servers: chosen });
   if (flags.json) writeLine(context.stdout, JSON.stringify({ trusted: chosen.map((server) => server.name), file }));
@@ -57,11 +60,15 @@ export async function mcpListCommand(context: CliContext, flags: RuntimeFlags): 
       writeLine(context.stdout, JSON.stringify({ servers: status, untrusted }));
     } else {
       for (const server of status) {
-        writeLine(context.stdout, `${server.name} (${server.source}): ${server.state === 'ready' ? `${server.tools.length} tools` : `${server.state}: ${server.error ?? 'unknown reason'}`}`);
+        writeLine(
+          context.stdout,
+          `${server.name} (${server.source}): ${server.state === 'ready' ? `${server.tools.length} tools` : `${server.state}: ${server.error ?? 'unknown reason'}`}`,
+        );
         for (const tool of server.tools) writeLine(context.stdout, `  ${tool}`);
       }
       for (const line of untrusted) writeLine(context.stdout, line);
-      if (status.length === 0 && untrusted.length === 0) writeLine(context.stdout, 'No MCP servers configured (mcpServers in cadre.config.json, or a trusted .mcp.json).');
+      if (status.length === 0 && untrusted.length === 0)
+        writeLine(context.stdout, 'No MCP servers configured (mcpServers in cadre.config.json, or a trusted .mcp.json).');
     }
     return status.some((server) => server.state !== 'ready') ? 1 : 0;
   } finally {

@@ -42,23 +42,35 @@ export function workspaceSessionId(cwd: string): string {
  */
 export async function mcpCommand(context: CliContext, flags: McpFlags, signal?: AbortSignal): Promise<number> {
   const port = flags.http === undefined ? undefined : Number(flags.http);
-  if (flags.http !== undefined && (!/^\d+$/.test(flags.http) || port! > 65_535)) throw new ConfigError(`--http must be a port from 0 to 65535, not '${flags.http}'.`);
+  if (flags.http !== undefined && (!/^\d+$/.test(flags.http) || port! > 65_535))
+    throw new ConfigError(`--http must be a port from 0 to 65535, not '${flags.http}'.`);
   // stdout carries the protocol: anything a library prints there would break it.
   const restoreConsole = port === undefined ? keepStdoutForProtocol() : () => {};
   const runtime = await openRuntime({ context, flags, requireModel: true, approvals: 'wait' });
   const { cadre } = runtime;
   const sessionId = flags.session ?? workspaceSessionId(context.cwd);
-  const hub = createMcpHub({ cadre, sessionId, onError: (error) => writeLine(context.stderr, `cadre mcp: ${error instanceof Error ? error.message : String(error)}`) });
+  const hub = createMcpHub({
+    cadre,
+    sessionId,
+    onError: (error) => writeLine(context.stderr, `cadre mcp: ${error instanceof Error ? error.message : String(error)}`),
+  });
   try {
     const tools = cadre.tools({ sessionId });
     const taskStore = createRunTaskStore({ cadre, sessionId, tools });
     await cadre.recover();
-    if (port !== undefined) return await serveHttp(context, flags, port, () => {
-      const server = createMcpServer({ cadre, sessionId, tools, taskStore, version: packageVersion() });
-      const remove = hub.add(server);
-      server.onclose = remove;
-      return server;
-    }, signal);
+    if (port !== undefined)
+      return await serveHttp(
+        context,
+        flags,
+        port,
+        () => {
+          const server = createMcpServer({ cadre, sessionId, tools, taskStore, version: packageVersion() });
+          const remove = hub.add(server);
+          server.onclose = remove;
+          return server;
+        },
+        signal,
+      );
     const server = createMcpServer({ cadre, sessionId, tools, taskStore, version: packageVersion() });
     hub.add(server);
     const closed = new Promise<void>((resolve) => (server.onclose = resolve));
@@ -83,7 +95,12 @@ export async function mcpCommand(context: CliContext, flags: McpFlags, signal?: 
 /** `cadre mcp --http PORT`: until SIGINT or SIGTERM. */
 async function serveHttp(context: CliContext, flags: McpFlags, port: number, makeServer: () => Server, signal?: AbortSignal): Promise<number> {
   const { token, generated, file } = await mcpToken(context, flags);
-  const endpoint = await serveMcpHttp({ port, token, createServer: makeServer, onError: (error) => writeLine(context.stderr, `cadre mcp: ${error instanceof Error ? error.message : String(error)}`) }).catch((error: NodeJS.ErrnoException) => {
+  const endpoint = await serveMcpHttp({
+    port,
+    token,
+    createServer: makeServer,
+    onError: (error) => writeLine(context.stderr, `cadre mcp: ${error instanceof Error ? error.message : String(error)}`),
+  }).catch((error: NodeJS.ErrnoException) => {
     if (error.code === 'EADDRINUSE') throw new ConfigError(`port ${port} is in use on 127.0.0.1; pass --http N (or --http 0 for any free port).`);
     throw error;
   });

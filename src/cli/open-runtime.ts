@@ -153,7 +153,14 @@ export function cliSandbox(
 
 /** Where a command loads its agents: the configuration's folders, which of them are the workspace's, and `--trust`. */
 export function agentPlacesOf(context: CliContext, flags: RuntimeFlags, config: CadreConfig): LoadAgentsOptions {
-  return { cwd: context.cwd, home: context.env.HOME, env: context.env, dirs: config.agentsDirs, workspaceDirs: config.workspace.agentsDirs, trust: trustedForCommand(flags.trust, context.env) };
+  return {
+    cwd: context.cwd,
+    home: context.env.HOME,
+    env: context.env,
+    dirs: config.agentsDirs,
+    workspaceDirs: config.workspace.agentsDirs,
+    trust: trustedForCommand(flags.trust, context.env),
+  };
 }
 
 /**
@@ -170,7 +177,12 @@ export async function mcpServersOf(
 ): Promise<{ servers: Record<string, McpServerEntry>; grant: WorkspaceGrant; project: ProjectMcpServers | null }> {
   const { readProjectMcpServers } = await import('../mcp/client/project-mcp-servers.ts');
   const { userDirectory } = configLocations({ cwd: context.cwd, configFile: flags.config, env: context.env, home: context.env.HOME });
-  const project = await readProjectMcpServers({ cwd: context.cwd, userConfigDirectory: userDirectory, env: context.env, once: trustedForCommand(flags.trust, context.env) });
+  const project = await readProjectMcpServers({
+    cwd: context.cwd,
+    userConfigDirectory: userDirectory,
+    env: context.env,
+    once: trustedForCommand(flags.trust, context.env),
+  });
   const servers: Record<string, McpServerEntry> = {};
   for (const server of project?.servers ?? []) {
     if (server.trust === 'trusted') servers[server.name] = { config: server.config, source: '.mcp.json' };
@@ -186,7 +198,15 @@ export async function mcpServersOf(
  * the working directory, and the runtime. Checks the model and the primary agent before anything
  * runs, so a mistake is one clear {@link ConfigError}.
  */
-export async function openRuntime({ context, flags, requireModel, createDatabase = true, approvals, approver, logLevel }: OpenRuntimeOptions): Promise<OpenedRuntime> {
+export async function openRuntime({
+  context,
+  flags,
+  requireModel,
+  createDatabase = true,
+  approvals,
+  approver,
+  logLevel,
+}: OpenRuntimeOptions): Promise<OpenedRuntime> {
   // Lines logged before the runtime exists are redacted by pattern; after, by its redactor too.
   let redactLine = redactSecrets;
   const logger = cliLogger(context, flags, (text) => redactLine(text), logLevel);

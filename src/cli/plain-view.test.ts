@@ -35,7 +35,12 @@ describe('createPlainView', () => {
     view.event(runEvent(started, 'activity', { text: 'read_file b.ts' }));
     view.event(runEvent(started, 'activity', { text: 'read_file c.ts' }));
     vi.advanceTimersByTime(2_000);
-    view.event(runEvent({ ...started, status: 'completed', ended_at: '2025-01-01T00:00:04.000Z', result: { text: 'Found it.', truncated: false, original_length: 9 } }, 'run-end'));
+    view.event(
+      runEvent(
+        { ...started, status: 'completed', ended_at: '2025-01-01T00:00:04.000Z', result: { text: 'Found it.', truncated: false, original_length: 9 } },
+        'run-end',
+      ),
+    );
     view.event(runEvent(runFixture({ id: 'run_other', parent_session_id: 'ses_unrelated' }), 'run-start'));
     view.finish({ sessionId: 'ses_1', status: 'completed', text: 'The answer.' });
     expect(stderr.text()).toBe(
@@ -62,7 +67,12 @@ describe('createPlainView', () => {
       message: { session_id, seq, role, content, created_at: '2025-01-01T00:00:00.000Z' },
     });
     view.event(message('ses_1', 1, 'user', 'Start a run.'));
-    view.event(message('ses_1', 2, 'assistant', [{ type: 'text', text: 'Started it in the background.' }, { type: 'tool-call', toolCallId: 'c1', toolName: 'agent', input: {} }]));
+    view.event(
+      message('ses_1', 2, 'assistant', [
+        { type: 'text', text: 'Started it in the background.' },
+        { type: 'tool-call', toolCallId: 'c1', toolName: 'agent', input: {} },
+      ]),
+    );
     expect(stdout.text()).toBe('Started it in the background.\n');
     view.event(message('ses_child', 3, 'assistant', 'A subagent speaks.'));
     view.event(message('ses_1', 4, 'assistant', [{ type: 'tool-call', toolCallId: 'c2', toolName: 'agent', input: {} }]));
@@ -71,7 +81,11 @@ describe('createPlainView', () => {
       sessionId: 'ses_1',
       status: 'completed',
       text: 'The run is done.',
-      answers: [{ seq: 2, text: 'Started it in the background.' }, { seq: 5, text: 'Missed live.' }, { seq: 6, text: 'The run is done.' }],
+      answers: [
+        { seq: 2, text: 'Started it in the background.' },
+        { seq: 5, text: 'Missed live.' },
+        { seq: 6, text: 'The run is done.' },
+      ],
     });
     expect(stdout.text()).toBe('Started it in the background.\nThe run is done.\nMissed live.\n');
   });

@@ -95,8 +95,7 @@ export function createPlainView(options: PlainViewOptions): RunView {
       if (type === 'run-start' && run.status === 'running') writeLine(stderr, `${runLabel(run)} started: ${run.description}`);
       else if (type === 'warning' && event.type === 'run-event' && 'kind' in event.event.data && event.event.data.kind === 'recovered') {
         writeLine(stderr, `${runLabel(run)} resumed (its process had died): ${run.description}`);
-      }
-      else if (type === 'run-end') {
+      } else if (type === 'run-end') {
         stopThrottle(run.id);
         writeLine(stderr, `${runLabel(run)} ${describeRunEnd(run, now())}`);
       } else if (activity !== undefined && run.status === 'running' && activity.kind !== 'waiting_for_model') {

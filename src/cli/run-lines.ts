@@ -38,6 +38,9 @@ export function describeRunEnd(run: RunRecord, now: string): string {
 export function formatTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
   const line = (cells: readonly string[]) =>
-    cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]))).join('  ').trimEnd();
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column])))
+      .join('  ')
+      .trimEnd();
   return [line(header), ...rows.map(line)].join('\n');
 }

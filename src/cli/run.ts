@@ -54,7 +54,14 @@ async function openSession(runtime: OpenedRuntime, flags: RunFlags) {
   return { ...session, model };
 }
 
-async function chooseView(context: CliContext, sessionId: string, json: boolean | undefined, prompting: boolean, asksWait: boolean, agents: AgentRegistry): Promise<RunView> {
+async function chooseView(
+  context: CliContext,
+  sessionId: string,
+  json: boolean | undefined,
+  prompting: boolean,
+  asksWait: boolean,
+  agents: AgentRegistry,
+): Promise<RunView> {
   if (json) return createJsonView({ stdout: context.stdout, stderr: context.stderr });
   if (liveViewEnabled(context)) {
     const [{ createLiveView }, { resolveAgentColor }] = await Promise.all([import('./live-view.ts'), import('../agents/agent-color.ts')]);
@@ -68,7 +75,12 @@ async function chooseView(context: CliContext, sessionId: string, json: boolean 
  * Says once what happened to the store and what to do, with how to continue the session once it
  * is fixed; not for a database deleted or replaced (the session is gone) or damaged.
  */
-function reportStoreFailure(context: CliContext, failure: StoreFailureError, session: { sessionId: string; databaseFlag: string | undefined } | undefined, json: boolean): void {
+function reportStoreFailure(
+  context: CliContext,
+  failure: StoreFailureError,
+  session: { sessionId: string; databaseFlag: string | undefined } | undefined,
+  json: boolean,
+): void {
   const resumable = session !== undefined && failure.kind !== 'replaced' && failure.kind !== 'damaged';
   const resume = resumable ? `cadre run --session ${session.sessionId}${session.databaseFlag ? ` ${session.databaseFlag}` : ''} "..."` : undefined;
   if (json) {
@@ -87,7 +99,12 @@ export async function runCommand(context: CliContext, promptArgument: string | u
   let view: RunView | undefined;
   const approver =
     approvals === 'ask'
-      ? createTerminalApprover({ input: context.stdin, output: context.stderr, pause: () => view?.pause?.() ?? (() => {}), onInterrupt: () => process.emit('SIGINT') })
+      ? createTerminalApprover({
+          input: context.stdin,
+          output: context.stderr,
+          pause: () => view?.pause?.() ?? (() => {}),
+          onInterrupt: () => process.emit('SIGINT'),
+        })
       : undefined;
   const runtime = await openRuntime({ context, flags, requireModel: true, approvals, approver });
   // Of the agents' files, only the agent this run talks to is reported here; `cadre agents` reports them all.
@@ -108,7 +125,12 @@ export async function runCommand(context: CliContext, promptArgument: string | u
     return exitCodes[outcome.status];
   } catch (error) {
     if (!StoreFailureError.isInstance(error)) throw error;
-    reportStoreFailure(context, error, sessionId === undefined ? undefined : { sessionId, databaseFlag: databaseFlag(context.cwd, context.env, runtime.config.db) }, flags.json === true);
+    reportStoreFailure(
+      context,
+      error,
+      sessionId === undefined ? undefined : { sessionId, databaseFlag: databaseFlag(context.cwd, context.env, runtime.config.db) },
+      flags.json === true,
+    );
     return 1;
   } finally {
     await runtime.close();

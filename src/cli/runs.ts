@@ -56,7 +56,14 @@ export async function runsCommand(context: CliContext, sessionId: string | undef
     }
     const now = new Date().toISOString();
     if (flags.json) {
-      writeLine(context.stdout, JSON.stringify(runs.map((run) => viewRun(run, now)), null, 2));
+      writeLine(
+        context.stdout,
+        JSON.stringify(
+          runs.map((run) => viewRun(run, now)),
+          null,
+          2,
+        ),
+      );
       return 0;
     }
     if (runs.length === 0) {
@@ -64,7 +71,13 @@ export async function runsCommand(context: CliContext, sessionId: string | undef
       return 0;
     }
     const header = ['ID', 'STATUS', 'AGENT', 'DESCRIPTION', 'ELAPSED', 'TOKENS IN/OUT', 'ACTIVITY'];
-    writeLine(context.stdout, formatTable(header, runs.map((run) => runRow(run, now, config.limits.maxTokensPerRun))));
+    writeLine(
+      context.stdout,
+      formatTable(
+        header,
+        runs.map((run) => runRow(run, now, config.limits.maxTokensPerRun)),
+      ),
+    );
     if (sessionId !== undefined) {
       // The session's whole spend: its primary agent and every run, against its budget if any.
       const tokens = await createTokenBudget({ store, limits: config.limits }).sessionTokens(sessionId);

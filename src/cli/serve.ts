@@ -33,11 +33,23 @@ export async function serveCommand(context: CliContext, flags: ServeFlags, signa
       writeLine(context.stderr, `Recovered runs of stopped processes: ${recovered.resumed.length} resumed, ${recovered.abandoned.length} abandoned.`);
     }
     // Said before the server is ready, so nothing waits on the sandbox's probe once requests come.
-    await warnAtStart(context, runtime.agents.errors.map((error) => error.message), runtime.sandbox);
-    const dashboard = await startDashboard({ cadre: runtime.cadre, host: flags.host, port, sandbox: runtime.sandbox, logger: runtime.logger, workspace: { state: runtime.workspace.state, leftOut: leftOut(runtime.workspace).map((item) => describeItem(item)) } }).catch((error: NodeJS.ErrnoException) => {
+    await warnAtStart(
+      context,
+      runtime.agents.errors.map((error) => error.message),
+      runtime.sandbox,
+    );
+    const dashboard = await startDashboard({
+      cadre: runtime.cadre,
+      host: flags.host,
+      port,
+      sandbox: runtime.sandbox,
+      logger: runtime.logger,
+      workspace: { state: runtime.workspace.state, leftOut: leftOut(runtime.workspace).map((item) => describeItem(item)) },
+    }).catch((error: NodeJS.ErrnoException) => {
       // A usage problem (exit 2) with the way out, not an internal error.
       if (error.code === 'EADDRINUSE') throw new ConfigError(`port ${port} is in use on ${flags.host}; pass --port N (or --port 0 for any free port).`);
-      if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') throw new ConfigError(`cannot listen on ${flags.host}: it is not an address of this machine; pass --host ADDRESS.`);
+      if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
+        throw new ConfigError(`cannot listen on ${flags.host}: it is not an address of this machine; pass --host ADDRESS.`);
       throw error;
     });
     if (flags.json) writeLine(context.stdout, JSON.stringify({ type: 'serve-ready', url: dashboard.url, token: dashboard.token }));

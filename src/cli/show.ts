@@ -65,7 +65,11 @@ export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[
     const { summarized, summary, summary_error: summaryError } = run.result;
     if (summarized && summary) lines.push('', `Summary the parent got (${summary.length} of ${run.result.original_length} characters):`, summary);
     else if (summaryError) lines.push('', `No summary: ${summaryError}.`);
-    const note = summarized ? ` (${run.result.original_length} characters, in full)` : run.result.truncated ? ` (the parent saw it truncated; ${run.result.original_length} characters)` : '';
+    const note = summarized
+      ? ` (${run.result.original_length} characters, in full)`
+      : run.result.truncated
+        ? ` (the parent saw it truncated; ${run.result.original_length} characters)`
+        : '';
     lines.push('', `Result${note}:`, run.result.text);
   } else if (run.partial_result) {
     lines.push('', 'Partial result:', run.partial_result);

@@ -53,7 +53,7 @@ export async function stopCommand(context: CliContext, id: string, flags: StoreF
     writeLine(context.stderr, stillActive(run));
   };
   try {
-    const run = (await store.getRun(id)) ?? (await store.getSession(id) ? null : await findActiveRunByShortId(store, id));
+    const run = (await store.getRun(id)) ?? ((await store.getSession(id)) ? null : await findActiveRunByShortId(store, id));
     const session = run ? null : await store.getSession(id);
     if (!run && !session) throw new ConfigError(`No run or session '${id}'. List them with: cadre runs, cadre sessions`);
     if (run && isFinished(run.status)) {

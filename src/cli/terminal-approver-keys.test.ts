@@ -37,7 +37,9 @@ afterAll(async () => {
  */
 function onTerminal(keys: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(driver)}`, '/dev/null'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn('script', ['-qec', `${JSON.stringify(process.execPath)} ${JSON.stringify(driver)}`, '/dev/null'], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     let shown = '';
     let typed = 0;
     let next: NodeJS.Timeout | undefined;

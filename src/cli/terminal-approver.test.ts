@@ -31,12 +31,25 @@ describe('the terminal approver', () => {
     const io = terminal();
     const approver = createTerminalApprover({ input: io.input, output: io.output });
     const diff = '--- a/src/user.js\n+++ b/src/user.js\n@@ -1 +1 @@\n-const name = "\u001b[2Ja";\r\n+const name = "b";';
-    const edit = approvalFixture({ tool: 'edit_file', argument: 'src/user.js', summary: 'edit_file src/user.js', preview: { kind: 'diff', path: 'src/user.js', diff } });
+    const edit = approvalFixture({
+      tool: 'edit_file',
+      argument: 'src/user.js',
+      summary: 'edit_file src/user.js',
+      preview: { kind: 'diff', path: 'src/user.js', diff },
+    });
     const answer = approver(edit, { signal: new AbortController().signal });
     io.input.write('y\n');
     expect(await answer).toEqual({ decision: 'approve' });
     expect(io.shown()).toContain(
-      ['asks to run: edit_file src/user.js', '    --- a/src/user.js', '    +++ b/src/user.js', '    @@ -1 +1 @@', '    -const name = "\\u001b[2Ja";', '    +const name = "b";', 'Allow?'].join('\n'),
+      [
+        'asks to run: edit_file src/user.js',
+        '    --- a/src/user.js',
+        '    +++ b/src/user.js',
+        '    @@ -1 +1 @@',
+        '    -const name = "\\u001b[2Ja";',
+        '    +const name = "b";',
+        'Allow?',
+      ].join('\n'),
     );
 
     const command = 'cat > notes.md <<EOF\nhello\nEOF';

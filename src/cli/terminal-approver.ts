@@ -50,7 +50,13 @@ const question = 'Allow? [y]es / [N]o / [a]lways for this session: ';
  * the answer is echoed as a word. Ctrl-C interrupts as it would elsewhere; other keys (arrows,
  * letters) ask again.
  */
-function askByKey(terminal: RawTerminal, options: TerminalApproverOptions, approval: ApprovalRecord, signal: AbortSignal, resume: (() => void) | undefined): Promise<ApprovalAnswer> {
+function askByKey(
+  terminal: RawTerminal,
+  options: TerminalApproverOptions,
+  approval: ApprovalRecord,
+  signal: AbortSignal,
+  resume: (() => void) | undefined,
+): Promise<ApprovalAnswer> {
   const wasRaw = terminal.isRaw;
   terminal.setRawMode(true);
   terminal.resume();
@@ -90,10 +96,11 @@ function askByKey(terminal: RawTerminal, options: TerminalApproverOptions, appro
       options.output.write(`\nAnswer y, n or a. ${question}`);
     };
     const onEnd = () => end(() => reject(new Error('The terminal closed before an answer.')));
-    const onAbort = () => end(() => {
-      options.output.write(`\n(${approval.id} no longer waits: answered elsewhere, timed out, or its run ended)\n`);
-      reject(signal.reason ?? new Error('The ask ended.'));
-    });
+    const onAbort = () =>
+      end(() => {
+        options.output.write(`\n(${approval.id} no longer waits: answered elsewhere, timed out, or its run ended)\n`);
+        reject(signal.reason ?? new Error('The ask ended.'));
+      });
     signal.addEventListener('abort', onAbort, { once: true });
     terminal.on('data', onData);
     terminal.on('end', onEnd);
@@ -113,7 +120,11 @@ export function createTerminalApprover(options: TerminalApproverOptions): Approv
     options.output.write(`\n${describeAsk(approval, { hint: false })}\n${preview === '' ? '' : `${preview}\n`}`);
     const terminal = rawTerminal(options.input);
     if (terminal !== undefined) return askByKey(terminal, options, approval, signal, resume);
-    const lines = createInterface({ input: options.input as NodeJS.ReadableStream, output: options.output as NodeJS.WritableStream, terminal: options.input.isTTY === true });
+    const lines = createInterface({
+      input: options.input as NodeJS.ReadableStream,
+      output: options.output as NodeJS.WritableStream,
+      terminal: options.input.isTTY === true,
+    });
     return new Promise<ApprovalAnswer>((resolve, reject) => {
       let settled = false;
       const end = (finish: () => void) => {
@@ -124,15 +135,18 @@ export function createTerminalApprover(options: TerminalApproverOptions): Approv
         resume?.();
         finish();
       };
-      const onAbort = () => end(() => {
-        options.output.write(`\n(${approval.id} no longer waits: answered elsewhere, timed out, or its run ended)\n`);
-        reject(signal.reason ?? new Error('The ask ended.'));
-      });
+      const onAbort = () =>
+        end(() => {
+          options.output.write(`\n(${approval.id} no longer waits: answered elsewhere, timed out, or its run ended)\n`);
+          reject(signal.reason ?? new Error('The ask ended.'));
+        });
       signal.addEventListener('abort', onAbort, { once: true });
-      lines.on('SIGINT', () => end(() => {
-        reject(new Error('Interrupted at the question.'));
-        options.onInterrupt?.();
-      }));
+      lines.on('SIGINT', () =>
+        end(() => {
+          reject(new Error('Interrupted at the question.'));
+          options.onInterrupt?.();
+        }),
+      );
       lines.on('close', () => end(() => reject(new Error('The terminal closed before an answer.'))));
       const ask = () => {
         lines.question(question, (text) => {

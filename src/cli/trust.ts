@@ -24,7 +24,13 @@ const headings: Record<GrantItem['kind'], string> = {
   other: 'set',
 };
 
-const stateWords = { none: 'nothing in its configuration needs trust', trusted: 'trusted', once: 'trusted for this command only', untrusted: 'not trusted', changed: 'changed since it was trusted' } as const;
+const stateWords = {
+  none: 'nothing in its configuration needs trust',
+  trusted: 'trusted',
+  once: 'trusted for this command only',
+  untrusted: 'not trusted',
+  changed: 'changed since it was trusted',
+} as const;
 
 /** The workspace's parts as they stand, read as if `--trust` and `CADRE_TRUST` were not given. */
 async function readWorkspace(context: CliContext, flags: TrustFlags): Promise<WorkspaceTrust> {
@@ -66,7 +72,13 @@ export async function trustCommand(context: CliContext, flags: TrustFlags): Prom
     const revoked = await revokeWorkspaceTrust({ cwd: context.cwd, userConfigDirectory: userDirectory });
     const servers = await forgetProjectMcpServers({ cwd: context.cwd, userConfigDirectory: userDirectory });
     if (flags.json) writeLine(context.stdout, JSON.stringify({ workspace: context.cwd, revoked: revoked || servers }));
-    else writeLine(context.stdout, revoked || servers ? `Forgot the trust in ${context.cwd}: its configuration's programs, keys and openings stay off until cadre trust.` : `${context.cwd} was not trusted: nothing to forget.`);
+    else
+      writeLine(
+        context.stdout,
+        revoked || servers
+          ? `Forgot the trust in ${context.cwd}: its configuration's programs, keys and openings stay off until cadre trust.`
+          : `${context.cwd} was not trusted: nothing to forget.`,
+      );
     return 0;
   }
   const trust = await readWorkspace(context, flags);
@@ -84,11 +96,19 @@ export async function trustCommand(context: CliContext, flags: TrustFlags): Prom
   }
   if (trust.state === 'none') {
     if (flags.json) writeLine(context.stdout, JSON.stringify(toJson(trust, { file: null })));
-    else writeLine(context.stdout, `Nothing in the configuration of ${trust.workspace} needs trust: it starts no program, sends nothing elsewhere and widens nothing.`);
+    else
+      writeLine(
+        context.stdout,
+        `Nothing in the configuration of ${trust.workspace} needs trust: it starts no program, sends nothing elsewhere and widens nothing.`,
+      );
     return 0;
   }
   const file = await recordWorkspaceTrust({ cwd: context.cwd, userConfigDirectory: userDirectory, grants: trust.grants });
-  const trusted = { ...trust, state: 'trusted' as const, grants: trust.grants.map((grant) => (grant.hash === null ? grant : { ...grant, state: 'trusted' as const })) };
+  const trusted = {
+    ...trust,
+    state: 'trusted' as const,
+    grants: trust.grants.map((grant) => (grant.hash === null ? grant : { ...grant, state: 'trusted' as const })),
+  };
   if (flags.json) writeLine(context.stdout, JSON.stringify(toJson(trusted, { file })));
   else {
     writeLine(context.stdout, `Workspace ${trust.workspace}: its configuration may now`);

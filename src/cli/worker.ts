@@ -19,7 +19,8 @@ export interface WorkerFlags extends RuntimeFlags {
 function parseConcurrency(value: string | undefined): number {
   if (value === undefined) return 10;
   const concurrency = Number(value);
-  if (!/^\d+$/.test(value.trim()) || concurrency < 1 || concurrency > 1000) throw new ConfigError(`--concurrency must be a whole number from 1 to 1000, not '${value}'.`);
+  if (!/^\d+$/.test(value.trim()) || concurrency < 1 || concurrency > 1000)
+    throw new ConfigError(`--concurrency must be a whole number from 1 to 1000, not '${value}'.`);
   return concurrency;
 }
 
@@ -31,21 +32,32 @@ function parseConcurrency(value: string | undefined): number {
 export async function workerCommand(context: CliContext, flags: WorkerFlags, signal?: AbortSignal): Promise<number> {
   const concurrency = parseConcurrency(flags.concurrency);
   const logger = cliLogger(context, flags, redactSecrets, 'info');
-  const [{ loadConfig }, { loadAgents, agentFilesVersion }, { createCadreWorker }, { createWorkspaceTools }, { openStore }, { createSandbox }] = await Promise.all([
-    import('../config/load-config.ts'),
-    import('../agents/load-agents.ts'),
-    import('../runtime/create-cadre-worker.ts'),
-    import('../tools/workspace-tools.ts'),
-    import('../store/open-store.ts'),
-    import('../tools/sandbox/create-sandbox.ts'),
-  ]);
-  const config = await loadConfig({ cwd: context.cwd, env: context.env, home: context.env.HOME, configFile: flags.config, flags: { ...configFlags(flags), queue: flags.queue } });
+  const [{ loadConfig }, { loadAgents, agentFilesVersion }, { createCadreWorker }, { createWorkspaceTools }, { openStore }, { createSandbox }] =
+    await Promise.all([
+      import('../config/load-config.ts'),
+      import('../agents/load-agents.ts'),
+      import('../runtime/create-cadre-worker.ts'),
+      import('../tools/workspace-tools.ts'),
+      import('../store/open-store.ts'),
+      import('../tools/sandbox/create-sandbox.ts'),
+    ]);
+  const config = await loadConfig({
+    cwd: context.cwd,
+    env: context.env,
+    home: context.env.HOME,
+    configFile: flags.config,
+    flags: { ...configFlags(flags), queue: flags.queue },
+  });
   const agentPlaces = agentPlacesOf(context, flags, config);
   const agents = await loadAgents(agentPlaces);
   const mcp = await mcpServersOf(context, flags, config, false);
   announceWorkspaceTrust(context, workspaceTrust(context.cwd, [config.workspace, mcp.grant, agents.workspace]));
-  if (config.queue === undefined) throw new ConfigError('cadre worker needs a queue: pass --queue redis://HOST:6379, set CADRE_QUEUE, or set "queue" in cadre.config.json (the hosts use the same).');
-  if (config.db === ':memory:') throw new ConfigError('cadre worker needs the database its hosts use (--db postgres://... or a SQLite file on this machine), not :memory:.');
+  if (config.queue === undefined)
+    throw new ConfigError(
+      'cadre worker needs a queue: pass --queue redis://HOST:6379, set CADRE_QUEUE, or set "queue" in cadre.config.json (the hosts use the same).',
+    );
+  if (config.db === ':memory:')
+    throw new ConfigError('cadre worker needs the database its hosts use (--db postgres://... or a SQLite file on this machine), not :memory:.');
   const store = await openStore(config.db);
   try {
     const sandbox = cliSandbox(createSandbox, context, flags, config);
@@ -77,7 +89,10 @@ export async function workerCommand(context: CliContext, flags: WorkerFlags, sig
     });
     const queue = redactConnectionString(config.queue);
     if (flags.json) writeLine(context.stdout, JSON.stringify({ type: 'worker-ready', name: worker.name, workspace: worker.workspace, queue, concurrency }));
-    writeLine(context.stderr, `cadre worker ${worker.name}: carrying out runs in ${worker.workspace} from ${queue} (${concurrency} at once). Press Ctrl-C to stop.`);
+    writeLine(
+      context.stderr,
+      `cadre worker ${worker.name}: carrying out runs in ${worker.workspace} from ${queue} (${concurrency} at once). Press Ctrl-C to stop.`,
+    );
     for (const error of agents.errors) writeLine(context.stderr, `cadre: warning: ${error.message}`);
     const failed = new Promise<StoreFailureError>((resolve) => store.onFailure?.(resolve));
     const failure = await Promise.race([untilStopped(signal).then(() => null), failed]);

@@ -33,7 +33,9 @@ export function describeWorkspaceTrust(trust: WorkspaceTrust): string {
     case 'none':
       return 'workspace: nothing in its configuration needs trust';
     case 'trusted':
-      return left.length === 0 ? 'workspace: trusted' : `workspace: trusted in part; left out ${left.map((item) => describeItem(item)).join(', ')} (cadre trust)`;
+      return left.length === 0
+        ? 'workspace: trusted'
+        : `workspace: trusted in part; left out ${left.map((item) => describeItem(item)).join(', ')} (cadre trust)`;
     case 'once':
       return 'workspace: trusted for this command only (--trust or CADRE_TRUST)';
     default:
@@ -56,8 +58,14 @@ export function announceWorkspaceTrust(context: CliContext, trust: WorkspaceTrus
   announced.add(context);
   if (left.length > 0) {
     const why = trust.state === 'changed' ? 'changed since it was trusted' : 'is not trusted';
-    writeLine(context.stderr, `cadre: this workspace's configuration ${why}, so cadre left out ${left.map((item) => describeItem(item)).join(', ')}; see it with: cadre trust --show; trust it with: cadre trust`);
+    writeLine(
+      context.stderr,
+      `cadre: this workspace's configuration ${why}, so cadre left out ${left.map((item) => describeItem(item)).join(', ')}; see it with: cadre trust --show; trust it with: cadre trust`,
+    );
   } else {
-    writeLine(context.stderr, `cadre: trusting this workspace's configuration for this command only (--trust or CADRE_TRUST): ${once.map((item) => describeItem(item)).join(', ')}`);
+    writeLine(
+      context.stderr,
+      `cadre: trusting this workspace's configuration for this command only (--trust or CADRE_TRUST): ${once.map((item) => describeItem(item)).join(', ')}`,
+    );
   }
 }

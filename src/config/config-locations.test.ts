@@ -10,8 +10,14 @@ describe('configLocations', () => {
       user: '/h/.config/cadre/config.json',
       userDirectory: '/h/.config/cadre',
     });
-    expect(configLocations({ cwd: '/p', env: { CADRE_CONFIG: 'conf/c.json' }, home: '/h' })).toMatchObject({ project: '/p/conf/c.json', projectNamedBy: 'CADRE_CONFIG' });
-    expect(configLocations({ cwd: '/p', configFile: '/etc/c.json', env: { CADRE_CONFIG: 'x.json' }, home: '/h' })).toMatchObject({ project: '/etc/c.json', projectNamedBy: '--config' });
+    expect(configLocations({ cwd: '/p', env: { CADRE_CONFIG: 'conf/c.json' }, home: '/h' })).toMatchObject({
+      project: '/p/conf/c.json',
+      projectNamedBy: 'CADRE_CONFIG',
+    });
+    expect(configLocations({ cwd: '/p', configFile: '/etc/c.json', env: { CADRE_CONFIG: 'x.json' }, home: '/h' })).toMatchObject({
+      project: '/etc/c.json',
+      projectNamedBy: '--config',
+    });
   });
 
   it('puts the user folder under XDG_CONFIG_HOME when it is an absolute path, as the XDG specification says', () => {

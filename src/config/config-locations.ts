@@ -25,7 +25,7 @@ export function given(value: string | undefined): string | undefined {
 export function userConfigDirectory(env: Record<string, string | undefined>, home: string = homedir()): string {
   const xdg = given(env.XDG_CONFIG_HOME);
   // The specification ignores a relative XDG_CONFIG_HOME.
-  return join(xdg !== undefined && xdg.startsWith('/') ? xdg : join(home, '.config'), 'cadre');
+  return join(xdg?.startsWith('/') ? xdg : join(home, '.config'), 'cadre');
 }
 
 /** Where configuration files are looked up, without reading any. */

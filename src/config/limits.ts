@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
 
-/** Caps on delegation; see CONTRACT section 5. */
+/** Caps on delegation; see docs/runs-and-limits.md. */
 export interface Limits {
   /** Running runs per parent session, foreground and background together; more wait `queued`. @default 5 */
   maxActivePerParent: number;
@@ -70,9 +70,7 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   approvalTimeoutMs: 300_000,
 });
 
-const positiveInteger = z
-  .int({ error: 'must be a positive whole number' })
-  .positive({ error: 'must be a positive whole number' });
+const positiveInteger = z.int({ error: 'must be a positive whole number' }).positive({ error: 'must be a positive whole number' });
 
 /** Overrides of some limits, as written in `cadre.config.json`; unknown keys are rejected. */
 export const limitsSchema = z.strictObject({

@@ -49,7 +49,11 @@ describe('loadConfig', () => {
   it('reads sandbox settings, resolves writable paths against the file, and refuses a list of hosts or an unknown key', async () => {
     await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { mode: 'required', network: true, writable: ['../shared', '/var/cache/x'] } }));
     try {
-      expect((await loadConfig({ cwd, env: trusted })).sandbox).toEqual({ mode: 'required', network: true, writable: [join(cwd, '..', 'shared'), '/var/cache/x'] });
+      expect((await loadConfig({ cwd, env: trusted })).sandbox).toEqual({
+        mode: 'required',
+        network: true,
+        writable: [join(cwd, '..', 'shared'), '/var/cache/x'],
+      });
       await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ sandbox: { network: ['registry.npmjs.org'] } }));
       expect(await failure()).toBe(
         `${join(cwd, 'cadre.config.json')}: sandbox.network: a list of hosts needs a filtering proxy, which cadre does not have on this platform: only true (every host) or false (none, the default) is supported`,
@@ -63,12 +67,14 @@ describe('loadConfig', () => {
     }
   });
 
-  it('merges the file\'s permission rules with --allow and --deny, and names a bad rule', async () => {
+  it("merges the file's permission rules with --allow and --deny, and names a bad rule", async () => {
     await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ permissions: { allow: ['read'], ask: ['bash(git *)'], deny: ['network'] } }));
     try {
       const config = await loadConfig({ cwd, env: trusted, flags: { allow: ['bash(npm test*)'], deny: ['write_file(.env)'] } });
       expect(config.permissions).toEqual({ allow: ['read', 'bash(npm test*)'], ask: ['bash(git *)'], deny: ['network', 'write_file(.env)'] });
-      expect(await failure({ flags: { allow: ['bash('] } })).toBe("--allow: permissions.allow: Invalid permission rule 'bash(': a rule is a risk (read, write, exec, network), a tool name (bash) or a tool with an argument pattern (bash(npm test*), write_file(docs/*)).");
+      expect(await failure({ flags: { allow: ['bash('] } })).toBe(
+        "--allow: permissions.allow: Invalid permission rule 'bash(': a rule is a risk (read, write, exec, network), a tool name (bash) or a tool with an argument pattern (bash(npm test*), write_file(docs/*)).",
+      );
       await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ permissions: { deny: ['rm -rf'] } }));
       expect(await failure()).toContain("cadre.config.json: permissions.deny: Invalid permission rule 'rm -rf'");
       await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ permissions: { allowed: ['bash'] } }));
@@ -118,7 +124,10 @@ describe('loadConfig', () => {
   });
 
   it('reads mcpServers in the format Claude Desktop and Claude Code use', async () => {
-    const mcpServers = { github: { command: 'npx', args: ['-y', 'server-github'], env: { TOKEN: 'x' } }, docs: { type: 'http', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer y' } } };
+    const mcpServers = {
+      github: { command: 'npx', args: ['-y', 'server-github'], env: { TOKEN: 'x' } },
+      docs: { type: 'http', url: 'https://example.com/mcp', headers: { Authorization: 'Bearer y' } },
+    };
     await writeConfig({ mcpServers });
     expect((await loadConfig({ cwd, env: trusted })).mcpServers).toEqual(mcpServers);
   });
@@ -132,9 +141,7 @@ describe('loadConfig', () => {
   });
 
   it('fails when the --config file does not exist', async () => {
-    expect(await failure({ configFile: 'missing.json' })).toBe(
-      `Config file not found: ${join(cwd, 'missing.json')} (given with --config)`,
-    );
+    expect(await failure({ configFile: 'missing.json' })).toBe(`Config file not found: ${join(cwd, 'missing.json')} (given with --config)`);
   });
 
   it('names the file for invalid JSON without quoting its text', async () => {
@@ -178,14 +185,22 @@ describe('loadConfig', () => {
     const env = { CADRE_CONFIG: 'elsewhere/cadre.json' };
     expect((await loadConfig({ cwd, env })).model).toBe('openai:from-env-file');
     expect((await loadConfig({ cwd, env, configFile: 'flag.json' })).model).toBe('openai:from-flag-file');
-    expect(await failure({ env: { ...trusted, CADRE_CONFIG: 'nope.json' } })).toBe(`Config file not found: ${join(cwd, 'nope.json')} (given with CADRE_CONFIG)`);
+    expect(await failure({ env: { ...trusted, CADRE_CONFIG: 'nope.json' } })).toBe(
+      `Config file not found: ${join(cwd, 'nope.json')} (given with CADRE_CONFIG)`,
+    );
   });
 
   it("puts the user's $XDG_CONFIG_HOME/cadre/config.json under the project's file, key by key", async () => {
     const xdg = join(cwd, 'xdg');
     await mkdir(join(xdg, 'cadre'), { recursive: true });
     await writeConfig(
-      { model: 'openai:user', db: 'user.db', agents: ['my-agents'], limits: { maxDepth: 3, maxParallelTasks: 4 }, modelAliases: { fast: 'openai:gpt-mini', sonnet: 'anthropic:mine' } },
+      {
+        model: 'openai:user',
+        db: 'user.db',
+        agents: ['my-agents'],
+        limits: { maxDepth: 3, maxParallelTasks: 4 },
+        modelAliases: { fast: 'openai:gpt-mini', sonnet: 'anthropic:mine' },
+      },
       join(xdg, 'cadre', 'config.json'),
     );
     await writeConfig({ model: 'openai:project', agents: ['agents'], limits: { maxDepth: 2 } });
@@ -220,11 +235,15 @@ describe('queue', () => {
     await writeConfig({ queue: 'redis://file:6379' });
     expect((await loadConfig({ cwd, env: trusted })).queue).toBe('redis://file:6379');
     expect((await loadConfig({ cwd, env: { ...trusted, CADRE_QUEUE: 'redis://env:6379?prefix=a' } })).queue).toBe('redis://env:6379?prefix=a');
-    expect((await loadConfig({ cwd, env: { ...trusted, CADRE_QUEUE: 'redis://env:6379' }, flags: { queue: 'rediss://flag:6380' } })).queue).toBe('rediss://flag:6380');
+    expect((await loadConfig({ cwd, env: { ...trusted, CADRE_QUEUE: 'redis://env:6379' }, flags: { queue: 'rediss://flag:6380' } })).queue).toBe(
+      'rediss://flag:6380',
+    );
   });
 
   it('refuses a queue that is not a redis:// URL, naming where it came from and hiding a password', async () => {
-    expect(await failure({ env: { ...trusted, CADRE_QUEUE: 'amqp://user:secret@mq:5672' } })).toBe("CADRE_QUEUE must be a redis:// URL like redis://127.0.0.1:6379, not 'amqp://mq:5672'.");
+    expect(await failure({ env: { ...trusted, CADRE_QUEUE: 'amqp://user:secret@mq:5672' } })).toBe(
+      "CADRE_QUEUE must be a redis:// URL like redis://127.0.0.1:6379, not 'amqp://mq:5672'.",
+    );
     await writeConfig({ queue: 'postgres://db/x' });
     expect(await failure()).toContain('queue: must be a redis:// URL');
   });

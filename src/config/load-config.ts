@@ -35,7 +35,7 @@ export interface ConfigFlags {
 }
 
 /**
- * The working directory's own `cadre.config.json` as trust sees it (CONTRACT section 23): what
+ * The working directory's own `cadre.config.json` as trust sees it (docs/security.md): what
  * of it needs a person's trust, and whether it applied. A file named by `--config` or
  * `CADRE_CONFIG` is the person's: then `path` is null and `state` is `none`.
  */
@@ -96,8 +96,7 @@ export interface CadreConfig {
   /** Absolute database path, `:memory:`, or a URL like `postgres://...`. @default `<cwd>/.cadre/cadre.db` */
   db: string;
   /**
-   * A `redis://` URL: runs execute on `cadre worker` processes through BullMQ (CONTRACT section
-   * 13); absent, they execute in this process. @default none
+   * A `redis://` URL: runs execute on `cadre worker` processes through BullMQ (docs/scaling-out.md); absent, they execute in this process. @default none
    */
   queue?: string;
   /** The limits, defaults filled in. */
@@ -198,7 +197,13 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
   compilePermissions(projectFile?.permissions, configPath);
   // A bad setting is an error whether or not it would apply.
   resolveSandboxConfig(projectFile?.sandbox, dirname(configPath), configPath);
-  const { applied, workspace } = await workspaceConfigOf(projectFile, userFile, { cwd, configPath, namedBy: locations.projectNamedBy, userDirectory: locations.userDirectory, once: trustedForCommand(flags.trust, env) });
+  const { applied, workspace } = await workspaceConfigOf(projectFile, userFile, {
+    cwd,
+    configPath,
+    namedBy: locations.projectNamedBy,
+    userDirectory: locations.userDirectory,
+    once: trustedForCommand(flags.trust, env),
+  });
   const file = mergeConfigFiles(withAbsolutePaths(userFile, dirname(locations.user)), withAbsolutePaths(applied, dirname(configPath)));
   const fileDirectory = dirname(configPath);
 
@@ -213,10 +218,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
 
   return {
     model: given(flags.model) ?? given(env.CADRE_MODEL) ?? file?.model,
-    baseURL:
-      checkURL(given(flags.baseURL), '--base-url') ??
-      checkURL(given(env.CADRE_BASE_URL), 'CADRE_BASE_URL') ??
-      file?.baseURL,
+    baseURL: checkURL(given(flags.baseURL), '--base-url') ?? checkURL(given(env.CADRE_BASE_URL), 'CADRE_BASE_URL') ?? file?.baseURL,
     apiKey: given(env.CADRE_API_KEY),
     db: db ?? join(cwd, '.cadre', 'cadre.db'),
     ...queueOf(given(flags.queue), given(env.CADRE_QUEUE), file?.queue),
@@ -266,7 +268,8 @@ async function workspaceConfigOf(
 function queueOf(flag: string | undefined, env: string | undefined, file: string | undefined): { queue?: string } {
   const [value, source] = flag !== undefined ? [flag, '--queue'] : env !== undefined ? [env, 'CADRE_QUEUE'] : [file, 'queue'];
   if (value === undefined) return {};
-  if (!/^rediss?:\/\//i.test(value)) throw new ConfigError(`${source} must be a redis:// URL like redis://127.0.0.1:6379, not '${value.replace(/\/\/[^@/]*@/, '//')}'.`);
+  if (!/^rediss?:\/\//i.test(value))
+    throw new ConfigError(`${source} must be a redis:// URL like redis://127.0.0.1:6379, not '${value.replace(/\/\/[^@/]*@/, '//')}'.`);
   return { queue: value };
 }
 

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 
-const nonEmpty = (what: string) => z.string({ error: `must be ${what}` }).trim().min(1, { error: `must be ${what}` });
-const stringMap = (what: string) => z.record(z.string(), z.string({ error: `values must be strings (${what})` }), { error: `must map names to strings (${what})` });
+const nonEmpty = (what: string) =>
+  z
+    .string({ error: `must be ${what}` })
+    .trim()
+    .min(1, { error: `must be ${what}` });
+const stringMap = (what: string) =>
+  z.record(z.string(), z.string({ error: `values must be strings (${what})` }), { error: `must map names to strings (${what})` });
 
 /** A server started as a child process that speaks MCP over stdio (Claude Desktop's and Claude Code's format). */
 export const stdioMcpServerSchema = z.strictObject({
@@ -15,7 +20,9 @@ export const stdioMcpServerSchema = z.strictObject({
 /** A server reached over streamable HTTP. */
 export const httpMcpServerSchema = z.strictObject({
   type: z.literal('http', { error: 'must be "http" (streamable HTTP) or "stdio"' }),
-  url: nonEmpty('a URL like https://example.com/mcp').refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), { error: 'must be an http(s) URL like https://example.com/mcp' }),
+  url: nonEmpty('a URL like https://example.com/mcp').refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), {
+    error: 'must be an http(s) URL like https://example.com/mcp',
+  }),
   headers: stringMap('HTTP headers').optional(),
 });
 
@@ -27,7 +34,8 @@ export const mcpServerConfigSchema = z.union([httpMcpServerSchema, stdioMcpServe
 /** `mcpServers`: server name → how to reach it. Names become part of tool names (`mcp__<name>__<tool>`). */
 export const mcpServersSchema = z.record(z.string(), mcpServerConfigSchema).superRefine((servers, context) => {
   for (const name of Object.keys(servers)) {
-    if (!/^[A-Za-z0-9_-]{1,40}$/.test(name)) context.addIssue({ code: 'custom', path: [name], message: 'server names must be 1 to 40 letters, digits, "-" or "_"' });
+    if (!/^[A-Za-z0-9_-]{1,40}$/.test(name))
+      context.addIssue({ code: 'custom', path: [name], message: 'server names must be 1 to 40 letters, digits, "-" or "_"' });
   }
 });
 

@@ -35,7 +35,10 @@ describe('resolveAgentModel', () => {
   it("falls back to the session's model, saying why, without the key, for an unknown name or an unsupported provider", () => {
     expect(resolveAgentModel('sonnet', { env: {} })).toEqual({ spec: null, fallback: "'sonnet' needs ANTHROPIC_API_KEY, which is not set" });
     expect(resolveAgentModel('fable', { env: key })).toMatchObject({ spec: null, fallback: expect.stringContaining('no model cadre knows') });
-    expect(resolveAgentModel('openrouter/horizon-beta', { env: key })).toMatchObject({ spec: null, fallback: expect.stringContaining("provider 'openrouter'") });
+    expect(resolveAgentModel('openrouter/horizon-beta', { env: key })).toMatchObject({
+      spec: null,
+      fallback: expect.stringContaining("provider 'openrouter'"),
+    });
   });
 
   it('takes modelAliases of the configuration first, and a cadre spec as written', () => {

@@ -6,7 +6,11 @@ import { permissionsConfigSchema } from '../permissions/permissions.ts';
 import { sandboxConfigSchema } from './sandbox-config.ts';
 import { mcpServersSchema } from './mcp-servers-config.ts';
 
-const text = (what: string) => z.string({ error: `must be ${what}` }).trim().min(1, { error: `must be ${what}` });
+const text = (what: string) =>
+  z
+    .string({ error: `must be ${what}` })
+    .trim()
+    .min(1, { error: `must be ${what}` });
 
 /** `cadre.config.json` as written; relative paths in it are not resolved yet. */
 export const configFileSchema = z.strictObject({
@@ -23,7 +27,9 @@ export const configFileSchema = z.strictObject({
   agents: z.array(text('a directory path'), { error: 'must be a list of directory paths' }).optional(),
   limits: limitsSchema.optional(),
   modelAliases: z
-    .record(z.string(), text('a model spec like anthropic:claude-sonnet-4-5'), { error: 'must map short names to model specs, like { "sonnet": "anthropic:claude-sonnet-4-5" }' })
+    .record(z.string(), text('a model spec like anthropic:claude-sonnet-4-5'), {
+      error: 'must map short names to model specs, like { "sonnet": "anthropic:claude-sonnet-4-5" }',
+    })
     .optional(),
   permissions: permissionsConfigSchema.optional(),
   sandbox: sandboxConfigSchema.optional(),
@@ -32,8 +38,14 @@ export const configFileSchema = z.strictObject({
     .strictObject({
       model: text('a model spec like anthropic:claude-haiku-4-5').optional(),
       enabled: z.boolean({ error: 'must be true or false' }).optional(),
-      maxChars: z.int({ error: 'must be a whole number of characters, 200 or more' }).min(200, { error: 'must be a whole number of characters, 200 or more' }).optional(),
-      timeoutMs: z.int({ error: 'must be a whole number of milliseconds, 1 or more' }).positive({ error: 'must be a whole number of milliseconds, 1 or more' }).optional(),
+      maxChars: z
+        .int({ error: 'must be a whole number of characters, 200 or more' })
+        .min(200, { error: 'must be a whole number of characters, 200 or more' })
+        .optional(),
+      timeoutMs: z
+        .int({ error: 'must be a whole number of milliseconds, 1 or more' })
+        .positive({ error: 'must be a whole number of milliseconds, 1 or more' })
+        .optional(),
     })
     .optional(),
   telemetry: z
@@ -52,16 +64,16 @@ export type ConfigFile = z.infer<typeof configFileSchema>;
 function unknownKeyMessage(parent: string, key: string) {
   // Keys must not sit in a file that gets committed, so this one gets its own explanation.
   if (parent === '' && key === 'apiKey') {
-    return (
-      'is not read from files on purpose, because config files get committed: ' +
-      'set CADRE_API_KEY or the provider key variable'
-    );
+    return 'is not read from files on purpose, because config files get committed: ' + 'set CADRE_API_KEY or the provider key variable';
   }
   if (parent === 'limits') return unknownLimitMessage;
   if (parent === 'permissions') return 'unknown key (known keys: allow, ask, deny)';
   if (parent === 'sandbox') return 'unknown key (known keys: mode, network, writable)';
   if (parent === 'telemetry') return 'unknown key (known keys: enabled, endpoint, protocol, recordContent)';
-  const allowed = parent === 'summarize' ? 'model, enabled, maxChars, timeoutMs' : 'model, baseURL, db, queue, agents, limits, permissions, sandbox, mcpServers, summarize, modelAliases, telemetry';
+  const allowed =
+    parent === 'summarize'
+      ? 'model, enabled, maxChars, timeoutMs'
+      : 'model, baseURL, db, queue, agents, limits, permissions, sandbox, mcpServers, summarize, modelAliases, telemetry';
   return `unknown key (known keys: ${allowed})`;
 }
 
@@ -100,8 +112,7 @@ export async function readConfigFile(path: string): Promise<ConfigFile | null> {
   }
   const result = configFileSchema.safeParse(data);
   if (!result.success) {
-    const issue =
-      result.error.issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? result.error.issues[0];
+    const issue = result.error.issues.find((candidate) => candidate.code === 'unrecognized_keys') ?? result.error.issues[0];
     throw new ConfigError(`${path}: ${describeIssue(issue)}`);
   }
   return result.data;

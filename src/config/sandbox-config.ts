@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ConfigError } from '../errors/config-error.ts';
 
 /**
- * How `bash` is confined (CONTRACT section 10): `auto` uses the OS sandbox where there is one and
+ * How `bash` is confined (docs/tools-and-approvals.md): `auto` uses the OS sandbox where there is one and
  * says once where there is none, `required` refuses `bash` without one, `off` never uses one.
  */
 export type SandboxMode = 'auto' | 'required' | 'off';
@@ -31,9 +31,7 @@ export const defaultSandboxConfig: Readonly<SandboxConfig> = Object.freeze({ mod
 export const sandboxConfigSchema = z.strictObject(
   {
     mode: z.enum(sandboxModes, { error: `must be one of ${sandboxModes.join(', ')}` }).optional(),
-    network: z
-      .union([z.boolean(), z.array(z.string())], { error: 'must be true, false or a list of hosts' })
-      .optional(),
+    network: z.union([z.boolean(), z.array(z.string())], { error: 'must be true, false or a list of hosts' }).optional(),
     writable: z.array(z.string().trim().min(1, { error: 'must be a path' }), { error: 'must be a list of paths' }).optional(),
   },
   { error: 'must be an object like { "mode": "auto", "network": false, "writable": ["../shared"] }' },

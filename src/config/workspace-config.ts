@@ -26,7 +26,9 @@ export function describeMcpServer(config: McpServerConfig | Readonly<Record<stri
     const headers = Object.keys((server.headers as Record<string, string> | undefined) ?? {});
     return `${String(server.url)}${headers.length > 0 ? ` (headers ${headers.join(', ')})` : ''}`;
   }
-  const args = Array.isArray(server.args) ? server.args.map((arg) => (/^[\w@%+=:,./-]+$/.test(String(arg)) ? String(arg) : `'${String(arg).replaceAll("'", "'\\''")}'`)) : [];
+  const args = Array.isArray(server.args)
+    ? server.args.map((arg) => (/^[\w@%+=:,./-]+$/.test(String(arg)) ? String(arg) : `'${String(arg).replaceAll("'", "'\\''")}'`))
+    : [];
   return [String(server.command), ...args].join(' ');
 }
 
@@ -38,7 +40,7 @@ export function mcpServerItem(key: string, config: McpServerConfig | Readonly<Re
 
 /**
  * Cuts a workspace's `cadre.config.json` into what applies untrusted and what needs trust
- * (CONTRACT sections 7 and 23). Needs trust: `mcpServers` (they start programs or send headers),
+ * (docs/configuration.md, docs/security.md). Needs trust: `mcpServers` (they start programs or send headers),
  * `baseURL` (where the provider key goes), `queue`, a `db` URL and `telemetry` (where runs' data
  * goes), `permissions.allow`, sandbox openings (`mode` other than `required`, `network: true`,
  * `writable`), limits above the defaults, and any key not known to be harmless (harnesses start
@@ -74,7 +76,12 @@ export function splitWorkspaceConfig(file: ConfigFile): WorkspaceConfigSplit {
   return { narrowing: narrowing as ConfigFile, grant: Object.keys(grant).length === 0 ? null : grant, items };
 }
 
-function splitPermissions(permissions: NonNullable<ConfigFile['permissions']>, narrowing: Record<string, unknown>, grant: Record<string, unknown>, items: GrantItem[]) {
+function splitPermissions(
+  permissions: NonNullable<ConfigFile['permissions']>,
+  narrowing: Record<string, unknown>,
+  grant: Record<string, unknown>,
+  items: GrantItem[],
+) {
   const { allow, ...narrowed } = permissions;
   if (Object.keys(narrowed).length > 0) narrowing.permissions = narrowed;
   if (allow !== undefined && allow.length > 0) {
@@ -93,7 +100,8 @@ function splitSandbox(sandbox: NonNullable<ConfigFile['sandbox']>, narrowing: Re
   if (sandbox.writable !== undefined && sandbox.writable.length > 0) opened.writable = sandbox.writable;
   if (Object.keys(narrowed).length > 0) narrowing.sandbox = narrowed;
   if (Object.keys(opened).length > 0) grant.sandbox = opened;
-  for (const [key, value] of Object.entries(opened)) items.push({ kind: 'sandbox', key: `sandbox.${key}`, value: Array.isArray(value) ? value.join(', ') : String(value) });
+  for (const [key, value] of Object.entries(opened))
+    items.push({ kind: 'sandbox', key: `sandbox.${key}`, value: Array.isArray(value) ? value.join(', ') : String(value) });
 }
 
 function splitLimits(limits: Partial<Limits>, narrowing: Record<string, unknown>, grant: Record<string, unknown>, items: GrantItem[]) {

@@ -46,14 +46,26 @@ describe("a workspace's cadre.config.json", () => {
     expect(config.sandbox).toEqual({ mode: 'auto', network: false, writable: [] });
     expect(config.limits).toMatchObject({ maxDepth: 1, maxParallelTasks: 2, maxActivePerParent: 4 });
     expect(config.workspace.state).toBe('untrusted');
-    expect(config.workspace.items.map((item) => item.key).sort()).toEqual(['baseURL', 'limits.maxDepth', 'mcpServers.evil', 'permissions.allow', 'queue', 'sandbox.mode', 'sandbox.network', 'sandbox.writable']);
+    expect(config.workspace.items.map((item) => item.key).sort()).toEqual([
+      'baseURL',
+      'limits.maxDepth',
+      'mcpServers.evil',
+      'permissions.allow',
+      'queue',
+      'sandbox.mode',
+      'sandbox.network',
+      'sandbox.writable',
+    ]);
   });
 
   it('applies whole once trusted as it is, and no longer after one changed byte', async () => {
     await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify(hostile));
     const before = await load();
     await recordWorkspaceTrust({ cwd, userConfigDirectory: userDirectory(), grants: [before.workspace], now: () => new Date('2026-01-02T03:04:05Z') });
-    expect(await readWorkspaceTrust({ cwd, userConfigDirectory: userDirectory() })).toEqual({ parts: { 'cadre.config.json': before.workspace.hash }, trustedAt: '2026-01-02T03:04:05.000Z' });
+    expect(await readWorkspaceTrust({ cwd, userConfigDirectory: userDirectory() })).toEqual({
+      parts: { 'cadre.config.json': before.workspace.hash },
+      trustedAt: '2026-01-02T03:04:05.000Z',
+    });
     const trusted = await load();
     expect(trusted.workspace.state).toBe('trusted');
     expect(trusted.baseURL).toBe('http://attacker.example/v1');
@@ -69,10 +81,16 @@ describe("a workspace's cadre.config.json", () => {
     expect(await revokeWorkspaceTrust({ cwd, userConfigDirectory: userDirectory() })).toBe(false);
   });
 
-  it('keeps the lower of its limits and the user\'s, the stricter sandbox mode, and the user\'s rules', async () => {
+  it("keeps the lower of its limits and the user's, the stricter sandbox mode, and the user's rules", async () => {
     await mkdir(userDirectory(), { recursive: true });
-    await writeFile(join(userDirectory(), 'config.json'), JSON.stringify({ limits: { maxParallelTasks: 1, maxDepth: 2 }, permissions: { deny: ['bash(rm *)'] }, sandbox: { network: true } }));
-    await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ limits: { maxParallelTasks: 3, maxDepth: 4 }, permissions: { deny: [] }, sandbox: { mode: 'required', network: false } }));
+    await writeFile(
+      join(userDirectory(), 'config.json'),
+      JSON.stringify({ limits: { maxParallelTasks: 1, maxDepth: 2 }, permissions: { deny: ['bash(rm *)'] }, sandbox: { network: true } }),
+    );
+    await writeFile(
+      join(cwd, 'cadre.config.json'),
+      JSON.stringify({ limits: { maxParallelTasks: 3, maxDepth: 4 }, permissions: { deny: [] }, sandbox: { mode: 'required', network: false } }),
+    );
     const config = await load();
     expect(config.limits).toMatchObject({ maxParallelTasks: 1, maxDepth: 2 });
     expect(config.permissions).toEqual({ deny: ['bash(rm *)'] });
@@ -92,7 +110,10 @@ describe("a workspace's cadre.config.json", () => {
   });
 
   it('needs no trust when it only narrows or changes harmless settings', async () => {
-    await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ model: 'anthropic:claude-haiku-4-5', db: 'data/cadre.db', permissions: { deny: ['bash'] }, limits: { maxTokensPerRun: 1000 } }));
+    await writeFile(
+      join(cwd, 'cadre.config.json'),
+      JSON.stringify({ model: 'anthropic:claude-haiku-4-5', db: 'data/cadre.db', permissions: { deny: ['bash'] }, limits: { maxTokensPerRun: 1000 } }),
+    );
     const config = await load();
     expect(config.workspace).toMatchObject({ state: 'none', hash: null, items: [] });
     expect(config.db).toBe(join(cwd, 'data', 'cadre.db'));

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import { ConfigError } from '../errors/config-error.ts';
 
 /**
- * The parts of a workspace's own configuration that need a person's trust (CONTRACT section 23):
+ * The parts of a workspace's own configuration that need a person's trust (docs/security.md):
  * its `cadre.config.json`, its `.mcp.json`, and the MCP servers its agent files define.
  */
 export type WorkspacePart = 'cadre.config.json' | '.mcp.json' | 'agents';
@@ -61,7 +61,9 @@ async function readTrustFile(path: string): Promise<TrustFile> {
   try {
     const data = JSON.parse(text) as Partial<TrustFile>;
     // A broken file trusts nothing, which is the safe reading.
-    return typeof data.workspaces === 'object' && data.workspaces !== null && !Array.isArray(data.workspaces) ? { workspaces: data.workspaces } : { workspaces: {} };
+    return typeof data.workspaces === 'object' && data.workspaces !== null && !Array.isArray(data.workspaces)
+      ? { workspaces: data.workspaces }
+      : { workspaces: {} };
   } catch {
     return { workspaces: {} };
   }
@@ -85,7 +87,17 @@ export async function readWorkspaceTrust({ cwd, userConfigDirectory }: { cwd: st
  * needs trust. A later change to a part makes that part untrusted again.
  * @returns the trust file's path
  */
-export async function recordWorkspaceTrust({ cwd, userConfigDirectory, grants, now = () => new Date() }: { cwd: string; userConfigDirectory: string; grants: readonly WorkspaceGrant[]; now?: () => Date }): Promise<string> {
+export async function recordWorkspaceTrust({
+  cwd,
+  userConfigDirectory,
+  grants,
+  now = () => new Date(),
+}: {
+  cwd: string;
+  userConfigDirectory: string;
+  grants: readonly WorkspaceGrant[];
+  now?: () => Date;
+}): Promise<string> {
   const path = workspaceTrustFile(userConfigDirectory);
   const file = await readTrustFile(path);
   const parts: WorkspaceTrustRecord['parts'] = {};
@@ -113,7 +125,10 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value).filter(([, item]) => item !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(',')}}`;
+    return `{${entries
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`)
+      .join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }

@@ -19,7 +19,13 @@ const folder = mkdtempSync(join(tmpdir(), 'cadre-coordination-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 /** Polls so rare that only the watch of the store's external version can find a signal in a test's time. */
-const rarePolls = { 'stop-requested': 600_000, 'session-stop-requested': 600_000, 'approval-answered': 600_000, 'run-ended': 600_000, 'notification-pending': 600_000 };
+const rarePolls = {
+  'stop-requested': 600_000,
+  'session-stop-requested': 600_000,
+  'approval-answered': 600_000,
+  'run-ended': 600_000,
+  'notification-pending': 600_000,
+};
 
 /** Resolves with `promise`, or rejects once `ms` passed. */
 function within<T>(ms: number, promise: Promise<T>): Promise<T> {
@@ -43,7 +49,10 @@ function controlledStore() {
 }
 
 function coordinationOn(store: Store): Coordination {
-  const coordination = createPollingCoordination({ store, pollMs: { 'stop-requested': 10, 'session-stop-requested': 10, 'approval-answered': 10, 'run-ended': 10, 'notification-pending': 10 } });
+  const coordination = createPollingCoordination({
+    store,
+    pollMs: { 'stop-requested': 10, 'session-stop-requested': 10, 'approval-answered': 10, 'run-ended': 10, 'notification-pending': 10 },
+  });
   open.push(coordination);
   return coordination;
 }
@@ -80,7 +89,10 @@ describe('createPollingCoordination', () => {
     const coordination = coordinationOn(reader);
     await writer.createSession(sessionFixture());
     await writer.insertRun(runFixture({ status: 'running', lease_owner: 'host:1:me' }), eventFixture('run_1', 'run-start'));
-    await writer.insertRun(runFixture({ id: 'run_2', mode: 'background', status: 'completed', notification: { delivered_at: null, suppressed: false } }), eventFixture('run_2', 'run-end'));
+    await writer.insertRun(
+      runFixture({ id: 'run_2', mode: 'background', status: 'completed', notification: { delivered_at: null, suppressed: false } }),
+      eventFixture('run_2', 'run-end'),
+    );
     await writer.insertApproval(approvalFixture());
     await writer.flush();
 
@@ -122,7 +134,13 @@ describe('createPollingCoordination', () => {
       await store.close();`;
     const child = spawn(process.execPath, ['--input-type=module', '--eval', stopper], { stdio: 'ignore' });
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
-    expect(await within(10_000, stop)).toEqual({ type: 'stop-requested', run_id: 'run_1', owner: 'host:1:me', cause: 'user', reason: 'from the other process' });
+    expect(await within(10_000, stop)).toEqual({
+      type: 'stop-requested',
+      run_id: 'run_1',
+      owner: 'host:1:me',
+      cause: 'user',
+      reason: 'from the other process',
+    });
     expect(await exited).toBe(0);
   });
 

@@ -99,13 +99,18 @@ export function createPollingCoordination({ store, pollMs = {}, watchMs = 20, on
       stopWatch?.();
       stopWatch = undefined;
     } else {
-      stopWatch ??= watchExternalVersion(store, watchMs, () => {
-        for (const type of timers.keys()) pollOnce(type, true);
-      }, (error) => {
-        // The intervals go on; a store that cannot be read is reported by them too.
-        stopWatch = undefined;
-        onError(error);
-      });
+      stopWatch ??= watchExternalVersion(
+        store,
+        watchMs,
+        () => {
+          for (const type of timers.keys()) pollOnce(type, true);
+        },
+        (error) => {
+          // The intervals go on; a store that cannot be read is reported by them too.
+          stopWatch = undefined;
+          onError(error);
+        },
+      );
     }
   }
 

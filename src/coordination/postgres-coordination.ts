@@ -28,7 +28,11 @@ const maxPayload = 7_500;
  * @example
  * const coordination = await createPostgresCoordination({ connectionString, store });
  */
-export async function createPostgresCoordination({ connectionString, store, onError = reportToDefaultLogger }: PostgresCoordinationOptions): Promise<Coordination> {
+export async function createPostgresCoordination({
+  connectionString,
+  store,
+  onError = reportToDefaultLogger,
+}: PostgresCoordinationOptions): Promise<Coordination> {
   const url = new URL(connectionString);
   const schema = url.searchParams.get('schema') ?? 'public';
   url.searchParams.delete('schema');

@@ -14,7 +14,13 @@ export interface SignalListeners {
 type Listener = (signal: CoordinationSignal) => void;
 
 /** Creates the {@link SignalListeners} of a coordination engine; `onChange` hears when the first listener of a kind comes and its last one goes. */
-export function createSignalListeners({ onError, onChange }: { onError: (error: unknown) => void; onChange?: (type: SignalType, listening: boolean) => void }): SignalListeners {
+export function createSignalListeners({
+  onError,
+  onChange,
+}: {
+  onError: (error: unknown) => void;
+  onChange?: (type: SignalType, listening: boolean) => void;
+}): SignalListeners {
   const byType = new Map<SignalType, Map<string, Set<Listener>>>();
   return {
     add(type, key, listener) {

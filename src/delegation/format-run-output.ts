@@ -12,7 +12,7 @@ export interface FormatRunOutputOptions {
 }
 
 /**
- * The text a model gets about a run, always in the pinned shape (CONTRACT section 3) and never
+ * The text a model gets about a run, always in the pinned shape (docs/runs-and-limits.md) and never
  * empty: header lines, a blank line, then the result, the partial result, or a sentence saying
  * there is none.
  */

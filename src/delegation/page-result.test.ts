@@ -21,6 +21,8 @@ describe('pageResult', () => {
 
   it('refuses an offset past the end, saying the valid range', () => {
     expect(() => pageResult('abc', { offset: 3, limit: 2 })).toThrow(ToolInputError);
-    expect(() => pageResult('abc', { offset: 9, limit: 2 })).toThrow('offset: 9 is past the end of the result, which has 3 characters; use an offset from 0 to 2.');
+    expect(() => pageResult('abc', { offset: 9, limit: 2 })).toThrow(
+      'offset: 9 is past the end of the result, which has 3 characters; use an offset from 0 to 2.',
+    );
   });
 });

@@ -17,7 +17,9 @@ export interface ResultPage {
 export function pageResult(text: string, { offset, limit }: { offset: number; limit: number }): ResultPage {
   const total = text.length;
   if (offset >= total && !(offset === 0 && total === 0)) {
-    throw new ToolInputError(`offset: ${offset} is past the end of the result, which has ${total} characters; use an offset from 0 to ${Math.max(0, total - 1)}.`);
+    throw new ToolInputError(
+      `offset: ${offset} is past the end of the result, which has ${total} characters; use an offset from 0 to ${Math.max(0, total - 1)}.`,
+    );
   }
   let start = offset;
   // An offset inside a pair starts at the pair.

@@ -1,7 +1,7 @@
 import { generateText, type LanguageModel } from 'ai';
 import type { Usage } from '../store/records.ts';
 
-/** Settings of result summaries (`summarize` in the configuration, CONTRACT section 11). */
+/** Settings of result summaries (`summarize` in the configuration, docs/runs-and-limits.md). */
 export interface SummarizeSettings {
   /** Whether results longer than `limits.maxResultChars` are summarized. @default false */
   enabled?: boolean;
@@ -14,9 +14,7 @@ export interface SummarizeSettings {
 }
 
 /** A summary made, or why none was. */
-export type SummaryOutcome =
-  | { ok: true; summary: string; usage: Usage }
-  | { ok: false; reason: string; usage: Usage };
+export type SummaryOutcome = { ok: true; summary: string; usage: Usage } | { ok: false; reason: string; usage: Usage };
 
 /** Options of {@link summarizeResult}. */
 export interface SummarizeResultOptions {
@@ -46,7 +44,10 @@ const instructions = [
  *
  * @example await summarizeResult(longText, { model, task: 'Survey the repository', maxChars: 4000 })
  */
-export async function summarizeResult(text: string, { model, task, maxChars = 4000, timeoutMs = 60_000, signal }: SummarizeResultOptions): Promise<SummaryOutcome> {
+export async function summarizeResult(
+  text: string,
+  { model, task, maxChars = 4000, timeoutMs = 60_000, signal }: SummarizeResultOptions,
+): Promise<SummaryOutcome> {
   const usage: Usage = { input_tokens: 0, output_tokens: 0 };
   const timeout = AbortSignal.timeout(timeoutMs);
   const abortSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;

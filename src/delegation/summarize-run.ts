@@ -19,10 +19,16 @@ export interface RunSummarizerOptions {
 }
 
 /** Summarizes a run's result too long for its parent; null when it needs none. */
-export type RunSummarizer = (run: RunRecord, text: string, runModel: LanguageModel, signal: AbortSignal, setActivity: RunLive['setActivity']) => Promise<RunSummary | null>;
+export type RunSummarizer = (
+  run: RunRecord,
+  text: string,
+  runModel: LanguageModel,
+  signal: AbortSignal,
+  setActivity: RunLive['setActivity'],
+) => Promise<RunSummary | null>;
 
 /**
- * The summarizer of a runtime's run results (CONTRACT section 11), or undefined when summaries are
+ * The summarizer of a runtime's run results (docs/runs-and-limits.md), or undefined when summaries are
  * off. The model that summarizes is the configured one, else the parent's, else the run's own
  * (a parent driven by a host outside cadre, or whose model cannot be had here).
  */
@@ -46,7 +52,13 @@ export function createRunSummarizer(options: RunSummarizerOptions): RunSummarize
   return async function summarizeRun(run, text, runModel, signal, setActivity) {
     if (text.length <= options.maxResultChars) return null;
     setActivity({ kind: 'summarizing', characters: text.length });
-    const outcome = await summarizeResult(text, { model: await summaryModel(run, runModel), task: run.task, maxChars: settings.maxChars, timeoutMs: settings.timeoutMs, signal });
+    const outcome = await summarizeResult(text, {
+      model: await summaryModel(run, runModel),
+      task: run.task,
+      maxChars: settings.maxChars,
+      timeoutMs: settings.timeoutMs,
+      signal,
+    });
     return outcome.ok ? { summary: outcome.summary, error: null, usage: outcome.usage } : { summary: null, error: outcome.reason, usage: outcome.usage };
   };
 }

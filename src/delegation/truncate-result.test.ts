@@ -55,7 +55,12 @@ describe('truncateResult', () => {
   it('never splits a surrogate pair at either cut', () => {
     // Head budget 13 and tail start 93 both fall on the second half of a pair: the head gives it
     // up, the tail starts after it.
-    expect(truncateResult('😀'.repeat(50), { maxChars: 20 })).toEqual({ text: `${'😀'.repeat(6)}${marker(82)}${'😀'.repeat(3)}`, truncated: true, originalLength: 100, omitted: 82 });
+    expect(truncateResult('😀'.repeat(50), { maxChars: 20 })).toEqual({
+      text: `${'😀'.repeat(6)}${marker(82)}${'😀'.repeat(3)}`,
+      truncated: true,
+      originalLength: 100,
+      omitted: 82,
+    });
     // The lowest and highest low surrogates (U+10000 and U+10FFFF).
     expect(truncateResult('\u{10000}'.repeat(50), { maxChars: 20 }).text).toBe(`${'\u{10000}'.repeat(6)}${marker(82)}${'\u{10000}'.repeat(3)}`);
     expect(truncateResult('\u{10FFFF}'.repeat(50), { maxChars: 20 }).text).toBe(`${'\u{10FFFF}'.repeat(6)}${marker(82)}${'\u{10FFFF}'.repeat(3)}`);

@@ -12,7 +12,14 @@ afterEach(async () => {
 
 function makeCadre(respond: RespondFunction, store: Store = createSqliteStore({ path: ':memory:' })) {
   const model = scriptedLanguageModel(respond);
-  const cadre = createCadre({ store, model, maxRetries: 0, onError: (error) => { throw error; } });
+  const cadre = createCadre({
+    store,
+    model,
+    maxRetries: 0,
+    onError: (error) => {
+      throw error;
+    },
+  });
   open.push(cadre);
   return { cadre, model };
 }
@@ -24,7 +31,8 @@ const backgroundThenEcho =
   (subagentDelayMs = 0): RespondFunction =>
   (request) => {
     if (isSubagent(request.system)) return { text: `found: ${request.messages[0]!.content}`, delay_ms: subagentDelayMs };
-    if (request.turn === 0) return { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'look around', description: 'look', run_in_background: true } }] };
+    if (request.turn === 0)
+      return { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'look around', description: 'look', run_in_background: true } }] };
     const last = request.messages.at(-1)!;
     return { text: `saw ${last.role}: ${last.content.slice(0, 40)}` };
   };
@@ -44,7 +52,11 @@ describe('cadre.notifications', () => {
     const run = await startBackground(cadre, model, 'chat');
     const first = cadre.notifications('chat');
     const taken = await first.take();
-    expect(text(taken)).toEqual([expect.stringMatching(new RegExp(`^user: <subagent-notification>\nrun_id: ${run.id}\nagent: general\nstatus: completed\ndescription: look\nsummary: found: look around`))]);
+    expect(text(taken)).toEqual([
+      expect.stringMatching(
+        new RegExp(`^user: <subagent-notification>\nrun_id: ${run.id}\nagent: general\nstatus: completed\ndescription: look\nsummary: found: look around`),
+      ),
+    ]);
     expect(await first.take()).toEqual([]);
     // Not acknowledged: another object (the next request, a restarted process) gets it again.
     expect(await cadre.notifications('chat').take()).toEqual(taken);
@@ -64,7 +76,9 @@ describe('cadre.notifications', () => {
     const run = await startBackground(cadre, model, 'chat-read');
     const notes = cadre.notifications('chat-read');
     await generateText({
-      model: scriptedLanguageModel((request) => (request.turn === 0 ? { tool_calls: [{ name: 'agent_output', arguments: { run_id: run.id } }] } : { text: 'read' })),
+      model: scriptedLanguageModel((request) =>
+        request.turn === 0 ? { tool_calls: [{ name: 'agent_output', arguments: { run_id: run.id } }] } : { text: 'read' },
+      ),
       prompt: 'read it',
       tools: cadre.tools({ sessionId: 'chat-read' }),
       stopWhen: isStepCount(2),
@@ -86,7 +100,14 @@ describe('cadre.notifications', () => {
       return { tool_calls: [{ name: 'agent_list', arguments: {} }], delay_ms: 30 };
     });
     const notes = cadre.notifications('chat-mid');
-    const result = await generateText({ model, instructions: 'You are the app.', prompt: 'go', tools: cadre.tools({ sessionId: 'chat-mid' }), prepareStep: notes.prepareStep, stopWhen: isStepCount(10) });
+    const result = await generateText({
+      model,
+      instructions: 'You are the app.',
+      prompt: 'go',
+      tools: cadre.tools({ sessionId: 'chat-mid' }),
+      prepareStep: notes.prepareStep,
+      stopWhen: isStepCount(10),
+    });
     expect(sawNotification).toBe(true);
     expect(result.text).toBe('thanks for the notification');
     await notes.ack();

@@ -15,7 +15,7 @@ import type { AppSessions } from './app-sessions.ts';
  *
  * Delivery contract (crash-safe, at least once, exactly once when you acknowledge after saving):
  * 1. {@link take} returns the notifications not yet acknowledged, as one user message
- *    (CONTRACT section 6's text), each run once per `notifications` object.
+ *    (docs/runs-and-limits.md text), each run once per `notifications` object.
  * 2. You give them to your model and store your conversation as you always do.
  * 3. {@link ack} then marks them delivered, durably (cadre's copy of the session gets the
  *    message, and each run its `notification-deliver` event, in one commit).
@@ -79,7 +79,8 @@ export function createAppNotifications(services: AppNotificationsServices, sessi
     for (const run of pending) {
       if (handedOut.has(run.id)) continue;
       // The app's model read the result (agent_output) before taking it: nothing left to announce.
-      if (run.consumed_at !== null) await ledger.update(run.id, { notification: { delivered_at: null, suppressed: true }, lease_owner: null, lease_expires_at: null });
+      if (run.consumed_at !== null)
+        await ledger.update(run.id, { notification: { delivered_at: null, suppressed: true }, lease_owner: null, lease_expires_at: null });
       else unread.push(run);
     }
     return unread;

@@ -70,14 +70,21 @@ export function createAppSessions({ store, now }: AppSessionsOptions): AppSessio
   return {
     open(sessionId) {
       if (typeof sessionId !== 'string' || sessionId.trim() === '' || sessionId.length > maxSessionIdLength) {
-        return Promise.reject(new ConfigError(`sessionId must be a non-empty string of at most ${maxSessionIdLength} characters (your chat's id, say); got ${JSON.stringify(sessionId)}.`));
+        return Promise.reject(
+          new ConfigError(
+            `sessionId must be a non-empty string of at most ${maxSessionIdLength} characters (your chat's id, say); got ${JSON.stringify(sessionId)}.`,
+          ),
+        );
       }
       let session = opened.get(sessionId);
       if (!session) {
         session = openSession(sessionId);
         opened.set(sessionId, session);
         if (opened.size > 10_000) opened.delete(opened.keys().next().value!);
-        session.then(() => remember(sessionId, true), () => opened.delete(sessionId));
+        session.then(
+          () => remember(sessionId, true),
+          () => opened.delete(sessionId),
+        );
       }
       return session;
     },

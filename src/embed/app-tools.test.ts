@@ -16,7 +16,15 @@ afterEach(async () => {
 
 function makeCadre(respond: RespondFunction, options: Partial<CadreOptions> & { limits?: Partial<Limits> } = {}) {
   const model = scriptedLanguageModel(respond);
-  const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model, maxRetries: 0, onError: (error) => { throw error; }, ...options });
+  const cadre = createCadre({
+    store: createSqliteStore({ path: ':memory:' }),
+    model,
+    maxRetries: 0,
+    onError: (error) => {
+      throw error;
+    },
+    ...options,
+  });
   open.push(cadre);
   return { cadre, model };
 }
@@ -35,7 +43,13 @@ const delegateOnce: RespondFunction = (request) => {
 describe('cadre.tools in an app’s own loop', () => {
   it('works in generateText: the run is stored, and the model sees section 3’s output only', async () => {
     const { cadre, model } = makeCadre(delegateOnce);
-    const result = await generateText({ model, instructions: appInstructions, prompt: 'go', tools: cadre.tools({ sessionId: 'chat-1' }), stopWhen: isStepCount(3) });
+    const result = await generateText({
+      model,
+      instructions: appInstructions,
+      prompt: 'go',
+      tools: cadre.tools({ sessionId: 'chat-1' }),
+      stopWhen: isStepCount(3),
+    });
     const [run] = await cadre.store.listRuns({ parent_session_id: 'chat-1' });
     expect(run).toMatchObject({ agent: 'general', status: 'completed', mode: 'foreground', description: 'count', depth: 1 });
     expect(result.text).toBe(`App got: run_id: ${run!.id}\nagent: general\nstatus: completed\n\nSubagent did: count the files`);
@@ -75,7 +89,13 @@ describe('cadre.tools in an app’s own loop', () => {
     const { cadre, model } = makeCadre((request) => {
       if (isSubagent(request.system)) return { text: 'sub done' };
       const last = request.messages.at(-1)!;
-      if (request.turn === 0) return { tool_calls: [{ name: 'agent', arguments: { agent: 'nobody', task: 'x' } }, { name: 'weather', arguments: { city: 'Oslo' } }] };
+      if (request.turn === 0)
+        return {
+          tool_calls: [
+            { name: 'agent', arguments: { agent: 'nobody', task: 'x' } },
+            { name: 'weather', arguments: { city: 'Oslo' } },
+          ],
+        };
       if (request.turn === 1) return { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'y', run_in_background: true } }] };
       return { text: `end: ${last.content}` };
     });
@@ -83,10 +103,19 @@ describe('cadre.tools in an app’s own loop', () => {
     // prepareStep fits a loop with typed tools of the app's own: a type check (another chat's, so
     // the background result below stays pending for the assertions).
     const { prepareStep } = cadre.notifications('chat-3-other');
-    const agent = new ToolLoopAgent({ model, instructions: appInstructions, tools: { weather, ...cadre.tools({ sessionId: 'chat-3' }) }, prepareStep, stopWhen: isStepCount(4) });
+    const agent = new ToolLoopAgent({
+      model,
+      instructions: appInstructions,
+      tools: { weather, ...cadre.tools({ sessionId: 'chat-3' }) },
+      prepareStep,
+      stopWhen: isStepCount(4),
+    });
     const result = await agent.generate({ prompt: 'go' });
     const first = result.steps[0]!.content.filter((part) => part.type === 'tool-result' || part.type === 'tool-error');
-    expect(first.map((part) => [part.type, part.toolName])).toEqual([['tool-error', 'agent'], ['tool-result', 'weather']]);
+    expect(first.map((part) => [part.type, part.toolName])).toEqual([
+      ['tool-error', 'agent'],
+      ['tool-result', 'weather'],
+    ]);
     expect(String((first[0] as { error: unknown }).error)).toContain("Unknown agent 'nobody'. Available agents: general");
     expect(result.text).toMatch(/^end: run_id: run_\S+\nagent: general\nstatus: (queued|running)\nnote: Started in the background/);
     await cadre.waitForIdle('chat-3');
@@ -113,7 +142,11 @@ describe('cadre.tools in an app’s own loop', () => {
 
   it('gives subagents the app’s own tools (createCadre({ tools })), behind cadre’s approvals', async () => {
     let calls = 0;
-    const lookup = tool({ description: 'Looks up an order', inputSchema: z.object({ order: z.string() }), execute: ({ order }) => (calls++, `order ${order}: shipped`) });
+    const lookup = tool({
+      description: 'Looks up an order',
+      inputSchema: z.object({ order: z.string() }),
+      execute: ({ order }) => (calls++, `order ${order}: shipped`),
+    });
     const { cadre, model } = makeCadre(
       (request) => {
         if (request.system.includes('You are the clerk')) {
@@ -124,7 +157,11 @@ describe('cadre.tools in an app’s own loop', () => {
         if (last.role === 'tool') return { text: last.content.split('\n').at(-1)! };
         return { tool_calls: [{ name: 'agent', arguments: { agent: 'clerk', task: 'check order A1' } }] };
       },
-      { tools: { lookup }, agents: [defineAgent({ name: 'clerk', description: 'Checks orders.', system: 'You are the clerk.', tools: ['lookup'], mode: 'subagent' })], approvals: 'wait' },
+      {
+        tools: { lookup },
+        agents: [defineAgent({ name: 'clerk', description: 'Checks orders.', system: 'You are the clerk.', tools: ['lookup'], mode: 'subagent' })],
+        approvals: 'wait',
+      },
     );
     const tools: ToolSet = { lookup, ...cadre.tools({ sessionId: 'chat-5' }) };
     const answering = eventually(async () => (await cadre.pendingApprovals({ sessionId: 'chat-5' }))[0], { timeout: 10_000, what: 'an ask' }).then((ask) =>
@@ -160,7 +197,14 @@ describe('cadre.tools in an app’s own loop', () => {
   it('stops a foreground run with the app’s loop when its abortSignal fires (the page went away)', async () => {
     const { cadre, model } = makeCadre((request) => (isSubagent(request.system) ? { text: 'never', delay_ms: 5_000 } : delegateOnce(request)));
     const controller = new AbortController();
-    const loop = generateText({ model, instructions: appInstructions, prompt: 'go', tools: cadre.tools({ sessionId: 'chat-7' }), stopWhen: isStepCount(3), abortSignal: controller.signal });
+    const loop = generateText({
+      model,
+      instructions: appInstructions,
+      prompt: 'go',
+      tools: cadre.tools({ sessionId: 'chat-7' }),
+      stopWhen: isStepCount(3),
+      abortSignal: controller.signal,
+    });
     const run = await firstRun(cadre, 'chat-7');
     controller.abort();
     await loop.catch(() => {});

@@ -20,7 +20,7 @@ export interface CadreToolsOptions {
 
 /**
  * What a foreground `agent` call streams as preliminary tool results while its run works, and
- * returns at the end (then with `output`). The model sees only `output` (CONTRACT section 3's text),
+ * returns at the end (then with `output`). The model sees only `output` (docs/runs-and-limits.md text),
  * through the tool's `toModelOutput`; a page on `useChat` shows the whole object on the tool part.
  */
 export interface CadreRunProgress {
@@ -60,7 +60,10 @@ export function createAppTools(services: AppToolsServices, options: CadreToolsOp
   // followRun before openSession: the SDK streams an iterable only when execute returns it as is.
   const tools = composeTools(delegation, [checkToolInput, followRun(services, sessionId), openSession(opening)]);
   // The model sees section 3's text only; the app's page sees the whole progress on the tool part.
-  tools.agent = { ...tools.agent!, toModelOutput: ({ output }: { output: unknown }) => ({ type: 'text', value: modelText(output as CadreRunProgress) }) } as Tool;
+  tools.agent = {
+    ...tools.agent!,
+    toModelOutput: ({ output }: { output: unknown }) => ({ type: 'text', value: modelText(output as CadreRunProgress) }),
+  } as Tool;
   return tools;
 }
 
@@ -86,7 +89,13 @@ function modelText(progress: CadreRunProgress): string {
   return progress.output ?? `status: ${progress.status}`;
 }
 
-async function* followDelegation(services: AppToolsServices, sessionId: string, input: unknown, toolCallId: string, next: () => unknown): AsyncGenerator<CadreRunProgress> {
+async function* followDelegation(
+  services: AppToolsServices,
+  sessionId: string,
+  input: unknown,
+  toolCallId: string,
+  next: () => unknown,
+): AsyncGenerator<CadreRunProgress> {
   const given = (input ?? {}) as { agent?: unknown; description?: unknown };
   let progress: CadreRunProgress = {
     run_id: null,
@@ -104,7 +113,13 @@ async function* followDelegation(services: AppToolsServices, sessionId: string, 
     if (run.tool_call_id !== toolCallId || run.parent_session_id !== sessionId || run.parent_run_id !== null) return;
     const changed = advance(progress, run, activityOf(event));
     // Each preliminary result costs the SDK a copy and the page a render: only what shows counts.
-    if (changed.run_id === progress.run_id && changed.status === progress.status && changed.activity === progress.activity && sameUsage(changed.usage, progress.usage)) return;
+    if (
+      changed.run_id === progress.run_id &&
+      changed.status === progress.status &&
+      changed.activity === progress.activity &&
+      sameUsage(changed.usage, progress.usage)
+    )
+      return;
     progress = changed;
     changes.push(progress);
   });

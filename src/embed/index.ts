@@ -1,6 +1,6 @@
 /**
  * cadre inside an app's own AI SDK loop: its delegation tools, its notifications and its runs as
- * UI message stream parts (CONTRACT section 15).
+ * UI message stream parts (docs/own-ai-sdk-app.md).
  * @module
  */
 export { appLoopAgent, isAppSession } from './app-sessions.ts';

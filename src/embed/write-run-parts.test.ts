@@ -20,7 +20,9 @@ const respond: RespondFunction = (request) => {
     return last.role === 'tool' ? { text: `helper: ${last.content}` } : { tool_calls: [{ name: 'deploy', arguments: { target: 'staging' } }] };
   }
   if (request.system.includes('You are the lead')) {
-    return last.role === 'tool' ? { text: 'lead done' } : { tool_calls: [{ name: 'agent', arguments: { agent: 'helper', task: 'deploy it', description: 'deploy' } }] };
+    return last.role === 'tool'
+      ? { text: 'lead done' }
+      : { tool_calls: [{ name: 'agent', arguments: { agent: 'helper', task: 'deploy it', description: 'deploy' } }] };
   }
   if (request.system.includes('You are the quick one')) return { text: 'quick done', delay_ms: 30 };
   if (last.role === 'tool') return { text: 'started' };
@@ -48,7 +50,9 @@ function makeCadre() {
       defineAgent({ name: 'helper', description: 'Helps.', system: 'You are the helper.', tools: ['deploy'], mode: 'subagent' }),
       defineAgent({ name: 'quick', description: 'Quick.', system: 'You are the quick one.', tools: [], mode: 'subagent' }),
     ],
-    onError: (error) => { throw error; },
+    onError: (error) => {
+      throw error;
+    },
   });
   open.push(cadre);
   return { cadre, model };
@@ -84,7 +88,12 @@ describe('cadre.writeRunParts', () => {
     await until(() => [...writer.latest.values()].some((card) => card.approval !== null));
     const [helperId, helper] = [...writer.latest.entries()].find(([, card]) => card.agent === 'helper')!;
     const leadId = [...writer.latest.entries()].find(([, card]) => card.agent === 'lead')![0];
-    expect(helper).toMatchObject({ status: 'running', parent_run_id: leadId, description: 'deploy', approval: { tool: 'deploy', summary: 'deploy', risk: expect.any(String) } });
+    expect(helper).toMatchObject({
+      status: 'running',
+      parent_run_id: leadId,
+      description: 'deploy',
+      approval: { tool: 'deploy', summary: 'deploy', risk: expect.any(String) },
+    });
 
     // A page that comes back now sees every run as it stands, the ask included.
     const reconnected = recordingWriter();
@@ -98,7 +107,11 @@ describe('cadre.writeRunParts', () => {
     await cadre.approve(helper.approval!.id, { decision: 'approve' });
     await writing;
     const finals = [...writer.latest.values()].map((card) => [card.agent, card.status, card.approval]);
-    expect(finals.sort()).toEqual([['helper', 'completed', null], ['lead', 'completed', null], ['quick', 'completed', null]]);
+    expect(finals.sort()).toEqual([
+      ['helper', 'completed', null],
+      ['lead', 'completed', null],
+      ['quick', 'completed', null],
+    ]);
     // Statuses only move forward; the card saw the lead queued or running before it completed.
     expect(writer.statuses.get(leadId)!.at(-1)).toBe('completed');
     expect(writer.statuses.get(leadId)!.length).toBeGreaterThan(1);
@@ -108,7 +121,13 @@ describe('cadre.writeRunParts', () => {
   it('leaves out finished runs at first with runs: active, so a new answer does not repeat earlier cards', async () => {
     const { cadre, model } = makeCadre();
     const writer = recordingWriter();
-    const loop = generateText({ model, instructions: 'You are the app.', prompt: 'go', tools: cadre.tools({ sessionId: 'chat-active' }), stopWhen: isStepCount(3) });
+    const loop = generateText({
+      model,
+      instructions: 'You are the app.',
+      prompt: 'go',
+      tools: cadre.tools({ sessionId: 'chat-active' }),
+      stopWhen: isStepCount(3),
+    });
     await loop;
     await until(async () => (await cadre.store.listRuns({ parent_session_id: 'chat-active', statuses: ['completed'] })).length > 0);
     const answering = (async () => {
@@ -137,7 +156,13 @@ describe('cadre.writeRunParts', () => {
     const stream = createUIMessageStream({
       execute: async ({ writer }) => {
         writer.write({ type: 'start' });
-        const loop = generateText({ model, instructions: 'You are the app.', prompt: 'go', tools: cadre.tools({ sessionId: 'chat-ui' }), stopWhen: isStepCount(3) });
+        const loop = generateText({
+          model,
+          instructions: 'You are the app.',
+          prompt: 'go',
+          tools: cadre.tools({ sessionId: 'chat-ui' }),
+          stopWhen: isStepCount(3),
+        });
         const answering = (async () => {
           await until(async () => (await cadre.pendingApprovals({ sessionId: 'chat-ui' })).length > 0);
           const [ask] = await cadre.pendingApprovals({ sessionId: 'chat-ui' });

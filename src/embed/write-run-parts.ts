@@ -18,7 +18,7 @@ export interface CadreRunPartData {
   agent: string;
   description: string;
   status: RunStatus;
-  /** The latest activity line (CONTRACT section 4). */
+  /** The latest activity line (docs/runs-and-limits.md). */
   activity: string | null;
   usage: Usage;
   /** The run that started this one, for runs at depth 2 and more; null for the session's own. */
@@ -131,7 +131,10 @@ export async function writeRunParts(services: RunPartsServices, writer: CadreRun
     const card = cards.get(approval.run_id);
     if (!card) return;
     if (approval.status === 'pending') {
-      cards.set(approval.run_id, { ...card, approval: { id: approval.id, tool: approval.tool, summary: approval.summary, risk: approval.risk, created_at: approval.created_at } });
+      cards.set(approval.run_id, {
+        ...card,
+        approval: { id: approval.id, tool: approval.tool, summary: approval.summary, risk: approval.risk, created_at: approval.created_at },
+      });
     } else if (card.approval?.id === approval.id) {
       cards.set(approval.run_id, { ...card, approval: null });
     } else return;

@@ -17,7 +17,10 @@ async function runWithOpenCall(lease: { status?: 'running' | 'completed'; lease_
   const store = createSqliteStore({ path: ':memory:' });
   await store.createSession(sessionFixture({ id: 'ses_1' }));
   await store.createSession(sessionFixture({ id: 'ses_child_run_1', parent_run_id: 'run_1' }));
-  await store.insertRun(runFixture({ id: 'run_1', status: lease.status ?? 'running', lease_owner: lease.lease_owner, lease_expires_at: lease.lease_expires_at }), eventFixture('run_1'));
+  await store.insertRun(
+    runFixture({ id: 'run_1', status: lease.status ?? 'running', lease_owner: lease.lease_owner, lease_expires_at: lease.lease_expires_at }),
+    eventFixture('run_1'),
+  );
   await store.appendMessages([
     { session_id: 'ses_child_run_1', role: 'user', content: 'go', created_at: at },
     { session_id: 'ses_child_run_1', role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'c1', toolName: 'bash', input: {} }], created_at: at },
@@ -27,7 +30,7 @@ async function runWithOpenCall(lease: { status?: 'running' | 'completed'; lease_
 
 const resultsOf = async (store: Store) => (await store.listMessages('ses_child_run_1')).filter((message) => message.role === 'tool');
 
-describe('answerOrphanedCalls on a run\'s child session (unmarked calls)', () => {
+describe("answerOrphanedCalls on a run's child session (unmarked calls)", () => {
   it('leaves the calls of a run held under a live lease alone', async () => {
     for (const lease of [
       { lease_owner: here, lease_expires_at: '2025-01-01T00:00:01.000Z' },
@@ -66,9 +69,18 @@ describe('answerOrphanedCalls on a primary session whose process died mid-delega
     const store = createSqliteStore({ path: ':memory:' });
     await store.createSession(sessionFixture({ id: 'ses_1' }));
     const dead = `${hostname()}:2147483646:x`;
-    await store.insertRun(runFixture({ id: 'run_1', tool_call_id: 'c1', status: 'running', lease_owner: elsewhere, lease_expires_at: '2025-01-01T00:00:20.000Z' }), eventFixture('run_1'));
+    await store.insertRun(
+      runFixture({ id: 'run_1', tool_call_id: 'c1', status: 'running', lease_owner: elsewhere, lease_expires_at: '2025-01-01T00:00:20.000Z' }),
+      eventFixture('run_1'),
+    );
     await store.insertRun(runFixture({ id: 'run_2', tool_call_id: 'c2', status: 'completed', ended_at: at }), eventFixture('run_2'));
-    const call = (id: string) => ({ type: 'tool-call', toolCallId: id, toolName: 'agent', input: { agent: 'scout', task: 'look' }, providerOptions: { cadre: { pending_owner: dead } } });
+    const call = (id: string) => ({
+      type: 'tool-call',
+      toolCallId: id,
+      toolName: 'agent',
+      input: { agent: 'scout', task: 'look' },
+      providerOptions: { cadre: { pending_owner: dead } },
+    });
     await store.appendMessages([
       { session_id: 'ses_1', role: 'user', content: 'go', created_at: at },
       { session_id: 'ses_1', role: 'assistant', content: [call('c1'), call('c2')], created_at: at },
@@ -76,7 +88,10 @@ describe('answerOrphanedCalls on a primary session whose process died mid-delega
     return store;
   }
 
-  const answers = async (store: Store) => (await store.listMessages('ses_1')).flatMap((message) => (message.role === 'tool' ? (message.content as Array<{ output: { value: string } }>).map((part) => part.output.value) : []));
+  const answers = async (store: Store) =>
+    (await store.listMessages('ses_1')).flatMap((message) =>
+      message.role === 'tool' ? (message.content as Array<{ output: { value: string } }>).map((part) => part.output.value) : [],
+    );
 
   it('promotes a foreground run the dead call waited for while it still works, and says it will notify; an ended one is told as ended', async () => {
     const store = await deadDelegation();

@@ -76,7 +76,9 @@ export async function answerOrphanedCalls(options: AnswerOrphanedCallsOptions): 
       // Something was stored after the calls (a message of an older cadre): a result cannot go
       // between them, so the unanswered calls stay in the transcript as text.
       const orphaned = new Map(results.map((result) => [result.toolCallId, result]));
-      content = content.map((part) => (orphaned.has(part.toolCallId as string) ? asText(part as unknown as StoredToolCall, orphaned.get(part.toolCallId as string)!) : part));
+      content = content.map((part) =>
+        orphaned.has(part.toolCallId as string) ? asText(part as unknown as StoredToolCall, orphaned.get(part.toolCallId as string)!) : part,
+      );
       rewrite = true;
     }
     // Unmarked calls answered after their message are left as stored.
@@ -90,9 +92,15 @@ export async function answerOrphanedCalls(options: AnswerOrphanedCallsOptions): 
  * The runs with the foreground runs the open calls wait for made background, or as they ended
  * meanwhile: the process that waited for them died, so they become promoted runs.
  */
-async function promoteWaitedFor(open: readonly StoredToolCall[], runs: RunRecord[], promote: (run: RunRecord) => Promise<RunRecord | null>): Promise<RunRecord[]> {
+async function promoteWaitedFor(
+  open: readonly StoredToolCall[],
+  runs: RunRecord[],
+  promote: (run: RunRecord) => Promise<RunRecord | null>,
+): Promise<RunRecord[]> {
   const ids = new Set(open.map((call) => call.toolCallId));
-  return Promise.all(runs.map(async (run) => (ids.has(run.tool_call_id ?? '') && run.mode === 'foreground' && !isFinished(run.status) ? ((await promote(run)) ?? run) : run)));
+  return Promise.all(
+    runs.map(async (run) => (ids.has(run.tool_call_id ?? '') && run.mode === 'foreground' && !isFinished(run.status) ? ((await promote(run)) ?? run) : run)),
+  );
 }
 
 type Part = Record<string, unknown> & { type: string; toolCallId?: string };

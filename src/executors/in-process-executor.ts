@@ -37,14 +37,18 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
   const nowMs = options.nowMs ?? systemNowMs;
   const report = options.onError ?? reportToDefaultLogger;
   // Without a budget set, steps pay nothing for the feature.
-  const budget = options.budget && (options.budget.limits.maxTokensPerRun !== undefined || options.budget.limits.maxTokensPerSession !== undefined) ? options.budget : undefined;
+  const budget =
+    options.budget && (options.budget.limits.maxTokensPerRun !== undefined || options.budget.limits.maxTokensPerSession !== undefined)
+      ? options.budget
+      : undefined;
 
   /** The run's loop, from its stored transcript, recorded as it goes. */
   async function loop(run: RunRecord, signal: AbortSignal, setup: RunSetup, recorder: RunRecorder, journal: ToolCallJournal) {
     let stored = await (setup.history ?? store.listMessages(run.child_session_id));
     // A recovered run's last step may hold calls its dead process never answered: this process
     // holds the run now, and its loop starts below.
-    if (await answerOrphanedCalls({ store, sessionId: run.child_session_id, now, leaseMs: options.leaseMs, messages: stored, takenOver: [run.id] })) stored = await store.listMessages(run.child_session_id);
+    if (await answerOrphanedCalls({ store, sessionId: run.child_session_id, now, leaseMs: options.leaseMs, messages: stored, takenOver: [run.id] }))
+      stored = await store.listMessages(run.child_session_id);
     /** Set when a token budget ended the loop after a step. */
     let budgetMessage: string | null = null;
     const result = await runAgentLoop({
@@ -80,7 +84,14 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
   }
 
   /** The outcome of a loop that ended, its summary made when the text is too long for the parent. */
-  async function outcomeOf(run: RunRecord, signal: AbortSignal, setup: RunSetup, recorder: RunRecorder, result: AgentLoopResult, budgetMessage: string | null): Promise<ExecutionOutcome> {
+  async function outcomeOf(
+    run: RunRecord,
+    signal: AbortSignal,
+    setup: RunSetup,
+    recorder: RunRecorder,
+    result: AgentLoopResult,
+    budgetMessage: string | null,
+  ): Promise<ExecutionOutcome> {
     const outcome: ExecutionOutcome = { text: result.text, lastText: result.lastText, finishReason: result.finishReason, steps: run.turns + result.steps };
     const writeError = recorder.writeError();
     if (result.error !== undefined) {
@@ -90,11 +101,16 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
     } else if (writeError !== undefined) {
       outcome.error = { kind: 'execution_error', message: `A step could not be stored: ${shortMessage(writeError)}` };
     } else if (setup.summarize && !result.aborted && result.text.trim() !== '') {
-      const summary = await setup.summarize(result.text, signal).catch((error: unknown): RunSummary => ({ summary: null, error: shortMessage(error), usage: { input_tokens: 0, output_tokens: 0 } }));
+      const summary = await setup
+        .summarize(result.text, signal)
+        .catch((error: unknown): RunSummary => ({ summary: null, error: shortMessage(error), usage: { input_tokens: 0, output_tokens: 0 } }));
       if (summary) {
         outcome.summary = { summary: summary.summary, error: summary.error };
         recorder.addUsage(summary.usage);
-        const data = summary.summary === null ? { original_length: result.text.length, summary_length: 0, error: summary.error } : { original_length: result.text.length, summary_length: summary.summary.length };
+        const data =
+          summary.summary === null
+            ? { original_length: result.text.length, summary_length: 0, error: summary.error }
+            : { original_length: result.text.length, summary_length: summary.summary.length };
         await ledger.update(run.id, { usage: { ...recorder.usage } }, { type: 'summary', data }).catch(report);
       }
     }
@@ -109,7 +125,14 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       if (spent) return { text: '', lastText: '', finishReason: 'budget', steps: run.turns, error: { kind: 'budget_exceeded', message: spent } };
       // Each call is stored before it runs, after the rows of earlier steps still held. Unmarked:
       // the run's lease says who runs them.
-      const journal = createToolCallJournal({ store, sessionId: run.child_session_id, ownerId: options.ownerId, markCalls: false, now, beforeRecord: () => recorder.writePending() });
+      const journal = createToolCallJournal({
+        store,
+        sessionId: run.child_session_id,
+        ownerId: options.ownerId,
+        markCalls: false,
+        now,
+        beforeRecord: () => recorder.writePending(),
+      });
       const recorder = createRunRecorder({ run, store, ledger, bus, now, nowMs, journal, signal, activityIntervalMs: options.activityIntervalMs });
       let setup: RunSetup;
       try {

@@ -36,7 +36,9 @@ export function createQueueExecutor(options: BullmqExecutorOptions): ClosableExe
     (loading ??= import('./bullmq/bullmq-executor.ts').then(
       ({ createBullmqExecutor }) => createBullmqExecutor(options),
       (error: unknown) => {
-        throw new ConfigError(`The queue needs the 'bullmq' and 'ioredis' packages: npm install bullmq ioredis (${(error as Error).message.split('\n')[0]}).`, { cause: error });
+        throw new ConfigError(`The queue needs the 'bullmq' and 'ioredis' packages: npm install bullmq ioredis (${(error as Error).message.split('\n')[0]}).`, {
+          cause: error,
+        });
       },
     ));
   return {

@@ -14,7 +14,15 @@ function setup() {
   const live: CadreEvent[] = [];
   bus.subscribe((event) => live.push(event));
   const recorder = createRunRecorder({
-    run: runFixture({ id: 'run_a', child_session_id: 'ses_child', status: 'running', turns: 2, usage: { input_tokens: 5, output_tokens: 1 }, activity: null, last_activity: null }),
+    run: runFixture({
+      id: 'run_a',
+      child_session_id: 'ses_child',
+      status: 'running',
+      turns: 2,
+      usage: { input_tokens: 5, output_tokens: 1 },
+      activity: null,
+      last_activity: null,
+    }),
     store: {
       appendMessages: async (messages: readonly NewMessage[]) => {
         appended.push([...messages]);
@@ -50,7 +58,12 @@ describe('createRunRecorder', () => {
     recorder.stepStarted(0);
     recorder.toolCall('read_file', { path: 'a.ts' });
     recorder.toolResult('read_file', true);
-    await recorder.stepFinished({ text: '', finishReason: 'tool-calls', usage: { inputTokens: 10, outputTokens: 3 }, messages: [{ role: 'assistant', content: 'x' }] });
+    await recorder.stepFinished({
+      text: '',
+      finishReason: 'tool-calls',
+      usage: { inputTokens: 10, outputTokens: 3 },
+      messages: [{ role: 'assistant', content: 'x' }],
+    });
     await recorder.loopEnded();
     await recorder.close();
     expect(recorder.usage).toEqual({ input_tokens: 15, output_tokens: 4 });

@@ -187,7 +187,8 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     },
     async stepFinished(step) {
       // The throttle may have skipped the answer's end (or cut its last word).
-      if (step.finishReason !== 'tool-calls' && step.text !== summarized && step.text.trim() !== '') setActivity({ kind: 'text', text: lastSentence(step.text.slice(-sentenceWindow)) });
+      if (step.finishReason !== 'tool-calls' && step.text !== summarized && step.text.trim() !== '')
+        setActivity({ kind: 'text', text: lastSentence(step.text.slice(-sentenceWindow)) });
       turns++;
       usage.input_tokens += step.usage.inputTokens;
       usage.output_tokens += step.usage.outputTokens;

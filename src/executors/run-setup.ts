@@ -105,7 +105,12 @@ export function createRunSetup(options: RunSetupOptions): SetUpRun {
         model,
         instructions: withNotices(agent.system, options.tools.notices(agent)),
         tools,
-        toolMiddleware: options.policy.pipelineFor(agent, workspace, { sessionId, runId: run.id, setActivity: live.setActivity, writePending: live.writePending }),
+        toolMiddleware: options.policy.pipelineFor(agent, workspace, {
+          sessionId,
+          runId: run.id,
+          setActivity: live.setActivity,
+          writePending: live.writePending,
+        }),
         takeInjectedMessages: () => inbox.take(childId),
         history,
         ...(summarize ? { summarize: (text: string, signal: AbortSignal) => summarize(run, text, model, signal, live.setActivity) } : {}),

@@ -30,7 +30,13 @@ describe('createStepRecorder', () => {
     const { store, writes } = fakeStore();
     const published: number[][] = [];
     const rows: StepRows = { append: [results], rewrite: stored(3) };
-    const steps = createStepRecorder({ store, sessionId: 'ses_a', now: () => 't', journal: { endStep: async () => rows, finish: async () => [] }, publish: (messages) => published.push(messages.map((message) => message.seq)) });
+    const steps = createStepRecorder({
+      store,
+      sessionId: 'ses_a',
+      now: () => 't',
+      journal: { endStep: async () => rows, finish: async () => [] },
+      publish: (messages) => published.push(messages.map((message) => message.seq)),
+    });
     await steps.endStep([assistant, results]);
     expect(steps.holding()).toBe(true);
     expect(writes).toEqual([]);
@@ -44,8 +50,17 @@ describe('createStepRecorder', () => {
   it('announces a kept calls message without writing it, and writes plain steps as they came', async () => {
     const { store, writes } = fakeStore();
     const published: number[][] = [];
-    const queue: StepRows[] = [{ append: [], rewrite: null, kept: stored(4) }, { append: [assistant], rewrite: null }];
-    const steps = createStepRecorder({ store, sessionId: 'ses_a', now: () => 't', journal: { endStep: async () => queue.shift()!, finish: async () => [stored(20)] }, publish: (messages) => published.push(messages.map((message) => message.seq)) });
+    const queue: StepRows[] = [
+      { append: [], rewrite: null, kept: stored(4) },
+      { append: [assistant], rewrite: null },
+    ];
+    const steps = createStepRecorder({
+      store,
+      sessionId: 'ses_a',
+      now: () => 't',
+      journal: { endStep: async () => queue.shift()!, finish: async () => [stored(20)] },
+      publish: (messages) => published.push(messages.map((message) => message.seq)),
+    });
     await steps.endStep([assistant]);
     expect(steps.flush()).toBeUndefined();
     await steps.endStep([assistant]);

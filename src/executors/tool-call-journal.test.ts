@@ -18,7 +18,9 @@ function counted(store: Store): { store: Store; writes: string[] } {
     store: {
       ...store,
       appendMessages: (messages) => (writes.push('append'), store.appendMessages(messages)),
-      updateMessageContent: (sessionId, seq, content) => (writes.push(`update ${(content as unknown[]).length}`), store.updateMessageContent(sessionId, seq, content)),
+      updateMessageContent: (sessionId, seq, content) => (
+        writes.push(`update ${(content as unknown[]).length}`), store.updateMessageContent(sessionId, seq, content)
+      ),
       flush: () => (writes.push('flush'), store.flush()),
     },
   };
@@ -39,7 +41,13 @@ describe('createToolCallJournal', () => {
     expect(parts.every((part) => (part.providerOptions[pendingCallKey] as { pending_owner: string }).pending_owner === 'owner_1')).toBe(true);
 
     const { append, rewrite } = await journal.endStep([
-      { role: 'assistant', content: [{ type: 'text', text: 'Looking.' }, ...parts.map((part) => ({ type: 'tool-call' as const, toolCallId: part.toolCallId, toolName: 'look', input: {} }))] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Looking.' },
+          ...parts.map((part) => ({ type: 'tool-call' as const, toolCallId: part.toolCallId, toolName: 'look', input: {} })),
+        ],
+      },
       { role: 'tool', content: [] },
     ]);
     expect(append).toHaveLength(1);
@@ -81,14 +89,20 @@ describe('createToolCallJournal', () => {
     await inner.createSession(sessionFixture({ id: 'ses_1' }));
     const { store, writes } = counted(inner);
     const journal = createToolCallJournal({ store, sessionId: 'ses_1', ownerId: 'owner_1', markCalls: false, now });
-    await Promise.all([journal.record({ toolCallId: 'call_1', toolName: 'look', input: { path: 'a' } }, readTool), journal.record({ toolCallId: 'call_2', toolName: 'look', input: {} }, readTool)]);
+    await Promise.all([
+      journal.record({ toolCallId: 'call_1', toolName: 'look', input: { path: 'a' } }, readTool),
+      journal.record({ toolCallId: 'call_2', toolName: 'look', input: {} }, readTool),
+    ]);
     const [message] = await inner.listMessages('ses_1');
     expect(JSON.stringify(message.content)).not.toContain(pendingCallKey);
     const calls = [
       { type: 'tool-call' as const, toolCallId: 'call_1', toolName: 'look', input: { path: 'a' }, providerExecuted: undefined, providerOptions: undefined },
       { type: 'tool-call' as const, toolCallId: 'call_2', toolName: 'look', input: {} },
     ];
-    const step = await journal.endStep([{ role: 'assistant', content: calls }, { role: 'tool', content: [] }]);
+    const step = await journal.endStep([
+      { role: 'assistant', content: calls },
+      { role: 'tool', content: [] },
+    ]);
     expect(step.rewrite).toBeNull();
     expect(step.kept).toEqual(message);
     expect(step.append).toHaveLength(1);
@@ -96,12 +110,22 @@ describe('createToolCallJournal', () => {
 
     // A step with text besides its calls is rewritten as its whole message.
     await journal.record({ toolCallId: 'call_3', toolName: 'look', input: {} }, readTool);
-    const next = await journal.endStep([{ role: 'assistant', content: [{ type: 'text', text: 'Looking.' }, { type: 'tool-call', toolCallId: 'call_3', toolName: 'look', input: {} }] }]);
+    const next = await journal.endStep([
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Looking.' },
+          { type: 'tool-call', toolCallId: 'call_3', toolName: 'look', input: {} },
+        ],
+      },
+    ]);
     expect(next.kept).toBeUndefined();
     expect((next.rewrite?.content as Array<{ type: string }>).map((part) => part.type)).toEqual(['text', 'tool-call']);
     // So is one whose call the model gave a different input than the stored one.
     await journal.record({ toolCallId: 'call_4', toolName: 'look', input: { path: 'b' } }, readTool);
-    expect((await journal.endStep([{ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'call_4', toolName: 'look', input: { path: 'c' } }] }])).rewrite).not.toBeNull();
+    expect(
+      (await journal.endStep([{ role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'call_4', toolName: 'look', input: { path: 'c' } }] }])).rewrite,
+    ).not.toBeNull();
     await inner.close();
   });
 

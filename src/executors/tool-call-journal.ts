@@ -136,7 +136,8 @@ export function createToolCallJournal(options: ToolCallJournalOptions): ToolCall
         reset();
         return { append: rest, rewrite: null, kept };
       }
-      const content: Array<{ type: string; toolCallId?: string }> = typeof first.content === 'string' ? [{ type: 'text', text: first.content } as { type: string }] : [...first.content];
+      const content: Array<{ type: string; toolCallId?: string }> =
+        typeof first.content === 'string' ? [{ type: 'text', text: first.content } as { type: string }] : [...first.content];
       const present = new Set(content.flatMap((part) => (part.type === 'tool-call' ? [part.toolCallId] : [])));
       for (const call of calls) if (!present.has(call.toolCallId)) content.push(withoutMark(call));
       const rewrite: MessageRecord = { ...stored, content };

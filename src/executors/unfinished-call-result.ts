@@ -22,7 +22,9 @@ export type UnfinishedReason = 'process-died' | 'loop-ended';
  */
 export function unfinishedCallResult(call: StoredToolCall, reason: UnfinishedReason, runs: readonly RunRecord[]): ToolResultPart {
   const opening =
-    reason === 'process-died' ? 'The process stopped before this call finished, so its result was lost.' : 'The turn ended (stopped or failed) before this call finished.';
+    reason === 'process-died'
+      ? 'The process stopped before this call finished, so its result was lost.'
+      : 'The turn ended (stopped or failed) before this call finished.';
   const started = runs.filter((run) => run.tool_call_id === call.toolCallId);
   let text: string;
   if (started.length > 0) {

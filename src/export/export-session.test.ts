@@ -48,9 +48,25 @@ describe('exportSession', () => {
   });
 
   it("gives a child session's export the subagent's own usage, resumed runs included, not 0", async () => {
-    await store.createSession({ id: 'ses_child_1', agent: 'researcher', model: 'scripted:test', created_at: '2025-01-01T00:00:03.000Z', status: 'idle', parent_run_id: 'run_1', auto_resumes: 0, user_canceled_at: null });
+    await store.createSession({
+      id: 'ses_child_1',
+      agent: 'researcher',
+      model: 'scripted:test',
+      created_at: '2025-01-01T00:00:03.000Z',
+      status: 'idle',
+      parent_run_id: 'run_1',
+      auto_resumes: 0,
+      user_canceled_at: null,
+    });
     await store.insertRun(
-      runFixture({ id: 'run_4', child_session_id: 'ses_child_1', resumed_from: 'run_1', created_at: '2025-01-01T00:00:20.000Z', status: 'completed', usage: { input_tokens: 5, output_tokens: 1 } }),
+      runFixture({
+        id: 'run_4',
+        child_session_id: 'ses_child_1',
+        resumed_from: 'run_1',
+        created_at: '2025-01-01T00:00:20.000Z',
+        status: 'completed',
+        usage: { input_tokens: 5, output_tokens: 1 },
+      }),
       eventFixture('run_4', 'run-queued', {}, '2025-01-01T00:00:20.000Z'),
     );
     const child = await exportSession(store, 'ses_child_1', { now });
@@ -83,10 +99,36 @@ describe('exportSession', () => {
   it('gives each run every contract field and none of the lease or stop bookkeeping', async () => {
     const [, canceled] = (await exportSession(store, 'ses_1', { now })).runs;
     expect(Object.keys(canceled)).toEqual([
-      'id', 'parent_session_id', 'child_session_id', 'parent_run_id', 'tool_call_id', 'agent', 'description', 'task',
-      'context', 'mode', 'status', 'depth', 'max_turns', 'turns', 'created_at', 'started_at', 'ended_at', 'promoted_at',
-      'consumed_at', 'last_activity', 'activity', 'result', 'partial_result', 'error', 'usage', 'warnings', 'notification',
-      'resumed_from', 'events', 'runs',
+      'id',
+      'parent_session_id',
+      'child_session_id',
+      'parent_run_id',
+      'tool_call_id',
+      'agent',
+      'description',
+      'task',
+      'context',
+      'mode',
+      'status',
+      'depth',
+      'max_turns',
+      'turns',
+      'created_at',
+      'started_at',
+      'ended_at',
+      'promoted_at',
+      'consumed_at',
+      'last_activity',
+      'activity',
+      'result',
+      'partial_result',
+      'error',
+      'usage',
+      'warnings',
+      'notification',
+      'resumed_from',
+      'events',
+      'runs',
     ]);
     expect(canceled.partial_result).toBe('Half way through');
     expect(JSON.stringify(canceled)).not.toMatch(/process_1|Taking too long/);
@@ -146,8 +188,14 @@ describe('exportSession', () => {
 
   it('exports the runs of a child session, and throws ConfigError for an unknown session', async () => {
     await store.createSession({
-      id: 'ses_child_1', agent: 'researcher', model: 'scripted:test', created_at: '2025-01-01T00:00:03.000Z',
-      status: 'idle', parent_run_id: 'run_1', auto_resumes: 0, user_canceled_at: null,
+      id: 'ses_child_1',
+      agent: 'researcher',
+      model: 'scripted:test',
+      created_at: '2025-01-01T00:00:03.000Z',
+      status: 'idle',
+      parent_run_id: 'run_1',
+      auto_resumes: 0,
+      user_canceled_at: null,
     });
     expect((await exportSession(store, 'ses_child_1', { now })).runs.map((run) => run.id)).toEqual(['run_2']);
     const missing = exportSession(store, 'ses_missing', { now });

@@ -17,7 +17,7 @@ export interface ExportSessionOptions {
 }
 
 /**
- * A session as one JSON document (CONTRACT section 9): its conversation, and its runs with
+ * A session as one JSON document (docs/command-line.md): its conversation, and its runs with
  * their events and, nested, the runs each subagent started. Anything that looks like a
  * credential is replaced by `[REDACTED]`.
  *
@@ -25,11 +25,7 @@ export interface ExportSessionOptions {
  * @example
  * const document = await exportSession(store, 'ses_01J...', { now: systemNow });
  */
-export async function exportSession(
-  store: StoreView,
-  sessionId: string,
-  { now = systemNow, limits = {} }: ExportSessionOptions = {},
-): Promise<SessionExport> {
+export async function exportSession(store: StoreView, sessionId: string, { now = systemNow, limits = {} }: ExportSessionOptions = {}): Promise<SessionExport> {
   const session = await store.getSession(sessionId);
   if (!session) throw new ConfigError(`No session '${sessionId}'.`);
   const messages = await store.listMessages(sessionId);

@@ -1,13 +1,4 @@
-import {
-  codeSpan,
-  cutEnd,
-  cutMiddle,
-  fencedBlock,
-  formatDuration,
-  inlineText,
-  millisecondsBetween,
-  oneLine,
-} from '../store/markdown-text.ts';
+import { codeSpan, cutEnd, cutMiddle, fencedBlock, formatDuration, inlineText, millisecondsBetween, oneLine } from '../store/markdown-text.ts';
 import type { ExportedRun, ExportedRunEvent } from './session-export.ts';
 
 const maxShownChars = 2000;
@@ -71,11 +62,9 @@ function timeline(run: ExportedRun): string {
   };
   if (run.events.length <= maxTimelineEvents) return run.events.map(line).join('\n');
   const half = maxTimelineEvents / 2;
-  return [
-    ...run.events.slice(0, half).map(line),
-    `- _(${run.events.length - maxTimelineEvents} events omitted)_`,
-    ...run.events.slice(-half).map(line),
-  ].join('\n');
+  return [...run.events.slice(0, half).map(line), `- _(${run.events.length - maxTimelineEvents} events omitted)_`, ...run.events.slice(-half).map(line)].join(
+    '\n',
+  );
 }
 
 /** The useful part of an event's data, on one short line. */

@@ -28,10 +28,7 @@ export interface ExportedRunEvent {
 }
 
 /** The run record fields of the contract; the store's lease and stop bookkeeping stays out. */
-export type ExportedRunFields = Omit<
-  RunRecord,
-  'lease_owner' | 'lease_expires_at' | 'stop_requested_at' | 'stop_requested_by' | 'stop_reason' | 'activity'
-> & {
+export type ExportedRunFields = Omit<RunRecord, 'lease_owner' | 'lease_expires_at' | 'stop_requested_at' | 'stop_requested_by' | 'stop_reason' | 'activity'> & {
   /** The typed activity beside its text, `last_activity`; absent from an export written before it was typed. */
   activity?: RunActivity | null;
 };
@@ -43,7 +40,7 @@ export interface ExportedRun extends ExportedRunFields {
 }
 
 /**
- * The document `cadre export --format json` writes (CONTRACT section 9), plus `usage`:
+ * The document `cadre export --format json` writes (docs/command-line.md), plus `usage`:
  * the tokens of every run, nested ones included; `agent_usage`: the session's own agent's tokens
  * (the primary agent's; for a child session, its subagent's);
  * and `token_budgets`: the limits in force when it was exported, when any was set.

@@ -14,7 +14,15 @@ describe('createLogger', () => {
     logger.info({ method: 'GET', path: '/api/sessions', status: 200 }, 'request');
     expect(lines).toHaveLength(1);
     expect(lines[0]!.endsWith('\n')).toBe(true);
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 'info', name: 'cadre', component: 'server', method: 'GET', path: '/api/sessions', status: 200, msg: 'request' });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 'info',
+      name: 'cadre',
+      component: 'server',
+      method: 'GET',
+      path: '/api/sessions',
+      status: 200,
+      msg: 'request',
+    });
   });
 
   it('leaves out lines below its level', () => {
@@ -35,7 +43,15 @@ describe('createLogger', () => {
     const cause = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9'), { code: 'ECONNREFUSED' });
     errorLogger(logger)(new Error('The model call failed with key sk-secret-1', { cause }));
     const entry = JSON.parse(lines[0]!);
-    expect(entry).toMatchObject({ level: 'error', msg: 'internal error', err: { type: 'Error', message: 'The model call failed with key [redacted]', cause: { message: 'connect ECONNREFUSED 127.0.0.1:9', code: 'ECONNREFUSED' } } });
+    expect(entry).toMatchObject({
+      level: 'error',
+      msg: 'internal error',
+      err: {
+        type: 'Error',
+        message: 'The model call failed with key [redacted]',
+        cause: { message: 'connect ECONNREFUSED 127.0.0.1:9', code: 'ECONNREFUSED' },
+      },
+    });
     expect(lines[0]).not.toContain('sk-secret-1');
   });
 

@@ -25,7 +25,13 @@ async function trace(stream: boolean) {
     model: scriptedLanguageModel([
       {
         turns: [
-          { text: 'Looking. ', tool_calls: [{ name: 'echo', arguments: { text: 'hi' } }, { name: 'fail', arguments: {} }] },
+          {
+            text: 'Looking. ',
+            tool_calls: [
+              { name: 'echo', arguments: { text: 'hi' } },
+              { name: 'fail', arguments: {} },
+            ],
+          },
           { text: 'All done.' },
         ],
       },

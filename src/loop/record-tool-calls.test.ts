@@ -62,9 +62,23 @@ describe('recordToolCalls', () => {
 
   it('tells how a failing call ended, thrown at once or rejected later, and passes the error on', async () => {
     const journal = recorder([]);
-    const thrown = composeTools({ probe: tool(() => { throw new Error('at once'); }) }, [recordToolCalls(journal), checkToolInput]);
+    const thrown = composeTools(
+      {
+        probe: tool(() => {
+          throw new Error('at once');
+        }),
+      },
+      [recordToolCalls(journal), checkToolInput],
+    );
     expect(() => execute(thrown.probe!, {})).toThrow('at once');
-    const rejected = composeTools({ probe: tool(async () => { throw new Error('later'); }) }, [recordToolCalls(journal), checkToolInput]);
+    const rejected = composeTools(
+      {
+        probe: tool(async () => {
+          throw new Error('later');
+        }),
+      },
+      [recordToolCalls(journal), checkToolInput],
+    );
     await expect(execute(rejected.probe!, {})).rejects.toThrow('later');
     expect(journal.outcomes.map((outcome) => !outcome.ok && (outcome.error as Error).message)).toEqual(['at once', 'later']);
   });

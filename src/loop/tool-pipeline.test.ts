@@ -7,15 +7,26 @@ import { stopToolCalls } from './stop-tool-calls.ts';
 import { composeTools, mapToolOutput, originalTool, type ToolMiddleware } from './tool-pipeline.ts';
 import { watchToolCalls } from './watch-tool-calls.ts';
 
-const options = (toolCallId = 'call_1', abortSignal?: AbortSignal): ToolExecutionOptions<any> => ({ toolCallId, messages: [], abortSignal, context: undefined });
-const execute = (tool: Tool, input: unknown, callOptions = options()) => (tool.execute as (input: unknown, options: ToolExecutionOptions<any>) => unknown)(input, callOptions);
+const options = (toolCallId = 'call_1', abortSignal?: AbortSignal): ToolExecutionOptions<any> => ({
+  toolCallId,
+  messages: [],
+  abortSignal,
+  context: undefined,
+});
+const execute = (tool: Tool, input: unknown, callOptions = options()) =>
+  (tool.execute as (input: unknown, options: ToolExecutionOptions<any>) => unknown)(input, callOptions);
 
 /** An entry that logs when it runs and when its call has ended. */
 function logging(name: string, log: string[]): ToolMiddleware {
   return { name, handle: (call, next) => (log.push(`${name} ${call.name}`), mapToolOutput(next, { end: (ok) => log.push(`${name} end ${ok}`) })) };
 }
 
-const echo = defineTool({ name: 'echo', description: 'Echoes', inputSchema: z.object({ text: z.string(), times: z.number().default(1) }), execute: ({ text, times }) => text.repeat(times) });
+const echo = defineTool({
+  name: 'echo',
+  description: 'Echoes',
+  inputSchema: z.object({ text: z.string(), times: z.number().default(1) }),
+  execute: ({ text, times }) => text.repeat(times),
+});
 
 describe('composeTools', () => {
   it('runs the entries in order, first outermost, around the tool, and the results back out in reverse', async () => {
@@ -65,7 +76,12 @@ describe('composeTools', () => {
   it('lets an entry refuse a call by throwing, before the tool runs', async () => {
     let ran = false;
     const tool = defineTool({ name: 'guarded', description: 'Guarded', inputSchema: z.object({}), execute: () => ((ran = true), 'ran') });
-    const refuse: ToolMiddleware = { name: 'refuse', handle: () => { throw new Error('no'); } };
+    const refuse: ToolMiddleware = {
+      name: 'refuse',
+      handle: () => {
+        throw new Error('no');
+      },
+    };
     const ended: boolean[] = [];
     const tools = composeTools({ tool }, [watchToolCalls({ onToolResult: ({ ok }) => ended.push(ok) }), refuse]);
     expect(() => execute(tools.tool!, {})).toThrow('no');
@@ -90,7 +106,10 @@ describe('checkToolInput', () => {
     expect(await execute(tools.tool!, { text: 'a' })).toBe('a');
     expect(parses).toBe(1);
     expect(await execute(tools.echo!, { text: 'b' })).toBe('b');
-    expect(seen).toEqual([[true, { text: 'a' }], [true, { text: 'b', times: 1 }]]);
+    expect(seen).toEqual([
+      [true, { text: 'a' }],
+      [true, { text: 'b', times: 1 }],
+    ]);
   });
 
   it("refuses bad input with a ToolInputError saying what to fix, and runs the tool's own check before later entries", async () => {

@@ -97,7 +97,7 @@ describe('composeModel', () => {
     expect(seen).toEqual([{ 'x-call': 'generate' }, { 'x-call': 'stream' }]);
   });
 
-  it("lets an entry answer one kind of call with the other kind of the rest of the stack", async () => {
+  it('lets an entry answer one kind of call with the other kind of the rest of the stack', async () => {
     const base = asObject(scriptedLanguageModel(() => ({ text: 'crossed' })));
     const crossed = asObject(
       composeModel(base as unknown as LanguageModel, [
@@ -126,7 +126,15 @@ describe('composeModel', () => {
 
   it('turns a model that throws instead of rejecting into a rejection', async () => {
     const failure = new Error('thrown at once');
-    const base = { ...scripted(), doGenerate: () => { throw failure; }, doStream: () => { throw failure; } };
+    const base = {
+      ...scripted(),
+      doGenerate: () => {
+        throw failure;
+      },
+      doStream: () => {
+        throw failure;
+      },
+    };
     const model = asObject(composeModel(base as unknown as LanguageModel, [logging('a', [])]));
     await expect(model.doGenerate({})).rejects.toBe(failure);
     await expect(model.doStream({})).rejects.toBe(failure);

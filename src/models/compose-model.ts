@@ -127,8 +127,7 @@ function layer(base: ModelObject, inner: ModelObject, entry: ModelMiddleware): M
   const { transformParams, wrapGenerate, wrapStream } = entry;
   if (transformParams === undefined && wrapGenerate === undefined && wrapStream === undefined) return inner;
   const generate = wrapGenerate
-    ? (params: ModelCallOptions) =>
-        wrapGenerate({ doGenerate: () => inner.doGenerate(params), doStream: () => inner.doStream(params), params, model: inner })
+    ? (params: ModelCallOptions) => wrapGenerate({ doGenerate: () => inner.doGenerate(params), doStream: () => inner.doStream(params), params, model: inner })
     : (params: ModelCallOptions) => inner.doGenerate(params);
   const stream = wrapStream
     ? (params: ModelCallOptions) => wrapStream({ doGenerate: () => inner.doGenerate(params), doStream: () => inner.doStream(params), params, model: inner })

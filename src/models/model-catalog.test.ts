@@ -27,6 +27,8 @@ describe('createModelCatalog', () => {
     expect(models.agentModel({ model: 'sonnet' })).toBeUndefined();
     expect(models.agentModel({ model: 'ollama:qwen' })).toBe('ollama:qwen');
     expect(models.agentModel({})).toBeUndefined();
-    expect(createModelCatalog({ model: 'ollama:llama3', reliability, env: { ANTHROPIC_API_KEY: 'key' } }).agentModel({ model: 'sonnet' })).toBe('anthropic:claude-sonnet-4-5');
+    expect(createModelCatalog({ model: 'ollama:llama3', reliability, env: { ANTHROPIC_API_KEY: 'key' } }).agentModel({ model: 'sonnet' })).toBe(
+      'anthropic:claude-sonnet-4-5',
+    );
   });
 });

@@ -35,7 +35,22 @@ export const reliableCallsEntry = Symbol.for('cadre.reliable-calls');
 const preludeParts = new Set(['stream-start', 'response-metadata', 'text-start', 'reasoning-start', 'ping', 'raw']);
 
 /** Network failures that the SDK does not wrap in a retryable `APICallError` (a reset mid-body, say). */
-const networkCodes = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CLOSED']);
+const networkCodes = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+]);
 
 function seconds(ms: number): string {
   const value = ms / 1000;
@@ -79,7 +94,12 @@ interface Failure {
 function classify(error: unknown, timedOut: boolean, nowMs: number): Failure {
   if (timedOut) return { retryable: true, timeout: true, rateLimited: false, retryAfterMs: undefined };
   if (APICallError.isInstance(error)) {
-    return { retryable: error.isRetryable || networkCode(error) !== undefined, timeout: false, rateLimited: error.statusCode === 429, retryAfterMs: retryAfterMs(error, nowMs) };
+    return {
+      retryable: error.isRetryable || networkCode(error) !== undefined,
+      timeout: false,
+      rateLimited: error.statusCode === 429,
+      retryAfterMs: retryAfterMs(error, nowMs),
+    };
   }
   // undici's `fetch failed` and `terminated` carry the socket's error as their cause, with its code.
   return { retryable: networkCode(error) !== undefined, timeout: false, rateLimited: false, retryAfterMs: undefined };
@@ -147,7 +167,13 @@ export function reliableCalls(options: ReliableCallsOptions): ModelMiddleware {
   }
 
   /** After a failed attempt: the next one, or the error to fail with. */
-  async function retry<T>(error: unknown, timedOut: boolean, count: number, callerSignal: AbortSignal | undefined, once: (attempt: Attempt) => Promise<T>): Promise<T> {
+  async function retry<T>(
+    error: unknown,
+    timedOut: boolean,
+    count: number,
+    callerSignal: AbortSignal | undefined,
+    once: (attempt: Attempt) => Promise<T>,
+  ): Promise<T> {
     if (callerSignal?.aborted) throw error;
     const failure = classify(error, timedOut, nowMs());
     if (!failure.retryable) throw redactor.redactError(error);
@@ -161,7 +187,11 @@ export function reliableCalls(options: ReliableCallsOptions): ModelMiddleware {
     }
     if (count > maxRetries) {
       if (failure.timeout) {
-        throw new ModelCallError(`The model provider did not answer within ${seconds(timeoutMs)} (${attemptsText(count)}).`, { failure: 'timeout', attempts: count, cause });
+        throw new ModelCallError(`The model provider did not answer within ${seconds(timeoutMs)} (${attemptsText(count)}).`, {
+          failure: 'timeout',
+          attempts: count,
+          cause,
+        });
       }
       throw new ModelCallError(describeFailure(cause, count), { failure: 'retries_exhausted', attempts: count, cause });
     }
@@ -296,7 +326,11 @@ function brokenStream(error: unknown, timedOut: boolean, characters: number, tim
   const cause = redactor.redactError(error);
   const kept = `the ${characters} characters it sent are kept as the partial result`;
   if (timedOut) {
-    return new ModelCallError(`The model provider stopped answering for ${seconds(timeoutMs)} in the middle of its answer; ${kept}.`, { failure: 'timeout', attempts: 1, cause });
+    return new ModelCallError(`The model provider stopped answering for ${seconds(timeoutMs)} in the middle of its answer; ${kept}.`, {
+      failure: 'timeout',
+      attempts: 1,
+      cause,
+    });
   }
   const reason = ((cause as Error | undefined)?.message ?? String(cause)).split('\n')[0];
   return new ModelCallError(`The model provider's answer broke off (${reason}); ${kept}.`, { failure: 'stream_broken', attempts: 1, cause });

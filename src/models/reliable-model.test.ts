@@ -113,7 +113,9 @@ describe('reliableModel: one retry policy', () => {
     const { model, calls } = counted([{ text: 'Half an answer and', chunk_size: 4, fault: { type: 'reset', after_chars: 8 } }]);
     const result = await call(wrap(model), 'streamed');
     expect(result.text).toBe('Half an ');
-    expect((result.error as Error).message).toBe("The model provider's answer broke off (terminated); the 8 characters it sent are kept as the partial result.");
+    expect((result.error as Error).message).toBe(
+      "The model provider's answer broke off (terminated); the 8 characters it sent are kept as the partial result.",
+    );
     expect(calls).toHaveLength(1);
   });
 
@@ -273,4 +275,3 @@ describe('reliableModel: one model stack', () => {
     expect(reliableModel(reliable as never, { redactor })).toBe(reliable);
   });
 });
-

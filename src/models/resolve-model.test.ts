@@ -53,13 +53,16 @@ describe('resolveModel', () => {
   it.each([
     ['anthropic:claude-sonnet-4-5', 'ANTHROPIC_API_KEY', 'x-api-key', secret],
     ['openai:gpt-5', 'OPENAI_API_KEY', 'authorization', `Bearer ${secret}`],
-  ])('sends an explicit key before the environment\'s (%s)', async (spec, variable, header, expected) => {
+  ])("sends an explicit key before the environment's (%s)", async (spec, variable, header, expected) => {
     const sent: Array<string | null> = [];
     vi.stubGlobal('fetch', async (_url: string, init: RequestInit) => {
       sent.push(new Headers(init.headers).get(header));
       throw new Error('no network in unit tests');
     });
-    const model = resolveModel(spec, { apiKey: secret, env: { [variable]: 'sk-from-the-environment-0000', CADRE_API_KEY: 'sk-cadre-key-000000000' } }) as unknown as {
+    const model = resolveModel(spec, {
+      apiKey: secret,
+      env: { [variable]: 'sk-from-the-environment-0000', CADRE_API_KEY: 'sk-cadre-key-000000000' },
+    }) as unknown as {
       doGenerate(options: unknown): Promise<unknown>;
     };
     await expect(model.doGenerate({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] })).rejects.toThrow();
@@ -68,20 +71,13 @@ describe('resolveModel', () => {
 
   it('asks for a base URL for openai-compatible and accepts one from the options', () => {
     const error = thrownBy(() => resolveModel('openai-compatible:qwen3', { env: {} }));
-    expect(error.message).toBe(
-      `Model 'openai-compatible:qwen3' needs a base URL: pass --base-url, set CADRE_BASE_URL, or set "baseURL" in cadre.config.json`,
-    );
+    expect(error.message).toBe(`Model 'openai-compatible:qwen3' needs a base URL: pass --base-url, set CADRE_BASE_URL, or set "baseURL" in cadre.config.json`);
     expect(resolveModel('openai-compatible:qwen3', { baseURL: 'http://localhost:1/v1', env: {} }).modelId).toBe('qwen3');
   });
 
-  it.each(['claude-sonnet-4-5', 'anthropic:', ':model', 'anthropic: claude', ''])(
-    'rejects the malformed spec %j and lists the providers',
-    (spec) => {
-      expect(thrownBy(() => resolveModel(spec, { env: {} })).message).toContain(
-        'supported providers: anthropic, openai, openai-compatible, ollama',
-      );
-    },
-  );
+  it.each(['claude-sonnet-4-5', 'anthropic:', ':model', 'anthropic: claude', ''])('rejects the malformed spec %j and lists the providers', (spec) => {
+    expect(thrownBy(() => resolveModel(spec, { env: {} })).message).toContain('supported providers: anthropic, openai, openai-compatible, ollama');
+  });
 
   it('rejects an unknown provider by name', () => {
     expect(thrownBy(() => resolveModel('mistral:large', { env: {} })).message).toContain("unknown provider 'mistral'");

@@ -38,18 +38,12 @@ function nonEmpty(value: string | undefined) {
 function redact(message: string, options: ResolveModelOptions, env: Record<string, string | undefined>) {
   const fromEnv = Object.entries(env).filter(([name]) => /KEY|TOKEN|SECRET/.test(name));
   const secrets = [options.apiKey, ...fromEnv.map(([, value]) => value)];
-  return secrets.reduce<string>(
-    (text, secret) => (secret !== undefined && secret.length >= 8 ? text.replaceAll(secret, '[redacted]') : text),
-    message,
-  );
+  return secrets.reduce<string>((text, secret) => (secret !== undefined && secret.length >= 8 ? text.replaceAll(secret, '[redacted]') : text), message);
 }
 
 function requireKey(spec: string, key: string | undefined, variable: string) {
   if (key !== undefined) return key;
-  throw new ConfigError(
-    `Model '${spec}' needs an API key: set ${variable} or CADRE_API_KEY ` +
-      '(keys are read from the environment, never from config files)',
-  );
+  throw new ConfigError(`Model '${spec}' needs an API key: set ${variable} or CADRE_API_KEY (keys are read from the environment, never from config files)`);
 }
 
 function createModel(spec: string, options: ResolveModelOptions, env: Record<string, string | undefined>) {
@@ -69,9 +63,7 @@ function createModel(spec: string, options: ResolveModelOptions, env: Record<str
     }
     case 'openai-compatible': {
       if (baseURL === undefined) {
-        throw new ConfigError(
-          `Model '${spec}' needs a base URL: pass --base-url, set CADRE_BASE_URL, or set "baseURL" in cadre.config.json`,
-        );
+        throw new ConfigError(`Model '${spec}' needs a base URL: pass --base-url, set CADRE_BASE_URL, or set "baseURL" in cadre.config.json`);
       }
       const compatible = createOpenAICompatible({
         name: 'openai-compatible',
@@ -100,10 +92,7 @@ function createModel(spec: string, options: ResolveModelOptions, env: Record<str
  * no message ever contains a key.
  * @example resolveModel('ollama:llama3.1:8b')
  */
-export function resolveModel(
-  spec: string | LanguageModelInstance,
-  options: ResolveModelOptions = {},
-): LanguageModelInstance {
+export function resolveModel(spec: string | LanguageModelInstance, options: ResolveModelOptions = {}): LanguageModelInstance {
   if (isLanguageModel(spec)) return spec;
   const env = options.env ?? process.env;
   if (typeof spec !== 'string') {

@@ -1,7 +1,7 @@
 import { APICallError } from 'ai';
 import { redactSecrets } from '../store/redact-secrets.ts';
 
-/** What a configured secret's value is replaced with (CONTRACT section 7). */
+/** What a configured secret's value is replaced with (docs/configuration.md). */
 export const redactedMarker = '[redacted]';
 
 /** Options of {@link createSecretRedactor}. */

@@ -108,7 +108,17 @@ describe('ruleMatches', () => {
   });
 
   it('does not let an allow pattern match a command that chains, redirects or climbs out', () => {
-    for (const command of ['npm test; rm x', 'npm test && rm x', 'npm test | sh', 'npm test `id`', 'npm test > out', 'npm test < in', 'npm test\nrm x', 'npm test\rrm x', 'npm test $(id)']) {
+    for (const command of [
+      'npm test; rm x',
+      'npm test && rm x',
+      'npm test | sh',
+      'npm test `id`',
+      'npm test > out',
+      'npm test < in',
+      'npm test\nrm x',
+      'npm test\rrm x',
+      'npm test $(id)',
+    ]) {
       expect(matches('bash(npm test*)', bash(command), 'allow'), command).toBe(false);
       // Deny and ask rules still match it: that only makes a call stricter.
       expect(matches('bash(npm test*)', bash(command), 'deny'), command).toBe(true);
@@ -172,14 +182,20 @@ describe('parsePermissionRule', () => {
 
   it('refuses malformed rules, naming them', () => {
     for (const text of ['1bash', 'bash!', 'two words', '(npm test)', 'bash(x', 'ba sh(x)', '9x(y)', 'bash)x(']) {
-      expect(parseError(text)).toBe(`Invalid permission rule '${text}': a rule is a risk (read, write, exec, network), a tool name (bash) or a tool with an argument pattern (bash(npm test*), write_file(docs/*)).`);
+      expect(parseError(text)).toBe(
+        `Invalid permission rule '${text}': a rule is a risk (read, write, exec, network), a tool name (bash) or a tool with an argument pattern (bash(npm test*), write_file(docs/*)).`,
+      );
     }
   });
 
   it('refuses an empty argument pattern and a pattern on a risk', () => {
-    expect(parseError('bash( )')).toBe("Permission rule 'bash( )' has an empty argument pattern: write 'bash' for every call, or a pattern like bash(npm test*).");
+    expect(parseError('bash( )')).toBe(
+      "Permission rule 'bash( )' has an empty argument pattern: write 'bash' for every call, or a pattern like bash(npm test*).",
+    );
     expect(parseError('bash()')).toMatch(/has an empty argument pattern/);
-    expect(parseError('write(docs/*)')).toBe("Permission rule 'write(docs/*)': 'write' is a risk, and a risk takes no argument pattern; name a tool, like bash(npm test*).");
+    expect(parseError('write(docs/*)')).toBe(
+      "Permission rule 'write(docs/*)': 'write' is a risk, and a risk takes no argument pattern; name a tool, like bash(npm test*).",
+    );
   });
 });
 

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { ConfigError } from '../errors/config-error.ts';
 
-/** What a tool can do to the world; the same names as the tools' `risk` (CONTRACT section 10). */
+/** What a tool can do to the world; the same names as the tools' `risk` (docs/tools-and-approvals.md). */
 export type PermissionRisk = 'read' | 'write' | 'exec' | 'network';
 
 /** The risks, least dangerous first. */
@@ -53,7 +53,8 @@ export function parsePermissionRule(text: unknown): PermissionRule {
   const tool = rule.slice(0, Math.max(0, open));
   if (rule.endsWith(')') && toolNamePattern.test(tool)) {
     const pattern = rule.slice(open + 1, -1);
-    if (pattern.trim() === '') throw new ConfigError(`Permission rule '${rule}' has an empty argument pattern: write '${tool}' for every call, or a pattern like ${tool}(npm test*).`);
+    if (pattern.trim() === '')
+      throw new ConfigError(`Permission rule '${rule}' has an empty argument pattern: write '${tool}' for every call, or a pattern like ${tool}(npm test*).`);
     if ((permissionRisks as readonly string[]).includes(tool)) {
       throw new ConfigError(`Permission rule '${rule}': '${tool}' is a risk, and a risk takes no argument pattern; name a tool, like bash(npm test*).`);
     }
@@ -77,7 +78,6 @@ function patternMatcher(pattern: string): RegExp {
   }
   return new RegExp(`^${source}$`);
 }
-
 
 /** A pattern that matches exactly `argument` (its stars and backslashes escaped). */
 export function exactPattern(argument: string): string {

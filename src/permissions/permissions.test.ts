@@ -11,7 +11,11 @@ const fetchCall: PermissionCall = { tool: 'mcp__web__fetch', risk: 'network' };
 
 function decide(config: PermissionsConfig, call: PermissionCall, agent?: PermissionsConfig, session?: PermissionsConfig): PermissionDecision {
   return decidePermission(
-    { rules: compilePermissions(config, 'test'), agentRules: agent && compilePermissions(agent, 'agent'), sessionRules: session && compilePermissions(session, 'session') },
+    {
+      rules: compilePermissions(config, 'test'),
+      agentRules: agent && compilePermissions(agent, 'agent'),
+      sessionRules: session && compilePermissions(session, 'session'),
+    },
     call,
   ).decision;
 }
@@ -70,8 +74,14 @@ describe('decidePermission', () => {
 
   it("keeps the configuration's rule when the agent's says the same", () => {
     const rules = compilePermissions({ allow: ['bash'] }, 'test');
-    expect(decidePermission({ rules, agentRules: compilePermissions({ allow: ['bash(ls)'] }, 'agent') }, bash('ls'))).toEqual({ decision: 'allow', rule: 'bash' });
-    expect(decidePermission({ rules, agentRules: compilePermissions({ ask: ['bash(ls)'] }, 'agent') }, bash('ls'))).toEqual({ decision: 'ask', rule: 'bash(ls)' });
+    expect(decidePermission({ rules, agentRules: compilePermissions({ allow: ['bash(ls)'] }, 'agent') }, bash('ls'))).toEqual({
+      decision: 'allow',
+      rule: 'bash',
+    });
+    expect(decidePermission({ rules, agentRules: compilePermissions({ ask: ['bash(ls)'] }, 'agent') }, bash('ls'))).toEqual({
+      decision: 'ask',
+      rule: 'bash(ls)',
+    });
   });
 
   it('names the rule that decided, or none for a default', () => {
@@ -150,15 +160,23 @@ describe('parsePermissionRule and compilePermissions', () => {
         return error as Error;
       }
     })();
-    expect(caught?.message).toBe("agent coder: permissions.ask: Permission rule 'bash()' has an empty argument pattern: write 'bash' for every call, or a pattern like bash(npm test*).");
+    expect(caught?.message).toBe(
+      "agent coder: permissions.ask: Permission rule 'bash()' has an empty argument pattern: write 'bash' for every call, or a pattern like bash(npm test*).",
+    );
     expect(ConfigError.isInstance(caught?.cause)).toBe(true);
   });
 
   it('refuses a rule that is not text, an unknown key and a bad list, naming where', () => {
-    expect(() => compilePermissions({ allow: [3 as unknown as string] }, 'cadre.config.json')).toThrow(/cadre.config.json: permissions.allow.0: must be a rule as text/);
-    expect(() => compilePermissions({ alow: ['bash'] } as PermissionsConfig, 'cadre.config.json')).toThrow(/permissions.alow: unknown key \(known keys: allow, ask, deny\)/);
+    expect(() => compilePermissions({ allow: [3 as unknown as string] }, 'cadre.config.json')).toThrow(
+      /cadre.config.json: permissions.allow.0: must be a rule as text/,
+    );
+    expect(() => compilePermissions({ alow: ['bash'] } as PermissionsConfig, 'cadre.config.json')).toThrow(
+      /permissions.alow: unknown key \(known keys: allow, ask, deny\)/,
+    );
     expect(() => compilePermissions({ deny: 'bash' as unknown as string[] }, '--deny')).toThrow(/--deny: permissions.deny: must be a list of rules/);
-    expect(() => compilePermissions({ deny: ['bash(rm *)', 'nope nope'] }, 'agent coder')).toThrow(/agent coder: permissions.deny: Invalid permission rule 'nope nope'/);
+    expect(() => compilePermissions({ deny: ['bash(rm *)', 'nope nope'] }, 'agent coder')).toThrow(
+      /agent coder: permissions.deny: Invalid permission rule 'nope nope'/,
+    );
   });
 
   it('parses the three kinds of rule', () => {
@@ -191,26 +209,31 @@ describe('deny at equal specificity', () => {
     // An argument rule needs a call with an argument.
     const callAndLevel = fc.tuple(call, level).filter(([theCall, at]) => at !== 'argument' || theCall.argument !== undefined);
     fc.assert(
-      fc.property(callAndLevel, fc.array(noiseRule, { maxLength: 8, size: 'max' }), fc.array(fc.nat(), { minLength: 10, maxLength: 10 }), ([theCall, at], others, order) => {
-        // A deny rule that matches the call at `at`, and an allow rule of the same specificity.
-        const text = at === 'risk' ? theCall.risk : at === 'tool' ? theCall.tool : `${theCall.tool}(*)`;
-        const matching: DecidedRule[] = [
-          { rule: parsePermissionRule(text), decision: 'deny' },
-          { rule: parsePermissionRule(text), decision: 'allow' },
-        ];
-        // Noise is never more specific than `at`, so the deny must decide.
-        const noise: DecidedRule[] = others
-          .filter((other) => rank[other.kind as keyof typeof rank] <= rank[at as keyof typeof rank])
-          .map((other) => {
-            const noiseText = other.kind === 'risk' ? other.risk : other.kind === 'tool' ? other.tool : `${other.tool}(${other.pattern})`;
-            return { rule: parsePermissionRule(noiseText), decision: other.decision };
-          });
-        const rules = [...matching, ...noise]
-          .map((rule, index) => ({ rule, key: order[index % order.length] * 100 + index }))
-          .sort((a, b) => a.key - b.key)
-          .map(({ rule }) => rule);
-        expect(decidePermission({ rules }, theCall).decision).toBe('deny');
-      }),
+      fc.property(
+        callAndLevel,
+        fc.array(noiseRule, { maxLength: 8, size: 'max' }),
+        fc.array(fc.nat(), { minLength: 10, maxLength: 10 }),
+        ([theCall, at], others, order) => {
+          // A deny rule that matches the call at `at`, and an allow rule of the same specificity.
+          const text = at === 'risk' ? theCall.risk : at === 'tool' ? theCall.tool : `${theCall.tool}(*)`;
+          const matching: DecidedRule[] = [
+            { rule: parsePermissionRule(text), decision: 'deny' },
+            { rule: parsePermissionRule(text), decision: 'allow' },
+          ];
+          // Noise is never more specific than `at`, so the deny must decide.
+          const noise: DecidedRule[] = others
+            .filter((other) => rank[other.kind as keyof typeof rank] <= rank[at as keyof typeof rank])
+            .map((other) => {
+              const noiseText = other.kind === 'risk' ? other.risk : other.kind === 'tool' ? other.tool : `${other.tool}(${other.pattern})`;
+              return { rule: parsePermissionRule(noiseText), decision: other.decision };
+            });
+          const rules = [...matching, ...noise]
+            .map((rule, index) => ({ rule, key: order[index % order.length] * 100 + index }))
+            .sort((a, b) => a.key - b.key)
+            .map(({ rule }) => rule);
+          expect(decidePermission({ rules }, theCall).decision).toBe('deny');
+        },
+      ),
       { numRuns: 500 },
     );
   });

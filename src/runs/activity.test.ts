@@ -16,7 +16,7 @@ describe('activity line', () => {
     expect(clampActivity('a\n b   c')).toBe('a b c');
   });
 
-  it('starts a long sentence\'s tail at a whole word', () => {
+  it("starts a long sentence's tail at a whole word", () => {
     const sentence = 'The ledger in src/runs/run-ledger.ts is the one writer of run states and it checks every move it makes';
     const line = lastSentence(sentence);
     expect(line.startsWith('…')).toBe(true);
@@ -27,7 +27,7 @@ describe('activity line', () => {
   });
 
   it('cuts a long line to 80 characters without splitting a surrogate pair', () => {
-    for (const text of ['x'.repeat(200), 'x' + '😀'.repeat(100), '😀'.repeat(100)]) {
+    for (const text of ['x'.repeat(200), `x${'😀'.repeat(100)}`, '😀'.repeat(100)]) {
       const line = clampActivity(text);
       expect(line.length).toBeLessThanOrEqual(80);
       expect(line.endsWith('…')).toBe(true);
@@ -38,7 +38,14 @@ describe('activity line', () => {
   });
 
   it('shows the final status with the start of the result', () => {
-    const line = renderActivity(finalActivity({ status: 'completed', result: { text: 'All good '.repeat(20), truncated: false, original_length: 180 }, error: null, partial_result: null }));
+    const line = renderActivity(
+      finalActivity({
+        status: 'completed',
+        result: { text: 'All good '.repeat(20), truncated: false, original_length: 180 },
+        error: null,
+        partial_result: null,
+      }),
+    );
     expect(line.startsWith('completed: All good')).toBe(true);
     expect(line.length).toBeLessThanOrEqual(80);
   });

@@ -2,7 +2,16 @@ import { oneLine } from '../store/markdown-text.ts';
 import type { RunRecord } from '../store/records.ts';
 import { clampActivity, maxActivityLength, renderActivity, type RunActivity } from '../store/run-activity.ts';
 
-export { activityEventData, activityOfEventData, clampActivity, maxActivityLength, renderActivity, type ActivityEventData, type RunActivity, type RunActivityKind } from '../store/run-activity.ts';
+export {
+  activityEventData,
+  activityOfEventData,
+  clampActivity,
+  maxActivityLength,
+  renderActivity,
+  type ActivityEventData,
+  type RunActivity,
+  type RunActivityKind,
+} from '../store/run-activity.ts';
 
 const mainArgumentKeys = ['path', 'file', 'file_path', 'pattern', 'query', 'command', 'url', 'agent', 'run_id', 'description', 'task'];
 

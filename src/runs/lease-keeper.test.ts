@@ -7,7 +7,7 @@ describe('createLeaseKeeper', () => {
     vi.useRealTimers();
   });
 
-  it("gives the end of a lease taken now as an ISO-8601 time, following the clock", () => {
+  it('gives the end of a lease taken now as an ISO-8601 time, following the clock', () => {
     let clock = '2025-01-01T00:00:00.000Z';
     const keeper = createLeaseKeeper({ store: {} as Store, now: () => clock, ownerId: 'owner', leaseMs: 15_000, holding: () => false });
     expect(keeper.until()).toBe('2025-01-01T00:00:15.000Z');

@@ -41,9 +41,12 @@ export function createLeaseKeeper({ store, now, ownerId, leaseMs = 15_000, holdi
     }
     return lastUntil;
   };
-  const timer = setInterval(() => {
-    if (holding()) store.renewLeases(ownerId, until()).catch(onError);
-  }, Math.max(50, Math.floor(leaseMs / 3)));
+  const timer = setInterval(
+    () => {
+      if (holding()) store.renewLeases(ownerId, until()).catch(onError);
+    },
+    Math.max(50, Math.floor(leaseMs / 3)),
+  );
   timer.unref();
   return {
     until,

@@ -2,7 +2,7 @@ import type { RunPatch } from '../store/store.ts';
 import type { RunRecord, RunStatus } from '../store/records.ts';
 
 /**
- * What a run's end writes about its notification (CONTRACT section 6), decided on the run as
+ * What a run's end writes about its notification (docs/runs-and-limits.md), decided on the run as
  * it stands at the move: a background (or promoted) run gets a pending notification, which is
  * marked delivered only in the commit that puts its message in the parent's transcript, and
  * keeps its lease owner until then, so recovery can tell a notification whose process died from

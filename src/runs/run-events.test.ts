@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { RunEventRecord } from '../store/records.ts';
 import { describeRunEvent, describeStoredRunEvent, parseRunEvent, RunEventDataError } from './run-events.ts';
 
-const event = (type: RunEventRecord['type'], data: Record<string, unknown>): RunEventRecord => ({ run_id: 'run_1', seq: 3, at: '2026-01-01T00:00:00.000Z', type, data });
+const event = (type: RunEventRecord['type'], data: Record<string, unknown>): RunEventRecord => ({
+  run_id: 'run_1',
+  seq: 3,
+  at: '2026-01-01T00:00:00.000Z',
+  type,
+  data,
+});
 
 describe('run events as one typed union', () => {
   it('types each event by its type, keeping fields a newer writer added', () => {
@@ -15,7 +21,9 @@ describe('run events as one typed union', () => {
 
   it('refuses an event whose data does not fit its type, naming the run, the event and the field', () => {
     expect(() => parseRunEvent(event('tool-call-start', { tool: 'read_file' }))).toThrow(RunEventDataError);
-    expect(() => parseRunEvent(event('tool-call-start', { tool: 'read_file' }))).toThrow(/Event 3 \(tool-call-start\) of run run_1 does not fit its type: data\.label/);
+    expect(() => parseRunEvent(event('tool-call-start', { tool: 'read_file' }))).toThrow(
+      /Event 3 \(tool-call-start\) of run run_1 does not fit its type: data\.label/,
+    );
     expect(() => parseRunEvent(event('run-end', { status: 'done' }))).toThrow(/data\.status/);
     expect(() => parseRunEvent(event('no-such-type' as RunEventRecord['type'], {}))).toThrow(RunEventDataError);
   });

@@ -3,7 +3,7 @@ import { CadreError } from '../errors/cadre-error.ts';
 import { runStatuses, type RunEventRecord, type RunEventType } from '../store/records.ts';
 
 /*
- * The events of a run (CONTRACT section 4) as one typed union, checked with zod: each type's
+ * The events of a run (docs/runs-and-limits.md) as one typed union, checked with zod: each type's
  * `data` has the fields its writers store. Objects are loose: an event may carry more (an older
  * or newer writer), never less. The store keeps events as `RunEventRecord` (its `data` untyped);
  * a reader that shows them parses them here rather than guessing with `data.label ?? data.text`.
@@ -126,5 +126,7 @@ export function describeRunEvent(event: RunEvent): string {
 export function describeStoredRunEvent(record: RunEventRecord): string {
   const parsed = runEventSchema.safeParse(record);
   if (parsed.success) return describeRunEvent(parsed.data);
-  return Object.entries(record.data).map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`).join(' ');
+  return Object.entries(record.data)
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`)
+    .join(' ');
 }

@@ -10,7 +10,11 @@ const startedAt = '2026-01-01T00:00:05.000Z';
 
 function setup() {
   const store = createSqliteStore({ path: ':memory:' });
-  const bus = createRunBus({ onListenerError: (error) => { throw error; } });
+  const bus = createRunBus({
+    onListenerError: (error) => {
+      throw error;
+    },
+  });
   const events: CadreEvent[] = [];
   bus.subscribe((event) => events.push(event));
   const signals: CoordinationSignal[] = [];
@@ -19,7 +23,8 @@ function setup() {
   const now = () => new Date((clock += 1000)).toISOString();
   const ledger = createRunLedger({ store, bus, now, coordination });
   /** The run events announced live, as [type, data, seq]. */
-  const announced = () => events.flatMap((event) => (event.type === 'run-event' ? [[event.event.type, event.event.data, 'seq' in event.event ? event.event.seq : undefined]] : []));
+  const announced = () =>
+    events.flatMap((event) => (event.type === 'run-event' ? [[event.event.type, event.event.data, 'seq' in event.event ? event.event.seq : undefined]] : []));
   return { store, ledger, events, signals, announced };
 }
 
@@ -65,7 +70,13 @@ describe('RunLedger.transition', () => {
     const { store, ledger, announced, signals } = setup();
     await ledger.insert(leased());
     const run = await ledger.transition('run_1', 'running', {}, { attempt: 1 });
-    expect(run).toMatchObject({ status: 'running', started_at: '2026-01-01T00:00:06.000Z', ended_at: null, lease_owner: 'host:1:owner', lease_expires_at: '2026-01-01T00:01:00.000Z' });
+    expect(run).toMatchObject({
+      status: 'running',
+      started_at: '2026-01-01T00:00:06.000Z',
+      ended_at: null,
+      lease_owner: 'host:1:owner',
+      lease_expires_at: '2026-01-01T00:01:00.000Z',
+    });
     expect(await store.getRun('run_1')).toEqual(run);
     expect((await store.listRunEvents('run_1')).at(-1)).toMatchObject({ type: 'run-start', at: '2026-01-01T00:00:06.000Z', data: { attempt: 1 }, seq: 2 });
     expect(announced().at(-1)).toEqual(['run-start', { attempt: 1 }, 2]);
@@ -100,7 +111,10 @@ describe('RunLedger.transition', () => {
   it('keeps an end time the caller gives', async () => {
     const { ledger } = setup();
     await ledger.insert(runFixture());
-    expect(await ledger.transition('run_1', 'abandoned', { ended_at: '2020-01-01T00:00:00.000Z' })).toMatchObject({ ended_at: '2020-01-01T00:00:00.000Z', started_at: null });
+    expect(await ledger.transition('run_1', 'abandoned', { ended_at: '2020-01-01T00:00:00.000Z' })).toMatchObject({
+      ended_at: '2020-01-01T00:00:00.000Z',
+      started_at: null,
+    });
   });
 
   it('ends a background run with its notification pending, its owner kept for recovery, and says so to other processes', async () => {
@@ -115,7 +129,7 @@ describe('RunLedger.transition', () => {
     ]);
   });
 
-  it('holds a pending notification in the name of the process that delivers it, when the caller names one (a job\'s host)', async () => {
+  it("holds a pending notification in the name of the process that delivers it, when the caller names one (a job's host)", async () => {
     const { ledger } = setup();
     await ledger.insert(leased({ mode: 'background' }));
     await ledger.transition('run_1', 'running');
@@ -175,7 +189,12 @@ describe('RunLedger.promote', () => {
     await ledger.insert(leased());
     await ledger.transition('run_1', 'running');
     const promoted = await ledger.promote('run_1', 'caller_gone');
-    expect(promoted).toMatchObject({ status: 'running', mode: 'background', promoted_at: expect.any(String), warnings: [{ kind: 'caller_gone', at: promoted?.promoted_at }] });
+    expect(promoted).toMatchObject({
+      status: 'running',
+      mode: 'background',
+      promoted_at: expect.any(String),
+      warnings: [{ kind: 'caller_gone', at: promoted?.promoted_at }],
+    });
     expect(announced().at(-1)).toEqual(['warning', { kind: 'caller_gone' }, 3]);
     expect((await store.listRunEvents('run_1')).map((event) => event.type)).toEqual(['run-queued', 'run-start', 'warning']);
     expect(await ledger.transition('run_1', 'completed')).toMatchObject({ notification: { delivered_at: null, suppressed: false } });
@@ -233,7 +252,9 @@ describe('RunLedger.record', () => {
       ['activity', '2026-01-01T00:00:06.000Z', 3],
       ['tool-call-start', '2020-01-01T00:00:00.000Z', 4],
     ]);
-    expect(events.map((event) => (event.type === 'run-event' ? [event.event.type, event.run.last_activity, 'seq' in event.event ? event.event.seq : -1] : []))).toEqual([
+    expect(
+      events.map((event) => (event.type === 'run-event' ? [event.event.type, event.run.last_activity, 'seq' in event.event ? event.event.seq : -1] : [])),
+    ).toEqual([
       ['step-start', null, 2],
       ['tool-call-start', 'earlier', 4],
     ]);

@@ -115,7 +115,9 @@ export function createRunLedger({ store, bus, now, coordination, traceContext }:
       const event: NewRunEvent = { run_id: runId, at, type, data: finished ? { status: to, ...data } : data };
       // The notification is decided on the run as it stands at the move (a promotion may just
       // have made it background) and stored pending with its end, so a crash cannot lose it.
-      const patchFor = finished ? (current: RunRecord) => notificationAtEnd({ ...current, ...fullPatch, lease_owner: holder ?? current.lease_owner }, to) : undefined;
+      const patchFor = finished
+        ? (current: RunRecord) => notificationAtEnd({ ...current, ...fullPatch, lease_owner: holder ?? current.lease_owner }, to)
+        : undefined;
       const run = await store.transitionRun({ id: runId, from, to, patch: fullPatch, patchFor, event });
       if (run) bus.publish({ type: 'run-event', run, event: { ...event, seq: event.seq ?? 0 } });
       if (run && finished && coordination) {

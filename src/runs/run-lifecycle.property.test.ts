@@ -33,7 +33,11 @@ const commandArbitrary: fc.Arbitrary<Command> = fc.oneof(
 
 async function runScenario(commands: Command[], timeoutMs: number | undefined): Promise<void> {
   const store = createSqliteStore({ path: ':memory:' });
-  const bus = createRunBus({ onListenerError: (error) => { throw error; } });
+  const bus = createRunBus({
+    onListenerError: (error) => {
+      throw error;
+    },
+  });
   const ledger = createRunLedger({ store, bus, now: systemNow });
   const inbox = createSessionInbox();
   const notifier = createNotifier({ store, bus, inbox, now: systemNow, coalesceMs: 5 });
@@ -65,7 +69,9 @@ async function runScenario(commands: Command[], timeoutMs: number | undefined): 
     newId: timeSortedId,
     ownerId: 'test',
     limits: { maxActivePerParent: cap, maxQueuedPerParent: 3, maxActiveGlobal: 3, maxResultChars: 100, runTimeoutMs: timeoutMs },
-    onError: (error) => { throw error; },
+    onError: (error) => {
+      throw error;
+    },
     onRunFinished: (run) => {
       settled.push(notifier.runFinished(run));
     },
@@ -83,7 +89,20 @@ async function runScenario(commands: Command[], timeoutMs: number | undefined): 
   for (const command of commands) {
     if (command.kind === 'start') {
       const parent = `ses_parent${command.parent}`;
-      const run = await runs.start({ parent_session_id: parent, child_session_id: timeSortedId('ses'), parent_run_id: null, tool_call_id: null, agent: 'general', description: 'd', task: 't', context: null, mode: command.background ? 'background' : 'foreground', depth: 1, max_turns: 3, resumed_from: null });
+      const run = await runs.start({
+        parent_session_id: parent,
+        child_session_id: timeSortedId('ses'),
+        parent_run_id: null,
+        tool_call_id: null,
+        agent: 'general',
+        description: 'd',
+        task: 't',
+        context: null,
+        mode: command.background ? 'background' : 'foreground',
+        depth: 1,
+        max_turns: 3,
+        resumed_from: null,
+      });
       ids.push(run.id);
       continue;
     }
@@ -94,11 +113,13 @@ async function runScenario(commands: Command[], timeoutMs: number | undefined): 
     if (ids.length === 0) continue;
     const runId = pick(command.pick);
     if (command.kind === 'complete') pending.get(runId)?.({ text: command.text, lastText: command.text, finishReason: 'stop', steps: 1 });
-    else if (command.kind === 'fail') pending.get(runId)?.({ text: '', lastText: '', finishReason: 'error', steps: 1, error: { kind: 'model_error', message: 'HTTP 500' } });
+    else if (command.kind === 'fail')
+      pending.get(runId)?.({ text: '', lastText: '', finishReason: 'error', steps: 1, error: { kind: 'model_error', message: 'HTTP 500' } });
     else if (command.kind === 'stop') settled.push(runs.stop(runId, command.cause));
     else if (command.kind === 'read') {
       const run = await store.getRun(runId);
-      if (run && isFinished(run.status) && run.consumed_at === null) await ledger.update(runId, { consumed_at: systemNow() }, { type: 'result-consume', data: { via: 'agent_output' } });
+      if (run && isFinished(run.status) && run.consumed_at === null)
+        await ledger.update(runId, { consumed_at: systemNow() }, { type: 'result-consume', data: { via: 'agent_output' } });
     }
   }
   // Let everything that is still going finish, then check the promises.
@@ -144,7 +165,9 @@ describe('run lifecycle under races', () => {
 
   it('keeps every promise when timeouts race with the rest', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(commandArbitrary, { minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 4 }), (commands, timeoutMs) => runScenario(commands, timeoutMs)),
+      fc.asyncProperty(fc.array(commandArbitrary, { minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 4 }), (commands, timeoutMs) =>
+        runScenario(commands, timeoutMs),
+      ),
       { numRuns: 30 },
     );
   });

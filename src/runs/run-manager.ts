@@ -172,7 +172,10 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     });
     if (admission === 'full') {
       await finish(run.id, 'failed', {
-        error: { kind: 'too_many_active', message: `More than ${limits.maxQueuedPerParent} runs are waiting in this session; wait for some to finish or stop them.` },
+        error: {
+          kind: 'too_many_active',
+          message: `More than ${limits.maxQueuedPerParent} runs are waiting in this session; wait for some to finish or stop them.`,
+        },
       });
     } else if (admission === 'queued') {
       void ledger.update(run.id, { activity: waitingForSlot }, { type: 'activity', data: activityEventData(waitingForSlot) }).catch(report);
@@ -200,7 +203,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       let run = await ledger.transition(runId, 'running', { lease_owner: ownerId, lease_expires_at: leaseUntil(), activity: { kind: 'waiting_for_model' } });
       // A run adopted from a dead process is already running: its loop goes on from its transcript.
       if (!run && adopted.delete(runId)) run = await store.getRun(runId);
-      if (!run || run.status !== 'running') return;
+      if (run?.status !== 'running') return;
       if (execution.stopCause) execution.controller.abort(new RunStopSignal(execution.stopCause));
       if (limits.runTimeoutMs !== undefined) {
         timeout = setTimeout(() => {
@@ -216,7 +219,13 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         untrackLocal(run);
         return;
       }
-      const end = decideRunEnd(outcome, { stopCause: execution.stopCause, timedOut: execution.timedOut, runTimeoutMs: limits.runTimeoutMs, maxTurns: run.max_turns, maxResultChars: limits.maxResultChars });
+      const end = decideRunEnd(outcome, {
+        stopCause: execution.stopCause,
+        timedOut: execution.timedOut,
+        runTimeoutMs: limits.runTimeoutMs,
+        maxTurns: run.max_turns,
+        maxResultChars: limits.maxResultChars,
+      });
       await finish(runId, end.status, end.patch);
     } finally {
       clearTimeout(timeout);
@@ -292,7 +301,11 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         };
         const remove = () => {
           const list = waiters.get(runId);
-          if (list) waiters.set(runId, list.filter((entry) => entry !== done));
+          if (list)
+            waiters.set(
+              runId,
+              list.filter((entry) => entry !== done),
+            );
         };
         const list = waiters.get(runId);
         if (list) list.push(done);

@@ -13,7 +13,10 @@ describe('decideRunEnd', () => {
   });
 
   it('ends a run its executor could not carry on abandoned, with no error', () => {
-    expect(decideRunEnd(outcome({ abandoned: 'worker died', lastText: ' ' }), facts)).toEqual({ status: 'abandoned', patch: { partial_result: null, error: null } });
+    expect(decideRunEnd(outcome({ abandoned: 'worker died', lastText: ' ' }), facts)).toEqual({
+      status: 'abandoned',
+      patch: { partial_result: null, error: null },
+    });
   });
 
   it('fails a run whose time ran out with a timeout error naming the limit', () => {
@@ -27,20 +30,33 @@ describe('decideRunEnd', () => {
   });
 
   it('completes a run with a final text, marked truncated when longer than the parent takes', () => {
-    expect(decideRunEnd(outcome({ text: 'short' }), facts)).toEqual({ status: 'completed', patch: { result: { text: 'short', truncated: false, original_length: 5 } } });
+    expect(decideRunEnd(outcome({ text: 'short' }), facts)).toEqual({
+      status: 'completed',
+      patch: { result: { text: 'short', truncated: false, original_length: 5 } },
+    });
     expect(decideRunEnd(outcome({ text: 'a much longer answer' }), facts).patch.result).toMatchObject({ truncated: true, original_length: 20 });
   });
 
   it('records a summary the parent got, and a failed one without marking the result summarized', () => {
     const summarized = decideRunEnd(outcome({ text: 'a much longer answer', summary: { summary: 'brief', error: null } }), facts);
-    expect(summarized.patch.result).toEqual({ text: 'a much longer answer', truncated: false, original_length: 20, summarized: true, summary: 'brief', summary_error: null });
+    expect(summarized.patch.result).toEqual({
+      text: 'a much longer answer',
+      truncated: false,
+      original_length: 20,
+      summarized: true,
+      summary: 'brief',
+      summary_error: null,
+    });
     const failed = decideRunEnd(outcome({ text: 'a much longer answer', summary: { summary: null, error: 'timeout' } }), facts);
     expect(failed.patch.result).toMatchObject({ truncated: true, summarized: false, summary: null, summary_error: 'timeout' });
   });
 
   it('fails a run that spent every turn on tool calls with max_turns', () => {
     const end = decideRunEnd(outcome({ finishReason: 'tool-calls', steps: 5, lastText: 'working' }), facts);
-    expect(end).toEqual({ status: 'failed', patch: { partial_result: 'working', error: { kind: 'max_turns', message: 'The subagent used all 5 turns without a final answer.' } } });
+    expect(end).toEqual({
+      status: 'failed',
+      patch: { partial_result: 'working', error: { kind: 'max_turns', message: 'The subagent used all 5 turns without a final answer.' } },
+    });
   });
 
   it('ends a run with no final text and turns left completed_empty', () => {

@@ -31,7 +31,10 @@ export interface RunEnd {
  */
 export function decideRunEnd(outcome: ExecutionOutcome, facts: RunEndFacts): RunEnd {
   const partial = outcome.lastText.trim() === '' ? null : outcome.lastText;
-  const unfinished = (status: RunStatus, error?: RunRecord['error']): RunEnd => ({ status, patch: error === undefined ? { partial_result: partial } : { partial_result: partial, error } });
+  const unfinished = (status: RunStatus, error?: RunRecord['error']): RunEnd => ({
+    status,
+    patch: error === undefined ? { partial_result: partial } : { partial_result: partial, error },
+  });
   if (facts.stopCause) return unfinished(stoppedStatus(facts.stopCause));
   if (outcome.abandoned !== undefined) return unfinished('abandoned', null);
   if (facts.timedOut) return unfinished('failed', { kind: 'timeout', message: `The run took longer than ${facts.runTimeoutMs} ms.` });
@@ -40,7 +43,10 @@ export function decideRunEnd(outcome: ExecutionOutcome, facts: RunEndFacts): Run
     const text = outcome.text;
     const summarized = outcome.summary?.summary != null;
     const summary = outcome.summary ? { summarized, summary: outcome.summary.summary, summary_error: outcome.summary.error } : {};
-    return { status: 'completed', patch: { result: { text, truncated: !summarized && text.length > facts.maxResultChars, original_length: text.length, ...summary } } };
+    return {
+      status: 'completed',
+      patch: { result: { text, truncated: !summarized && text.length > facts.maxResultChars, original_length: text.length, ...summary } },
+    };
   }
   if (outcome.finishReason === 'tool-calls' && outcome.steps >= facts.maxTurns) {
     return unfinished('failed', { kind: 'max_turns', message: `The subagent used all ${facts.maxTurns} turns without a final answer.` });

@@ -27,7 +27,13 @@ describe('scheduler', () => {
   it('never exceeds either cap, and starts every run once, whatever the order of events', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.oneof(fc.record({ kind: fc.constant('admit' as const), parent: fc.integer({ min: 0, max: 3 }) }), fc.record({ kind: fc.constant('release' as const), pick: fc.nat() })), { maxLength: 200, size: 'max' }),
+        fc.array(
+          fc.oneof(
+            fc.record({ kind: fc.constant('admit' as const), parent: fc.integer({ min: 0, max: 3 }) }),
+            fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }),
+          ),
+          { maxLength: 200, size: 'max' },
+        ),
         (operations) => {
           const scheduler = createScheduler(limits);
           const running = new Map<string, string>();
@@ -39,10 +45,14 @@ describe('scheduler', () => {
               const runId = `r${next++}`;
               const parent = `p${operation.parent}`;
               known.push(runId);
-              scheduler.admit({ runId, parentSessionId: parent, start: () => {
-                running.set(runId, parent);
-                startedCount.set(runId, (startedCount.get(runId) ?? 0) + 1);
-              } });
+              scheduler.admit({
+                runId,
+                parentSessionId: parent,
+                start: () => {
+                  running.set(runId, parent);
+                  startedCount.set(runId, (startedCount.get(runId) ?? 0) + 1);
+                },
+              });
             } else if (known.length > 0) {
               const runId = known[operation.pick % known.length];
               running.delete(runId);
@@ -66,7 +76,11 @@ describe('scheduler', () => {
       fc.record({ kind: fc.constant('admit' as const), parent: fc.integer({ min: 0, max: 3 }) }),
       fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }),
     );
-    const capsOf = fc.record({ maxActivePerParent: fc.integer({ min: 1, max: 3 }), maxQueuedPerParent: fc.integer({ min: 1, max: 4 }), maxActiveGlobal: fc.integer({ min: 1, max: 5 }) });
+    const capsOf = fc.record({
+      maxActivePerParent: fc.integer({ min: 1, max: 3 }),
+      maxQueuedPerParent: fc.integer({ min: 1, max: 4 }),
+      maxActiveGlobal: fc.integer({ min: 1, max: 5 }),
+    });
     fc.assert(
       fc.property(capsOf, fc.array(operation, { minLength: 20, maxLength: 120, size: 'max' }), (caps, operations) => {
         const scheduler = createScheduler(caps);

@@ -18,7 +18,11 @@ async function twoProcesses(): Promise<[Store, Store]> {
   const path = join(directory, 'cadre.db');
   const first = createSqliteStore({ path });
   const second = createSqliteStore({ path });
-  cleanup.push(() => rm(directory, { recursive: true, force: true }), () => first.close(), () => second.close());
+  cleanup.push(
+    () => rm(directory, { recursive: true, force: true }),
+    () => first.close(),
+    () => second.close(),
+  );
   return [first, second];
 }
 
@@ -29,8 +33,18 @@ describe('token budget', () => {
     const [here, elsewhere] = await twoProcesses();
     await here.createSession(sessionFixture({ id: 'ses_root' }));
     await here.createSession(sessionFixture({ id: 'ses_child_run_a', parent_run_id: 'run_a' }));
-    await here.insertRun(runFixture({ id: 'run_a', parent_session_id: 'ses_root', usage: usage(100, 10) }), { run_id: 'run_a', at: '2025-01-01T00:00:01.000Z', type: 'run-queued', data: {} });
-    await here.insertRun(runFixture({ id: 'run_b', parent_session_id: 'ses_child_run_a', parent_run_id: 'run_a', depth: 2, usage: usage(200, 20) }), { run_id: 'run_b', at: '2025-01-01T00:00:01.000Z', type: 'run-queued', data: {} });
+    await here.insertRun(runFixture({ id: 'run_a', parent_session_id: 'ses_root', usage: usage(100, 10) }), {
+      run_id: 'run_a',
+      at: '2025-01-01T00:00:01.000Z',
+      type: 'run-queued',
+      data: {},
+    });
+    await here.insertRun(runFixture({ id: 'run_b', parent_session_id: 'ses_child_run_a', parent_run_id: 'run_a', depth: 2, usage: usage(200, 20) }), {
+      run_id: 'run_b',
+      at: '2025-01-01T00:00:01.000Z',
+      type: 'run-queued',
+      data: {},
+    });
     await here.flush();
     // Another process records the primary agent's tokens and a step of the nested run.
     await elsewhere.addSessionUsage('ses_root', usage(300, 30));
@@ -39,7 +53,13 @@ describe('token budget', () => {
 
     const budget = createTokenBudget({ store: here, limits: { maxTokensPerSession: 1000 } });
     // Asked from the nested run's session, the budget is the root's.
-    expect(await budget.sessionTokens('ses_child_run_a')).toEqual({ session_id: 'ses_root', agent: usage(300, 30), runs: usage(350, 35), total: 715, budget: 1000 });
+    expect(await budget.sessionTokens('ses_child_run_a')).toEqual({
+      session_id: 'ses_root',
+      agent: usage(300, 30),
+      runs: usage(350, 35),
+      total: 715,
+      budget: 1000,
+    });
     expect(await budget.sessionSpent('ses_root')).toBeNull();
     await elsewhere.addSessionUsage('ses_root', usage(285, 0));
     await elsewhere.flush();
@@ -51,8 +71,18 @@ describe('token budget', () => {
   it("counts a run's live usage over its stored one, and a run's own budget without reading the store", async () => {
     const [store] = await twoProcesses();
     await store.createSession(sessionFixture({ id: 'ses_root' }));
-    await store.insertRun(runFixture({ id: 'run_a', parent_session_id: 'ses_root' }), { run_id: 'run_a', at: '2025-01-01T00:00:01.000Z', type: 'run-queued', data: {} });
-    await store.insertRun(runFixture({ id: 'run_b', parent_session_id: 'ses_root' }), { run_id: 'run_b', at: '2025-01-01T00:00:01.000Z', type: 'run-queued', data: {} });
+    await store.insertRun(runFixture({ id: 'run_a', parent_session_id: 'ses_root' }), {
+      run_id: 'run_a',
+      at: '2025-01-01T00:00:01.000Z',
+      type: 'run-queued',
+      data: {},
+    });
+    await store.insertRun(runFixture({ id: 'run_b', parent_session_id: 'ses_root' }), {
+      run_id: 'run_b',
+      at: '2025-01-01T00:00:01.000Z',
+      type: 'run-queued',
+      data: {},
+    });
     const budget = createTokenBudget({ store, limits: { maxTokensPerRun: 500, maxTokensPerSession: 900 } });
     const runA = (await store.getRun('run_a'))!;
     expect(await budget.exceeded(runA, usage(499, 0))).toBeNull();

@@ -2,7 +2,7 @@ import type { RunRecord, Usage } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { setBounded } from '../util/bounded-map.ts';
 
-/** The budgets a {@link TokenBudget} enforces (CONTRACT section 5); absent means none. */
+/** The budgets a {@link TokenBudget} enforces (docs/runs-and-limits.md); absent means none. */
 export interface TokenBudgetLimits {
   maxTokensPerRun?: number;
   maxTokensPerSession?: number;

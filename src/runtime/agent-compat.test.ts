@@ -11,7 +11,14 @@ afterEach(async () => {
 });
 
 function makeCadre(script: Script | RespondFunction, options: Partial<CadreOptions> = {}) {
-  const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model: scriptedLanguageModel(script), onError: (error) => { throw error; }, ...options });
+  const cadre = createCadre({
+    store: createSqliteStore({ path: ':memory:' }),
+    model: scriptedLanguageModel(script),
+    onError: (error) => {
+      throw error;
+    },
+    ...options,
+  });
   open.push(cadre);
   return cadre;
 }
@@ -40,7 +47,19 @@ describe('agents people already have', () => {
         { when: { system_includes: 'general-purpose' }, turns: [{ text: 'General did it.' }] },
         {
           turns: [
-            { tool_calls: [{ name: 'agent_parallel', arguments: { tasks: [{ agent: 'builder', task: 'Build it' }, { agent: 'general', task: 'Do it' }] } }] },
+            {
+              tool_calls: [
+                {
+                  name: 'agent_parallel',
+                  arguments: {
+                    tasks: [
+                      { agent: 'builder', task: 'Build it' },
+                      { agent: 'general', task: 'Do it' },
+                    ],
+                  },
+                },
+              ],
+            },
             { text: 'Both reported.' },
           ],
         },
@@ -78,7 +97,24 @@ describe('agents people already have', () => {
       [
         { when: { system_includes: 'REVIEWER' }, turns: [{ text: 'Reviewed.' }] },
         { when: { system_includes: 'ODD' }, turns: [{ text: 'Odd done.' }] },
-        { turns: [{ tool_calls: [{ name: 'agent_parallel', arguments: { tasks: [{ agent: 'reviewer', task: 'Review' }, { agent: 'odd', task: 'Do' }] } }] }, { text: 'Both.' }] },
+        {
+          turns: [
+            {
+              tool_calls: [
+                {
+                  name: 'agent_parallel',
+                  arguments: {
+                    tasks: [
+                      { agent: 'reviewer', task: 'Review' },
+                      { agent: 'odd', task: 'Do' },
+                    ],
+                  },
+                },
+              ],
+            },
+            { text: 'Both.' },
+          ],
+        },
       ],
       { agents: [reviewer, odd], env: {} },
     );
@@ -99,7 +135,19 @@ describe('agents people already have', () => {
         if (system.includes('PLANNER') || system.includes('DOER')) return { text: 'ok' };
         return offered.PLANNER && offered.DOER
           ? { text: 'done' }
-          : { tool_calls: [{ name: 'agent_parallel', arguments: { tasks: [{ agent: 'planner', task: 'Plan' }, { agent: 'doer', task: 'Do' }] } }] };
+          : {
+              tool_calls: [
+                {
+                  name: 'agent_parallel',
+                  arguments: {
+                    tasks: [
+                      { agent: 'planner', task: 'Plan' },
+                      { agent: 'doer', task: 'Do' },
+                    ],
+                  },
+                },
+              ],
+            };
       },
       { agents: [planner, doer], tools: createWorkspaceTools({ root: process.cwd() }) },
     );

@@ -31,11 +31,27 @@ beforeAll(async () => {
   // command, and a sandbox of their own with network and the whole disk.
   await writeFile(
     join(root, '.cadre', 'agents', 'lead.md'),
-    ['---', 'description: Leads', 'tools: [bash]', 'permissions: { allow: [exec, bash, "bash(*)"] }', 'sandbox: { mode: off, network: true, writable: ["/"] }', '---', 'Lead agent.'].join('\n'),
+    [
+      '---',
+      'description: Leads',
+      'tools: [bash]',
+      'permissions: { allow: [exec, bash, "bash(*)"] }',
+      'sandbox: { mode: off, network: true, writable: ["/"] }',
+      '---',
+      'Lead agent.',
+    ].join('\n'),
   );
   await writeFile(
     join(root, '.cadre', 'agents', 'worker.md'),
-    ['---', 'description: Works', 'tools: [bash]', 'permissions: { allow: ["bash(*)", "bash(curl*)"] }', 'sandbox: { network: true }', '---', 'Worker agent.'].join('\n'),
+    [
+      '---',
+      'description: Works',
+      'tools: [bash]',
+      'permissions: { allow: ["bash(*)", "bash(curl*)"] }',
+      'sandbox: { network: true }',
+      '---',
+      'Worker agent.',
+    ].join('\n'),
   );
   server = createServer((_request, response) => response.end('reached'));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -58,11 +74,21 @@ function script(): Script {
   return [
     {
       when: { system_includes: 'Worker agent' },
-      turns: [bash(`echo worker > ${outside}/worker.txt`), bash(fetchPage), bash(`curl -sS http://127.0.0.1:${port}/`), bash('echo worker > inside-worker.txt'), { text: 'Worker done.' }],
+      turns: [
+        bash(`echo worker > ${outside}/worker.txt`),
+        bash(fetchPage),
+        bash(`curl -sS http://127.0.0.1:${port}/`),
+        bash('echo worker > inside-worker.txt'),
+        { text: 'Worker done.' },
+      ],
     },
     {
       when: { system_includes: 'Lead agent' },
-      turns: [bash(`echo lead > ${outside}/lead.txt`), { tool_calls: [{ name: 'agent', arguments: { agent: 'worker', task: 'Work' } }] }, { text: 'Lead done.' }],
+      turns: [
+        bash(`echo lead > ${outside}/lead.txt`),
+        { tool_calls: [{ name: 'agent', arguments: { agent: 'worker', task: 'Work' } }] },
+        { text: 'Lead done.' },
+      ],
     },
     { turns: [{ tool_calls: [{ name: 'agent', arguments: { agent: 'lead', task: 'Lead' } }] }, { text: 'Done.' }] },
   ];

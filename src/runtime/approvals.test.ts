@@ -88,7 +88,9 @@ async function onlyRun(cadre: Cadre, sessionId: string) {
 }
 
 async function approvalEvents(cadre: Cadre, runId: string) {
-  return (await cadre.store.listRunEvents(runId)).filter((event) => event.type.startsWith('approval-')).map((event) => ({ type: event.type, data: event.data }));
+  return (await cadre.store.listRunEvents(runId))
+    .filter((event) => event.type.startsWith('approval-'))
+    .map((event) => ({ type: event.type, data: event.data }));
 }
 
 async function until<T>(look: () => Promise<T | undefined | null | false>, timeoutMs = 5000): Promise<T> {
@@ -115,8 +117,20 @@ describe('asks for approval', () => {
       const [stored] = await cadre.store.listRuns({ parent_session_id: session.id });
       return stored?.activity?.kind === 'awaiting_approval' && stored;
     });
-    expect(waiting).toMatchObject({ activity: { kind: 'awaiting_approval', tool: 'note', argument: 'docs/a.md' }, last_activity: 'awaiting approval: note docs/a.md' });
-    expect(ask).toMatchObject({ id: expect.stringMatching(/^apr_/), session_id: session.id, agent: 'writer', tool: 'note', argument: 'docs/a.md', risk: 'write', summary: 'note docs/a.md', status: 'pending' });
+    expect(waiting).toMatchObject({
+      activity: { kind: 'awaiting_approval', tool: 'note', argument: 'docs/a.md' },
+      last_activity: 'awaiting approval: note docs/a.md',
+    });
+    expect(ask).toMatchObject({
+      id: expect.stringMatching(/^apr_/),
+      session_id: session.id,
+      agent: 'writer',
+      tool: 'note',
+      argument: 'docs/a.md',
+      risk: 'write',
+      summary: 'note docs/a.md',
+      status: 'pending',
+    });
     expect(written).toEqual([]);
     const answered = await cadre.approve(ask.id, { decision: 'approve' });
     expect(answered).toMatchObject({ changed: true, approval: { status: 'approved', resolved_by: 'person' } });
@@ -132,7 +146,9 @@ describe('asks for approval', () => {
     ]);
     expect(await cadre.approve(ask.id, { decision: 'deny' })).toMatchObject({ changed: false, approval: { status: 'approved' } });
     // Stored in the order it happened: the step and its tool call, then the ask and its answer, then the call's end.
-    const order = (await cadre.store.listRunEvents(run.id)).map((event) => event.type).filter((type) => ['step-start', 'tool-call-start', 'approval-request', 'approval-resolve', 'tool-call-end'].includes(type));
+    const order = (await cadre.store.listRunEvents(run.id))
+      .map((event) => event.type)
+      .filter((type) => ['step-start', 'tool-call-start', 'approval-request', 'approval-resolve', 'tool-call-end'].includes(type));
     expect(order.slice(0, 5)).toEqual(['step-start', 'tool-call-start', 'approval-request', 'approval-resolve', 'tool-call-end']);
   });
 
@@ -154,7 +170,14 @@ describe('asks for approval', () => {
     const workspace = mkdtempSync(join(folder, 'workspace-'));
     const script = writerScript([{ tool_calls: [{ name: 'write_file', arguments: { path: '../escape.txt', content: 'out' } }] }, { text: 'Could not.' }]);
     const escaper = defineAgent({ name: 'writer', description: 'Writes files', system: 'Writer agent.', tools: ['write_file'] });
-    const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model: scriptedLanguageModel(script), agents: [escaper], tools: createWorkspaceTools({ root: workspace }), approvals: 'wait', maxRetries: 0 });
+    const cadre = createCadre({
+      store: createSqliteStore({ path: ':memory:' }),
+      model: scriptedLanguageModel(script),
+      agents: [escaper],
+      tools: createWorkspaceTools({ root: workspace }),
+      approvals: 'wait',
+      maxRetries: 0,
+    });
     open.push(cadre);
     const session = await cadre.createSession();
     await cadre.send(session.id, 'go');
@@ -196,7 +219,14 @@ describe('asks for approval', () => {
   it("lets an agent's own rules narrow the configuration's", async () => {
     const strict = defineAgent({ name: 'writer', description: 'Writes notes', system: 'Writer agent.', tools: ['note'], permissions: { deny: ['write'] } });
     const written: string[] = [];
-    const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model: scriptedLanguageModel(writerScript()), agents: [strict], tools: { note: noteTool(written) }, permissions: { allow: ['note'] }, maxRetries: 0 });
+    const cadre = createCadre({
+      store: createSqliteStore({ path: ':memory:' }),
+      model: scriptedLanguageModel(writerScript()),
+      agents: [strict],
+      tools: { note: noteTool(written) },
+      permissions: { allow: ['note'] },
+      maxRetries: 0,
+    });
     open.push(cadre);
     const session = await cadre.createSession();
     await cadre.send(session.id, 'go');
@@ -284,7 +314,11 @@ describe('asks for approval', () => {
 
   it('treats a tool not made with defineTool as network: it asks by default', async () => {
     let ran = 0;
-    const raw = tool({ description: 'Fetches a page', inputSchema: jsonSchema<{ url: string }>({ type: 'object', properties: { url: { type: 'string' } } }), execute: async () => (ran++, 'page') });
+    const raw = tool({
+      description: 'Fetches a page',
+      inputSchema: jsonSchema<{ url: string }>({ type: 'object', properties: { url: { type: 'string' } } }),
+      execute: async () => (ran++, 'page'),
+    });
     const fetcher = defineAgent({ name: 'writer', description: 'Fetches', system: 'Writer agent.', tools: ['fetch_page'] });
     const cadre = createCadre({
       store: createSqliteStore({ path: ':memory:' }),

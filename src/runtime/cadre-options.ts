@@ -37,7 +37,7 @@ export interface CadreOptions extends CadreReliabilityOptions, McpOptions, Queue
   model: string | LanguageModelInstance;
   /** Agents: a loaded registry, or definitions added to the built-ins. @default the built-ins */
   agents?: AgentRegistry | AgentDefinition[];
-  /** @default the CONTRACT defaults */
+  /** @default the defaults in docs/runs-and-limits.md */
   limits?: Partial<Limits>;
   /**
    * The tools of this runtime: agents without a `tools` list (the built-ins too) get all of them,
@@ -52,7 +52,7 @@ export interface CadreOptions extends CadreReliabilityOptions, McpOptions, Queue
    */
   modelAliases?: Record<string, string>;
   /**
-   * Permission rules for tool calls (CONTRACT section 10): lists of rules that allow, ask or deny.
+   * Permission rules for tool calls (docs/tools-and-approvals.md): lists of rules that allow, ask or deny.
    * Calls no rule matches get the defaults: read allow; write, exec and network ask.
    * @example { allow: ['bash(npm test*)'], deny: ['network'] }
    */
@@ -103,7 +103,7 @@ export interface CadreOptions extends CadreReliabilityOptions, McpOptions, Queue
    */
   coordination?: Coordination;
   /**
-   * Summaries instead of cuts (CONTRACT section 11): with `enabled`, a result longer than
+   * Summaries instead of cuts (docs/runs-and-limits.md): with `enabled`, a result longer than
    * `limits.maxResultChars` reaches the parent as a model-made summary of at most `maxChars`
    * (default 4000), by `model` (default the parent's model, or the run's own when the parent is
    * driven by a host outside cadre); on failure or after `timeoutMs` (default 60000) the head/tail

@@ -77,11 +77,21 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
   let agents = options.agents;
   const workspace = options.workspace ?? process.cwd();
   const name = options.name ?? `${hostname()}:${process.pid}`;
-  let modules: [typeof import('../executors/bullmq/run-worker.ts'), typeof import('../coordination/redis-coordination.ts'), typeof import('../executors/bullmq/worker-relay.ts')];
+  let modules: [
+    typeof import('../executors/bullmq/run-worker.ts'),
+    typeof import('../coordination/redis-coordination.ts'),
+    typeof import('../executors/bullmq/worker-relay.ts'),
+  ];
   try {
-    modules = await Promise.all([import('../executors/bullmq/run-worker.ts'), import('../coordination/redis-coordination.ts'), import('../executors/bullmq/worker-relay.ts')]);
+    modules = await Promise.all([
+      import('../executors/bullmq/run-worker.ts'),
+      import('../coordination/redis-coordination.ts'),
+      import('../executors/bullmq/worker-relay.ts'),
+    ]);
   } catch (error) {
-    throw new ConfigError(`A worker needs the 'bullmq' and 'ioredis' packages: npm install bullmq ioredis (${(error as Error).message.split('\n')[0]}).`, { cause: error });
+    throw new ConfigError(`A worker needs the 'bullmq' and 'ioredis' packages: npm install bullmq ioredis (${(error as Error).message.split('\n')[0]}).`, {
+      cause: error,
+    });
   }
   const [{ createRunWorker }, { createRedisCoordination }, { createWorkerRelay }] = modules;
   const report = options.onError ?? ((error: unknown) => console.error(error));
@@ -198,7 +208,17 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
     }
   }
 
-  const worker: RunWorker = createRunWorker({ queue, name, workspaces: [workspace], concurrency, lockMs, stalledIntervalMs, maxStalls, carryOut, onError: report });
+  const worker: RunWorker = createRunWorker({
+    queue,
+    name,
+    workspaces: [workspace],
+    concurrency,
+    lockMs,
+    stalledIntervalMs,
+    maxStalls,
+    carryOut,
+    onError: report,
+  });
   await worker.ready();
 
   return {

@@ -15,7 +15,14 @@ afterEach(async () => {
 });
 
 function makeCadre(script: Script, limits = {}) {
-  const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model: scriptedLanguageModel(script), limits, onError: (error) => { throw error; } });
+  const cadre = createCadre({
+    store: createSqliteStore({ path: ':memory:' }),
+    model: scriptedLanguageModel(script),
+    limits,
+    onError: (error) => {
+      throw error;
+    },
+  });
   open.push(cadre);
   return cadre;
 }
@@ -60,10 +67,7 @@ describe('createCadre', () => {
       { when: { system_includes: 'general-purpose' }, turns: [{ text: 'Background result.', delay_ms: 30 }] },
       { when: { last_user_includes: '<subagent-notification>' }, turns: [{ text: 'Got the notification.' }] },
       {
-        turns: [
-          { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'Slow work', run_in_background: true } }] },
-          { text: 'Started it.' },
-        ],
+        turns: [{ tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'Slow work', run_in_background: true } }] }, { text: 'Started it.' }],
       },
     ]);
     const session = await cadre.createSession();
@@ -88,7 +92,13 @@ describe('createCadre', () => {
     const coordination: Coordination = {
       publish(signal) {
         if (signal.type === 'session-stop-requested') {
-          for (const id of hosted) void store.transitionRun({ id, from: ['queued', 'running'], to: 'canceled_by_user', event: { run_id: id, at: signal.at, type: 'run-end', data: { status: 'canceled_by_user' } } });
+          for (const id of hosted)
+            void store.transitionRun({
+              id,
+              from: ['queued', 'running'],
+              to: 'canceled_by_user',
+              event: { run_id: id, at: signal.at, type: 'run-end', data: { status: 'canceled_by_user' } },
+            });
         }
         signals.publish(signal);
       },
@@ -115,9 +125,7 @@ describe('createCadre', () => {
   });
 
   it('answers an unknown agent with a tool error and makes no run', async () => {
-    const cadre = makeCadre([
-      { turns: [{ tool_calls: [{ name: 'agent', arguments: { agent: 'nobody', task: 'x' } }] }, { text: 'ok' }] },
-    ]);
+    const cadre = makeCadre([{ turns: [{ tool_calls: [{ name: 'agent', arguments: { agent: 'nobody', task: 'x' } }] }, { text: 'ok' }] }]);
     const session = await cadre.createSession();
     await cadre.send(session.id, 'go');
     expect(await cadre.store.listRuns({ parent_session_id: session.id })).toHaveLength(0);
@@ -130,7 +138,9 @@ describe('createCadre', () => {
       const streamed: boolean[] = [];
       const cadre = createCadre({
         store: createSqliteStore({ path: ':memory:' }),
-        onError: (error) => { throw error; },
+        onError: (error) => {
+          throw error;
+        },
         model: scriptedLanguageModel((request) => {
           streamed.push(request.stream);
           if (request.system.includes('general-purpose')) return { text: 'One. Two. Three. Four.', chunk_size: 5 };
@@ -182,7 +192,9 @@ describe('createCadre', () => {
     const prompts: string[] = [];
     const cadre = createCadre({
       store: flaky,
-      onError: (error) => { throw error; },
+      onError: (error) => {
+        throw error;
+      },
       model: scriptedLanguageModel((request) => {
         prompts.push(JSON.stringify(request.messages));
         return { text: 'hi' };
@@ -209,7 +221,14 @@ describe('createCadre', () => {
       running--;
       return { text: 'hi' };
     });
-    const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model, maxConcurrentTurns: 2, onError: (error) => { throw error; } });
+    const cadre = createCadre({
+      store: createSqliteStore({ path: ':memory:' }),
+      model,
+      maxConcurrentTurns: 2,
+      onError: (error) => {
+        throw error;
+      },
+    });
     open.push(cadre);
     const sessions = await Promise.all(Array.from({ length: 6 }, () => cadre.createSession()));
     const turns = await Promise.all(sessions.map((session) => cadre.send(session.id, 'hello')));
@@ -224,10 +243,14 @@ describe('createCadre', () => {
       store: createSqliteStore({ path: ':memory:' }),
       agents: [worker],
       tools: { noop },
-      onError: (error) => { throw error; },
+      onError: (error) => {
+        throw error;
+      },
       model: scriptedLanguageModel((request) => {
         if (request.system.includes('WORKER')) {
-          return request.turn < 2 ? { tool_calls: [{ name: 'noop', arguments: {} }], usage: { input_tokens: 10, output_tokens: 5 } } : { text: 'Done.', usage: { input_tokens: 10, output_tokens: 5 } };
+          return request.turn < 2
+            ? { tool_calls: [{ name: 'noop', arguments: {} }], usage: { input_tokens: 10, output_tokens: 5 } }
+            : { text: 'Done.', usage: { input_tokens: 10, output_tokens: 5 } };
         }
         return request.turn === 0 ? { tool_calls: [{ name: 'agent', arguments: { agent: 'worker', task: 'work' } }] } : { text: 'ok' };
       }),
@@ -266,9 +289,12 @@ describe('createCadre', () => {
       store,
       agents: [worker],
       tools: { noop },
-      onError: (error) => { throw error; },
+      onError: (error) => {
+        throw error;
+      },
       model: scriptedLanguageModel((request) => {
-        if (request.system.includes('WORKER')) return request.turn < 3 ? { tool_calls: [{ name: 'noop', arguments: { path: `file-${request.turn}` } }] } : { text: 'Done.' };
+        if (request.system.includes('WORKER'))
+          return request.turn < 3 ? { tool_calls: [{ name: 'noop', arguments: { path: `file-${request.turn}` } }] } : { text: 'Done.' };
         return request.turn === 0 ? { tool_calls: [{ name: 'agent', arguments: { agent: 'worker', task: 'work' } }] } : { text: 'ok' };
       }),
     });

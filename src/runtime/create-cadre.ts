@@ -109,43 +109,96 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     reliability: { timeoutMs: limits.modelTimeoutMs, maxRetries: limits.maxRetries, retryDelayMs: options.retryDelayMs, redactor, gates },
   });
   const telemetrySettings = resolveTelemetry(options.tracing, options.env);
-  const tracing = telemetrySettings ? createRuntimeTracing({ settings: telemetrySettings, store, redact: (text) => redactor.redact(text), telemetry: options.telemetry, onError: report }) : undefined;
+  const tracing = telemetrySettings
+    ? createRuntimeTracing({ settings: telemetrySettings, store, redact: (text) => redactor.redact(text), telemetry: options.telemetry, onError: report })
+    : undefined;
   const ledger = createRunLedger({ store, bus, now, coordination, traceContext: tracing?.capture });
   const inbox = createSessionInbox();
   const wakeups = createSessionWakeups(bus);
   let watchers = 0;
   const streaming = options.streaming ?? 'auto';
   const loops: LoopContext = {
-    store, bus, now, nowMs, ownerId, leaseMs: options.leaseMs, redactor, onError: report,
+    store,
+    bus,
+    now,
+    nowMs,
+    ownerId,
+    leaseMs: options.leaseMs,
+    redactor,
+    onError: report,
     telemetry: tracing?.loopTelemetry ?? options.telemetry,
     stream: () => streaming === 'always' || (streaming === 'auto' && watchers > 0),
   };
   const agents = options.agents instanceof AgentRegistry ? options.agents : new AgentRegistry([...builtInAgents, ...(options.agents ?? [])]);
   const tools = createAgentTools({ workspaceTools: options.tools ?? defaultTools(store), mcpServers: options.mcpServers, env: options.env, onError: report });
   const budget = createTokenBudget({ store, limits });
-  const broker = createApprovalBroker({ store, bus, ledger, now, newId, ownerId, coordination, mode: options.approvals, approver: options.approver, timeoutMs: limits.approvalTimeoutMs, onError: report });
+  const broker = createApprovalBroker({
+    store,
+    bus,
+    ledger,
+    now,
+    newId,
+    ownerId,
+    coordination,
+    mode: options.approvals,
+    approver: options.approver,
+    timeoutMs: limits.approvalTimeoutMs,
+    onError: report,
+  });
   const policy = createToolPolicy({ store, broker, redactor, permissions: options.permissions, traceEntries: tracing?.toolEntries });
   const primarySessionOf = createPrimarySessions(store);
   const modelOf = (agent: { model?: string } | undefined, fallback: string | undefined) => models.modelFor(models.agentModel(agent) ?? fallback);
 
   const setup = createRunSetup({
-    store, agent: (name) => agents.get(name), models, tools, policy, primarySessionOf, onError: report,
+    store,
+    agent: (name) => agents.get(name),
+    models,
+    tools,
+    policy,
+    primarySessionOf,
+    onError: report,
     inbox: { open: inbox.open, close: inbox.close, take: (sessionId) => takeAndStore(inbox, sessionId) },
-    delegationTools: (run) => (run.depth < limits.maxDepth ? createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }) : undefined),
-    summarize: createRunSummarizer({ settings: options.summarize, maxResultChars: limits.maxResultChars, store, agent: (name) => agents.get(name), modelFor: models.modelFor }),
+    delegationTools: (run) =>
+      run.depth < limits.maxDepth ? createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }) : undefined,
+    summarize: createRunSummarizer({
+      settings: options.summarize,
+      maxResultChars: limits.maxResultChars,
+      store,
+      agent: (name) => agents.get(name),
+      modelFor: models.modelFor,
+    }),
   });
-  const queued = options.queue === undefined ? undefined : createQueueExecutor({
-    queue: options.queue, store, ledger, bus, coordination, now, nowMs, ownerId, onError: report,
-    workspace: options.workspace ?? process.cwd(),
-    stream: loops.stream,
-    settings: () => ({ approvals: broker.mode === 'ask' ? 'wait' : broker.mode, ...(options.permissions ? { permissions: options.permissions } : {}) }),
-    // Asks of runs on workers wait there for an answer from anywhere: this process's approver (a terminal) is one place to give it.
-    onAsk: (approvalId) => void store.getApproval(approvalId).then((approval) => approval && broker.relay(approval), report),
-  });
+  const queued =
+    options.queue === undefined
+      ? undefined
+      : createQueueExecutor({
+          queue: options.queue,
+          store,
+          ledger,
+          bus,
+          coordination,
+          now,
+          nowMs,
+          ownerId,
+          onError: report,
+          workspace: options.workspace ?? process.cwd(),
+          stream: loops.stream,
+          settings: () => ({ approvals: broker.mode === 'ask' ? 'wait' : broker.mode, ...(options.permissions ? { permissions: options.permissions } : {}) }),
+          // Asks of runs on workers wait there for an answer from anywhere: this process's approver (a terminal) is one place to give it.
+          onAsk: (approvalId) => void store.getApproval(approvalId).then((approval) => approval && broker.relay(approval), report),
+        });
   const executor = queued ?? createInProcessExecutor({ ...loops, ledger, budget, setup });
   const jobs = new Map<string, string | undefined>();
   const runs = createRunManager({
-    store, bus, ledger, now, nowMs, newId, ownerId, coordination, onError: report,
+    store,
+    bus,
+    ledger,
+    now,
+    nowMs,
+    newId,
+    ownerId,
+    coordination,
+    onError: report,
     executor: tracing ? tracing.traceExecutor(executor) : executor,
     limits: { ...limits, leaseMs: options.leaseMs },
     announcerOf: (runId) => jobs.get(runId),
@@ -155,10 +208,28 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
   /** Delivers the session's notifications that a dead process owed (see `deliverPendingNotifications`). */
   const deliverOwed = (sessionId?: string) => deliverPendingNotifications({ store, notifier, ownerId, now, sessionId, leaseMs });
   const elsewhere = watchRunsElsewhere({ store, runs, now, leaseMs, deliver: deliverOwed, onError: report });
-  const delegation: DelegationServices = { store, ledger, budget, agents, limits, now, newId, runs, modelLabelFor: (name) => models.agentModel(agents.get(name)) ?? models.defaultLabel };
+  const delegation: DelegationServices = {
+    store,
+    ledger,
+    budget,
+    agents,
+    limits,
+    now,
+    newId,
+    runs,
+    modelLabelFor: (name) => models.agentModel(agents.get(name)) ?? models.defaultLabel,
+  };
   const writer = createSessionWriter({ store, bus });
   const sessions = createSessionRunner({
-    ...loops, runs, inbox, agents, limits, newId, delegation, coordination, writer,
+    ...loops,
+    runs,
+    inbox,
+    agents,
+    limits,
+    newId,
+    delegation,
+    coordination,
+    writer,
     traceTurn: tracing?.traceTurn,
     maxConcurrentTurns: options.maxConcurrentTurns,
     modelFor: (agent, session) => modelOf(agent, session.model),
@@ -168,7 +239,15 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     onUnansweredMessages: (sessionId) => resumes.schedule(sessionId),
   });
   const appSessions = createAppSessions({ store, now });
-  const notifier = createNotifier({ store, bus, inbox, now, onError: report, leavesPending: (sessionId) => appSessions.isApp(sessionId), onDelivered: (sessionId) => resumes.schedule(sessionId) });
+  const notifier = createNotifier({
+    store,
+    bus,
+    inbox,
+    now,
+    onError: report,
+    leavesPending: (sessionId) => appSessions.isApp(sessionId),
+    onDelivered: (sessionId) => resumes.schedule(sessionId),
+  });
   const resumes = createAutoResume({
     delayMs: options.autoResumeDelayMs,
     resume: (sessionId) => sessions.resume(sessionId),
@@ -185,7 +264,11 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
   }
 
   const cadre: Cadre = {
-    store: storeView(store), agents, limits, redactor, ownerId,
+    store: storeView(store),
+    agents,
+    limits,
+    redactor,
+    ownerId,
 
     async createSession({ agent = 'main', model } = {}) {
       agents.primary(agent);
@@ -200,7 +283,8 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
       if (storeFailure.failure) throw storeFailure.failure;
       const session = await store.getSession(sessionId);
       if (!session) throw new ConfigError(`No session '${sessionId}'.`);
-      if (session.parent_run_id !== null) throw new ConfigError(`Session '${sessionId}' belongs to run ${session.parent_run_id}; continue it with the agent tool's resume parameter.`);
+      if (session.parent_run_id !== null)
+        throw new ConfigError(`Session '${sessionId}' belongs to run ${session.parent_run_id}; continue it with the agent tool's resume parameter.`);
       if (isAppSession(session)) throw new ConfigError(`Session '${sessionId}' is driven by an app's own loop (cadre.tools); cadre does not run its turns.`);
       resumes.host(sessionId);
       return sessions.send(sessionId, text, { signal });
@@ -237,7 +321,8 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
       if (sessionId) resumes.host(sessionId);
       const recovered = await recoverRuns({ store, ledger, runs, ownerId, now, sessionId, leaseMs, notify: (run) => notifier.runFinished(run) });
       // Runs that go on elsewhere (on workers) for a host that died are announced here when they end.
-      for (const run of await store.listRuns({ statuses: ['queued', 'running'], parent_session_id: sessionId })) if (!runs.isLocal(run.id)) elsewhere.watch(run);
+      for (const run of await store.listRuns({ statuses: ['queued', 'running'], parent_session_id: sessionId }))
+        if (!runs.isLocal(run.id)) elsewhere.watch(run);
       const notified = await deliverOwed(sessionId);
       // Asks of dead processes would wait forever: their runs ask again when they repeat the call.
       await closeOrphanedApprovals({ store, ledger, now });

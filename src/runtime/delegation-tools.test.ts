@@ -11,7 +11,15 @@ afterEach(async () => {
 });
 
 function makeCadre(script: Script, limits: Partial<Limits> = {}) {
-  const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model: scriptedLanguageModel(script), limits, maxRetries: 0, onError: (error) => { throw error; } });
+  const cadre = createCadre({
+    store: createSqliteStore({ path: ':memory:' }),
+    model: scriptedLanguageModel(script),
+    limits,
+    maxRetries: 0,
+    onError: (error) => {
+      throw error;
+    },
+  });
   open.push(cadre);
   return cadre;
 }
@@ -52,7 +60,9 @@ describe('delegation tools', () => {
     const cadre = createCadre({
       store: createSqliteStore({ path: ':memory:' }),
       maxRetries: 0,
-      onError: (error) => { throw error; },
+      onError: (error) => {
+        throw error;
+      },
       model: scriptedLanguageModel((request) => {
         if (request.system.includes('general-purpose')) return { text: 'Result text here.', delay_ms: 50 };
         const last = request.messages.at(-1);
@@ -85,7 +95,9 @@ describe('delegation tools', () => {
       // The partial result is the text streamed so far.
       streaming: 'always',
       maxRetries: 0,
-      onError: (error) => { throw error; },
+      onError: (error) => {
+        throw error;
+      },
       model: scriptedLanguageModel((request) => {
         if (request.system.includes('general-purpose')) return { text: 'Working on it. Still going and going.', chunk_size: 5, chunk_delay_ms: 100 };
         if (request.turn === 0) return { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'long job', run_in_background: true } }] };
@@ -115,7 +127,9 @@ describe('delegation tools', () => {
       store: createSqliteStore({ path: ':memory:' }),
       streaming: 'never',
       maxRetries: 0,
-      onError: (error) => { throw error; },
+      onError: (error) => {
+        throw error;
+      },
       model: scriptedLanguageModel((request) => {
         if (request.system.includes('general-purpose')) {
           return { text: 'never seen', delay_ms: 5_000 };
@@ -199,13 +213,20 @@ describe('delegation tools', () => {
     const cadre = createCadre({
       store: createSqliteStore({ path: ':memory:' }),
       maxRetries: 0,
-      onError: (error) => { throw error; },
+      onError: (error) => {
+        throw error;
+      },
       model: scriptedLanguageModel((request) => {
         if (request.system.includes('general-purpose')) return { text: `answer to: ${String(request.messages.at(-1)?.content)}` };
         if (request.turn === 0) return { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'first' } }] };
         if (request.turn === 1) {
           firstRunId = /run_id: (run_\w+)/.exec(String(request.messages.at(-1)?.content))?.[1] ?? '';
-          return { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'second', resume: firstRunId } }, { name: 'agent', arguments: { agent: 'general', task: 'x', resume: 'run_nope' } }] };
+          return {
+            tool_calls: [
+              { name: 'agent', arguments: { agent: 'general', task: 'second', resume: firstRunId } },
+              { name: 'agent', arguments: { agent: 'general', task: 'x', resume: 'run_nope' } },
+            ],
+          };
         }
         return { text: 'done' };
       }),
@@ -224,7 +245,17 @@ describe('delegation tools', () => {
 
   it('tells the model what to fix when parameters are bad', async () => {
     const cadre = makeCadre([
-      { turns: [{ tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: '', max_turns: 0 } }, { name: 'agent_list', arguments: { status: 'weird' } }] }, { text: 'ok' }] },
+      {
+        turns: [
+          {
+            tool_calls: [
+              { name: 'agent', arguments: { agent: 'general', task: '', max_turns: 0 } },
+              { name: 'agent_list', arguments: { status: 'weird' } },
+            ],
+          },
+          { text: 'ok' },
+        ],
+      },
     ]);
     const session = await cadre.createSession();
     await cadre.send(session.id, 'go');

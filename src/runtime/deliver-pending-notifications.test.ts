@@ -16,12 +16,26 @@ const liveOwner = `${hostname()}:${process.pid}:other`;
 
 /** One recovery, as a fresh process runs it: its own notifier and owner id. */
 function recover(store: Store, ownerId = `${hostname()}:${process.pid}:me`) {
-  const notifier = createNotifier({ store, inbox: createSessionInbox(), now: systemNow, onError: (error) => { throw error; } });
+  const notifier = createNotifier({
+    store,
+    inbox: createSessionInbox(),
+    now: systemNow,
+    onError: (error) => {
+      throw error;
+    },
+  });
   return deliverPendingNotifications({ store, notifier, ownerId, now: systemNow, leaseMs: 15_000 });
 }
 
 async function pendingRun(store: Store, id: string, owner: string | null, endedAt = new Date().toISOString()) {
-  const run = runFixture({ id, mode: 'background', status: 'completed', ended_at: endedAt, lease_owner: owner, notification: { delivered_at: null, suppressed: false } });
+  const run = runFixture({
+    id,
+    mode: 'background',
+    status: 'completed',
+    ended_at: endedAt,
+    lease_owner: owner,
+    notification: { delivered_at: null, suppressed: false },
+  });
   await store.insertRun(run, eventFixture(id, 'run-queued'));
 }
 
@@ -73,15 +87,23 @@ describe('waitForIdle of the runtime', () => {
     const store = createSqliteStore({ path: ':memory:' });
     const cadre = createCadre({
       store,
-      model: scriptedLanguageModel([
-        { when: { last_user_includes: '<subagent-notification>' }, turns: [{ text: 'Noted.' }] },
-        { turns: [{ text: 'Hello.' }] },
-      ]),
+      model: scriptedLanguageModel([{ when: { last_user_includes: '<subagent-notification>' }, turns: [{ text: 'Noted.' }] }, { turns: [{ text: 'Hello.' }] }]),
     });
     const session = await cadre.createSession();
     await cadre.send(session.id, 'Hi');
     // The run ended elsewhere after this process recovered the session; its holder is dead.
-    await store.insertRun(runFixture({ id: 'run_1', parent_session_id: session.id, mode: 'background', status: 'completed', ended_at: systemNow(), lease_owner: deadOwner, notification: { delivered_at: null, suppressed: false } }), eventFixture('run_1', 'run-queued'));
+    await store.insertRun(
+      runFixture({
+        id: 'run_1',
+        parent_session_id: session.id,
+        mode: 'background',
+        status: 'completed',
+        ended_at: systemNow(),
+        lease_owner: deadOwner,
+        notification: { delivered_at: null, suppressed: false },
+      }),
+      eventFixture('run_1', 'run-queued'),
+    );
     await cadre.waitForIdle(session.id);
     const messages = await store.listMessages(session.id);
     expect(messages.filter((message) => String(message.content).includes('run_id: run_1'))).toHaveLength(1);

@@ -57,7 +57,11 @@ describe('model timeouts and retries in the runtime', () => {
   });
 
   it.each(streamings)("fails the primary agent's turn when its own call never gets an answer (streaming %s)", async (streaming) => {
-    const cadre = makeCadre({ model: scriptedLanguageModel([{ turns: [{ fault: { type: 'hang' } }] }]), streaming, limits: { modelTimeoutMs: 60, maxRetries: 0 } });
+    const cadre = makeCadre({
+      model: scriptedLanguageModel([{ turns: [{ fault: { type: 'hang' } }] }]),
+      streaming,
+      limits: { modelTimeoutMs: 60, maxRetries: 0 },
+    });
     const session = await cadre.createSession();
     const turn = await cadre.send(session.id, 'Hello?');
     expect(turn).toMatchObject({ status: 'failed', error: 'The model provider did not answer within 0.06 s (1 attempt).' });
@@ -66,7 +70,8 @@ describe('model timeouts and retries in the runtime', () => {
   it.each(streamings)('retries a connection reset before output over HTTP the same way (streaming %s)', async (streaming) => {
     let requests = 0;
     const server = await startScriptedServer({
-      script: () => (++requests <= 2 ? { text: 'lost', fault: { type: 'reset', after_chars: requests === 1 ? undefined : 0 } } : { text: 'Answered on the third try.' }),
+      script: () =>
+        ++requests <= 2 ? { text: 'lost', fault: { type: 'reset', after_chars: requests === 1 ? undefined : 0 } } : { text: 'Answered on the third try.' },
     });
     servers.push(server);
     const cadre = makeCadre({ model: 'openai-compatible:scripted', baseURL: server.baseURL, env: {}, streaming });
@@ -77,7 +82,9 @@ describe('model timeouts and retries in the runtime', () => {
   });
 
   it('keeps what a stream produced before the connection dropped as the partial result, without a blind retry', async () => {
-    const server = await startScriptedServer({ script: delegating({ text: 'Partial answer, then the line drops.', chunk_size: 4, fault: { type: 'reset', after_chars: 8 } }) });
+    const server = await startScriptedServer({
+      script: delegating({ text: 'Partial answer, then the line drops.', chunk_size: 4, fault: { type: 'reset', after_chars: 8 } }),
+    });
     servers.push(server);
     const cadre = makeCadre({ model: 'openai-compatible:scripted', baseURL: server.baseURL, env: {}, streaming: 'always' });
     const session = await cadre.createSession();
@@ -125,7 +132,8 @@ describe('model timeouts and retries in the runtime', () => {
   it('fails a run at once, saying when to retry, when the provider asks for more than 60 s', async () => {
     let subagentRequests = 0;
     const model = scriptedLanguageModel((request) => {
-      if (!request.system.includes('general-purpose')) return request.turn === 0 ? { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'x' } }] } : { text: 'Told.' };
+      if (!request.system.includes('general-purpose'))
+        return request.turn === 0 ? { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'x' } }] } : { text: 'Told.' };
       subagentRequests++;
       return { error: { status: 429, message: 'Quota exhausted.', retry_after: 120 } };
     });
@@ -134,7 +142,9 @@ describe('model timeouts and retries in the runtime', () => {
     expect(await cadre.send(session.id, 'Go.')).toMatchObject({ status: 'completed', text: 'Told.' });
     const [run] = await cadre.store.listRuns({ parent_session_id: session.id });
     expect(run.error?.kind).toBe('model_error');
-    expect(run.error?.message).toMatch(/^The model provider asks to retry after 120 s \(at \S+\), longer than cadre waits \(60 s\): retry after \d{4}-\d\d-\d\dT[\d:.]+Z\.$/);
+    expect(run.error?.message).toMatch(
+      /^The model provider asks to retry after 120 s \(at \S+\), longer than cadre waits \(60 s\): retry after \d{4}-\d\d-\d\dT[\d:.]+Z\.$/,
+    );
     expect(subagentRequests).toBe(1);
   });
 
@@ -145,7 +155,10 @@ describe('model timeouts and retries in the runtime', () => {
     expect(fromLimit.limits.maxRetries).toBe(0);
     expect(fromOption.limits.maxRetries).toBe(1);
     const session = await fromOption.createSession();
-    expect(await fromOption.send(session.id, 'x')).toMatchObject({ status: 'failed', error: 'The connection to the model provider failed (2 attempts): terminated (ECONNRESET)' });
+    expect(await fromOption.send(session.id, 'x')).toMatchObject({
+      status: 'failed',
+      error: 'The connection to the model provider failed (2 attempts): terminated (ECONNRESET)',
+    });
   });
 });
 

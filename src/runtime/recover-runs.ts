@@ -63,7 +63,11 @@ export async function recoverRuns(options: RecoverRunsOptions): Promise<Recovery
       const at = now();
       const updated = await ledger.update(
         claimed.id,
-        { mode: 'background', promoted_at: claimed.mode === 'foreground' ? at : claimed.promoted_at, warnings: [...claimed.warnings, { kind: 'recovered', at }] },
+        {
+          mode: 'background',
+          promoted_at: claimed.mode === 'foreground' ? at : claimed.promoted_at,
+          warnings: [...claimed.warnings, { kind: 'recovered', at }],
+        },
         { type: 'warning', data: { kind: 'recovered', previous_owner: candidate.lease_owner } },
       );
       if (updated) {

@@ -74,7 +74,9 @@ describe('a store that stops taking writes stops the runtime', () => {
       'The disk holding the database /x/cadre.db is full (database or disk is full): cadre stopped the work of its runs, since nothing more could be stored; what was stored before is kept. Free some space, then continue the session: its unfinished runs are recovered.',
     );
     expect(new StoreFailureError(Object.assign(new Error('attempt to write a readonly database'), { errcode: 8 | (6 << 8) }), '/x').kind).toBe('read-only');
-    expect(new StoreFailureError(Object.assign(new Error('database disk image is malformed'), { errcode: 11 }), '/x').message).toContain('Restore it from a backup');
+    expect(new StoreFailureError(Object.assign(new Error('database disk image is malformed'), { errcode: 11 }), '/x').message).toContain(
+      'Restore it from a backup',
+    );
     expect(new StoreFailureError(Object.assign(new Error('disk I/O error'), { errcode: 10 | (3 << 8) }), '/x').kind).toBe('io');
   });
 });

@@ -15,13 +15,20 @@ afterEach(async () => {
 const longResult = Array.from({ length: 300 }, (_, index) => `Finding ${index}: the store keeps run ${index} in a row.`).join(' ');
 
 /** A parent that delegates once in the foreground, then reads its run with the given agent_output inputs. */
-function makeCadre({ summarizer, reads = [], limits = {}, ...rest }: { summarizer: (request: { system: string }) => ScriptedTurn; reads?: Array<Record<string, unknown>>; limits?: Partial<Limits> } & Partial<CadreOptions>) {
+function makeCadre({
+  summarizer,
+  reads = [],
+  limits = {},
+  ...rest
+}: { summarizer: (request: { system: string }) => ScriptedTurn; reads?: Array<Record<string, unknown>>; limits?: Partial<Limits> } & Partial<CadreOptions>) {
   let runId = '';
   const cadre = createCadre({
     store: createSqliteStore({ path: ':memory:' }),
     maxRetries: 0,
     limits: { maxResultChars: 2000, ...limits },
-    onError: (error) => { throw error; },
+    onError: (error) => {
+      throw error;
+    },
     model: scriptedLanguageModel((request) => {
       if (request.system.includes('You condense')) return summarizer(request);
       if (request.system.includes('general-purpose')) return { text: longResult, usage: { input_tokens: 10, output_tokens: 1000 } };
@@ -48,13 +55,23 @@ async function delegate(cadre: Cadre) {
 
 describe('result summaries', () => {
   it('gives the parent a summary of a long result, keeps the full text, counts its tokens and records a summary event', async () => {
-    const cadre = makeCadre({ summarize: { enabled: true, maxChars: 500 }, summarizer: () => ({ text: 'The store keeps every run in a row.', usage: { input_tokens: 3000, output_tokens: 9 } }) });
+    const cadre = makeCadre({
+      summarize: { enabled: true, maxChars: 500 },
+      summarizer: () => ({ text: 'The store keeps every run in a row.', usage: { input_tokens: 3000, output_tokens: 9 } }),
+    });
     const { session, run, agent } = await delegate(cadre);
     expect(agent[0]).toBe(
       `run_id: ${run.id}\nagent: general\nstatus: completed\nsummarized: ${longResult.length} characters\n` +
         `note: This is a summary; page through the full result with agent_output (run_id: ${run.id}, offset, limit).\n\nThe store keeps every run in a row.`,
     );
-    expect(run.result).toEqual({ text: longResult, truncated: false, original_length: longResult.length, summarized: true, summary: 'The store keeps every run in a row.', summary_error: null });
+    expect(run.result).toEqual({
+      text: longResult,
+      truncated: false,
+      original_length: longResult.length,
+      summarized: true,
+      summary: 'The store keeps every run in a row.',
+      summary_error: null,
+    });
     expect(run.usage).toEqual({ input_tokens: 3010, output_tokens: 1009 });
     const events = await cadre.store.listRunEvents(run.id);
     const summary = events.find((event) => event.type === 'summary');
@@ -101,9 +118,15 @@ describe('result summaries', () => {
 
 describe('agent_output paging', () => {
   it('pages through the full result with offset and limit', async () => {
-    const cadre = makeCadre({ summarize: { enabled: true }, summarizer: () => ({ text: 'short summary' }), reads: [{ offset: 0, limit: 1000 }, { offset: 1000, limit: 2000 }, { offset: longResult.length - 10 }] });
+    const cadre = makeCadre({
+      summarize: { enabled: true },
+      summarizer: () => ({ text: 'short summary' }),
+      reads: [{ offset: 0, limit: 1000 }, { offset: 1000, limit: 2000 }, { offset: longResult.length - 10 }],
+    });
     const { run, output } = await delegate(cadre);
-    expect(output[0]).toBe(`run_id: ${run.id}\nagent: general\nstatus: completed\nnote: Characters 0–1000 of ${longResult.length} of the full result. Call agent_output with offset: 1000 for the next page.\n\n${longResult.slice(0, 1000)}`);
+    expect(output[0]).toBe(
+      `run_id: ${run.id}\nagent: general\nstatus: completed\nnote: Characters 0–1000 of ${longResult.length} of the full result. Call agent_output with offset: 1000 for the next page.\n\n${longResult.slice(0, 1000)}`,
+    );
     expect(output[1]).toContain(`\n\n${longResult.slice(1000, 3000)}`);
     expect(output[2]).toContain(`This is the end.\n\n${longResult.slice(-10)}`);
   });

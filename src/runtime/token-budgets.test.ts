@@ -158,7 +158,9 @@ describe('limits.maxTokensPerSession', () => {
       .filter((part) => part.toolName === 'agent' && part.output.type === 'error-text')
       .map((part) => String(part.output.value));
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toMatch(/^This session's token budget is spent: \d+ of 1000 tokens used \(limits\.maxTokensPerSession\), so no run was started\. Answer with what you have; a person can raise limits\.maxTokensPerSession\.$/);
+    expect(errors[0]).toMatch(
+      /^This session's token budget is spent: \d+ of 1000 tokens used \(limits\.maxTokensPerSession\), so no run was started\. Answer with what you have; a person can raise limits\.maxTokensPerSession\.$/,
+    );
 
     // The primary agent's own calls are stored with the session: three calls of 50 tokens.
     expect(await cadre.store.getSessionUsage(session.id)).toEqual({ input_tokens: 120, output_tokens: 30 });
@@ -174,7 +176,10 @@ describe('limits.maxTokensPerSession', () => {
       (request) => {
         if (isWorker(request)) return { text: 'never asked' };
         if (request.turn === 0) {
-          const tasks = [{ agent: 'worker', task: 'X' }, { agent: 'worker', task: 'Y' }];
+          const tasks = [
+            { agent: 'worker', task: 'X' },
+            { agent: 'worker', task: 'Y' },
+          ];
           return { tool_calls: [{ name: 'agent_parallel', arguments: { tasks } }], usage: { input_tokens: 600, output_tokens: 0 } };
         }
         return { text: 'ok', usage: { input_tokens: 1, output_tokens: 1 } };

@@ -14,7 +14,17 @@ afterEach(async () => {
 });
 
 function makeCadre(script: Script, streaming: 'always' | 'never' = 'always', tools?: ToolSet) {
-  const cadre = createCadre({ store: createSqliteStore({ path: ':memory:' }), model: scriptedLanguageModel(script), maxRetries: 0, streaming, tools, permissions: { allow: ['read_file'] }, onError: (error) => { throw error; } });
+  const cadre = createCadre({
+    store: createSqliteStore({ path: ':memory:' }),
+    model: scriptedLanguageModel(script),
+    maxRetries: 0,
+    streaming,
+    tools,
+    permissions: { allow: ['read_file'] },
+    onError: (error) => {
+      throw error;
+    },
+  });
   open.push(cadre);
   return cadre;
 }
@@ -25,12 +35,18 @@ const partsOf = (messages: readonly MessageRecord[]) => messages.flatMap((messag
 /** Each call has exactly one result, in the message right after its own. */
 function expectEveryCallAnswered(messages: readonly MessageRecord[]): void {
   messages.forEach((message, index) => {
-    const calls = partsOf([message]).filter((part) => part.type === 'tool-call').map((part) => part.toolCallId);
+    const calls = partsOf([message])
+      .filter((part) => part.type === 'tool-call')
+      .map((part) => part.toolCallId);
     if (calls.length === 0) return;
-    const results = partsOf([messages[index + 1]].filter(Boolean)).filter((part) => part.type === 'tool-result').map((part) => part.toolCallId);
+    const results = partsOf([messages[index + 1]].filter(Boolean))
+      .filter((part) => part.type === 'tool-result')
+      .map((part) => part.toolCallId);
     expect(results.sort()).toEqual(calls.sort());
   });
-  const all = partsOf(messages).filter((part) => part.type === 'tool-result').map((part) => part.toolCallId);
+  const all = partsOf(messages)
+    .filter((part) => part.type === 'tool-result')
+    .map((part) => part.toolCallId);
   expect(new Set(all).size).toBe(all.length);
 }
 
@@ -86,7 +102,9 @@ describe('tool calls stored before they run', () => {
       // step ends with the stopped run's result; streamed, the loop ends at once, before the call.
       expect(results[0].output?.value).toBe('contents of package.json');
       if (streaming === 'always') {
-        expect(results[1].output?.value).toMatch(new RegExp(`^The turn ended \\(stopped or failed\\) before this call finished\\. Runs it started: ${run.id} \\(general\\)`));
+        expect(results[1].output?.value).toMatch(
+          new RegExp(`^The turn ended \\(stopped or failed\\) before this call finished\\. Runs it started: ${run.id} \\(general\\)`),
+        );
       } else {
         expect(results[1].output?.value).toContain(`run_id: ${run.id}`);
       }
@@ -96,7 +114,18 @@ describe('tool calls stored before they run', () => {
   it('rewrites the stored calls as the whole step message at its end: text and each call once', async () => {
     const cadre = makeCadre([
       { when: { system_includes: 'general-purpose' }, turns: [{ text: 'quick' }] },
-      { turns: [{ text: 'Reading twice.', tool_calls: [{ name: 'read_file', arguments: { path: 'package.json' } }, { name: 'list_files', arguments: {} }] }, { text: 'done' }] },
+      {
+        turns: [
+          {
+            text: 'Reading twice.',
+            tool_calls: [
+              { name: 'read_file', arguments: { path: 'package.json' } },
+              { name: 'list_files', arguments: {} },
+            ],
+          },
+          { text: 'done' },
+        ],
+      },
     ]);
     const session = await cadre.createSession();
     await cadre.send(session.id, 'go');
@@ -109,10 +138,25 @@ describe('tool calls stored before they run', () => {
 
   it('answers the calls of a dead process once, after the calls, and leaves a live process alone', async () => {
     const store = createSqliteStore({ path: ':memory:' });
-    const session = { id: 'ses_1', agent: 'main', model: 'm', created_at: '2026-01-01T00:00:00.000Z', status: 'running' as const, parent_run_id: null, auto_resumes: 0, user_canceled_at: null };
+    const session = {
+      id: 'ses_1',
+      agent: 'main',
+      model: 'm',
+      created_at: '2026-01-01T00:00:00.000Z',
+      status: 'running' as const,
+      parent_run_id: null,
+      auto_resumes: 0,
+      user_canceled_at: null,
+    };
     await store.createSession(session);
     await store.createSession({ ...session, id: 'ses_2' });
-    const call = (id: string, owner: string) => ({ type: 'tool-call', toolCallId: id, toolName: 'bash', input: { command: 'make' }, providerOptions: { cadre: { pending_owner: owner } } });
+    const call = (id: string, owner: string) => ({
+      type: 'tool-call',
+      toolCallId: id,
+      toolName: 'bash',
+      input: { command: 'make' },
+      providerOptions: { cadre: { pending_owner: owner } },
+    });
     const at = '2026-01-01T00:00:01.000Z';
     // A pid no process has on this host, and this process itself.
     await store.appendMessages([
@@ -126,7 +170,9 @@ describe('tool calls stored before they run', () => {
     expect(await answerOrphanedCalls({ store, sessionId: 'ses_1', now })).toBe(false);
     const dead = await store.listMessages('ses_1');
     expectEveryCallAnswered(dead);
-    expect(partsOf(dead).at(-1)?.output?.value).toBe('The process stopped before this call finished, so its result was lost. The call may have run, partly or fully: check its effects before you repeat it.');
+    expect(partsOf(dead).at(-1)?.output?.value).toBe(
+      'The process stopped before this call finished, so its result was lost. The call may have run, partly or fully: check its effects before you repeat it.',
+    );
     expect(JSON.stringify(dead)).not.toContain('pending_owner');
     expect(await answerOrphanedCalls({ store, sessionId: 'ses_2', now })).toBe(false);
     expect(await store.listMessages('ses_2')).toHaveLength(2);

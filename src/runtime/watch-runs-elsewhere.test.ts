@@ -28,10 +28,24 @@ async function setup(holder: string, leaseMs = 15_000) {
   const deliver = vi.fn(async (sessionId: string) => {
     delivered.push(sessionId);
   });
-  const watch = watchRunsElsewhere({ store, runs, deliver, leaseMs, now: systemNow, onError: (error) => { throw error; } });
+  const watch = watchRunsElsewhere({
+    store,
+    runs,
+    deliver,
+    leaseMs,
+    now: systemNow,
+    onError: (error) => {
+      throw error;
+    },
+  });
   /** Ends the run elsewhere, its notification pending in `holder`'s name. */
   const end = async () => {
-    const ended = await store.updateRun('run_1', { ended_at: systemNow(), lease_owner: holder, lease_expires_at: null, notification: { delivered_at: null, suppressed: false } });
+    const ended = await store.updateRun('run_1', {
+      ended_at: systemNow(),
+      lease_owner: holder,
+      lease_expires_at: null,
+      notification: { delivered_at: null, suppressed: false },
+    });
     runs.end({ ...ended!, status: 'completed' });
   };
   return { store, running, watch, end, deliver, delivered };

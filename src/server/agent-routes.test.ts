@@ -9,7 +9,7 @@ afterEach(async () => {
 });
 
 describe('GET /api/agents', () => {
-  it("lists the agents with the colour of their runs as #rrggbb, null for none", async () => {
+  it('lists the agents with the colour of their runs as #rrggbb, null for none', async () => {
     cadre = createTestCadre();
     const response = await createDashboardApp({ cadre }).request('/api/agents');
     const { agents } = (await response.json()) as { agents: Array<{ name: string; color: string | null; mode: string }> };

@@ -17,16 +17,21 @@ function setup() {
   const notes: string[] = [];
   const cadre = createTestCadre({ notes });
   open.push(cadre);
-  const app = createDashboardApp({ cadre, onError: (error) => { throw error; } });
-  const post = (path: string, body: unknown) => app.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
+  const app = createDashboardApp({
+    cadre,
+    onError: (error) => {
+      throw error;
+    },
+  });
+  const post = (path: string, body: unknown) =>
+    app.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json' } });
   return { cadre, app, post, notes };
 }
 
 async function pendingAsk(app: ReturnType<typeof setup>['app'], sessionId: string): Promise<ApprovalRecord> {
-  return eventually(
-    async () => ((await (await app.request(`/api/approvals?session=${sessionId}`)).json()) as { approvals: ApprovalRecord[] }).approvals[0],
-    { what: 'an ask' },
-  );
+  return eventually(async () => ((await (await app.request(`/api/approvals?session=${sessionId}`)).json()) as { approvals: ApprovalRecord[] }).approvals[0], {
+    what: 'an ask',
+  });
 }
 
 describe('the approvals API', () => {

@@ -28,7 +28,7 @@ export function createApprovalRoutes({ cadre }: { cadre: Cadre }): Hono {
     const id = context.req.param('id');
     const body = await readJsonObject(context);
     const { decision, always } = body;
-    if (decision !== 'approve' && decision !== 'deny') failRequest(400, "'decision' must be \"approve\" or \"deny\".");
+    if (decision !== 'approve' && decision !== 'deny') failRequest(400, '\'decision\' must be "approve" or "deny".');
     if (always !== undefined && typeof always !== 'boolean') failRequest(400, "'always' must be true or false.");
     if (!(await cadre.store.getApproval(id))) failRequest(404, `No approval '${id}'.`);
     const { approval, changed } = await cadre.approve(id, { decision, always: always === true });

@@ -21,7 +21,13 @@ function setup(token?: string) {
   const store = createSqliteStore({ path: ':memory:' });
   const cadre = createTestCadre({ store });
   open.push(cadre);
-  const app = createDashboardApp({ cadre, token, onError: (error) => { throw error; } });
+  const app = createDashboardApp({
+    cadre,
+    token,
+    onError: (error) => {
+      throw error;
+    },
+  });
   const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
     app.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'Content-Type': 'application/json', ...headers } });
   return { cadre, app, post, store };
@@ -151,12 +157,21 @@ describe('the runs API', () => {
       }
     }
     const types = new Set(stored.map((event) => event.type));
-    for (const type of ['run-queued', 'run-start', 'step-start', 'run-end', 'notification-deliver', 'approval-request', 'approval-resolve', 'tool-call-start', 'tool-call-end']) {
+    for (const type of [
+      'run-queued',
+      'run-start',
+      'step-start',
+      'run-end',
+      'notification-deliver',
+      'approval-request',
+      'approval-resolve',
+      'tool-call-start',
+      'tool-call-end',
+    ]) {
       expect(types, type).toContain(type);
     }
     for (const event of [...stored, ...live]) expect(() => parseRunEvent(event)).not.toThrow();
   });
-
 
   it('shows a run with its events and nested runs, and its transcript', async () => {
     const { cadre, app } = setup();
@@ -246,10 +261,19 @@ describe('the request body limit', () => {
 
   it('answers 413 past 1 MiB by default, streamed without a Content-Length too, and starts nothing', async () => {
     const { cadre, app } = setup();
-    const streamed = await app.request('/api/sessions', { method: 'POST', body: streamedBody(2 * 1024 * 1024), headers: { 'Content-Type': 'application/json' }, duplex: 'half' } as RequestInit);
+    const streamed = await app.request('/api/sessions', {
+      method: 'POST',
+      body: streamedBody(2 * 1024 * 1024),
+      headers: { 'Content-Type': 'application/json' },
+      duplex: 'half',
+    } as RequestInit);
     expect(streamed.status).toBe(413);
     expect(await streamed.json()).toEqual({ error: 'The request body is larger than 1048576 bytes; send a shorter one.' });
-    const declared = await app.request('/api/sessions', { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/json', 'Content-Length': String(50 * 1024 * 1024) } });
+    const declared = await app.request('/api/sessions', {
+      method: 'POST',
+      body: '{}',
+      headers: { 'Content-Type': 'application/json', 'Content-Length': String(50 * 1024 * 1024) },
+    });
     expect(declared.status).toBe(413);
     expect(await cadre.store.listSessions()).toEqual([]);
     // Just under the limit is still read (and judged on its content).
@@ -306,7 +330,14 @@ describe('tokens and dead owners in the API', () => {
     const { cadre, app, store } = setup();
     const session = await cadre.createSession();
     const past = new Date(Date.now() - 60_000).toISOString();
-    const orphan = runFixture({ id: 'run_orphan', parent_session_id: session.id, status: 'running', started_at: past, lease_owner: 'gone-host:1:x', lease_expires_at: past });
+    const orphan = runFixture({
+      id: 'run_orphan',
+      parent_session_id: session.id,
+      status: 'running',
+      started_at: past,
+      lease_owner: 'gone-host:1:x',
+      lease_expires_at: past,
+    });
     await store.insertRun(orphan, { run_id: orphan.id, at: past, type: 'run-queued', data: {} });
     const { runs } = await (await app.request(`/api/sessions/${session.id}/runs`)).json();
     expect(runs).toEqual([expect.objectContaining({ id: 'run_orphan', status: 'running', owner_gone: true })]);

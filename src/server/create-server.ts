@@ -43,7 +43,7 @@ export interface DashboardAppOptions {
    */
   sandbox?: Pick<Sandbox, 'status'>;
   /**
-   * Whether the workspace's own configuration is trusted (CONTRACT section 23), shown at the top
+   * Whether the workspace's own configuration is trusted (docs/security.md), shown at the top
    * of the page and at `GET /api/sandbox` as `workspace` (null without one).
    */
   workspace?: WorkspaceTrustView;
@@ -69,7 +69,16 @@ export const defaultMaxBodyBytes = 1024 * 1024;
  * const app = createDashboardApp({ cadre });
  * const response = await app.request('/api/sessions');
  */
-export function createDashboardApp({ cadre, token = null, heartbeatMs, logger = defaultLogger(), onError: log = errorLogger(logger), maxBodyBytes = defaultMaxBodyBytes, sandbox, workspace }: DashboardAppOptions): Hono {
+export function createDashboardApp({
+  cadre,
+  token = null,
+  heartbeatMs,
+  logger = defaultLogger(),
+  onError: log = errorLogger(logger),
+  maxBodyBytes = defaultMaxBodyBytes,
+  sandbox,
+  workspace,
+}: DashboardAppOptions): Hono {
   // What the server logs passes the runtime's redactor, like everything else cadre logs.
   const onError = (error: unknown) => log(cadre.redactor.redactError(error));
   const app = new Hono();
@@ -143,7 +152,17 @@ export interface Dashboard {
  * const dashboard = await startDashboard({ cadre, port: 4317 });
  * console.log(`Dashboard: ${dashboard.url}`);
  */
-export function startDashboard({ cadre, host = '127.0.0.1', port = 4317, token: givenToken, onError, logger, maxBodyBytes, sandbox, workspace }: StartDashboardOptions): Promise<Dashboard> {
+export function startDashboard({
+  cadre,
+  host = '127.0.0.1',
+  port = 4317,
+  token: givenToken,
+  onError,
+  logger,
+  maxBodyBytes,
+  sandbox,
+  workspace,
+}: StartDashboardOptions): Promise<Dashboard> {
   const token = givenToken ?? (isLoopbackHost(host) ? null : createAccessToken());
   const app = createDashboardApp({ cadre, token, onError, logger, maxBodyBytes, sandbox, workspace });
   return new Promise((resolve, reject) => {
@@ -172,6 +191,9 @@ function logRequests(logger: Logger): MiddlewareHandler {
   return async function requestLog(context, next) {
     const started = performance.now();
     await next();
-    logger.info({ method: context.req.method, path: context.req.path, status: context.res.status, durationMs: Math.round(performance.now() - started) }, 'request');
+    logger.info(
+      { method: context.req.method, path: context.req.path, status: context.res.status, durationMs: Math.round(performance.now() - started) },
+      'request',
+    );
   };
 }

@@ -13,7 +13,13 @@ afterEach(async () => {
 function setup(token?: string) {
   const cadre = createTestCadre();
   open.push(cadre);
-  return createDashboardApp({ cadre, token, onError: (error) => { throw error; } });
+  return createDashboardApp({
+    cadre,
+    token,
+    onError: (error) => {
+      throw error;
+    },
+  });
 }
 
 const json = { 'Content-Type': 'application/json' };
@@ -47,13 +53,21 @@ describe('the dashboard security', () => {
     const app = setup('secret-token');
     const body = JSON.stringify({ prompt: 'hello' });
     expect((await app.request('/api/sessions?token=secret-token', { method: 'POST', body, headers: json })).status).toBe(401);
-    const accepted = await app.request('/api/sessions', { method: 'POST', body: JSON.stringify({ prompt: 'hello', agent: 'nobody' }), headers: { ...json, Authorization: 'Bearer secret-token' } });
+    const accepted = await app.request('/api/sessions', {
+      method: 'POST',
+      body: JSON.stringify({ prompt: 'hello', agent: 'nobody' }),
+      headers: { ...json, Authorization: 'Bearer secret-token' },
+    });
     expect(accepted.status).toBe(400);
   });
 
   it('rejects a POST without a JSON content type with 415', async () => {
     const app = setup();
-    const response = await app.request('/api/sessions', { method: 'POST', body: 'prompt=hello', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const response = await app.request('/api/sessions', {
+      method: 'POST',
+      body: 'prompt=hello',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
     expect(response.status).toBe(415);
     expect((await app.request('/api/sessions', { method: 'POST', body: '{}' })).status).toBe(415);
   });

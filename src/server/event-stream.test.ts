@@ -61,7 +61,12 @@ describe('GET /api/events', () => {
     await cadre.send(session.id, 'Find the answer');
     const text = await readUntil(reader, (received) => received.includes('"type":"run-end"'));
     const first = text.split('\n\n').find((block) => block.startsWith('event: run-event'))!;
-    const event = JSON.parse(first.split('\n').find((line) => line.startsWith('data: '))!.slice(6));
+    const event = JSON.parse(
+      first
+        .split('\n')
+        .find((line) => line.startsWith('data: '))!
+        .slice(6),
+    );
     expect(event).toMatchObject({ type: 'run-event', run: { parent_session_id: session.id, agent: 'general' }, event: { type: 'run-queued' } });
     expect(text).toContain('event: message');
     expect(text).toContain('event: session-status');
@@ -96,12 +101,29 @@ describe('GET /api/events', () => {
     await cadre.send(session.id, 'STREAM the long answer.');
     const text = await readUntil(reader, (received) => received.includes('"type":"run-end"'));
     await reader.cancel();
-    const events = text.split('\n\n').filter((block) => block.startsWith('event: ')).map((block) => JSON.parse(block.split('\n').find((line) => line.startsWith('data: '))!.slice(6)));
+    const events = text
+      .split('\n\n')
+      .filter((block) => block.startsWith('event: '))
+      .map((block) =>
+        JSON.parse(
+          block
+            .split('\n')
+            .find((line) => line.startsWith('data: '))!
+            .slice(6),
+        ),
+      );
     const run = events.find((event) => event.type === 'run-event').run;
     const child = run.child_session_id;
-    const childText = events.filter((event) => event.type === 'text-delta' && event.session_id === child).map((event) => event.text).join('');
+    const childText = events
+      .filter((event) => event.type === 'text-delta' && event.session_id === child)
+      .map((event) => event.text)
+      .join('');
     expect(childText).toContain(`${streamFirstWords}The build is green.`);
-    expect(events.filter((event) => event.type === 'message' && event.message.session_id === child).map((event) => event.message.role)).toEqual(['assistant', 'tool', 'assistant']);
+    expect(events.filter((event) => event.type === 'message' && event.message.session_id === child).map((event) => event.message.role)).toEqual([
+      'assistant',
+      'tool',
+      'assistant',
+    ]);
     await cadre.waitForIdle(session.id);
   });
 

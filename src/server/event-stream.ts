@@ -63,7 +63,10 @@ export function sessionOfEvent(event: CadreEvent): string {
  * changed (a session started, changed state, or another process wrote): read it again; without
  * `?session=`, such a stream sends nothing else. The subscription ends when the client goes away.
  */
-export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_000, externalChangeMs = 250, listChangeMs = 1000 }: EventStreamOptions): Response {
+export function streamCadreEvents(
+  context: Context,
+  { cadre, heartbeatMs = 15_000, externalChangeMs = 250, listChangeMs = 1000 }: EventStreamOptions,
+): Response {
   const sessionId = context.req.query('session') || null;
   const list = context.req.query('list') === '1';
   return streamSSE(context, async (stream) => {
@@ -93,11 +96,16 @@ export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_00
         await stream.writeSSE({ event: 'message', data: JSON.stringify({ type: 'message', message: view }) });
       });
     };
-    const state = sessionId === null ? undefined : followChanges(
-      () => readSessionState(cadre.store, sessionId),
-      (value) => { if (value !== null) write('session-state', { session_id: sessionId, state: value }); },
-      reportToDefaultLogger,
-    );
+    const state =
+      sessionId === null
+        ? undefined
+        : followChanges(
+            () => readSessionState(cadre.store, sessionId),
+            (value) => {
+              if (value !== null) write('session-state', { session_id: sessionId, state: value });
+            },
+            reportToDefaultLogger,
+          );
     let listTimer: ReturnType<typeof setTimeout> | undefined;
     let closed = false;
     const listChanged = () => {
@@ -121,11 +129,19 @@ export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_00
     }, heartbeatMs);
     // Work of another process on the shared database (a `cadre run` in another terminal) sends no
     // live events here: its commits are seen by the store's external version instead.
-    const stopExternalWatch = sessionId === null && !list ? undefined : watchExternalVersion(cadre.store, externalChangeMs, () => {
-      if (sessionId !== null) write('store-changed', {});
-      state?.poke();
-      listChanged();
-    }, reportToDefaultLogger);
+    const stopExternalWatch =
+      sessionId === null && !list
+        ? undefined
+        : watchExternalVersion(
+            cadre.store,
+            externalChangeMs,
+            () => {
+              if (sessionId !== null) write('store-changed', {});
+              state?.poke();
+              listChanged();
+            },
+            reportToDefaultLogger,
+          );
     const ended = new Promise<void>((resolve) => {
       const end = () => {
         if (closed) return;

@@ -5,7 +5,7 @@ import { renderMarkdownExport } from '../export/render-markdown-export.ts';
 import { failRequest } from './request-input.ts';
 
 /**
- * `GET /api/sessions/:id/export?format=json|markdown`: the session export (CONTRACT section 9)
+ * `GET /api/sessions/:id/export?format=json|markdown`: the session export (docs/command-line.md)
  * as a download (`Content-Disposition: attachment`).
  */
 export function createExportRoute({ cadre }: { cadre: Cadre }): Hono {

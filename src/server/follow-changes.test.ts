@@ -14,7 +14,9 @@ describe('followChanges', () => {
         return value;
       },
       (value) => emitted.push(value),
-      (error) => { throw error; },
+      (error) => {
+        throw error;
+      },
     );
     follower.poke();
     follower.poke();
@@ -37,10 +39,14 @@ describe('followChanges', () => {
     const errors: unknown[] = [];
     let fail = true;
     const emitted: unknown[] = [];
-    const follower = followChanges(async () => {
-      if (fail) throw new Error('store gone');
-      return 1;
-    }, (value) => emitted.push(value), (error) => errors.push(error));
+    const follower = followChanges(
+      async () => {
+        if (fail) throw new Error('store gone');
+        return 1;
+      },
+      (value) => emitted.push(value),
+      (error) => errors.push(error),
+    );
     follower.poke();
     await new Promise((resolve) => setTimeout(resolve, 0));
     expect(errors).toHaveLength(1);

@@ -18,15 +18,25 @@ export interface MessageView extends MessageRecord {
  */
 export async function notificationsOf(store: StoreView, sessionId: string, runs: readonly RunRecord[]): Promise<Map<number, NotificationRun[]>> {
   const delivered = runs.filter((run) => run.parent_session_id === sessionId && run.notification?.delivered_at != null);
-  const seqs = await Promise.all(delivered.map(async (run) => {
-    const events = await store.listRunEvents(run.id);
-    const deliver = events.find((event) => event.type === 'notification-deliver' && event.data.session_id === sessionId);
-    return typeof deliver?.data.message_seq === 'number' ? deliver.data.message_seq : null;
-  }));
+  const seqs = await Promise.all(
+    delivered.map(async (run) => {
+      const events = await store.listRunEvents(run.id);
+      const deliver = events.find((event) => event.type === 'notification-deliver' && event.data.session_id === sessionId);
+      return typeof deliver?.data.message_seq === 'number' ? deliver.data.message_seq : null;
+    }),
+  );
   // In the order they were announced: a run that joined an open message was delivered later.
-  const order = delivered.map((run, index) => ({ run, seq: seqs[index] })).sort((left, right) =>
-    left.run.notification!.delivered_at! < right.run.notification!.delivered_at! ? -1
-      : left.run.notification!.delivered_at! > right.run.notification!.delivered_at! ? 1 : left.run.id < right.run.id ? -1 : 1);
+  const order = delivered
+    .map((run, index) => ({ run, seq: seqs[index] }))
+    .sort((left, right) =>
+      left.run.notification!.delivered_at! < right.run.notification!.delivered_at!
+        ? -1
+        : left.run.notification!.delivered_at! > right.run.notification!.delivered_at!
+          ? 1
+          : left.run.id < right.run.id
+            ? -1
+            : 1,
+    );
   const bySeq = new Map<number, NotificationRun[]>();
   for (const { run, seq } of order) {
     if (seq === null) continue;
@@ -37,7 +47,12 @@ export async function notificationsOf(store: StoreView, sessionId: string, runs:
 }
 
 /** Messages as the API shows them ({@link MessageView}), given the runs the session started. */
-export async function viewMessages(store: StoreView, sessionId: string, messages: readonly MessageRecord[], runs: readonly RunRecord[]): Promise<MessageView[]> {
+export async function viewMessages(
+  store: StoreView,
+  sessionId: string,
+  messages: readonly MessageRecord[],
+  runs: readonly RunRecord[],
+): Promise<MessageView[]> {
   const announced = messages.some((message) => message.role === 'user') ? await notificationsOf(store, sessionId, runs) : new Map<number, NotificationRun[]>();
   return messages.map((message) => viewMessage(message, announced));
 }

@@ -22,10 +22,7 @@ export function createRunRoutes({ cadre }: { cadre: Cadre }): Hono {
 
   routes.get('/:id', async (context) => {
     const run = await findRun(context.req.param('id'));
-    const [events, runs] = await Promise.all([
-      store.listRunEvents(run.id),
-      store.listRuns({ parent_session_id: run.child_session_id, order: 'oldest' }),
-    ]);
+    const [events, runs] = await Promise.all([store.listRunEvents(run.id), store.listRuns({ parent_session_id: run.child_session_id, order: 'oldest' })]);
     return context.json({ run: viewRun(run, new Date().toISOString()), events, runs: viewRuns(runs) });
   });
 

@@ -16,11 +16,26 @@ describe('GET /api/sandbox', () => {
     const missing = async () => ({ available: false as const, reason: 'bubblewrap (bwrap) is not installed' });
     const app = createDashboardApp({ cadre, sandbox: createSandbox({ root: '/project', detect: missing }) });
     expect(await (await app.request('/api/sandbox')).json()).toEqual({
-      sandbox: { mode: 'auto', kind: 'none', confined: false, network: true, writable: ['anywhere the user can'], reason: 'bubblewrap (bwrap) is not installed' },
+      sandbox: {
+        mode: 'auto',
+        kind: 'none',
+        confined: false,
+        network: true,
+        writable: ['anywhere the user can'],
+        reason: 'bubblewrap (bwrap) is not installed',
+      },
       workspace: null,
     });
-    const boxed = createDashboardApp({ cadre, sandbox: createSandbox({ root: '/project', detect: async () => ({ available: true, kind: 'bubblewrap', program: '/usr/bin/bwrap' }) }) });
-    expect((await (await boxed.request('/api/sandbox')).json()).sandbox).toMatchObject({ kind: 'bubblewrap', confined: true, network: false, writable: ['/project', '/tmp (private to each command)'] });
+    const boxed = createDashboardApp({
+      cadre,
+      sandbox: createSandbox({ root: '/project', detect: async () => ({ available: true, kind: 'bubblewrap', program: '/usr/bin/bwrap' }) }),
+    });
+    expect((await (await boxed.request('/api/sandbox')).json()).sandbox).toMatchObject({
+      kind: 'bubblewrap',
+      confined: true,
+      network: false,
+      writable: ['/project', '/tmp (private to each command)'],
+    });
     expect(await (await createDashboardApp({ cadre }).request('/api/sandbox')).json()).toEqual({ sandbox: null, workspace: null });
   });
 

@@ -31,14 +31,21 @@ const streamCall = { name: 'agent', arguments: { agent: 'general', task: streamT
  */
 export function dashboardScript({ slowDelayMs = 20_000, streamDelayMs = 250 } = {}): Script {
   return [
-    { when: { system_includes: 'Note writer' }, turns: [{ tool_calls: [{ name: 'note', arguments: { path: 'docs/notes.md', text: 'hello' } }] }, { text: 'Wrote the note.' }] },
+    {
+      when: { system_includes: 'Note writer' },
+      turns: [{ tool_calls: [{ name: 'note', arguments: { path: 'docs/notes.md', text: 'hello' } }] }, { text: 'Wrote the note.' }],
+    },
     { when: { system_includes: 'general-purpose', user_includes: slowTask }, turns: [{ text: 'Slow result.', delay_ms: slowDelayMs }] },
     // Streams slowly: a first step that says something and checks, then a long final answer.
     {
       when: { system_includes: 'general-purpose', user_includes: streamTask },
       turns: [
         { text: streamFirstWords, tool_calls: [{ name: 'check_status', arguments: {} }], chunk_size: 4, chunk_delay_ms: streamDelayMs },
-        { text: `The build is green. ${'Every part of the answer arrives a few words at a time. '.repeat(8)}Done.`, chunk_size: 12, chunk_delay_ms: Math.round(streamDelayMs / 3) },
+        {
+          text: `The build is green. ${'Every part of the answer arrives a few words at a time. '.repeat(8)}Done.`,
+          chunk_size: 12,
+          chunk_delay_ms: Math.round(streamDelayMs / 3),
+        },
       ],
     },
     { when: { system_includes: 'general-purpose' }, turns: [{ text: 'Quick result: the answer is 42.' }] },
@@ -56,7 +63,9 @@ export function dashboardScript({ slowDelayMs = 20_000, streamDelayMs = 250 } = 
  * for an answer (as `cadre serve` does). A prompt with `NOTE` starts the `writer`, whose `note`
  * tool (risk `write`) asks, with a diff; each note it is allowed to write is added to `notes`.
  */
-export function createTestCadre(options: { slowDelayMs?: number; streamDelayMs?: number; notes?: string[]; limits?: Partial<Limits>; store?: Store } = {}): Cadre {
+export function createTestCadre(
+  options: { slowDelayMs?: number; streamDelayMs?: number; notes?: string[]; limits?: Partial<Limits>; store?: Store } = {},
+): Cadre {
   const notes = options.notes ?? [];
   const note = defineTool({
     name: 'note',

@@ -4,7 +4,16 @@ import type { MessageRecord, SessionRecord } from '../store/records.ts';
 import { maxTitleChars, sessionState, sessionTitle, viewRuns } from './session-views.ts';
 
 const now = '2026-01-01T00:10:00.000Z';
-const session: SessionRecord = { id: 'ses_1', agent: 'main', model: 'scripted', created_at: now, status: 'idle', parent_run_id: null, auto_resumes: 0, user_canceled_at: null };
+const session: SessionRecord = {
+  id: 'ses_1',
+  agent: 'main',
+  model: 'scripted',
+  created_at: now,
+  status: 'idle',
+  parent_run_id: null,
+  auto_resumes: 0,
+  user_canceled_at: null,
+};
 
 function message(seq: number, role: MessageRecord['role'], content: unknown): MessageRecord {
   return { session_id: 'ses_1', seq, role, content, created_at: now };
@@ -12,11 +21,14 @@ function message(seq: number, role: MessageRecord['role'], content: unknown): Me
 
 describe('sessionState', () => {
   it('reads an idle primary agent with working runs as waiting on them, counting queued and running runs only', () => {
-    const runs = viewRuns([
-      runFixture({ id: 'run_a', status: 'running', lease_owner: 'here', lease_expires_at: '2026-01-01T01:00:00.000Z' }),
-      runFixture({ id: 'run_b', status: 'queued', lease_owner: 'here', lease_expires_at: '2026-01-01T01:00:00.000Z' }),
-      runFixture({ id: 'run_c', status: 'completed' }),
-    ], now);
+    const runs = viewRuns(
+      [
+        runFixture({ id: 'run_a', status: 'running', lease_owner: 'here', lease_expires_at: '2026-01-01T01:00:00.000Z' }),
+        runFixture({ id: 'run_b', status: 'queued', lease_owner: 'here', lease_expires_at: '2026-01-01T01:00:00.000Z' }),
+        runFixture({ id: 'run_c', status: 'completed' }),
+      ],
+      now,
+    );
     expect(sessionState(session, runs, 0)).toEqual({ kind: 'waiting_on_runs', runs: 2 });
   });
 
@@ -37,7 +49,14 @@ describe('sessionState', () => {
 
 describe('sessionTitle', () => {
   it('is the first user message on one line, from text parts, skipping the system prompt', () => {
-    const messages = [message(1, 'system', 'You are main.'), message(2, 'user', [{ type: 'text', text: 'Fix  the\nbuild' }, { type: 'image', image: 'x' }]), message(3, 'user', 'later')];
+    const messages = [
+      message(1, 'system', 'You are main.'),
+      message(2, 'user', [
+        { type: 'text', text: 'Fix  the\nbuild' },
+        { type: 'image', image: 'x' },
+      ]),
+      message(3, 'user', 'later'),
+    ];
     expect(sessionTitle(messages)).toBe('Fix the build');
   });
 

@@ -84,7 +84,11 @@ export interface SessionParts {
 }
 
 /** A session with its title, its state, and the usage and run counts of everything it started. */
-export function summaryOf(session: SessionRecord, { runs, agentUsage, messages, pendingApprovals }: SessionParts, now: string = new Date().toISOString()): SessionSummary {
+export function summaryOf(
+  session: SessionRecord,
+  { runs, agentUsage, messages, pendingApprovals }: SessionParts,
+  now: string = new Date().toISOString(),
+): SessionSummary {
   return {
     ...session,
     usage: sumUsage(runs),

@@ -9,7 +9,14 @@ describe('createAutoResume', () => {
   it('wakes a hosted session once after the delay, gathering notifications that arrive meanwhile', async () => {
     vi.useFakeTimers();
     const resumed: string[] = [];
-    const resumes = createAutoResume({ delayMs: 40, resume: async (id) => resumed.push(id), isBusy: () => false, onError: (error) => { throw error; } });
+    const resumes = createAutoResume({
+      delayMs: 40,
+      resume: async (id) => resumed.push(id),
+      isBusy: () => false,
+      onError: (error) => {
+        throw error;
+      },
+    });
     resumes.host('ses_a');
     resumes.schedule('ses_a');
     resumes.schedule('ses_a');

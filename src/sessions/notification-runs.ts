@@ -4,7 +4,7 @@ import type { RunRecord, RunStatus } from '../store/records.ts';
 export const maxNotificationSummaryChars = 300;
 
 /**
- * One finished run as a notification tells its parent about it (CONTRACT section 6): the fields
+ * One finished run as a notification tells its parent about it (docs/runs-and-limits.md): the fields
  * of its block in the `<subagent-notification>` text, as data. The API gives these with the
  * message, so a view renders them rather than reading the model-facing text.
  */

@@ -45,12 +45,24 @@ function setup(store: Store = createSqliteStore({ path: ':memory:' }), options: 
   });
   const errors: unknown[] = [];
   const idle: string[] = [];
-  const notifier = createNotifier({ store, bus, inbox, now: clock.now, onError: (error) => errors.push(error), onDelivered: (sessionId) => idle.push(sessionId), ...options });
+  const notifier = createNotifier({
+    store,
+    bus,
+    inbox,
+    now: clock.now,
+    onError: (error) => errors.push(error),
+    onDelivered: (sessionId) => idle.push(sessionId),
+    ...options,
+  });
   return { store, ledger, inbox, notifier, delivered, events, errors, idle, clock };
 }
 
 /** Runs a run through the ledger to its end, as the run manager does. */
-async function endRun(ledger: RunLedger, id: string, { mode = 'background', to = 'completed', owner = 'host:1:owner' }: { mode?: RunMode; to?: RunStatus; owner?: string } = {}) {
+async function endRun(
+  ledger: RunLedger,
+  id: string,
+  { mode = 'background', to = 'completed', owner = 'host:1:owner' }: { mode?: RunMode; to?: RunStatus; owner?: string } = {},
+) {
   await ledger.insert(runFixture({ id, mode, lease_owner: owner }));
   await ledger.transition(id, 'running');
   return (await ledger.transition(id, to, { result: { text: `Result of ${id}`, truncated: false, original_length: 12 } }))!;
@@ -128,7 +140,14 @@ describe('notifier', () => {
 
   it('announces a run once when two processes deliver its notification at the same time', async () => {
     const { store, ledger, notifier } = setup();
-    const other = createNotifier({ store, inbox: createSessionInbox(), now: systemNow, onError: (error) => { throw error; } });
+    const other = createNotifier({
+      store,
+      inbox: createSessionInbox(),
+      now: systemNow,
+      onError: (error) => {
+        throw error;
+      },
+    });
     const run = await endRun(ledger, 'run_1');
     await Promise.all([notifier.runFinished(run), other.runFinished(run)]);
     expect(await notificationsOf(store)).toHaveLength(1);
@@ -248,8 +267,16 @@ describe('notifier', () => {
     expect(message).toMatchObject({ role: 'user', content: renderNotification([run]), created_at: clock.now() });
     expect(events.map((event) => event.type)).toEqual(['message', 'run-event']);
     expect(events[0]).toEqual({ type: 'message', message });
-    expect(events[1]).toMatchObject({ type: 'run-event', run: { id: 'run_1' }, event: { type: 'notification-deliver', at: clock.now(), data: { session_id: 'ses_1', message_seq: message.seq } } });
-    expect(await store.getRun('run_1')).toMatchObject({ notification: { delivered_at: clock.now(), suppressed: false }, lease_owner: null, lease_expires_at: null });
+    expect(events[1]).toMatchObject({
+      type: 'run-event',
+      run: { id: 'run_1' },
+      event: { type: 'notification-deliver', at: clock.now(), data: { session_id: 'ses_1', message_seq: message.seq } },
+    });
+    expect(await store.getRun('run_1')).toMatchObject({
+      notification: { delivered_at: clock.now(), suppressed: false },
+      lease_owner: null,
+      lease_expires_at: null,
+    });
   });
 
   it('wakes an idle parent once its message is stored', async () => {
@@ -310,7 +337,6 @@ describe('notifier', () => {
     expect(more).toEqual([]);
     expect([...String(message.content).matchAll(/^run_id: (\S+)$/gm)].map((match) => match[1])).toEqual(['run_1', 'run_2']);
   });
-
 });
 
 describe('deliveryOf', () => {

@@ -88,7 +88,8 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
   const chains = new Map<string, Promise<unknown>>();
   const controllers = new Map<string, AbortController>();
   const slots = createSlots(options.maxConcurrentTurns ?? 64);
-  const coordination = options.coordination ?? createPollingCoordination({ store, pollMs: { 'session-stop-requested': options.stopPollMs ?? 500 }, onError: report });
+  const coordination =
+    options.coordination ?? createPollingCoordination({ store, pollMs: { 'session-stop-requested': options.stopPollMs ?? 500 }, onError: report });
   /**
    * The last message seq a turn of each session read: a resume looks only past it. Bounded, so
    * a long-lived process does not keep one per session it ever ran; a forgotten session's resume
@@ -235,9 +236,11 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
     const previous = chains.get(sessionId) ?? Promise.resolve();
     const next = previous.then(work, work);
     chains.set(sessionId, next);
-    next.finally(() => {
-      if (chains.get(sessionId) === next) chains.delete(sessionId);
-    }).catch(() => {});
+    next
+      .finally(() => {
+        if (chains.get(sessionId) === next) chains.delete(sessionId);
+      })
+      .catch(() => {});
     return next;
   }
 

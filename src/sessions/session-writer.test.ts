@@ -11,7 +11,16 @@ describe('createSessionWriter', () => {
     bus.subscribe((event) => events.push(event));
     const writer = createSessionWriter({ store, bus });
     const made = await writer.create({ id: 'ses_a', agent: 'main', model: 'ollama:llama3', created_at: '2026-01-01T00:00:00.000Z' });
-    expect(made).toEqual({ id: 'ses_a', agent: 'main', model: 'ollama:llama3', created_at: '2026-01-01T00:00:00.000Z', status: 'idle', parent_run_id: null, auto_resumes: 0, user_canceled_at: null });
+    expect(made).toEqual({
+      id: 'ses_a',
+      agent: 'main',
+      model: 'ollama:llama3',
+      created_at: '2026-01-01T00:00:00.000Z',
+      status: 'idle',
+      parent_run_id: null,
+      auto_resumes: 0,
+      user_canceled_at: null,
+    });
     await writer.setStatus('ses_a', 'running');
     await writer.countAutoResume({ id: 'ses_a', auto_resumes: 0 });
     await writer.setStatus('ses_a', 'canceled', { user_canceled_at: '2026-01-01T00:00:01.000Z' });

@@ -20,7 +20,17 @@ export type {
   SessionStatus,
   Usage,
 } from './records.ts';
-export type { ApprovalQuery, ApprovalResolution, GuardedRunChange, MessageCommit, MessageCommitResult, RunPatch, RunQuery, RunTransition, Store } from './store.ts';
+export type {
+  ApprovalQuery,
+  ApprovalResolution,
+  GuardedRunChange,
+  MessageCommit,
+  MessageCommitResult,
+  RunPatch,
+  RunQuery,
+  RunTransition,
+  Store,
+} from './store.ts';
 export type { StoreView } from './store-view.ts';
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.ts';
 export { openStore, type OpenStoreOptions } from './open-store.ts';

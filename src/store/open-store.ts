@@ -64,9 +64,7 @@ function sqlitePath(spec: string): string {
   if (/^sqlite:/i.test(spec)) return sqlitePath(spec.slice('sqlite:'.length));
   if (/^file:/i.test(spec)) return fileURLToPath(spec);
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(spec)) {
-    throw new ConfigError(
-      `Unknown database '${redactConnectionString(spec)}'. Use ':memory:', a SQLite file path, or a postgres:// URL.`,
-    );
+    throw new ConfigError(`Unknown database '${redactConnectionString(spec)}'. Use ':memory:', a SQLite file path, or a postgres:// URL.`);
   }
   return spec;
 }

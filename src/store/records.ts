@@ -4,16 +4,7 @@
  */
 
 /** Every state a run can be in. A finished state never changes. */
-export const runStatuses = [
-  'queued',
-  'running',
-  'completed',
-  'completed_empty',
-  'failed',
-  'canceled_by_user',
-  'canceled_by_parent',
-  'abandoned',
-] as const;
+export const runStatuses = ['queued', 'running', 'completed', 'completed_empty', 'failed', 'canceled_by_user', 'canceled_by_parent', 'abandoned'] as const;
 
 export type RunStatus = (typeof runStatuses)[number];
 
@@ -53,7 +44,7 @@ export interface RunResult {
   truncated: boolean;
   original_length: number;
   /**
-   * Whether the parent got a summary instead of a cut (`summarize.enabled`, CONTRACT section 11).
+   * Whether the parent got a summary instead of a cut (`summarize.enabled`, docs/runs-and-limits.md).
    * Absent when no summary was tried.
    */
   summarized?: boolean;
@@ -69,7 +60,7 @@ export interface Usage {
   output_tokens: number;
 }
 
-/** The `SubagentRun` record (CONTRACT section 4). */
+/** The `SubagentRun` record (docs/runs-and-limits.md). */
 export interface RunRecord {
   id: string;
   parent_session_id: string;
@@ -91,7 +82,7 @@ export interface RunRecord {
   ended_at: string | null;
   promoted_at: string | null;
   consumed_at: string | null;
-  /** The text of `activity` (CONTRACT section 4): kept for readers of the contract and export v1. */
+  /** The text of `activity` (docs/runs-and-limits.md): kept for readers of the contract and export v1. */
   last_activity: string | null;
   /** What the run is doing, as data; stored before activity was typed, a line reads as `{kind: 'text'}`. */
   activity: RunActivity | null;
@@ -111,7 +102,7 @@ export interface RunRecord {
   stop_reason: string | null;
 }
 
-/** The kebab-case event types of a run (CONTRACT section 4). */
+/** The kebab-case event types of a run (docs/runs-and-limits.md). */
 export type RunEventType =
   | 'run-queued'
   | 'run-start'
@@ -186,7 +177,7 @@ export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'canceled';
  */
 export type ApprovalResolver = 'person' | 'rule' | 'flag' | 'no_approver' | 'timeout' | 'stop';
 
-/** A tool call that waits for a person's answer (CONTRACT section 10). Ids start with `apr_`. */
+/** A tool call that waits for a person's answer (docs/tools-and-approvals.md). Ids start with `apr_`. */
 export interface ApprovalRecord {
   id: string;
   /** The primary session the ask belongs to: "always" answers become rules of this session. */
@@ -233,7 +224,7 @@ export interface SessionRuleRecord {
 /**
  * What a run is doing, as data (STYLE habit 16): the parts that write it and the parts that show
  * it agree on these kinds, never on display text. `renderActivity` (run-activity.ts) makes the line
- * of CONTRACT section 4 (`last_activity`, the `activity` event's `text`).
+ * of docs/runs-and-limits.md (`last_activity`, the `activity` event's `text`).
  */
 export type RunActivity =
   /** Created, not yet looked at by the scheduler. */

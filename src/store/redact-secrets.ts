@@ -24,8 +24,16 @@ const patterns: ReadonlyArray<[Guard, RegExp, string]> = [
   [anyOf(['AIza']), /\bAIza[0-9A-Za-z_-]{35}/g, marker],
   [anyOf(['authorization'], 'i'), /(\bauthorization["']?\s*[:=]\s*["']?)[^"'\r\n]+/gi, `$1${marker}`],
   [anyOf(['Bearer', 'Basic']), /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{12,}/g, `$1 ${marker}`],
-  [anyOf(['KEY', 'SECRET', 'TOKEN', 'PASSWORD']), /\b([A-Z][A-Z0-9_]*(?:API_KEY|SECRET|TOKEN|PASSWORD|ACCESS_KEY)[A-Z0-9_]*)(\s*[=:]\s*["']?)[^\s"']{6,}/g, `$1$2${marker}`],
-  [anyOf(['key', 'secret', 'passw', 'token'], 'i'), /(["']?\b(?:api[_-]?key|apikey|secret|password|passwd|access[_-]?token|auth[_-]?token|client[_-]?secret)["']?\s*[:=]\s*["'])[^"'\r\n]{6,}/gi, `$1${marker}`],
+  [
+    anyOf(['KEY', 'SECRET', 'TOKEN', 'PASSWORD']),
+    /\b([A-Z][A-Z0-9_]*(?:API_KEY|SECRET|TOKEN|PASSWORD|ACCESS_KEY)[A-Z0-9_]*)(\s*[=:]\s*["']?)[^\s"']{6,}/g,
+    `$1$2${marker}`,
+  ],
+  [
+    anyOf(['key', 'secret', 'passw', 'token'], 'i'),
+    /(["']?\b(?:api[_-]?key|apikey|secret|password|passwd|access[_-]?token|auth[_-]?token|client[_-]?secret)["']?\s*[:=]\s*["'])[^"'\r\n]{6,}/gi,
+    `$1${marker}`,
+  ],
   [anyOf(['://']), /\b([a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:)[^/\s@]+@/gi, `$1${marker}@`],
 ];
 

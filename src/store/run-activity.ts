@@ -16,7 +16,7 @@ export function clampActivity(text: string, max = maxActivityLength): string {
   return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
 }
 
-/** The one-line (≤ 80 characters) text of an activity, as CONTRACT section 4 words it. */
+/** The one-line (≤ 80 characters) text of an activity, as docs/runs-and-limits.md words it. */
 export function renderActivity(activity: RunActivity): string {
   switch (activity.kind) {
     case 'queued':

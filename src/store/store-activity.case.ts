@@ -3,7 +3,7 @@ import type { RunActivity } from './run-activity.ts';
 import type { StoreCaseContext } from './store.case.ts';
 import { eventFixture, runFixture } from './store-fixtures.ts';
 
-/** One activity of each kind, with the line CONTRACT section 4 shows for it. */
+/** One activity of each kind, with the line docs/runs-and-limits.md shows for it. */
 const examples: Array<[RunActivity, string]> = [
   [{ kind: 'queued' }, 'queued'],
   [{ kind: 'waiting_for_slot' }, 'waiting for a slot'],
@@ -47,7 +47,10 @@ export function activityCases({ store, reopen, writeTextActivity }: StoreCaseCon
         patch: { activity: { kind: 'finished', status: 'failed', detail: 'timeout: took too long' } },
         event: eventFixture('run_1', 'run-end'),
       });
-      expect(ended).toMatchObject({ activity: { kind: 'finished', status: 'failed', detail: 'timeout: took too long' }, last_activity: 'failed: timeout: took too long' });
+      expect(ended).toMatchObject({
+        activity: { kind: 'finished', status: 'failed', detail: 'timeout: took too long' },
+        last_activity: 'failed: timeout: took too long',
+      });
       expect(await store().getRun('run_1')).toEqual(ended);
       expect(await store().updateRun('run_1', { activity: null })).toMatchObject({ activity: null, last_activity: null });
     });

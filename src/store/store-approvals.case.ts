@@ -32,7 +32,12 @@ export function approvalCases({ store, reopen }: StoreCaseContext): void {
       const ask = approvalFixture({ argument: null, run_id: null });
       await store().insertApproval(ask);
       expect(await store().getApproval('apr_1')).toEqual(ask);
-      const edit = approvalFixture({ id: 'apr_2', tool: 'edit_file', argument: 'src/a.ts', preview: { kind: 'diff', path: 'src/a.ts', diff: '--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1 @@\n-one\n+two' } });
+      const edit = approvalFixture({
+        id: 'apr_2',
+        tool: 'edit_file',
+        argument: 'src/a.ts',
+        preview: { kind: 'diff', path: 'src/a.ts', diff: '--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1 @@\n-one\n+two' },
+      });
       await store().insertApproval(edit);
       expect(await store().getApproval('apr_2')).toEqual(edit);
       expect((await store().listApprovals({ statuses: ['pending'] })).map((each) => each.preview)).toEqual([null, edit.preview]);
@@ -75,7 +80,13 @@ export function approvalCases({ store, reopen }: StoreCaseContext): void {
     it('lets exactly one of any number of racing answers win', async () => {
       await fc.assert(
         fc.asyncProperty(
-          fc.array(fc.record({ status: fc.constantFrom('approved', 'denied', 'canceled' as const), by: fc.constantFrom('person', 'timeout', 'stop', 'rule' as const) }), { minLength: 1, maxLength: 6 }),
+          fc.array(
+            fc.record({
+              status: fc.constantFrom('approved', 'denied', 'canceled' as const),
+              by: fc.constantFrom('person', 'timeout', 'stop', 'rule' as const),
+            }),
+            { minLength: 1, maxLength: 6 },
+          ),
           fc.integer({ min: 0, max: 1_000_000 }),
           async (answers, salt) => {
             const id = `apr_race_${salt}_${Math.random().toString(36).slice(2)}`;

@@ -20,9 +20,7 @@ export function runCases({ store }: StoreCaseContext): void {
       });
       await store().insertRun(run, eventFixture('run_1', 'run-queued'));
       expect(await store().getRun('run_1')).toEqual(run);
-      expect(await store().listRunEvents('run_1')).toEqual([
-        { run_id: 'run_1', seq: 1, at: '2025-01-01T00:00:02.000Z', type: 'run-queued', data: {} },
-      ]);
+      expect(await store().listRunEvents('run_1')).toEqual([{ run_id: 'run_1', seq: 1, at: '2025-01-01T00:00:02.000Z', type: 'run-queued', data: {} }]);
       expect(await store().getRun('run_missing')).toBeNull();
     });
 
@@ -92,7 +90,11 @@ export function runCases({ store }: StoreCaseContext): void {
 
     it('patches non-state fields with events without reading the run back', async () => {
       await store().insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
-      expect(await store().patchRun('run_1', { turns: 3, activity: { kind: 'text', text: 'noop' } }, [eventFixture('run_1', 'activity', { kind: 'text', text: 'noop' })])).toBe(true);
+      expect(
+        await store().patchRun('run_1', { turns: 3, activity: { kind: 'text', text: 'noop' } }, [
+          eventFixture('run_1', 'activity', { kind: 'text', text: 'noop' }),
+        ]),
+      ).toBe(true);
       expect(await store().getRun('run_1')).toEqual(runFixture({ turns: 3, last_activity: 'noop' }));
       expect(await typesOf('run_1')).toEqual(['run-queued', 'activity']);
       expect(await store().patchRun('run_1', {}, [eventFixture('run_1', 'step-start')])).toBe(true);
@@ -111,9 +113,7 @@ export function runCases({ store }: StoreCaseContext): void {
 
     it('gives events consecutive seq in the order they were appended, and pages them', async () => {
       await store().insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
-      await Promise.all(
-        Array.from({ length: 30 }, (_, index) => store().appendRunEvents([eventFixture('run_1', 'activity', { text: `a${index}` })])),
-      );
+      await Promise.all(Array.from({ length: 30 }, (_, index) => store().appendRunEvents([eventFixture('run_1', 'activity', { text: `a${index}` })])));
       await store().appendRunEvents([eventFixture('run_2', 'run-queued'), eventFixture('run_1', 'run-end')]);
       const events = await store().listRunEvents('run_1');
       expect(events.map((event) => event.seq)).toEqual(Array.from({ length: 32 }, (_, index) => index + 1));
@@ -178,7 +178,10 @@ export function runCases({ store }: StoreCaseContext): void {
 
     it('claims an unowned active run, but never a live lease or a finished run', async () => {
       await store().insertRun(runFixture({ id: 'run_a' }), eventFixture('run_a', 'run-queued'));
-      await store().insertRun(runFixture({ id: 'run_b', status: 'running', lease_owner: 'p1', lease_expires_at: '2025-01-01T00:09:00.000Z' }), eventFixture('run_b', 'run-queued'));
+      await store().insertRun(
+        runFixture({ id: 'run_b', status: 'running', lease_owner: 'p1', lease_expires_at: '2025-01-01T00:09:00.000Z' }),
+        eventFixture('run_b', 'run-queued'),
+      );
       await store().insertRun(runFixture({ id: 'run_c', status: 'completed' }), eventFixture('run_c', 'run-queued'));
       const claim = (id: string) => store().claimRun(id, 'p2', '2025-01-01T00:10:00.000Z', '2025-01-01T00:05:00.000Z');
       expect((await claim('run_a'))?.lease_owner).toBe('p2');

@@ -76,16 +76,12 @@ export function sessionCases({ store }: StoreCaseContext): void {
       const results = await Promise.all(appends);
       expect(results.map((result) => result[0].seq)).toEqual(Array.from({ length: 50 }, (_, index) => index + 1));
       const listed = await store().listMessages('ses_1');
-      expect(listed.map((message) => message.content)).toEqual(
-        Array.from({ length: 50 }, (_, index) => (index === 7 ? content : `m${index}`)),
-      );
+      expect(listed.map((message) => message.content)).toEqual(Array.from({ length: 50 }, (_, index) => (index === 7 ? content : `m${index}`)));
       expect(listed[0]).toEqual({ session_id: 'ses_1', seq: 1, role: 'assistant', content: 'm0', created_at: at });
     });
 
     it('replaces the content of one stored message and keeps its seq', async () => {
-      await store().appendMessages(
-        ['a', 'b'].map((text) => ({ session_id: 'ses_1', role: 'user' as const, content: text, created_at: at })),
-      );
+      await store().appendMessages(['a', 'b'].map((text) => ({ session_id: 'ses_1', role: 'user' as const, content: text, created_at: at })));
       await store().updateMessageContent('ses_1', 1, [{ type: 'text', text: 'a, joined' }]);
       expect(await store().listMessages('ses_1')).toEqual([
         { session_id: 'ses_1', seq: 1, role: 'user', content: [{ type: 'text', text: 'a, joined' }], created_at: at },
@@ -94,9 +90,7 @@ export function sessionCases({ store }: StoreCaseContext): void {
     });
 
     it('lists only messages after a seq, and none of an unknown session', async () => {
-      await store().appendMessages(
-        ['a', 'b', 'c'].map((text) => ({ session_id: 'ses_1', role: 'user' as const, content: text, created_at: at })),
-      );
+      await store().appendMessages(['a', 'b', 'c'].map((text) => ({ session_id: 'ses_1', role: 'user' as const, content: text, created_at: at })));
       expect((await store().listMessages('ses_1', { afterSeq: 1 })).map((message) => message.content)).toEqual(['b', 'c']);
       expect(await store().listMessages('ses_missing')).toEqual([]);
     });

@@ -10,7 +10,12 @@ import type { Store } from './store.ts';
  * @example
  * const stop = watchExternalVersion(store, 20, () => pollEverything(), report);
  */
-export function watchExternalVersion(store: Pick<Store, 'externalVersion'>, everyMs: number, onChange: () => void, onError: (error: unknown) => void): (() => void) | undefined {
+export function watchExternalVersion(
+  store: Pick<Store, 'externalVersion'>,
+  everyMs: number,
+  onChange: () => void,
+  onError: (error: unknown) => void,
+): (() => void) | undefined {
   const read = store.externalVersion?.bind(store);
   if (read === undefined) return undefined;
   let seen: number;

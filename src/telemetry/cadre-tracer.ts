@@ -41,7 +41,10 @@ export interface CadreTracer {
    * Runs a primary turn in a span. A turn a person started nests under the caller's span, if any;
    * an auto-resumed turn starts a trace of its own, linked to the runs that woke it.
    */
-  inTurn<T extends TracedOutcome>(turn: { sessionId: string; agent: string; resumed: boolean; wokenBy: readonly TraceCarrier[] }, work: () => Promise<T>): Promise<T>;
+  inTurn<T extends TracedOutcome>(
+    turn: { sessionId: string; agent: string; resumed: boolean; wokenBy: readonly TraceCarrier[] },
+    work: () => Promise<T>,
+  ): Promise<T>;
   /**
    * The tool pipeline's tracing entry: it marks the AI SDK's span of each tool call (`execute_tool`)
    * with who made the call (`cadre.run.id` in a run, else `cadre.session.id`; `cadre.agent`) and how it ended

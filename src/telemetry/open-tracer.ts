@@ -23,7 +23,15 @@ export interface OpenTracerOptions {
  * integration for the loops' spans.
  */
 export async function openTracer(settings: ResolvedTelemetry, options: OpenTracerOptions): Promise<CadreTracer> {
-  const [api, { AsyncLocalStorageContextManager }, { W3CTraceContextPropagator, setGlobalErrorHandler }, { BasicTracerProvider, BatchSpanProcessor }, { resourceFromAttributes }, { OpenTelemetry }, { OTLPTraceExporter }] = await Promise.all([
+  const [
+    api,
+    { AsyncLocalStorageContextManager },
+    { W3CTraceContextPropagator, setGlobalErrorHandler },
+    { BasicTracerProvider, BatchSpanProcessor },
+    { resourceFromAttributes },
+    { OpenTelemetry },
+    { OTLPTraceExporter },
+  ] = await Promise.all([
     import('@opentelemetry/api'),
     import('@opentelemetry/context-async-hooks'),
     import('@opentelemetry/core'),
@@ -60,7 +68,8 @@ export async function openTracer(settings: ResolvedTelemetry, options: OpenTrace
   async function inSpan<T extends TracedOutcome>(span: Span, parent: ReturnType<typeof context.active>, work: () => Promise<T>): Promise<T> {
     try {
       const outcome = await context.with(trace.setSpan(parent, span), work);
-      if (outcome.error !== undefined) span.setStatus({ code: SpanStatusCode.ERROR, message: typeof outcome.error === 'string' ? outcome.error : outcome.error.message });
+      if (outcome.error !== undefined)
+        span.setStatus({ code: SpanStatusCode.ERROR, message: typeof outcome.error === 'string' ? outcome.error : outcome.error.message });
       return outcome;
     } catch (error) {
       span.recordException(error as Error);
@@ -127,7 +136,10 @@ export async function openTracer(settings: ResolvedTelemetry, options: OpenTrace
 
     toolEntry(caller): ToolMiddleware {
       // A run's calls carry its id; a primary turn's, its session's (a run's primary session is not its own).
-      const attributes: Attributes = caller.runId === null ? { 'cadre.session.id': caller.sessionId, 'cadre.agent': caller.agent } : { 'cadre.run.id': caller.runId, 'cadre.agent': caller.agent };
+      const attributes: Attributes =
+        caller.runId === null
+          ? { 'cadre.session.id': caller.sessionId, 'cadre.agent': caller.agent }
+          : { 'cadre.run.id': caller.runId, 'cadre.agent': caller.agent };
       return {
         name: 'trace',
         handle(_call, next) {

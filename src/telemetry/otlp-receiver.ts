@@ -61,12 +61,12 @@ interface JsonValue {
   arrayValue?: { values?: JsonValue[] };
 }
 
-function valueOf(value: JsonValue): unknown {
+function attributeValue(value: JsonValue): unknown {
   if (value.stringValue !== undefined) return value.stringValue;
   if (value.intValue !== undefined) return Number(value.intValue);
   if (value.boolValue !== undefined) return value.boolValue;
   if (value.doubleValue !== undefined) return value.doubleValue;
-  if (value.arrayValue) return (value.arrayValue.values ?? []).map(valueOf);
+  if (value.arrayValue) return (value.arrayValue.values ?? []).map(attributeValue);
   return undefined;
 }
 
@@ -80,7 +80,9 @@ function spansOf(body: { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: an
           spanId: span.spanId,
           parentSpanId: span.parentSpanId || undefined,
           name: span.name,
-          attributes: Object.fromEntries((span.attributes ?? []).map((attribute: { key: string; value: JsonValue }) => [attribute.key, valueOf(attribute.value)])),
+          attributes: Object.fromEntries(
+            (span.attributes ?? []).map((attribute: { key: string; value: JsonValue }) => [attribute.key, attributeValue(attribute.value)]),
+          ),
           links: (span.links ?? []).map((link: { traceId: string; spanId: string }) => ({ traceId: link.traceId, spanId: link.spanId })),
           status: span.status,
         });

@@ -49,11 +49,13 @@ export function createRuntimeTracing(options: RuntimeTracingOptions): RuntimeTra
   const loopTelemetry: TelemetryOptions = { ...options.telemetry, isEnabled: true, recordInputs: false, recordOutputs: false, integrations: [] };
   let tracer: CadreTracer | null = null;
   const ready: Promise<CadreTracer | null> = import('./open-tracer.ts')
-    .then(({ openTracer }) => openTracer(options.settings, {
+    .then(({ openTracer }) =>
+      openTracer(options.settings, {
         redact: options.redact,
         telemetry: options.telemetry,
         onExportError: (error) => onError(new Error(`Traces could not be sent to ${options.settings.url}.`, { cause: error })),
-      }))
+      }),
+    )
     .then(
       (opened) => {
         tracer = opened;

@@ -50,7 +50,12 @@ export function resolveTelemetry(settings: TelemetrySettings | undefined, env: R
     throw new ConfigError(`The telemetry protocol must be ${protocols.join(' or ')}, not '${protocol}' (gRPC is not supported).`);
   }
   const url = settings?.endpoint === undefined && tracesEndpoint !== undefined ? tracesEndpoint : tracesUrl(baseEndpoint ?? 'http://localhost:4318');
-  return { url, protocol: protocol as TelemetryProtocol, recordContent: settings?.recordContent === true, serviceName: given(env.OTEL_SERVICE_NAME) ?? 'cadre' };
+  return {
+    url,
+    protocol: protocol as TelemetryProtocol,
+    recordContent: settings?.recordContent === true,
+    serviceName: given(env.OTEL_SERVICE_NAME) ?? 'cadre',
+  };
 }
 
 /** A base OTLP/HTTP endpoint's traces URL, as the OpenTelemetry specification builds it. */

@@ -25,7 +25,9 @@ function makeCadre(endpoint: string, tracing: Parameters<typeof createCadre>[0][
     maxRetries: 0,
     secrets: [secret],
     // A write tool that asks, and with no one to answer, is denied.
-    tools: { note: defineTool({ name: 'note', description: 'Writes a note', risk: 'write', inputSchema: z.object({ text: z.string() }), execute: () => 'written' }) },
+    tools: {
+      note: defineTool({ name: 'note', description: 'Writes a note', risk: 'write', inputSchema: z.object({ text: z.string() }), execute: () => 'written' }),
+    },
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint },
     tracing,
     onError: (error) => {
@@ -34,10 +36,12 @@ function makeCadre(endpoint: string, tracing: Parameters<typeof createCadre>[0][
     model: scriptedLanguageModel((request) => {
       const last = request.messages.at(-1);
       // The background run ends after the turn, so its notification wakes the session.
-      if (request.system.includes('general-purpose')) return { text: `subagent answer about ${secret}`, delay_ms: JSON.stringify(request.messages).includes('Later job') ? 300 : 0 };
+      if (request.system.includes('general-purpose'))
+        return { text: `subagent answer about ${secret}`, delay_ms: JSON.stringify(request.messages).includes('Later job') ? 300 : 0 };
       if (last?.role === 'user' && last.content.includes('<subagent-notification>')) return { text: 'noted' };
       if (request.turn === 0) return { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'Look at the parser', description: 'parser' } }] };
-      if (request.turn === 1) return { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'Later job', description: 'later', run_in_background: true } }] };
+      if (request.turn === 1)
+        return { tool_calls: [{ name: 'agent', arguments: { agent: 'general', task: 'Later job', description: 'later', run_in_background: true } }] };
       if (request.turn === 2) return { tool_calls: [{ name: 'note', arguments: { text: 'hello' } }] };
       return { text: 'done' };
     }),
@@ -99,8 +103,20 @@ describe('OpenTelemetry traces', () => {
     }
 
     // The tool pipeline's tracing entry marks the AI SDK's tool spans with the caller and the outcome.
-    const toolSpans = spans.filter((span) => span.name.startsWith('execute_tool') && ancestors(spans, span).includes(turn!) && !ancestors(spans, span).some((above) => above.name.startsWith('cadre.run')));
-    expect(toolSpans.map((span) => [span.attributes['gen_ai.tool.name'], span.attributes['cadre.tool.outcome'], span.attributes['cadre.session.id'], span.attributes['cadre.agent']])).toEqual([
+    const toolSpans = spans.filter(
+      (span) =>
+        span.name.startsWith('execute_tool') &&
+        ancestors(spans, span).includes(turn!) &&
+        !ancestors(spans, span).some((above) => above.name.startsWith('cadre.run')),
+    );
+    expect(
+      toolSpans.map((span) => [
+        span.attributes['gen_ai.tool.name'],
+        span.attributes['cadre.tool.outcome'],
+        span.attributes['cadre.session.id'],
+        span.attributes['cadre.agent'],
+      ]),
+    ).toEqual([
       ['agent', 'ok', session.id, 'main'],
       ['agent', 'ok', session.id, 'main'],
       ['note', 'denied', session.id, 'main'],
@@ -144,8 +160,17 @@ describe('OpenTelemetry traces', () => {
     expect(resolveTelemetry(undefined, {})).toBeNull();
     expect(resolveTelemetry({ enabled: false }, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBeNull();
     expect(resolveTelemetry(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' })).toBeNull();
-    expect(resolveTelemetry(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' })).toEqual({ url: 'http://collector:4318/v1/traces', protocol: 'http/protobuf', recordContent: false, serviceName: 'cadre' });
-    expect(resolveTelemetry({ enabled: true }, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'api' })).toMatchObject({ url: 'http://localhost:4318/v1/traces', protocol: 'http/json', serviceName: 'api' });
+    expect(resolveTelemetry(undefined, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' })).toEqual({
+      url: 'http://collector:4318/v1/traces',
+      protocol: 'http/protobuf',
+      recordContent: false,
+      serviceName: 'cadre',
+    });
+    expect(resolveTelemetry({ enabled: true }, { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'api' })).toMatchObject({
+      url: 'http://localhost:4318/v1/traces',
+      protocol: 'http/json',
+      serviceName: 'api',
+    });
     expect(() => resolveTelemetry({ enabled: true, protocol: 'grpc' as 'http/json' }, {})).toThrow(/http\/json or http\/protobuf, not 'grpc'/);
   });
 });
@@ -179,7 +204,10 @@ const turn = await cadre.send(session.id, 'go');
 await cadre.waitForIdle(session.id);
 await cadre.close();
 if (turn.status !== 'completed') process.exit(3);`;
-      execFileSync(process.execPath, ['--import', join(folder, 'record-modules.mjs'), '--input-type=module', '-e', script], { cwd: folder, env: { PATH: process.env.PATH, HOME: folder } });
+      execFileSync(process.execPath, ['--import', join(folder, 'record-modules.mjs'), '--input-type=module', '-e', script], {
+        cwd: folder,
+        env: { PATH: process.env.PATH, HOME: folder },
+      });
       const modules = (await readFile(record, 'utf8')).split('\n');
       expect(modules.some((url) => url.includes('/src/runtime/create-cadre.ts'))).toBe(true);
       expect(modules.filter((url) => /\/node_modules\/(@opentelemetry|@ai-sdk\/otel|pino)\//.test(url))).toEqual([]);
@@ -224,9 +252,18 @@ describe('a run resumed by another process', () => {
     // A run of a process that died mid-run, on a host that is gone: its lease ran out long ago.
     await store.createSession(sessionFixture({ id: 'ses_1', agent: 'main', model: describeModel(model) }));
     await store.createSession(sessionFixture({ id: 'ses_child_run_1', agent: 'general', model: describeModel(model), parent_run_id: 'run_1' }));
-    await store.appendMessages([{ session_id: 'ses_child_run_1', role: 'user', content: 'Find the facts about the store.', created_at: '2025-01-01T00:00:01.000Z' }]);
+    await store.appendMessages([
+      { session_id: 'ses_child_run_1', role: 'user', content: 'Find the facts about the store.', created_at: '2025-01-01T00:00:01.000Z' },
+    ]);
     await store.insertRun(
-      runFixture({ agent: 'general', status: 'running', mode: 'background', started_at: '2025-01-01T00:00:01.500Z', lease_owner: 'gone-host:1:abcd', lease_expires_at: '2025-01-01T00:00:10.000Z' }),
+      runFixture({
+        agent: 'general',
+        status: 'running',
+        mode: 'background',
+        started_at: '2025-01-01T00:00:01.500Z',
+        lease_owner: 'gone-host:1:abcd',
+        lease_expires_at: '2025-01-01T00:00:10.000Z',
+      }),
       eventFixture('run_1', 'run-queued', { mode: 'background', trace: { traceparent: `00-${traceId}-${toolSpanId}-01` } }),
     );
     const cadre = createCadre({

@@ -1,8 +1,4 @@
-import type {
-  LanguageModelV4CallOptions,
-  LanguageModelV4Message,
-  LanguageModelV4ToolResultOutput,
-} from '@ai-sdk/provider';
+import type { LanguageModelV4CallOptions, LanguageModelV4Message, LanguageModelV4ToolResultOutput } from '@ai-sdk/provider';
 import { countTurn, type Conversation } from './conversation.ts';
 import type { ScriptedMessage, ScriptedRequest } from './script.ts';
 
@@ -86,9 +82,7 @@ function toScriptedMessages(message: LanguageModelV4Message): ScriptedMessage[] 
     }
     case 'tool':
       return message.content.flatMap((part) =>
-        part.type === 'tool-result'
-          ? [{ role: 'tool' as const, content: toolResultText(part.output), tool_call_id: part.toolCallId }]
-          : [],
+        part.type === 'tool-result' ? [{ role: 'tool' as const, content: toolResultText(part.output), tool_call_id: part.toolCallId }] : [],
       );
   }
 }

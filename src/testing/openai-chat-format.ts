@@ -5,9 +5,7 @@ import type { ScriptedReply } from './scripted-responder.ts';
 import { splitIntoChunks } from './split-into-chunks.ts';
 import type { WireEvent, WireFormat, WireRequest } from './wire-format.ts';
 
-const contentSchema = z
-  .union([z.string(), z.array(z.looseObject({ type: z.string(), text: z.string().optional() }))])
-  .nullish();
+const contentSchema = z.union([z.string(), z.array(z.looseObject({ type: z.string(), text: z.string().optional() }))]).nullish();
 
 const requestSchema = z.looseObject({
   model: z.string().default(''),
@@ -15,9 +13,7 @@ const requestSchema = z.looseObject({
     z.looseObject({
       role: z.string(),
       content: contentSchema,
-      tool_calls: z
-        .array(z.looseObject({ id: z.string(), function: z.looseObject({ name: z.string(), arguments: z.string() }) }))
-        .nullish(),
+      tool_calls: z.array(z.looseObject({ id: z.string(), function: z.looseObject({ name: z.string(), arguments: z.string() }) })).nullish(),
       tool_call_id: z.string().nullish(),
     }),
   ),
@@ -133,9 +129,7 @@ function streamChunks(reply: ScriptedReply, id: string, model: string, includeUs
     isDelta: true,
     characters,
   });
-  const chunks: WireEvent[] = [
-    { data: chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]), isDelta: false, characters: 0 },
-  ];
+  const chunks: WireEvent[] = [{ data: chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]), isDelta: false, characters: 0 }];
   for (const text of splitIntoChunks(reply.text, reply.chunkSize)) chunks.push(delta({ content: text }, text.length));
   reply.toolCalls.forEach((call, index) => {
     chunks.push(delta({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.name, arguments: '' } }] }));
@@ -154,7 +148,6 @@ export const chatCompletionsWire: WireFormat = {
   parse: parseChatRequest,
   errorBody,
   responseBody: (reply, sequence, { request }) => completionBody(reply, `chatcmpl-scripted-${sequence}`, request.model),
-  streamEvents: (reply, sequence, { request, includeUsage }) =>
-    streamChunks(reply, `chatcmpl-scripted-${sequence}`, request.model, includeUsage),
+  streamEvents: (reply, sequence, { request, includeUsage }) => streamChunks(reply, `chatcmpl-scripted-${sequence}`, request.model, includeUsage),
   streamEnd: 'data: [DONE]\n\n',
 };

@@ -17,7 +17,13 @@ const script: Script = [
   {
     when: { system_includes: 'weather', has_tool: 'forecast' },
     turns: [
-      { text: 'Looking.', tool_calls: [{ name: 'forecast', arguments: { city: 'Paris' } }, { name: 'forecast', arguments: { city: 'Oslo' } }] },
+      {
+        text: 'Looking.',
+        tool_calls: [
+          { name: 'forecast', arguments: { city: 'Paris' } },
+          { name: 'forecast', arguments: { city: 'Oslo' } },
+        ],
+      },
       { text: 'Both sunny for {{task}}.', chunk_size: 5 },
     ],
   },
@@ -59,9 +65,7 @@ describe('scriptedLanguageModel', () => {
   });
 
   it('throws a scripted error as an APICallError with its status', async () => {
-    const error = await generateText({ model: scriptedLanguageModel(script), prompt: 'please fail', maxRetries: 0 }).catch(
-      (caught: unknown) => caught,
-    );
+    const error = await generateText({ model: scriptedLanguageModel(script), prompt: 'please fail', maxRetries: 0 }).catch((caught: unknown) => caught);
     expect(APICallError.isInstance(error)).toBe(true);
     expect(error).toMatchObject({ statusCode: 503, message: 'Overloaded.', isRetryable: true });
   });

@@ -28,10 +28,7 @@ export interface ScriptedLanguageModelOptions {
  * const model = scriptedLanguageModel([{ turns: [{ text: 'Done: {{task}}' }] }]);
  * const { text } = await generateText({ model, prompt: 'count the files' });
  */
-export function scriptedLanguageModel(
-  script: Script | RespondFunction,
-  options: ScriptedLanguageModelOptions = {},
-): LanguageModelV4 {
+export function scriptedLanguageModel(script: Script | RespondFunction, options: ScriptedLanguageModelOptions = {}): LanguageModelV4 {
   const { modelId = 'scripted' } = options;
   const respond = createScriptedResponder(script);
   let responseCount = 0;
@@ -111,11 +108,7 @@ export function scriptedLanguageModel(
   };
 }
 
-function streamOf(
-  parts: LanguageModelV4StreamPart[],
-  chunkDelayMs: number,
-  abortSignal: AbortSignal | undefined,
-): ReadableStream<LanguageModelV4StreamPart> {
+function streamOf(parts: LanguageModelV4StreamPart[], chunkDelayMs: number, abortSignal: AbortSignal | undefined): ReadableStream<LanguageModelV4StreamPart> {
   if (chunkDelayMs === 0) {
     return new ReadableStream({
       start(controller) {
@@ -157,7 +150,11 @@ function hang(signal: AbortSignal | undefined): Promise<never> {
 }
 
 /** The parts up to `after_chars` characters of text, then a stall or a reset, as the server does. */
-function faultyStreamOf(parts: LanguageModelV4StreamPart[], fault: ScriptedFault, abortSignal: AbortSignal | undefined): ReadableStream<LanguageModelV4StreamPart> {
+function faultyStreamOf(
+  parts: LanguageModelV4StreamPart[],
+  fault: ScriptedFault,
+  abortSignal: AbortSignal | undefined,
+): ReadableStream<LanguageModelV4StreamPart> {
   let index = 0;
   let characters = 0;
   const limit = fault.after_chars ?? 0;

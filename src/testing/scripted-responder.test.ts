@@ -73,7 +73,18 @@ describe('createScriptedResponder', () => {
 
   it('fills in defaults: tool call ids unique per conversation, finish reason, estimated usage', async () => {
     const reply = await answer(
-      [{ turns: [{ tool_calls: [{ name: 'a', arguments: { x: 1 } }, { name: 'b', arguments: 'not json', id: 'mine' }] }] }],
+      [
+        {
+          turns: [
+            {
+              tool_calls: [
+                { name: 'a', arguments: { x: 1 } },
+                { name: 'b', arguments: 'not json', id: 'mine' },
+              ],
+            },
+          ],
+        },
+      ],
       request([user('12345678')]),
     );
     expect(reply.toolCalls).toEqual([

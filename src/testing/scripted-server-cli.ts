@@ -20,7 +20,9 @@ async function main(): Promise<void> {
   if (values.help) return console.log(usage);
   const port = Number(values.port);
   if (values.script === undefined || !Number.isInteger(port) || port < 0 || port > 65535) {
-    console.error(`${values.script === undefined ? 'cadre-scripted-server: --script FILE is required' : `cadre-scripted-server: --port must be a whole number from 0 to 65535, not ${values.port}`}\n${shortUsage}`);
+    console.error(
+      `${values.script === undefined ? 'cadre-scripted-server: --script FILE is required' : `cadre-scripted-server: --port must be a whole number from 0 to 65535, not ${values.port}`}\n${shortUsage}`,
+    );
     process.exit(2);
   }
   let script;

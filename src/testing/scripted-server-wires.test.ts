@@ -23,7 +23,13 @@ const weatherScript: Script = [
   {
     when: { user_includes: 'weather', has_tool: 'forecast', system_includes: 'forecaster' },
     turns: [
-      { text: 'Looking.', tool_calls: [{ name: 'forecast', arguments: { city: 'Paris' } }, { name: 'forecast', arguments: { city: 'Oslo' } }] },
+      {
+        text: 'Looking.',
+        tool_calls: [
+          { name: 'forecast', arguments: { city: 'Paris' } },
+          { name: 'forecast', arguments: { city: 'Oslo' } },
+        ],
+      },
       { text: 'Both sunny.', chunk_size: 3, usage: { input_tokens: 30, output_tokens: 3, cache_read_input_tokens: 12, cache_creation_input_tokens: 8 } },
     ],
   },
@@ -32,8 +38,7 @@ const weatherScript: Script = [
 const wires = {
   messages: (baseURL: string) => createAnthropic({ baseURL, apiKey: 'secret-key-123' })('claude-scripted'),
   responses: (baseURL: string) => createOpenAI({ baseURL, apiKey: 'secret-key-123' })('gpt-scripted'),
-  'chat-completions': (baseURL: string) =>
-    createOpenAICompatible({ name: 'scripted', baseURL, apiKey: 'secret-key-123', includeUsage: true })('scripted'),
+  'chat-completions': (baseURL: string) => createOpenAICompatible({ name: 'scripted', baseURL, apiKey: 'secret-key-123', includeUsage: true })('scripted'),
 } as const;
 
 async function serve(wire: keyof typeof wires, script: Script): Promise<LanguageModel> {
@@ -89,7 +94,7 @@ describe.each(Object.keys(wires) as Array<keyof typeof wires>)('startScriptedSer
 
   it('reports a length cut as the finish reason', async () => {
     const model = await serve(wire, [{ turns: [{ text: 'cut', finish_reason: 'length' }] }]);
-    expect((await streamText({ model, prompt: 'hi' }).finishReason)).toBe('length');
+    expect(await streamText({ model, prompt: 'hi' }).finishReason).toBe('length');
   });
 
   it('drops the connection after some streamed text for a reset fault', async () => {
@@ -137,7 +142,13 @@ describe('the Messages wire', () => {
         messages: [
           { role: 'user', content: 'go' },
           { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'f', input: { a: 1 } }] },
-          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'done' }] }, { type: 'text', text: 'and now?' }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'done' }] },
+              { type: 'text', text: 'and now?' },
+            ],
+          },
           { role: 'system', content: 'A mid-conversation note.' },
         ],
       }),
@@ -189,7 +200,18 @@ describe('the Responses wire', () => {
 
   it('names a namespace’s tools, and calls one in its namespace, or a custom tool with free-form input', async () => {
     server = await startScriptedServer({
-      script: [{ turns: [{ tool_calls: [{ name: 'spawn_agent', arguments: { message: 'go' } }, { name: 'apply_patch', arguments: '*** Begin Patch' }] }] }],
+      script: [
+        {
+          turns: [
+            {
+              tool_calls: [
+                { name: 'spawn_agent', arguments: { message: 'go' } },
+                { name: 'apply_patch', arguments: '*** Begin Patch' },
+              ],
+            },
+          ],
+        },
+      ],
     });
     const tools = [
       { type: 'namespace', name: 'multi_agent', tools: [{ type: 'function', name: 'spawn_agent', parameters: {} }] },

@@ -27,7 +27,13 @@ const weatherScript: Script = [
   {
     when: { user_includes: 'weather', has_tool: 'forecast' },
     turns: [
-      { text: 'Looking.', tool_calls: [{ name: 'forecast', arguments: { city: 'Paris' } }, { name: 'forecast', arguments: { city: 'Oslo' } }] },
+      {
+        text: 'Looking.',
+        tool_calls: [
+          { name: 'forecast', arguments: { city: 'Paris' } },
+          { name: 'forecast', arguments: { city: 'Oslo' } },
+        ],
+      },
       { text: 'Both sunny.', usage: { input_tokens: 30, output_tokens: 3 } },
     ],
   },
@@ -57,7 +63,15 @@ describe('startScriptedServer', () => {
     const result = await generateText({ model, system: 'Be brief.', prompt: 'hi' });
     expect(result.text).toBe('Plain answer.');
     expect(server.requests).toEqual([
-      { wire: 'chat-completions', model: 'scripted-model', system: 'Be brief.', messages: [{ role: 'user', content: 'hi' }], tools: [], stream: false, turn: 0 },
+      {
+        wire: 'chat-completions',
+        model: 'scripted-model',
+        system: 'Be brief.',
+        messages: [{ role: 'user', content: 'hi' }],
+        tools: [],
+        stream: false,
+        turn: 0,
+      },
     ]);
   });
 
@@ -97,9 +111,7 @@ describe('startScriptedServer', () => {
   it('stops a delay when the client aborts, and closes without waiting for it', async () => {
     const { model, server } = await serve([{ turns: [{ text: 'late', delay_ms: 20_000 }] }]);
     const started = performance.now();
-    const error = await generateText({ model, prompt: 'hi', maxRetries: 0, abortSignal: AbortSignal.timeout(50) }).catch(
-      (caught: unknown) => caught,
-    );
+    const error = await generateText({ model, prompt: 'hi', maxRetries: 0, abortSignal: AbortSignal.timeout(50) }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Error);
     await server.close();
     expect(performance.now() - started).toBeLessThan(2_000);
@@ -145,7 +157,9 @@ describe('startScriptedServer', () => {
 
   it('speaks OpenAI server-sent events, with a usage chunk only when asked', async () => {
     server = await startScriptedServer({ script: [{ turns: [{ text: 'ab', tool_calls: [{ name: 'f', arguments: '{}' }] }] }] });
-    const withUsage = await (await postChat({ model: 'm', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'x' }] })).text();
+    const withUsage = await (
+      await postChat({ model: 'm', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'x' }] })
+    ).text();
     const events = withUsage.trim().split('\n\n');
     expect(events.at(-1)).toBe('data: [DONE]');
     const chunks = events.slice(0, -1).map((event) => JSON.parse(event.slice('data: '.length)));

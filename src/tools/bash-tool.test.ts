@@ -34,10 +34,13 @@ async function groupMembers(pgid: number): Promise<number[]> {
 }
 
 async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const found = await eventually(async () => {
-    const value = await probe();
-    return value === undefined ? undefined : { value };
-  }, { timeout: timeoutMs, interval: 25 });
+  const found = await eventually(
+    async () => {
+      const value = await probe();
+      return value === undefined ? undefined : { value };
+    },
+    { timeout: timeoutMs, interval: 25 },
+  );
   return found.value;
 }
 

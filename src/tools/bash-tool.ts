@@ -33,10 +33,7 @@ export interface BashToolOptions {
 }
 
 /** How a command ended. */
-type Ending =
-  | { kind: 'exit'; code: number | null; signal: NodeJS.Signals | null }
-  | { kind: 'timeout' }
-  | { kind: 'error'; error: Error };
+type Ending = { kind: 'exit'; code: number | null; signal: NodeJS.Signals | null } | { kind: 'timeout' } | { kind: 'error'; error: Error };
 
 function defaultShell(): string {
   return existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
@@ -52,7 +49,16 @@ function defaultShell(): string {
  * group (its first process is the init of its pid namespace).
  */
 export function createBashTool(options: BashToolOptions) {
-  const { root, shell = defaultShell(), defaultTimeoutSeconds = 120, maxTimeoutSeconds = 1800, halfOutputChars = 15_000, killGraceMs = 500, env, sandbox } = options;
+  const {
+    root,
+    shell = defaultShell(),
+    defaultTimeoutSeconds = 120,
+    maxTimeoutSeconds = 1800,
+    halfOutputChars = 15_000,
+    killGraceMs = 500,
+    env,
+    sandbox,
+  } = options;
   const inputSchema = z.object({
     command: z
       .string({ error: 'required: the command line to run' })

@@ -6,7 +6,7 @@ import { ToolInputError } from './tool-input-error.ts';
 
 export { ToolInputError } from './tool-input-error.ts';
 
-/** What a tool can do to the world, for permission rules (CONTRACT section 10). */
+/** What a tool can do to the world, for permission rules (docs/tools-and-approvals.md). */
 export type ToolRisk = 'read' | 'write' | 'exec' | 'network';
 
 /** The tool risks, least dangerous first. */

@@ -92,7 +92,15 @@ function applyEdit(text: string, relative: string, input: EditInput): AppliedEdi
  * its CRLF form. Confined to the workspace, and off the store's files (`storeFiles`). An ask
  * shows the edit as a unified diff of the file.
  */
-export function createEditFileTool({ root, maxFileBytes = 10 * 1024 * 1024, storeFiles = [] }: { root: string; maxFileBytes?: number; storeFiles?: readonly string[] | undefined }) {
+export function createEditFileTool({
+  root,
+  maxFileBytes = 10 * 1024 * 1024,
+  storeFiles = [],
+}: {
+  root: string;
+  maxFileBytes?: number;
+  storeFiles?: readonly string[] | undefined;
+}) {
   /** The file's text as it is now, and the edit applied to it. */
   async function edit(input: EditInput) {
     const guard = createStoreFileGuard(storeFiles);

@@ -126,7 +126,9 @@ describe('grep input', () => {
     expect(await failure(grep, { pattern: '(?<=a)b' })).toMatch(/^pattern is not a valid regular expression \(RE2 syntax: no lookaround or backreferences\)/);
     expect(await failure(grep, { pattern: '(a)\\1' })).toContain('invalid escape sequence');
     expect(await failure(grep, { pattern: 'x', glob: '[' })).toMatch(/^'\[' is not a valid glob/);
-    expect(await failure(grep, { pattern: 'x', ignore_case: 'yes' })).toBe("Invalid input for tool 'grep': ignore_case: must be true or false. Fix these and call it again.");
+    expect(await failure(grep, { pattern: 'x', ignore_case: 'yes' })).toBe(
+      "Invalid input for tool 'grep': ignore_case: must be true or false. Fix these and call it again.",
+    );
   });
 });
 

@@ -34,7 +34,15 @@ const inputSchema = z.object({
  * so no pattern can block the process and a stop ends it at once. The store's files (`storeFiles`)
  * are never opened: a walk skips them, and naming one is a tool error.
  */
-export function createGrepTool({ root, limits = {}, storeFiles = [] }: { root: string; limits?: Partial<GrepLimits>; storeFiles?: readonly string[] | undefined }) {
+export function createGrepTool({
+  root,
+  limits = {},
+  storeFiles = [],
+}: {
+  root: string;
+  limits?: Partial<GrepLimits>;
+  storeFiles?: readonly string[] | undefined;
+}) {
   const caps = { ...defaults, ...limits };
   return defineTool({
     name: 'grep',

@@ -24,7 +24,15 @@ const defaults: ReadFileLimits = { defaultLines: 400, maxLineLength: 2000, maxOu
  * `offset` (1-based), at most `limit` lines, with a note saying how to read on when it stops early.
  * The store's files (`storeFiles`) are refused, never opened.
  */
-export function createReadFileTool({ root, limits = {}, storeFiles = [] }: { root: string; limits?: Partial<ReadFileLimits>; storeFiles?: readonly string[] | undefined }) {
+export function createReadFileTool({
+  root,
+  limits = {},
+  storeFiles = [],
+}: {
+  root: string;
+  limits?: Partial<ReadFileLimits>;
+  storeFiles?: readonly string[] | undefined;
+}) {
   const caps = { ...defaults, ...limits };
   return defineTool({
     name: 'read_file',
@@ -33,8 +41,18 @@ export function createReadFileTool({ root, limits = {}, storeFiles = [] }: { roo
     argument: (input) => input.path,
     inputSchema: z.object({
       path: z.string({ error: 'required: a file path relative to the workspace root' }).min(1, 'must not be empty'),
-      offset: z.number('must be a line number').int('must be a whole number').min(1, 'must be at least 1 (lines start at 1)').max(Number.MAX_SAFE_INTEGER, 'is too large').optional(),
-      limit: z.number('must be a number of lines').int('must be a whole number').min(1, 'must be at least 1').max(Number.MAX_SAFE_INTEGER, 'is too large').optional(),
+      offset: z
+        .number('must be a line number')
+        .int('must be a whole number')
+        .min(1, 'must be at least 1 (lines start at 1)')
+        .max(Number.MAX_SAFE_INTEGER, 'is too large')
+        .optional(),
+      limit: z
+        .number('must be a number of lines')
+        .int('must be a whole number')
+        .min(1, 'must be at least 1')
+        .max(Number.MAX_SAFE_INTEGER, 'is too large')
+        .optional(),
     }),
     execute: async ({ path, offset = 1, limit = caps.defaultLines }) => {
       const guard = createStoreFileGuard(storeFiles);

@@ -95,9 +95,7 @@ function compilePattern(pattern: string, ignoreCase: boolean): RE2JS {
   try {
     return RE2JS.compile(pattern, ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
   } catch (error) {
-    throw new ToolInputError(
-      `pattern is not a valid regular expression (RE2 syntax: no lookaround or backreferences): ${(error as Error).message}`,
-    );
+    throw new ToolInputError(`pattern is not a valid regular expression (RE2 syntax: no lookaround or backreferences): ${(error as Error).message}`);
   }
 }
 

@@ -61,7 +61,10 @@ describe('the workspace tools keep off the store files', () => {
   it('leaves them out of list_files and grep, whatever the path, and refuses grep of one by name', async () => {
     expect((await call('list_files', { path: '.cadre' })).split('\n')).toEqual(['.cadre/agents/helper.md']);
     expect(await call('list_files', {})).not.toMatch(/cadre\.db/);
-    expect((await call('grep', { pattern: 'needle' })).split('\n')).toEqual(['.cadre/agents/helper.md:1: needle in an agent file', 'notes.txt:1: needle in the notes']);
+    expect((await call('grep', { pattern: 'needle' })).split('\n')).toEqual([
+      '.cadre/agents/helper.md:1: needle in an agent file',
+      'notes.txt:1: needle in the notes',
+    ]);
     expect(await call('grep', { pattern: 'needle', path: '.cadre' })).toBe('.cadre/agents/helper.md:1: needle in an agent file');
     expect(await call('grep', { pattern: 'needle', path: '.cadre/cadre.db-wal' })).toBe(refusal('.cadre/cadre.db-wal'));
   });

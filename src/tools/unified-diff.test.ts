@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { unifiedDiff } from './unified-diff.ts';
 
-const numbered = (count: number) => Array.from({ length: count }, (_, index) => `line ${index + 1}`).join('\n') + '\n';
+const numbered = (count: number) => `${Array.from({ length: count }, (_, index) => `line ${index + 1}`).join('\n')}\n`;
 
 describe('unifiedDiff', () => {
   it('writes the hunks diff -u writes: three lines of context, nearby changes in one hunk, distant ones apart', () => {
@@ -40,12 +40,16 @@ describe('unifiedDiff', () => {
     expect(diff).toHaveLength(2 + 100 + 1);
     expect(diff.at(-2)).toBe('+line 99');
     expect(diff.at(-1)).toBe('... 151 more lines');
-    expect(unifiedDiff('wide.txt', 'x\n', `${'y'.repeat(500)}\n`, { maxLineLength: 400 }).split('\n').at(-1)).toBe(`+${'y'.repeat(399)}… (101 more characters)`);
+    expect(
+      unifiedDiff('wide.txt', 'x\n', `${'y'.repeat(500)}\n`, { maxLineLength: 400 })
+        .split('\n')
+        .at(-1),
+    ).toBe(`+${'y'.repeat(399)}… (101 more characters)`);
   });
 
   it('shows a middle that differs beyond the search limit as one block, still correct', () => {
-    const before = Array.from({ length: 50 }, (_, index) => `a${index}`).join('\n') + '\n';
-    const after = Array.from({ length: 50 }, (_, index) => (index % 2 === 0 ? `a${index}` : `b${index}`)).join('\n') + '\n';
+    const before = `${Array.from({ length: 50 }, (_, index) => `a${index}`).join('\n')}\n`;
+    const after = `${Array.from({ length: 50 }, (_, index) => (index % 2 === 0 ? `a${index}` : `b${index}`)).join('\n')}\n`;
     const limited = unifiedDiff('f.txt', before, after, { maxEditDistance: 4 }).split('\n');
     expect(limited.filter((line) => line.startsWith('-a')).length).toBe(49);
     expect(limited.filter((line) => line.startsWith('+')).length - 1).toBe(49);
@@ -56,8 +60,8 @@ describe('unifiedDiff', () => {
 
 describe('unifiedDiff on large files', () => {
   it('diffs a 100,000-line file rewritten whole promptly, as one block cut to the line limit', () => {
-    const before = Array.from({ length: 100_000 }, (_, index) => `old ${index}`).join('\n') + '\n';
-    const after = Array.from({ length: 100_000 }, (_, index) => `new ${index}`).join('\n') + '\n';
+    const before = `${Array.from({ length: 100_000 }, (_, index) => `old ${index}`).join('\n')}\n`;
+    const after = `${Array.from({ length: 100_000 }, (_, index) => `new ${index}`).join('\n')}\n`;
     const started = performance.now();
     const diff = unifiedDiff('big.txt', before, after).split('\n');
     // Linear work: a few hundred ms on a loaded machine, where an object or a search per line took many seconds.

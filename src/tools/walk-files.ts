@@ -35,7 +35,10 @@ function toPosix(path: string): string {
 
 async function readRules(file: string, guard: StoreFileGuard | undefined): Promise<Ignore | null> {
   // Read like any file a tool reads: a FIFO named .gitignore must not block a thread for good.
-  const text = await readRegularFile(file, file, maxIgnoreFileBytes, guard).then((buffer) => buffer.toString('utf8'), () => null);
+  const text = await readRegularFile(file, file, maxIgnoreFileBytes, guard).then(
+    (buffer) => buffer.toString('utf8'),
+    () => null,
+  );
   if (text === null) return null;
   try {
     return ignore({ allowRelativePaths: true }).add(text);
@@ -66,7 +69,10 @@ function isWithin(top: string, path: string): boolean {
 }
 
 async function exists(path: string): Promise<boolean> {
-  return stat(path).then(() => true, () => false);
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
 }
 
 /**
@@ -114,7 +120,12 @@ export async function* walkFiles(start: string, { root, signal, guard }: WalkFil
   yield* walkDirectory(start, levels, signal, guard?.active ? guard : undefined);
 }
 
-async function* walkDirectory(directory: string, above: readonly IgnoreLevel[], signal: AbortSignal | undefined, guard: StoreFileGuard | undefined): AsyncGenerator<string> {
+async function* walkDirectory(
+  directory: string,
+  above: readonly IgnoreLevel[],
+  signal: AbortSignal | undefined,
+  guard: StoreFileGuard | undefined,
+): AsyncGenerator<string> {
   if (signal?.aborted) return;
   const entries = await readdir(directory, { withFileTypes: true }).catch(() => []);
   let levels = above;

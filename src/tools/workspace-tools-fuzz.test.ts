@@ -53,16 +53,42 @@ afterAll(async () => {
 });
 
 const hostilePaths = () => [
-  '..', '../outside/new.txt', '../../x', join(outside, 'new.txt'), join(outside, 'secret.txt'), '/etc/passwd', '/', '~/x',
-  'linked-dir/new.txt', 'linked-dir/deep/new.txt', 'linked-file', 'dangling', 'linked-dir/../../outside/new.txt', 'src/../../outside/new.txt',
-  'pipe', '.', '', ' ', 'src', 'src/a.ts', 'notes.md', 'a\0b', 'src/a.ts\0', 'x/'.repeat(3000), 'é/ü.txt', '\\..\\x', 'new/file.txt',
+  '..',
+  '../outside/new.txt',
+  '../../x',
+  join(outside, 'new.txt'),
+  join(outside, 'secret.txt'),
+  '/etc/passwd',
+  '/',
+  '~/x',
+  'linked-dir/new.txt',
+  'linked-dir/deep/new.txt',
+  'linked-file',
+  'dangling',
+  'linked-dir/../../outside/new.txt',
+  'src/../../outside/new.txt',
+  'pipe',
+  '.',
+  '',
+  ' ',
+  'src',
+  'src/a.ts',
+  'notes.md',
+  'a\0b',
+  'src/a.ts\0',
+  'x/'.repeat(3000),
+  'é/ü.txt',
+  '\\..\\x',
+  'new/file.txt',
 ];
 
 const pathArbitrary = () =>
   fc.oneof(
     fc.constantFrom(...hostilePaths()),
     fc.string({ unit: 'binary', maxLength: 40 }),
-    fc.array(fc.constantFrom('..', '.', 'src', 'linked-dir', 'new', 'pipe', 'dangling', '', '\0', 'a.ts'), { maxLength: 6 }).map((segments) => segments.join('/')),
+    fc
+      .array(fc.constantFrom('..', '.', 'src', 'linked-dir', 'new', 'pipe', 'dangling', '', '\0', 'a.ts'), { maxLength: 6 })
+      .map((segments) => segments.join('/')),
   );
 
 const numberArbitrary = () =>
@@ -95,7 +121,10 @@ async function answersCleanly(tool: Tool, input: unknown): Promise<void> {
 }
 
 async function fuzz(tool: Tool, input: fc.Arbitrary<unknown>, numRuns: number): Promise<void> {
-  await fc.assert(fc.asyncProperty(input, (value) => answersCleanly(tool, value)), { numRuns });
+  await fc.assert(
+    fc.asyncProperty(input, (value) => answersCleanly(tool, value)),
+    { numRuns },
+  );
   expect(await snapshot(outside)).toBe(outsideBefore);
   for (const path of hostilePaths()) if (path.startsWith('/') && path.includes('new')) expect(existsSync(path)).toBe(false);
 }
@@ -106,12 +135,18 @@ describe('fuzzing every workspace tool: a string or a ToolInputError, and nothin
   }, 60_000);
 
   it('list_files', async () => {
-    const glob = fc.oneof(fc.constantFrom('*.ts', '[ab].ts', '*.@(ts|md)', '{', '[', '!(', '**/**', '\0', '+(a|b)'), fc.string({ unit: 'binary', maxLength: 12 }));
+    const glob = fc.oneof(
+      fc.constantFrom('*.ts', '[ab].ts', '*.@(ts|md)', '{', '[', '!(', '**/**', '\0', '+(a|b)'),
+      fc.string({ unit: 'binary', maxLength: 12 }),
+    );
     await fuzz(createListFilesTool({ root, timeoutMs: 3000 }), inputOf({ path: field(pathArbitrary()), pattern: field(glob) }), 150);
   }, 60_000);
 
   it('grep', async () => {
-    const pattern = fc.oneof(fc.constantFrom('(a+)+$', '(?<=a)b', '\\1', '[', 'foo', '(?i)FOO', '\0', 'a{1000}{1000}', '\\p{Greek}'), fc.string({ unit: 'binary', maxLength: 20 }));
+    const pattern = fc.oneof(
+      fc.constantFrom('(a+)+$', '(?<=a)b', '\\1', '[', 'foo', '(?i)FOO', '\0', 'a{1000}{1000}', '\\p{Greek}'),
+      fc.string({ unit: 'binary', maxLength: 20 }),
+    );
     const glob = fc.oneof(fc.constantFrom('*.ts', '[', '*.@(md|ts)'), fc.string({ maxLength: 8 }));
     await fuzz(
       createGrepTool({ root, limits: { timeoutMs: 3000 } }),
@@ -121,14 +156,23 @@ describe('fuzzing every workspace tool: a string or a ToolInputError, and nothin
   }, 60_000);
 
   it('write_file', async () => {
-    await fuzz(createWriteFileTool({ root, maxBytes: 10_000 }), inputOf({ path: field(pathArbitrary()), content: field(fc.string({ unit: 'binary', maxLength: 200 })) }), 400);
+    await fuzz(
+      createWriteFileTool({ root, maxBytes: 10_000 }),
+      inputOf({ path: field(pathArbitrary()), content: field(fc.string({ unit: 'binary', maxLength: 200 })) }),
+      400,
+    );
   }, 60_000);
 
   it('edit_file', async () => {
     const text = fc.oneof(fc.constantFrom('foo', 'const a', '1;\n', 'outside', ''), fc.string({ unit: 'binary', maxLength: 10 }));
     await fuzz(
       createEditFileTool({ root }),
-      inputOf({ path: field(fc.oneof(fc.constantFrom('src/a.ts', 'notes.md', 'linked-file'), pathArbitrary())), old_string: field(text), new_string: field(text), replace_all: field(fc.boolean()) }),
+      inputOf({
+        path: field(fc.oneof(fc.constantFrom('src/a.ts', 'notes.md', 'linked-file'), pathArbitrary())),
+        old_string: field(text),
+        new_string: field(text),
+        replace_all: field(fc.boolean()),
+      }),
       400,
     );
   }, 60_000);

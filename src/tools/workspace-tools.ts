@@ -37,7 +37,7 @@ function isSandbox(value: Sandbox | Omit<SandboxOptions, 'root'>): value is Sand
 }
 
 /**
- * The workspace tools agents may name in their `tools` allow-list (CONTRACT section 10), all
+ * The workspace tools agents may name in their `tools` allow-list (docs/tools-and-approvals.md), all
  * confined to `root`: `read_file`, `list_files`, `grep` (risk `read`), `write_file`, `edit_file`
  * (`write`) and `bash` (`exec`). Permission rules and approvals decide which calls run. None of
  * them opens the store's files (`storeFiles`); `bash` runs in the OS sandbox where there is one

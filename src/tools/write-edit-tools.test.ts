@@ -67,7 +67,9 @@ describe('write_file', () => {
     expect(await failure(writeFileTool, { path: 'linked-dir/x.txt', content: 'x' })).toContain('is outside the workspace');
     expect(await failure(writeFileTool, { path: 'linked-dir/new/deeper/x.txt', content: 'x' })).toContain('is outside the workspace');
     expect(await failure(writeFileTool, { path: 'linked-file', content: 'x' })).toContain('is outside the workspace');
-    expect(await failure(writeFileTool, { path: 'dangling', content: 'x' })).toBe("'dangling' is a symbolic link to a missing file; write to a real path in the workspace.");
+    expect(await failure(writeFileTool, { path: 'dangling', content: 'x' })).toBe(
+      "'dangling' is a symbolic link to a missing file; write to a real path in the workspace.",
+    );
     expect(await readFile(join(outside, 'secret.txt'), 'utf8')).toBe('outside');
     expect(existsSync(join(outside, 'x.txt')) || existsSync(join(outside, 'new')) || existsSync(join(outside, 'missing.txt'))).toBe(false);
   });
@@ -75,8 +77,10 @@ describe('write_file', () => {
   it('refuses the root, directories, FIFOs, a file used as a folder, NUL bytes and bad types with tool errors', async () => {
     expect(await failure(writeFileTool, { path: '.', content: 'x' })).toBe("'.' is the workspace root, a directory; give a file path.");
     expect(await failure(writeFileTool, { path: 'new', content: 'x' })).toBe("'new' is a directory; use list_files to see its files.");
-    expect(await failure(writeFileTool, { path: 'pipe', content: 'x' })).toBe("'pipe' is not a regular file (a FIFO, socket or device); only regular files are written.");
-    expect(await failure(writeFileTool, { path: 'script.sh/x', content: 'x' })).toContain("is a file, not a directory");
+    expect(await failure(writeFileTool, { path: 'pipe', content: 'x' })).toBe(
+      "'pipe' is not a regular file (a FIFO, socket or device); only regular files are written.",
+    );
+    expect(await failure(writeFileTool, { path: 'script.sh/x', content: 'x' })).toContain('is a file, not a directory');
     expect(await failure(writeFileTool, { path: 'a\0b', content: 'x' })).toContain('NUL character');
     expect(await failure(writeFileTool, { path: 'a.txt' })).toBe(
       "Invalid input for tool 'write_file': content: required: the whole new content of the file, as a string. Fix these and call it again.",
@@ -92,7 +96,9 @@ describe('write_file', () => {
 describe('edit_file', () => {
   it('replaces a unique exact match and says where', async () => {
     await writeFile(join(root, 'code.ts'), 'const a = 1;\nconst b = 2;\nconst c = 3;\n');
-    expect(await call(editFileTool, { path: 'code.ts', old_string: 'const b = 2;', new_string: 'const b = 20;' })).toBe('Edited code.ts: replaced 1 occurrence at line 2.');
+    expect(await call(editFileTool, { path: 'code.ts', old_string: 'const b = 2;', new_string: 'const b = 20;' })).toBe(
+      'Edited code.ts: replaced 1 occurrence at line 2.',
+    );
     expect(await read('code.ts')).toBe('const a = 1;\nconst b = 20;\nconst c = 3;\n');
   });
 
@@ -108,7 +114,9 @@ describe('edit_file', () => {
       "old_string occurs 3 times in 'many.txt' (lines 1, 3, 4); include more surrounding lines to make it unique, or set replace_all to replace every one.",
     );
     expect(await read('many.txt')).toBe('foo\nbar\nfoo\nfoo bar\n');
-    expect(await call(editFileTool, { path: 'many.txt', old_string: 'foo', new_string: 'baz', replace_all: true })).toBe('Edited many.txt: replaced 3 occurrences (lines 1, 3, 4).');
+    expect(await call(editFileTool, { path: 'many.txt', old_string: 'foo', new_string: 'baz', replace_all: true })).toBe(
+      'Edited many.txt: replaced 3 occurrences (lines 1, 3, 4).',
+    );
     expect(await read('many.txt')).toBe('baz\nbar\nbaz\nbaz bar\n');
   });
 
@@ -117,8 +125,12 @@ describe('edit_file', () => {
     expect(await failure(editFileTool, { path: 'same.txt', old_string: 'goodbye', new_string: 'x' })).toBe(
       "old_string was not found in 'same.txt' (0 matches). It must match the file exactly, white space and indentation included; read the file again and copy the text.",
     );
-    expect(await failure(editFileTool, { path: 'same.txt', old_string: 'hello', new_string: 'hello' })).toBe('old_string and new_string are the same; there is nothing to change.');
-    expect(await failure(editFileTool, { path: 'same.txt', old_string: '', new_string: 'x' })).toContain('old_string: must not be empty (to create a file, use write_file)');
+    expect(await failure(editFileTool, { path: 'same.txt', old_string: 'hello', new_string: 'hello' })).toBe(
+      'old_string and new_string are the same; there is nothing to change.',
+    );
+    expect(await failure(editFileTool, { path: 'same.txt', old_string: '', new_string: 'x' })).toContain(
+      'old_string: must not be empty (to create a file, use write_file)',
+    );
     expect(await read('same.txt')).toBe('hello\n');
   });
 
@@ -131,9 +143,13 @@ describe('edit_file', () => {
   it('refuses missing, binary, non-UTF-8 and outside files', async () => {
     expect(await failure(editFileTool, { path: 'nope.txt', old_string: 'a', new_string: 'b' })).toContain("No such file or directory: 'nope.txt'");
     await writeFile(join(root, 'image.bin'), Buffer.from([1, 0, 2]));
-    expect(await failure(editFileTool, { path: 'image.bin', old_string: 'a', new_string: 'b' })).toBe("'image.bin' is a binary file; edit_file edits text only.");
+    expect(await failure(editFileTool, { path: 'image.bin', old_string: 'a', new_string: 'b' })).toBe(
+      "'image.bin' is a binary file; edit_file edits text only.",
+    );
     await writeFile(join(root, 'latin1.txt'), Buffer.from([0x63, 0x61, 0x66, 0xe9]));
-    expect(await failure(editFileTool, { path: 'latin1.txt', old_string: 'caf', new_string: 'b' })).toBe("'latin1.txt' is not valid UTF-8 text; edit_file would damage it.");
+    expect(await failure(editFileTool, { path: 'latin1.txt', old_string: 'caf', new_string: 'b' })).toBe(
+      "'latin1.txt' is not valid UTF-8 text; edit_file would damage it.",
+    );
     expect(await failure(editFileTool, { path: 'linked-file', old_string: 'outside', new_string: 'changed' })).toContain('is outside the workspace');
     expect(await failure(editFileTool, { path: 'pipe', old_string: 'a', new_string: 'b' })).toContain('is not a regular file');
     expect(await readFile(join(outside, 'secret.txt'), 'utf8')).toBe('outside');
@@ -152,12 +168,20 @@ describe('what an ask shows of a write or an edit', () => {
     });
     expect(await read('user.js')).toBe('const name = "a";\nexport default name;\n');
     await writeFile(join(root, 'crlf.txt'), 'one\r\ntwo\r\n');
-    expect((await preview(editFileTool, { path: 'crlf.txt', old_string: 'one\ntwo', new_string: 'uno' }))).toMatchObject({ diff: '--- a/crlf.txt\n+++ b/crlf.txt\n@@ -1,2 +1 @@\n-one\r\n-two\r\n+uno\r' });
+    expect(await preview(editFileTool, { path: 'crlf.txt', old_string: 'one\ntwo', new_string: 'uno' })).toMatchObject({
+      diff: '--- a/crlf.txt\n+++ b/crlf.txt\n@@ -1,2 +1 @@\n-one\r\n-two\r\n+uno\r',
+    });
   });
 
   it('refuses an edit that cannot apply at its check, before anyone would be asked', async () => {
     await writeFile(join(root, 'check.txt'), 'same\nsame\n');
-    const check = (input: unknown) => toolInfo(editFileTool)!.check(input).then(() => 'passed', (error: Error) => error.message);
+    const check = (input: unknown) =>
+      toolInfo(editFileTool)!
+        .check(input)
+        .then(
+          () => 'passed',
+          (error: Error) => error.message,
+        );
     expect(await check({ path: 'check.txt', old_string: 'missing', new_string: 'b' })).toContain('(0 matches)');
     expect(await check({ path: 'check.txt', old_string: 'same', new_string: 'b' })).toContain('occurs 2 times');
     expect(await check({ path: 'check.txt', old_string: 'same', new_string: 'b', replace_all: true })).toBe('passed');
@@ -170,7 +194,11 @@ describe('what an ask shows of a write or an edit', () => {
       path: 'page.md',
       diff: '--- a/page.md\n+++ b/page.md\n@@ -1,2 +1,2 @@\n # Page\n-Old text.\n+New text.',
     });
-    expect(await preview(writeFileTool, { path: 'fresh/dir/page.md', content: 'Hi.\n' })).toEqual({ kind: 'diff', path: 'fresh/dir/page.md', diff: '--- /dev/null\n+++ b/fresh/dir/page.md\n@@ -0,0 +1 @@\n+Hi.' });
+    expect(await preview(writeFileTool, { path: 'fresh/dir/page.md', content: 'Hi.\n' })).toEqual({
+      kind: 'diff',
+      path: 'fresh/dir/page.md',
+      diff: '--- /dev/null\n+++ b/fresh/dir/page.md\n@@ -0,0 +1 @@\n+Hi.',
+    });
     await writeFile(join(root, 'blob.bin'), Buffer.from([1, 0, 2]));
     expect(await preview(writeFileTool, { path: 'blob.bin', content: 'text\n' })).toEqual({
       kind: 'diff',

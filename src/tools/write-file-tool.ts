@@ -18,7 +18,15 @@ const inputSchema = z.object({
  * store's files (`storeFiles`). An ask shows the write as a unified diff against the file as it
  * is, or from nothing for a new file.
  */
-export function createWriteFileTool({ root, maxBytes = 10 * 1024 * 1024, storeFiles = [] }: { root: string; maxBytes?: number; storeFiles?: readonly string[] | undefined }) {
+export function createWriteFileTool({
+  root,
+  maxBytes = 10 * 1024 * 1024,
+  storeFiles = [],
+}: {
+  root: string;
+  maxBytes?: number;
+  storeFiles?: readonly string[] | undefined;
+}) {
   return defineTool({
     name: 'write_file',
     description: toolDescription('write-file.txt', { maxBytes }),

@@ -20,9 +20,13 @@ export async function writeRegularFile(target: WritableWorkspacePath, content: s
     throw fileProblem(target.relative, error);
   });
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-  const existed = await lstat(target.real).then(() => true, () => false);
+  const existed = await lstat(target.real).then(
+    () => true,
+    () => false,
+  );
   const handle = await open(target.real, flags, 0o666).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENXIO') throw new ToolInputError(`'${target.relative}' is not a regular file (a FIFO, socket or device); only regular files are written.`);
+    if (error.code === 'ENXIO')
+      throw new ToolInputError(`'${target.relative}' is not a regular file (a FIFO, socket or device); only regular files are written.`);
     throw fileProblem(target.relative, error);
   });
   try {

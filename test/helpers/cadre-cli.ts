@@ -88,7 +88,8 @@ export async function createWorkspace(options: { script?: string | ((request: Sc
   await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ limits: { maxActivePerParent: 4 } }));
   await mkdir(join(cwd, '.cadre', 'agents'), { recursive: true });
   await writeFile(join(cwd, '.cadre', 'agents', 'scout.md'), scoutAgent);
-  const script = typeof options.script === 'function' ? options.script : await loadScript(options.script ?? resolve(import.meta.dirname, '..', 'fixtures', 'script.yaml'));
+  const script =
+    typeof options.script === 'function' ? options.script : await loadScript(options.script ?? resolve(import.meta.dirname, '..', 'fixtures', 'script.yaml'));
   const server = await startScriptedServer({ script });
   const database = e2eDatabase(cwd);
   // Only what a child needs: no keys or cadre settings of the person running the tests.
@@ -107,7 +108,9 @@ export async function createWorkspace(options: { script?: string | ((request: Sc
     const exited = new Promise<CadreResult>((resolveExit) => {
       child.on('close', (code, signal) => resolveExit({ code, signal, ...output }));
       // A process that cannot start (its folder gone) fails the call that started it, not the whole run.
-      child.on('error', (error) => resolveExit({ code: null, signal: null, stdout: output.stdout, stderr: `${output.stderr}cadre could not start: ${error.message}\n` }));
+      child.on('error', (error) =>
+        resolveExit({ code: null, signal: null, stdout: output.stdout, stderr: `${output.stderr}cadre could not start: ${error.message}\n` }),
+      );
     });
     function waitForStderr(pattern: RegExp, timeoutMs = 10_000): Promise<RegExpMatchArray> {
       return new Promise((resolveMatch, reject) => {

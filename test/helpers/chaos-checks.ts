@@ -34,7 +34,7 @@ export function announcedRuns(message: MessageRecord): string[] {
   return [...message.content.matchAll(/^run_id: (\S+)$/gm)].map((match) => match[1]);
 }
 
-/** Whether a run owes its parent a notification (CONTRACT section 6). */
+/** Whether a run owes its parent a notification (docs/runs-and-limits.md). */
 function isEligible(run: RunRecord): boolean {
   return run.mode === 'background' && run.status !== 'canceled_by_parent' && run.notification?.suppressed !== true;
 }
@@ -71,7 +71,11 @@ export async function checkChaos(store: Store, sessionId: string): Promise<Chaos
   const announced = new Map<string, number>();
   for (const message of messages) for (const runId of announcedRuns(message)) announced.set(runId, (announced.get(runId) ?? 0) + 1);
   const report: ChaosReport = { runs: runs.length, eligible: 0, delivered: 0, lost: 0, duplicated: 0, violations };
-  checkSequence(`session ${sessionId} messages`, messages.map((message) => message.seq), violations);
+  checkSequence(
+    `session ${sessionId} messages`,
+    messages.map((message) => message.seq),
+    violations,
+  );
   checkToolPairs(sessionId, messages, violations);
   for (const run of runs) {
     const count = announced.get(run.id) ?? 0;
@@ -87,9 +91,17 @@ export async function checkChaos(store: Store, sessionId: string): Promise<Chaos
     } else if (count > 0) {
       violations.push(`run ${run.id} (${run.mode}, ${run.status}) was announced ${count} times but owes no notification`);
     }
-    checkSequence(`run ${run.id} events`, (await store.listRunEvents(run.id)).map((event) => event.seq), violations);
+    checkSequence(
+      `run ${run.id} events`,
+      (await store.listRunEvents(run.id)).map((event) => event.seq),
+      violations,
+    );
     const childMessages = await store.listMessages(run.child_session_id);
-    checkSequence(`session ${run.child_session_id} messages`, childMessages.map((message) => message.seq), violations);
+    checkSequence(
+      `session ${run.child_session_id} messages`,
+      childMessages.map((message) => message.seq),
+      violations,
+    );
     checkToolPairs(run.child_session_id, childMessages, violations);
   }
   return report;

@@ -21,7 +21,10 @@ export interface EventuallyOptions {
  * Resolves with the first truthy value `look` returns (an error it throws counts as "not yet").
  * @example const run = await eventually(async () => (await store.listRuns({}))[0], { what: 'a run' });
  */
-export async function eventually<T>(look: () => T | Promise<T>, { timeout = 5_000, interval = 10, what = 'the condition' }: EventuallyOptions = {}): Promise<NonNullable<T>> {
+export async function eventually<T>(
+  look: () => T | Promise<T>,
+  { timeout = 5_000, interval = 10, what = 'the condition' }: EventuallyOptions = {},
+): Promise<NonNullable<T>> {
   return vi.waitFor(
     async () => {
       const value = await look();

@@ -25,7 +25,7 @@ describe.skipIf(!redisUrl || !postgresUrl)(`runs carried out by cadre worker pro
   }, 90_000);
   afterAll(() => workspace?.close());
 
-  it('stops a run on a worker within 2 s of a person\'s stop from a third process, each time', async () => {
+  it("stops a run on a worker within 2 s of a person's stop from a third process, each time", async () => {
     const latencies: Array<{ command: number; signal: number }> = [];
     for (let round = 0; round < 3; round++) {
       const host = workspace.start(['run', ...workspace.modelFlags, 'slow background']);
@@ -45,7 +45,9 @@ describe.skipIf(!redisUrl || !postgresUrl)(`runs carried out by cadre worker pro
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toBe('Started it in the background.\nNoted the notification.\n');
     }
-    console.log(`stop across workers: stop request to run end ${latencies.map((latency) => latency.signal).join(', ')} ms; whole cadre stop command ${latencies.map((latency) => latency.command).join(', ')} ms`);
+    console.log(
+      `stop across workers: stop request to run end ${latencies.map((latency) => latency.signal).join(', ')} ms; whole cadre stop command ${latencies.map((latency) => latency.command).join(', ')} ms`,
+    );
   }, 90_000);
 
   it('takes an answer to an ask raised on a worker from cadre approve in another process', async () => {
@@ -105,11 +107,15 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a run whose workspace no worker has$
     await Promise.all(workspace.workers.map((worker) => worker.exited));
     const { queue } = JSON.parse(await readFile(join(workspace.cwd, 'cadre.config.json'), 'utf8')) as { queue: string };
     elsewhere = await mkdtemp(join(tmpdir(), 'cadre-elsewhere-'));
-    const child = spawn(process.execPath, [cadreBin, 'worker', '--queue', queue, '--db', workspace.database, '--model', 'openai-compatible:scripted', '--base-url', workspace.server.baseURL], {
-      cwd: elsewhere,
-      env: workspace.env,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [cadreBin, 'worker', '--queue', queue, '--db', workspace.database, '--model', 'openai-compatible:scripted', '--base-url', workspace.server.baseURL],
+      {
+        cwd: elsewhere,
+        env: workspace.env,
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     let stderr = '';
     await new Promise<void>((ready, failed) => {
       child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
@@ -118,7 +124,12 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a run whose workspace no worker has$
       });
       child.on('exit', () => failed(new Error(`the worker exited: ${stderr}`)));
     });
-    stranger = { child, output: { stdout: '', stderr }, exited: new Promise((done) => child.on('close', (code, signal) => done({ code, signal, stdout: '', stderr }))), waitForStderr: () => Promise.reject(new Error('not kept')) };
+    stranger = {
+      child,
+      output: { stdout: '', stderr },
+      exited: new Promise((done) => child.on('close', (code, signal) => done({ code, signal, stdout: '', stderr }))),
+      waitForStderr: () => Promise.reject(new Error('not kept')),
+    };
   }, 90_000);
 
   afterAll(async () => {

@@ -65,10 +65,13 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
     const first = await openPostgresStore({ connectionString: postgresUrl!, schema });
     const second = await openPostgresStore({ connectionString: postgresUrl!, schema });
     await first.insertRun(runFixture({ status: 'running' }), eventFixture('run_1', 'run-start'));
-    const end = (store: typeof first, to: 'completed' | 'canceled_by_user') => store.transitionRun({ id: 'run_1', from: ['running'], to, event: eventFixture('run_1', 'run-end', { status: to }) });
+    const end = (store: typeof first, to: 'completed' | 'canceled_by_user') =>
+      store.transitionRun({ id: 'run_1', from: ['running'], to, event: eventFixture('run_1', 'run-end', { status: to }) });
     const results = await Promise.all([end(first, 'completed'), end(second, 'canceled_by_user')]);
     expect(results.filter((result) => result !== null)).toHaveLength(1);
-    await Promise.all(Array.from({ length: 40 }, (_, index) => (index % 2 ? first : second).appendRunEvents([eventFixture('run_1', 'activity', { text: `a${index}` })])));
+    await Promise.all(
+      Array.from({ length: 40 }, (_, index) => (index % 2 ? first : second).appendRunEvents([eventFixture('run_1', 'activity', { text: `a${index}` })])),
+    );
     // An append resolves before its commit (group commit); flush() waits for it.
     await Promise.all([first.flush(), second.flush()]);
     const events = await first.listRunEvents('run_1');
@@ -122,7 +125,10 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
     const [runs, found] = [await Promise.all(moves), await Promise.all([...ids, 'run_9'].map((id) => store.getRun(id)))];
     expect(runs.map((run) => run && [run.id, run.status, run.turns])).toEqual([['run_1', 'running', 0], ['run_2', 'running', 1], null, null]);
     expect(found.map((run) => run?.status ?? null)).toEqual(['running', 'running', 'queued', 'canceled_by_user', null]);
-    expect((await store.listRunEvents('run_2')).map((event) => [event.seq, event.type])).toEqual([[1, 'run-queued'], [2, 'run-start']]);
+    expect((await store.listRunEvents('run_2')).map((event) => [event.seq, event.type])).toEqual([
+      [1, 'run-queued'],
+      [2, 'run-start'],
+    ]);
     expect((await store.listRunEvents('run_3')).map((event) => event.type)).toEqual(['run-queued']);
     const message = (session_id: string, content: string) => ({ session_id, role: 'user' as const, content, created_at: '2025-01-01T00:00:09.000Z' });
     await store.appendMessages([message('ses_1', 'a'), message('ses_1', 'b'), message('ses_2', 'c')]);
@@ -174,9 +180,20 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
     await client.query(pgMigrations[0].sql);
     await client.query('CREATE TABLE cadre_schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
     await client.query("INSERT INTO cadre_schema_migrations VALUES (1, 'first', 'then')");
-    const old = Array.from({ length: 6 }, (_, index) => ({ seq: index + 1, at: `2025-01-01T00:00:0${index}.000Z`, type: index === 0 ? 'run-start' : 'activity', data: { text: `old ${index}`, quote: '"\\' } }));
+    const old = Array.from({ length: 6 }, (_, index) => ({
+      seq: index + 1,
+      at: `2025-01-01T00:00:0${index}.000Z`,
+      type: index === 0 ? 'run-start' : 'activity',
+      data: { text: `old ${index}`, quote: '"\\' },
+    }));
     for (const event of old) {
-      await client.query('INSERT INTO run_events (run_id, seq, at, type, data) VALUES ($1, $2, $3, $4, $5)', ['run_1', event.seq, event.at, event.type, JSON.stringify(event.data)]);
+      await client.query('INSERT INTO run_events (run_id, seq, at, type, data) VALUES ($1, $2, $3, $4, $5)', [
+        'run_1',
+        event.seq,
+        event.at,
+        event.type,
+        JSON.stringify(event.data),
+      ]);
     }
     const values = runToSql(runFixture({ status: 'running' })) as unknown[];
     await client.query(`INSERT INTO runs (${runColumnList}) VALUES (${values.map((_, index) => `$${index + 1}`).join(', ')})`, values);
@@ -188,20 +205,34 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
     await store.appendRunEvents([eventFixture('run_1', 'activity', { text: 'new 0' })]);
     await store.appendRunEvents(Array.from({ length: 4 }, (_, index) => eventFixture('run_1', 'activity', { text: `new ${index + 1}` })));
     await store.flush();
-    const { rows } = await client.query<{ seq: number; last_seq: number | null }>("SELECT seq, last_seq FROM run_event_rows WHERE run_id = 'run_1' ORDER BY seq");
+    const { rows } = await client.query<{ seq: number; last_seq: number | null }>(
+      "SELECT seq, last_seq FROM run_event_rows WHERE run_id = 'run_1' ORDER BY seq",
+    );
     expect(rows).toEqual([...[1, 2, 3, 4, 5, 6, 7].map((seq) => ({ seq, last_seq: null as number | null })), { seq: 8, last_seq: 11 }]);
     const events = await store.listRunEvents('run_1');
-    expect(events.map((event) => [event.seq, event.data.text])).toEqual([...old.map((event) => [event.seq, event.data.text]), [7, 'new 0'], [8, 'new 1'], [9, 'new 2'], [10, 'new 3'], [11, 'new 4']]);
+    expect(events.map((event) => [event.seq, event.data.text])).toEqual([
+      ...old.map((event) => [event.seq, event.data.text]),
+      [7, 'new 0'],
+      [8, 'new 1'],
+      [9, 'new 2'],
+      [10, 'new 3'],
+      [11, 'new 4'],
+    ]);
     expect(events.slice(0, 6)).toEqual(expected);
     expect((await store.listRunEvents('run_1', { afterSeq: 8 })).map((event) => event.seq)).toEqual([9, 10, 11]);
     // A transition after packed rows takes the seq after the last one.
     await store.transitionRun({ id: 'run_1', from: ['running'], to: 'completed', event: eventFixture('run_1', 'run-end') });
-    expect((await store.listRunEvents('run_1', { afterSeq: 10 })).map((event) => [event.seq, event.type])).toEqual([[11, 'activity'], [12, 'run-end']]);
+    expect((await store.listRunEvents('run_1', { afterSeq: 10 })).map((event) => [event.seq, event.type])).toEqual([
+      [11, 'activity'],
+      [12, 'run-end'],
+    ]);
     expect((await client.query('SELECT MAX(version) AS version FROM cadre_schema_migrations')).rows[0].version).toBe(pgMigrations.at(-1)!.version);
     // An older cadre still running on the database fails at its next event (its table is gone),
     // instead of taking MAX(seq) + 1, a seq inside a packed row.
     await expect(
-      client.query("INSERT INTO run_events (run_id, seq, at, type, data) SELECT 'run_1', COALESCE(MAX(seq), 0) + 1, 'now', 'activity', '{}' FROM run_events WHERE run_id = 'run_1'"),
+      client.query(
+        "INSERT INTO run_events (run_id, seq, at, type, data) SELECT 'run_1', COALESCE(MAX(seq), 0) + 1, 'now', 'activity', '{}' FROM run_events WHERE run_id = 'run_1'",
+      ),
     ).rejects.toThrow(/relation "run_events" does not exist/);
     await client.end();
     await store.close();

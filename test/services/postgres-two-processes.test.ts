@@ -29,7 +29,12 @@ const raceSource = `
   return Promise.all([Promise.all(moves), Promise.all(appends), messages]).then(([runs]) => runs.flatMap((run) => (run ? [run.id] : [])));
 `;
 
-const race = new Function('store', 'owner', 'runIds', 'eventFixture', raceSource) as (store: Store, owner: string, ids: string[], fixture: typeof eventFixture) => Promise<string[]>;
+const race = new Function('store', 'owner', 'runIds', 'eventFixture', raceSource) as (
+  store: Store,
+  owner: string,
+  ids: string[],
+  fixture: typeof eventFixture,
+) => Promise<string[]>;
 
 /** The other process: the same race on the same schema, started by a line on stdin; prints the runs it won. */
 function otherProcess(url: string) {
@@ -57,7 +62,9 @@ function otherProcess(url: string) {
     child.on('close', () => fail(new Error(`The other process ended before it was ready: ${stderr}`)));
   });
   const won = new Promise<string[]>((done, fail) =>
-    child.on('close', (code) => (code === 0 ? done(JSON.parse(stdout.trim().split('\n').at(-1)!) as string[]) : fail(new Error(`The other process failed (${code}): ${stderr}`)))),
+    child.on('close', (code) =>
+      code === 0 ? done(JSON.parse(stdout.trim().split('\n').at(-1)!) as string[]) : fail(new Error(`The other process failed (${code}): ${stderr}`)),
+    ),
   );
   return { ready, go: () => child.stdin!.end('go\n'), won };
 }
@@ -161,13 +168,17 @@ describe.skipIf(!postgresUrl)(`postgres store between two processes${postgresRea
       expect(events.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
       expect(events.filter((event) => event.type === 'run-start')).toHaveLength(1);
       for (const owner of ['this', 'other']) {
-        expect(events.filter((event) => event.type === 'activity' && String(event.data.text).startsWith(owner)).map((event) => event.data.text)).toEqual([1, 2, 3].map((index) => `${owner} ${index}`));
+        expect(events.filter((event) => event.type === 'activity' && String(event.data.text).startsWith(owner)).map((event) => event.data.text)).toEqual(
+          [1, 2, 3].map((index) => `${owner} ${index}`),
+        );
       }
     }
     const messages = await store.listMessages('ses_1');
     expect(messages.map((message) => message.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     for (const owner of ['this', 'other']) {
-      expect(messages.filter((message) => String(message.content).startsWith(owner)).map((message) => message.content)).toEqual([1, 2, 3, 4, 5].map((index) => `${owner} ${index}`));
+      expect(messages.filter((message) => String(message.content).startsWith(owner)).map((message) => message.content)).toEqual(
+        [1, 2, 3, 4, 5].map((index) => `${owner} ${index}`),
+      );
     }
     await store.close();
   }, 30_000);
@@ -215,17 +226,23 @@ describe.skipIf(!postgresUrl)(`postgres store between two processes${postgresRea
       // Read from any event on: the row holding the next one is found, whatever row it is in.
       for (const afterSeq of [0, 1, 2, 3, 17, total - 1, total]) {
         expect((await store.listRunEvents(id, { afterSeq })).map((event) => event.seq)).toEqual(events.slice(afterSeq).map((event) => event.seq));
-        expect((await store.listRunEvents(id, { afterSeq, limit: 3 })).map((event) => event.seq)).toEqual(events.slice(afterSeq, afterSeq + 3).map((event) => event.seq));
+        expect((await store.listRunEvents(id, { afterSeq, limit: 3 })).map((event) => event.seq)).toEqual(
+          events.slice(afterSeq, afterSeq + 3).map((event) => event.seq),
+        );
       }
     }
     // The events were packed (rows of several), and no two rows of a run share a seq.
     const client = new pg.Client({ connectionString: postgresUrl });
     await client.connect();
-    const { rows } = await client.query<{ run_id: string; seq: number; last_seq: number | null }>(`SELECT run_id, seq, last_seq FROM ${schema}.run_event_rows ORDER BY run_id, seq`);
+    const { rows } = await client.query<{ run_id: string; seq: number; last_seq: number | null }>(
+      `SELECT run_id, seq, last_seq FROM ${schema}.run_event_rows ORDER BY run_id, seq`,
+    );
     await client.end();
     expect(rows.filter((row) => row.last_seq !== null).length).toBeGreaterThan(ids.length);
     for (const id of ids) {
-      const covered = rows.filter((row) => row.run_id === id).flatMap((row) => Array.from({ length: (row.last_seq ?? row.seq) - row.seq + 1 }, (_, index) => row.seq + index));
+      const covered = rows
+        .filter((row) => row.run_id === id)
+        .flatMap((row) => Array.from({ length: (row.last_seq ?? row.seq) - row.seq + 1 }, (_, index) => row.seq + index));
       expect(covered).toEqual(Array.from({ length: total }, (_, index) => index + 1));
     }
     await store.close();

@@ -15,7 +15,17 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a run whose cadre worker processes k
 
   /** One more `cadre worker` in the workspace, as the workspace's own two were started. */
   async function startWorker(): Promise<CadreProcess> {
-    const worker = workspace.start(['worker', '--db', workspace.database, '--model', 'openai-compatible:scripted', '--base-url', workspace.server.baseURL, '--concurrency', '8']);
+    const worker = workspace.start([
+      'worker',
+      '--db',
+      workspace.database,
+      '--model',
+      'openai-compatible:scripted',
+      '--base-url',
+      workspace.server.baseURL,
+      '--concurrency',
+      '8',
+    ]);
     workspace.workers.push(worker);
     await worker.waitForStderr(/carrying out runs/, 30_000);
     return worker;
@@ -44,12 +54,18 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a run whose cadre worker processes k
       holder.child.kill('SIGKILL');
       await startWorker();
     }
-    const shown = await until(async () => {
-      const current = await show(runId);
-      return current.run.status === 'abandoned' ? current : undefined;
-    }, 45_000, 'the run to end abandoned');
+    const shown = await until(
+      async () => {
+        const current = await show(runId);
+        return current.run.status === 'abandoned' ? current : undefined;
+      },
+      45_000,
+      'the run to end abandoned',
+    );
     timings.push(Date.now() - killedAt);
-    console.log(`a run whose workers died three times: taken again after ${timings.slice(0, 2).join(' and ')} ms, abandoned ${timings[2]} ms after the third kill`);
+    console.log(
+      `a run whose workers died three times: taken again after ${timings.slice(0, 2).join(' and ')} ms, abandoned ${timings[2]} ms after the third kill`,
+    );
     // The parent hears of it and answers: the host's turn on the notification ends the command.
     const result = await host.exited;
     expect(result.code, result.stderr).toBe(0);

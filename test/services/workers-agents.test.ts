@@ -19,7 +19,10 @@ You are the lead. Send the scout, then report what it found.
 async function runJson(workspace: Workspace, prompt: string) {
   const result = await workspace.run(['run', ...workspace.modelFlags, '--json', prompt]);
   expect(result.code, result.stderr).toBe(0);
-  const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as CadreEvent | { type: 'session-end'; session_id: string; text: string });
+  const lines = result.stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as CadreEvent | { type: 'session-end'; session_id: string; text: string });
   const holders = new Map<string, Set<number>>();
   for (const line of lines) {
     if (line.type !== 'run-event' || line.run.lease_owner === null) continue;
@@ -46,7 +49,17 @@ describe.skipIf(!redisUrl || !postgresUrl)(`agents of runs on cadre worker proce
       await worker.exited;
     }
     for (let index = 0; index < 2; index++) {
-      const worker = workspace.start(['worker', '--db', workspace.database, '--model', 'openai-compatible:scripted', '--base-url', workspace.server.baseURL, '--concurrency', '8']);
+      const worker = workspace.start([
+        'worker',
+        '--db',
+        workspace.database,
+        '--model',
+        'openai-compatible:scripted',
+        '--base-url',
+        workspace.server.baseURL,
+        '--concurrency',
+        '8',
+      ]);
       workspace.workers.push(worker);
       await worker.waitForStderr(/carrying out runs/, 30_000);
     }
@@ -64,7 +77,13 @@ describe.skipIf(!redisUrl || !postgresUrl)(`agents of runs on cadre worker proce
     expect(lead).toMatchObject({ status: 'completed', depth: 1, result: { text: 'The lead heard from the scout.' } });
     expect(lead.notification?.delivered_at).not.toBeNull();
     const [scout] = await workspace.json<RunRecord[]>(['runs', lead.child_session_id]);
-    expect(scout).toMatchObject({ agent: 'scout', parent_run_id: lead.id, depth: 2, status: 'completed', result: { text: 'The workspace holds notes.txt and src/app.ts.' } });
+    expect(scout).toMatchObject({
+      agent: 'scout',
+      parent_run_id: lead.id,
+      depth: 2,
+      status: 'completed',
+      result: { text: 'The workspace holds notes.txt and src/app.ts.' },
+    });
     // Both on one worker, the nested run's events shown live by the host as a local run's.
     // (The host holds a run's lease until a worker takes it.)
     const onWorkers = [...(holders.get(lead.id) ?? [])].filter((pid) => workerPids.includes(pid));

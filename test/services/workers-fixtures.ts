@@ -21,7 +21,15 @@ You are the writer. Write what you are asked to.
 `;
 
 /** A workspace whose runs go to two `cadre worker` processes, on the test Postgres and Redis; the model answers with `script` (by default workers-script.yaml). */
-export async function workersWorkspace({ queue = redisUrl, database = postgresUrl, script: scriptOf = script }: { queue?: string; database?: string; script?: NonNullable<Parameters<typeof createWorkspace>[0]>['script'] } = {}): Promise<Workspace> {
+export async function workersWorkspace({
+  queue = redisUrl,
+  database = postgresUrl,
+  script: scriptOf = script,
+}: {
+  queue?: string;
+  database?: string;
+  script?: NonNullable<Parameters<typeof createWorkspace>[0]>['script'];
+} = {}): Promise<Workspace> {
   const previous = { queue: process.env.CADRE_E2E_QUEUE_URL, postgres: process.env.CADRE_E2E_POSTGRES_URL };
   const set = (name: string, value: string | undefined) => (value === undefined ? delete process.env[name] : (process.env[name] = value));
   // Without a database URL, each workspace has its SQLite file (its workers run on this machine).
@@ -37,10 +45,13 @@ export async function workersWorkspace({ queue = redisUrl, database = postgresUr
 
 /** Looks at `check` every 200 ms until it returns something other than undefined. */
 export async function until<T>(check: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const found = await eventually(async () => {
-    const value = await check();
-    return value === undefined ? undefined : { value };
-  }, { timeout: timeoutMs, interval: 200, what });
+  const found = await eventually(
+    async () => {
+      const value = await check();
+      return value === undefined ? undefined : { value };
+    },
+    { timeout: timeoutMs, interval: 200, what },
+  );
   return found.value;
 }
 
@@ -50,9 +61,18 @@ export async function until<T>(check: () => Promise<T | undefined>, timeoutMs: n
  * calls from the `from`-th on: that call is under way. (A streamed step's `step-start` event is
  * written only once its response starts, so the run's events cannot say it.)
  */
-export async function modelCallUnderWay(workspace: Workspace, { from, system, task, turn }: { from: number; system: string; task: string; turn: number }, timeoutMs = 20_000): Promise<void> {
+export async function modelCallUnderWay(
+  workspace: Workspace,
+  { from, system, task, turn }: { from: number; system: string; task: string; turn: number },
+  timeoutMs = 20_000,
+): Promise<void> {
   await until(
-    async () => (workspace.server.requests.slice(from).some((request) => request.turn === turn && request.system.includes(system) && JSON.stringify(request.messages).includes(task)) ? true : undefined),
+    async () =>
+      workspace.server.requests
+        .slice(from)
+        .some((request) => request.turn === turn && request.system.includes(system) && JSON.stringify(request.messages).includes(task))
+        ? true
+        : undefined,
     timeoutMs,
     `model call ${turn} of ${task}`,
   );

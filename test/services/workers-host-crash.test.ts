@@ -28,7 +28,8 @@ function respond(request: ScriptedRequest): ScriptedTurn {
   if (!plan || request.turn > 0) return { text: plan ? `Plan ${plan[1]} done.` : 'All quiet.' };
   const [, name, bg, fg] = plan;
   const calls = [];
-  if (bg !== 'none') calls.push({ name: 'agent', arguments: { agent: 'scout', task: `${name}-bg delay=${bg}`, description: `${name} bg`, run_in_background: true } });
+  if (bg !== 'none')
+    calls.push({ name: 'agent', arguments: { agent: 'scout', task: `${name}-bg delay=${bg}`, description: `${name} bg`, run_in_background: true } });
   if (fg !== 'none') calls.push({ name: 'agent', arguments: { agent: 'scout', task: `${name}-fg delay=${fg}`, description: `${name} fg` } });
   return { tool_calls: calls };
 }
@@ -48,7 +49,17 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a host killed while its runs work on
 
   /** One more `cadre worker` in the workspace, as its first two were started. */
   async function startWorker(): Promise<CadreProcess> {
-    const worker = workspace.start(['worker', '--db', workspace.database, '--model', 'openai-compatible:scripted', '--base-url', workspace.server.baseURL, '--concurrency', '8']);
+    const worker = workspace.start([
+      'worker',
+      '--db',
+      workspace.database,
+      '--model',
+      'openai-compatible:scripted',
+      '--base-url',
+      workspace.server.baseURL,
+      '--concurrency',
+      '8',
+    ]);
     workspace.workers.push(worker);
     await worker.waitForStderr(/carrying out runs/, 30_000);
     return worker;
@@ -77,7 +88,12 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a host killed while its runs work on
    * `killWorkerOf`, the worker carrying that run, replaced by a fresh one), restarts it with
    * `cadre run --session`, and checks what the parent was told.
    */
-  async function crashAndRecover(name: string, plan: { bg: number | null; fg: number | null }, killAt: (sessionId: string) => Promise<void>, killWorkerOf?: string) {
+  async function crashAndRecover(
+    name: string,
+    plan: { bg: number | null; fg: number | null },
+    killAt: (sessionId: string) => Promise<void>,
+    killWorkerOf?: string,
+  ) {
     const host = workspace.start(['run', ...workspace.modelFlags, `plan ${name}: bg ${plan.bg ?? 'none'}; fg ${plan.fg ?? 'none'}`]);
     const [, runId] = await host.waitForStderr(/\[(run_\w+) scout\] started/, 30_000);
     const sessionId = (await store.getRun(runId))!.parent_session_id;
@@ -105,7 +121,11 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a host killed while its runs work on
     for (const message of await store.listMessages(sessionId)) for (const id of announcedRuns(message)) counts.set(id, (counts.get(id) ?? 0) + 1);
     const runs = await store.listRuns({ parent_session_id: sessionId });
     const told = Object.fromEntries(runs.map((run) => [run.description, { status: run.status, mode: run.mode, announced: counts.get(run.id) ?? 0 }]));
-    return { told, answers: await recoveryAnswers(sessionId, runs), pending: await store.listRuns({ parent_session_id: sessionId, notification_pending: true }) };
+    return {
+      told,
+      answers: await recoveryAnswers(sessionId, runs),
+      pending: await store.listRuns({ parent_session_id: sessionId, notification_pending: true }),
+    };
   }
 
   /** What recovery answered, per run description, for the calls the dead host left open: `running` or `ended`. */
@@ -177,9 +197,14 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a host killed while its runs work on
   }, 150_000);
 
   it('announces once a background run whose worker dies with the host', async () => {
-    const { told, pending } = await crashAndRecover('e', { bg: 5000, fg: null }, async (sessionId) => {
-      await whenRun(sessionId, 'e bg', ['running']);
-    }, 'e bg');
+    const { told, pending } = await crashAndRecover(
+      'e',
+      { bg: 5000, fg: null },
+      async (sessionId) => {
+        await whenRun(sessionId, 'e bg', ['running']);
+      },
+      'e bg',
+    );
     expect(told['e bg']).toMatchObject({ mode: 'background', announced: 1 });
     expect(pending).toEqual([]);
   }, 150_000);

@@ -61,16 +61,22 @@ describe.skipIf(!redisUrl)(`the host's run queue executor${redisUrl ? '' : ' [sk
     expect(reads - readsAtClose).toBe(0);
   }, 30_000);
 
-  it("shows the end of a run that ended on a worker once, before the execution returns, when the end was heard before its live event, or without it", async () => {
+  it('shows the end of a run that ended on a worker once, before the execution returns, when the end was heard before its live event, or without it', async () => {
     for (const liveEndAfterMs of [100, null]) {
       const run = runFixture({ id: `run_${Date.now()}_${liveEndAfterMs}`, parent_session_id: 'ses_parent', child_session_id: 'ses_child', status: 'running' });
-      const ended: RunRecord = { ...run, status: 'completed', ended_at: new Date().toISOString(), result: { text: 'Done.', truncated: false, original_length: 5 } };
+      const ended: RunRecord = {
+        ...run,
+        status: 'completed',
+        ended_at: new Date().toISOString(),
+        result: { text: 'Done.', truncated: false, original_length: 5 },
+      };
       const runEnd: RunEventRecord = { run_id: run.id, seq: 7, at: ended.ended_at!, type: 'run-end', data: { status: 'completed' } };
       let finished = false;
       const store = new Proxy(inner, {
         get(target, key, receiver) {
           if (key === 'getRun') return async () => (finished ? ended : run);
-          if (key === 'listRunEvents') return async (_runId: string, options?: { afterSeq?: number }) => [runEnd].filter((event) => event.seq > (options?.afterSeq ?? 0));
+          if (key === 'listRunEvents')
+            return async (_runId: string, options?: { afterSeq?: number }) => [runEnd].filter((event) => event.seq > (options?.afterSeq ?? 0));
           return Reflect.get(target, key, receiver);
         },
       }) as Store;

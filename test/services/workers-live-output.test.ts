@@ -26,7 +26,9 @@ interface Seen {
 /** What views saw of the scout's run, in a form that does not depend on where it ran. */
 function viewOf(seen: Seen[], run: RunRecord) {
   const child = run.child_session_id;
-  const output = seen.filter(({ event }) => (event.type === 'text-delta' && event.session_id === child) || (event.type === 'message' && event.message.session_id === child));
+  const output = seen.filter(
+    ({ event }) => (event.type === 'text-delta' && event.session_id === child) || (event.type === 'message' && event.message.session_id === child),
+  );
   const end = seen.findIndex(({ event }) => event.type === 'run-event' && event.run.id === run.id && event.event.type === 'run-end');
   const deltas = output.filter(({ event }) => event.type === 'text-delta');
   return {
@@ -38,7 +40,11 @@ function viewOf(seen: Seen[], run: RunRecord) {
     /** From the first streamed text to the run's end, as the views saw it. */
     streamingMs: end >= 0 && deltas.length > 0 ? seen[end].at - deltas[0].at : 0,
     /** The processes that held the run's lease, by pid, as its live events said. */
-    pids: new Set(seen.flatMap(({ event }) => (event.type === 'run-event' && event.run.id === run.id && event.run.lease_owner !== null ? [Number(event.run.lease_owner.split(':')[1])] : []))),
+    pids: new Set(
+      seen.flatMap(({ event }) =>
+        event.type === 'run-event' && event.run.id === run.id && event.run.lease_owner !== null ? [Number(event.run.lease_owner.split(':')[1])] : [],
+      ),
+    ),
   };
 }
 
@@ -158,11 +164,16 @@ describe.skipIf(!redisUrl || !postgresUrl)(`live views of runs on cadre worker p
   it('streams a run on a worker to `cadre run --json` in another process, text pieces before the run ends', async () => {
     const result = await workspace.run(['run', ...workspace.modelFlags, '--json', 'stream please']);
     expect(result.code, result.stderr).toBe(0);
-    const lines = result.stdout.trim().split('\n').map((line) => JSON.parse(line) as CadreEvent & { type: string });
+    const lines = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as CadreEvent & { type: string });
     const end = lines.findIndex((line) => line.type === 'run-event' && line.event.type === 'run-end');
     expect(end).toBeGreaterThan(0);
     const run = (lines[end] as Extract<CadreEvent, { type: 'run-event' }>).run;
-    const deltas = lines.filter((line): line is Extract<CadreEvent, { type: 'text-delta' }> => line.type === 'text-delta' && line.session_id === run.child_session_id);
+    const deltas = lines.filter(
+      (line): line is Extract<CadreEvent, { type: 'text-delta' }> => line.type === 'text-delta' && line.session_id === run.child_session_id,
+    );
     expect(deltas.map((line) => line.text).join('')).toBe(streamedText);
     expect(deltas.length).toBeGreaterThan(1);
     expect(lines.slice(end).some((line) => line.type === 'text-delta' && line.session_id === run.child_session_id)).toBe(false);
@@ -173,10 +184,14 @@ describe.skipIf(!redisUrl || !postgresUrl)(`live views of runs on cadre worker p
   it("streams a run on a worker to the dashboard's event stream of `cadre serve` (a host in another process) while it is open", async () => {
     const serve: CadreProcess = workspace.start(['serve', '--json', '--port', '0', ...workspace.modelFlags]);
     try {
-      const ready = await until(async () => {
-        const line = serve.output.stdout.split('\n').find((text) => text.startsWith('{'));
-        return line ? (JSON.parse(line) as { url: string }) : undefined;
-      }, 30_000, 'cadre serve to listen');
+      const ready = await until(
+        async () => {
+          const line = serve.output.stdout.split('\n').find((text) => text.startsWith('{'));
+          return line ? (JSON.parse(line) as { url: string }) : undefined;
+        },
+        30_000,
+        'cadre serve to listen',
+      );
       const controller = new AbortController();
       const events = await fetch(new URL('/api/events', ready.url), { signal: controller.signal });
       expect(events.status).toBe(200);
@@ -188,16 +203,26 @@ describe.skipIf(!redisUrl || !postgresUrl)(`live views of runs on cadre worker p
           buffer += decoder.decode(chunk as Uint8Array, { stream: true });
           let split: number;
           while ((split = buffer.indexOf('\n\n')) >= 0) {
-            const data = buffer.slice(0, split).split('\n').find((line) => line.startsWith('data: '));
+            const data = buffer
+              .slice(0, split)
+              .split('\n')
+              .find((line) => line.startsWith('data: '));
             buffer = buffer.slice(split + 2);
             if (data) seen.push({ at: Date.now(), event: JSON.parse(data.slice(6)) as CadreEvent });
           }
         }
       })().catch(() => {});
-      const created = await fetch(new URL('/api/sessions', ready.url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'stream please' }) });
+      const created = await fetch(new URL('/api/sessions', ready.url), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'stream please' }),
+      });
       expect(created.status).toBe(201);
       const run = await until(
-        async () => seen.map(({ event }) => event).find((event): event is Extract<CadreEvent, { type: 'run-event' }> => event.type === 'run-event' && event.event.type === 'run-end')?.run,
+        async () =>
+          seen
+            .map(({ event }) => event)
+            .find((event): event is Extract<CadreEvent, { type: 'run-event' }> => event.type === 'run-event' && event.event.type === 'run-end')?.run,
         30_000,
         `the run to end (seen: ${JSON.stringify(seen.map(({ event }) => event.type))}, serve said: ${serve.output.stderr})`,
       );
@@ -234,10 +259,14 @@ describe.skipIf(!redisUrl || !postgresUrl)(`live views of runs on cadre worker p
     const session = await host.createSession();
     expect((await host.send(session.id, 'slow background')).text).toBe('Started it in the background.');
     const workerPids = workspace.workers.map((worker) => worker.child.pid);
-    const run = await until(async () => {
-      const [current] = await store.listRuns({ parent_session_id: session.id });
-      return current && workerPids.includes(Number(current.lease_owner?.split(':')[1])) ? current : undefined;
-    }, 20_000, 'a worker to hold the run');
+    const run = await until(
+      async () => {
+        const [current] = await store.listRuns({ parent_session_id: session.id });
+        return current && workerPids.includes(Number(current.lease_owner?.split(':')[1])) ? current : undefined;
+      },
+      20_000,
+      'a worker to hold the run',
+    );
     await host.close();
     closedAt = Date.now();
     // The executor looked at the store and the queue every 2 s while the run was out.

@@ -14,7 +14,10 @@ import { freePort, modelCallUnderWay, until, workersWorkspace } from './workers-
  * its parent is notified, the run's events have no gap, nothing is left running, the queue works
  * afterwards, and the errors said on the way are few.
  */
-async function throughRestart(workspace: Workspace, restart: () => Promise<void> | void): Promise<{ restartMs: number; endedAfterMs: number; errorLines: number }> {
+async function throughRestart(
+  workspace: Workspace,
+  restart: () => Promise<void> | void,
+): Promise<{ restartMs: number; endedAfterMs: number; errorLines: number }> {
   const show = (runId: string) => workspace.json<{ run: RunRecord; events: RunEventRecord[] }>(['show', runId]);
   const from = workspace.server.requests.length;
   const host = workspace.start(['run', ...workspace.modelFlags, 'long background']);
@@ -25,7 +28,25 @@ async function throughRestart(workspace: Workspace, restart: () => Promise<void>
   const restartMs = Date.now() - restartedAt;
   // Cleared once cadre run ends: fired later, it would run `cadre show` in a workspace already removed.
   let late: NodeJS.Timeout | undefined;
-  const result = await Promise.race([host.exited, new Promise<never>((_, failed) => (late = setTimeout(() => void show(runId).then((shown) => failed(new Error(`cadre run did not end within 45 s of the restart; the run: ${JSON.stringify(shown.run)}; events: ${shown.events.map((event) => event.type).join(', ')}; cadre run said: ${host.output.stderr}; the workers said: ${workspace.workers.map((worker) => worker.output.stderr).join('\n---\n')}`)), failed), 45_000)))]).finally(() => clearTimeout(late));
+  const result = await Promise.race([
+    host.exited,
+    new Promise<never>(
+      (_, failed) =>
+        (late = setTimeout(
+          () =>
+            void show(runId).then(
+              (shown) =>
+                failed(
+                  new Error(
+                    `cadre run did not end within 45 s of the restart; the run: ${JSON.stringify(shown.run)}; events: ${shown.events.map((event) => event.type).join(', ')}; cadre run said: ${host.output.stderr}; the workers said: ${workspace.workers.map((worker) => worker.output.stderr).join('\n---\n')}`,
+                  ),
+                ),
+              failed,
+            ),
+          45_000,
+        )),
+    ),
+  ]).finally(() => clearTimeout(late));
   const endedAfterMs = Date.now() - restartedAt;
   expect(result.code, result.stderr).toBe(0);
   expect(result.stdout).toBe('Started it in the background.\nNoted the notification.\n');
@@ -53,7 +74,11 @@ describe.skipIf(!redisUrl || !postgresUrl)(`workers across a restart of Redis${r
   let workspace: Workspace;
   const startRedis = async () => {
     // Persistent, as BullMQ asks of its Redis: jobs survive a restart.
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', folder, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], { stdio: 'ignore' });
+    redis = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--dir', folder, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'],
+      { stdio: 'ignore' },
+    );
     await until(async () => (await fetchPing(port)) || undefined, 10_000, 'redis to start');
   };
 
@@ -75,16 +100,22 @@ describe.skipIf(!redisUrl || !postgresUrl)(`workers across a restart of Redis${r
   it.each([
     ['at once', 0],
     ['after 12 s, longer than a job lock', 12_000],
-  ])('finishes a run on a worker through a Redis restart (back %s); its parent is notified and no event is lost', async (_when, downMs) => {
-    const outcome = await throughRestart(workspace, async () => {
-      const exited = new Promise((done) => redis.once('exit', done));
-      redis.kill('SIGTERM');
-      await exited;
-      await new Promise((done) => setTimeout(done, downMs));
-      await startRedis();
-    });
-    console.log(`Redis restart (down ${downMs} ms) under a running run: restart ${outcome.restartMs} ms, run and parent done ${outcome.endedAfterMs} ms after it began, ${outcome.errorLines} error lines on stderr`);
-  }, 90_000);
+  ])(
+    'finishes a run on a worker through a Redis restart (back %s); its parent is notified and no event is lost',
+    async (_when, downMs) => {
+      const outcome = await throughRestart(workspace, async () => {
+        const exited = new Promise((done) => redis.once('exit', done));
+        redis.kill('SIGTERM');
+        await exited;
+        await new Promise((done) => setTimeout(done, downMs));
+        await startRedis();
+      });
+      console.log(
+        `Redis restart (down ${downMs} ms) under a running run: restart ${outcome.restartMs} ms, run and parent done ${outcome.endedAfterMs} ms after it began, ${outcome.errorLines} error lines on stderr`,
+      );
+    },
+    90_000,
+  );
 });
 
 describe.skipIf(!redisUrl || !postgresUrl || !privatePostgresAvailable)(`workers across a restart of Postgres${redisReason}`, () => {
@@ -103,7 +134,9 @@ describe.skipIf(!redisUrl || !postgresUrl || !privatePostgresAvailable)(`workers
 
   it('finishes a run on a worker through a Postgres restart; its parent is notified and no event is lost', async () => {
     const outcome = await throughRestart(workspace, () => server.restart());
-    console.log(`Postgres restart under a running run: restart ${outcome.restartMs} ms, run and parent done ${outcome.endedAfterMs} ms after it began, ${outcome.errorLines} error lines on stderr`);
+    console.log(
+      `Postgres restart under a running run: restart ${outcome.restartMs} ms, run and parent done ${outcome.endedAfterMs} ms after it began, ${outcome.errorLines} error lines on stderr`,
+    );
   }, 90_000);
 });
 

@@ -14,7 +14,7 @@ export function registerCompletion(program: Command, context: CliContext, exit: 
       [
         '',
         'Install:',
-        '  bash  echo \'source <(cadre completion bash)\' >> ~/.bashrc',
+        "  bash  echo 'source <(cadre completion bash)' >> ~/.bashrc",
         '  zsh   cadre completion zsh > "${fpath[1]}/_cadre"   (or: source <(cadre completion zsh) in ~/.zshrc)',
         '  fish  cadre completion fish > ~/.config/fish/completions/cadre.fish',
       ].join('\n'),

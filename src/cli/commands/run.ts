@@ -9,7 +9,10 @@ import type { RunFlags } from '../run.ts';
  * checks them (commander's own check would replace that error's clear message).
  */
 function approvalsOption(program: Command) {
-  const option = program.createOption('--approvals <mode>', 'asks: ask (prompt here; default on a terminal), wait (for cadre approve or the dashboard), deny (default otherwise)');
+  const option = program.createOption(
+    '--approvals <mode>',
+    'asks: ask (prompt here; default on a terminal), wait (for cadre approve or the dashboard), deny (default otherwise)',
+  );
   option.argChoices = [...approvalsFlagChoices];
   return option;
 }

@@ -32,7 +32,17 @@ export function createAgentListTool(services: DelegationServices, scope: Delegat
       const runTokens = (run: RunRecord) => `${totalTokens(run.usage)}${runBudget === undefined ? '' : ` of ${runBudget}`}`;
       const lines = matching
         .slice(0, limit)
-        .map((run) => [run.id, `${run.status}${isUnread(run) ? ' (unread)' : ''}`, run.agent, run.description, formatElapsed(run, now), `latest: ${run.last_activity ?? '-'}`, `tokens: ${runTokens(run)}`].join(' | '));
+        .map((run) =>
+          [
+            run.id,
+            `${run.status}${isUnread(run) ? ' (unread)' : ''}`,
+            run.agent,
+            run.description,
+            formatElapsed(run, now),
+            `latest: ${run.last_activity ?? '-'}`,
+            `tokens: ${runTokens(run)}`,
+          ].join(' | '),
+        );
       const input = all.reduce((sum, run) => sum + run.usage.input_tokens, 0);
       const output = all.reduce((sum, run) => sum + run.usage.output_tokens, 0);
       let footer = `(usage of all ${all.length} runs of this session: ${input} input, ${output} output tokens)`;

@@ -14,8 +14,16 @@ const inputSchema = z.object({
   wait: z.boolean().optional(),
   timeout_seconds: z.number().int('must be a whole number').min(1, 'must be at least 1').max(600, 'must be at most 600').optional(),
   detail: z.enum(['result', 'transcript'], { error: 'must be result or transcript' }).optional(),
-  offset: z.number({ error: 'must be a whole number of characters, 0 or more' }).int('must be a whole number of characters, 0 or more').min(0, 'must be 0 or more').optional(),
-  limit: z.number({ error: 'must be a whole number of characters, 1 or more' }).int('must be a whole number of characters, 1 or more').min(1, 'must be at least 1').optional(),
+  offset: z
+    .number({ error: 'must be a whole number of characters, 0 or more' })
+    .int('must be a whole number of characters, 0 or more')
+    .min(0, 'must be 0 or more')
+    .optional(),
+  limit: z
+    .number({ error: 'must be a whole number of characters, 1 or more' })
+    .int('must be a whole number of characters, 1 or more')
+    .min(1, 'must be at least 1')
+    .optional(),
 });
 
 /** The `agent_output` tool: read a run's result, or its progress, optionally waiting. */
@@ -30,18 +38,22 @@ export function createAgentOutputTool(services: DelegationServices, scope: Deleg
       const paging = offset !== undefined || limit !== undefined;
       if (paging && detail === 'transcript') throw new ToolInputError('offset and limit page the result; leave them out with detail: "transcript".');
       const maxLimit = services.limits.maxResultChars;
-      if (limit !== undefined && limit > maxLimit) throw new ToolInputError(`limit: must be at most ${maxLimit} characters (limits.maxResultChars); read on with a larger offset.`);
+      if (limit !== undefined && limit > maxLimit)
+        throw new ToolInputError(`limit: must be at most ${maxLimit} characters (limits.maxResultChars); read on with a larger offset.`);
       let run = await services.store.getRun(runId);
       if (!run || run.parent_session_id !== scope.sessionId) throw new ToolInputError(noSuchRun(runId));
       if (!isFinished(run.status) && wait) run = await services.runs.wait(runId, { signal: abortSignal, timeoutMs: timeoutSeconds * 1000 });
       const format = { maxResultChars: services.limits.maxResultChars };
       if (!isFinished(run.status)) {
-        const note = wait ? `Still ${run.status} after waiting ${timeoutSeconds} s; call again with wait: true to keep waiting.` : 'Not finished yet; call again with wait: true to wait for it.';
+        const note = wait
+          ? `Still ${run.status} after waiting ${timeoutSeconds} s; call again with wait: true to keep waiting.`
+          : 'Not finished yet; call again with wait: true to wait for it.';
         return formatRunOutput(run, { ...format, note, body: await describeProgress(services, run) });
       }
       if (paging) {
         const full = run.result?.text ?? (run.partial_result?.trim() ? run.partial_result : null);
-        if (full === null) throw new ToolInputError(`Run ${run.id} ended ${run.status} without any result text to page; call agent_output without offset and limit.`);
+        if (full === null)
+          throw new ToolInputError(`Run ${run.id} ended ${run.status} without any result text to page; call agent_output without offset and limit.`);
         const page = pageResult(full, { offset: offset ?? 0, limit: limit ?? maxLimit });
         run = await consumeRun(services, run, 'agent_output');
         const what = run.result ? '' : 'Partial result (the run did not finish):\n';

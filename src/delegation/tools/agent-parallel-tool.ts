@@ -49,11 +49,23 @@ export function createAgentParallelTool(services: DelegationServices, scope: Del
       }
       const format = { maxResultChars: services.limits.maxResultChars };
       if (background) {
-        return started.map((run) => formatRunOutput(run, { ...format, note: run.status === 'failed' ? undefined : 'Started in the background; you will be notified when it finishes.', body: run.status === 'failed' ? undefined : `The run is ${run.status === 'queued' ? 'waiting for a slot' : 'working'}.` })).join('\n---\n');
+        return started
+          .map((run) =>
+            formatRunOutput(run, {
+              ...format,
+              note: run.status === 'failed' ? undefined : 'Started in the background; you will be notified when it finishes.',
+              body: run.status === 'failed' ? undefined : `The run is ${run.status === 'queued' ? 'waiting for a slot' : 'working'}.`,
+            }),
+          )
+          .join('\n---\n');
       }
       const done = await awaitForeground(services, started, abortSignal ?? new AbortController().signal, 'agent_parallel');
       return done
-        .map((run) => (run.status === 'running' || run.status === 'queued' ? formatRunOutput(run, { ...format, note: promotedNote(services), body: `Latest activity: ${run.last_activity ?? 'none yet'}` }) : formatRunOutput(run, format)))
+        .map((run) =>
+          run.status === 'running' || run.status === 'queued'
+            ? formatRunOutput(run, { ...format, note: promotedNote(services), body: `Latest activity: ${run.last_activity ?? 'none yet'}` })
+            : formatRunOutput(run, format),
+        )
         .join('\n---\n');
     },
   });

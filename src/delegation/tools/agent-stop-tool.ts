@@ -21,11 +21,15 @@ export function createAgentStopTool(services: DelegationServices, scope: Delegat
       if (!run || run.parent_session_id !== scope.sessionId) throw new ToolInputError(noSuchRun(runId));
       const format = { maxResultChars: services.limits.maxResultChars };
       if (isFinished(run.status)) {
-        return formatRunOutput(await consumeRun(services, run, 'agent_stop'), { ...format, note: `This run had already finished as ${run.status}; nothing was stopped.` });
+        return formatRunOutput(await consumeRun(services, run, 'agent_stop'), {
+          ...format,
+          note: `This run had already finished as ${run.status}; nothing was stopped.`,
+        });
       }
       const stopped = (await services.runs.stop(runId, 'parent', reason)) ?? run;
       const consumed = await consumeRun(services, stopped, 'agent_stop');
-      const note = consumed.status === 'canceled_by_parent' ? 'Stopped, with the runs it started.' : `It finished as ${consumed.status} before the stop took effect.`;
+      const note =
+        consumed.status === 'canceled_by_parent' ? 'Stopped, with the runs it started.' : `It finished as ${consumed.status} before the stop took effect.`;
       return formatRunOutput(consumed, { ...format, note });
     },
   });

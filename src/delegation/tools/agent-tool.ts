@@ -6,7 +6,7 @@ import { formatRunOutput } from '../format-run-output.ts';
 import { startDelegation } from '../start-delegation.ts';
 import { readDescription } from './read-description.ts';
 
-/** Input of the `agent` tool (CONTRACT section 3). */
+/** Input of the `agent` tool (docs/runs-and-limits.md). */
 export const agentInputSchema = z.object({
   agent: z.string().describe('Name of the agent to delegate to.'),
   task: z.string().min(1, 'must be a non-empty string saying what the subagent should do').describe('The task, verbatim: the subagent’s first message.'),
@@ -40,8 +40,15 @@ export function createAgentTool(services: DelegationServices, scope: DelegationS
       });
       const format = { maxResultChars: services.limits.maxResultChars };
       if (background || run.status === 'failed') {
-        const note = run.status === 'failed' ? undefined : `Started in the background. You will get a notification when it finishes; use agent_output with run_id ${run.id} to read it, or agent_stop to stop it.`;
-        return formatRunOutput(run, { ...format, note, body: run.status === 'failed' ? undefined : `The run is ${run.status === 'queued' ? 'waiting for a slot' : 'working'}.` });
+        const note =
+          run.status === 'failed'
+            ? undefined
+            : `Started in the background. You will get a notification when it finishes; use agent_output with run_id ${run.id} to read it, or agent_stop to stop it.`;
+        return formatRunOutput(run, {
+          ...format,
+          note,
+          body: run.status === 'failed' ? undefined : `The run is ${run.status === 'queued' ? 'waiting for a slot' : 'working'}.`,
+        });
       }
       const [done] = await awaitForeground(services, [run], abortSignal ?? new AbortController().signal, 'agent');
       if (done.status === 'running' || done.status === 'queued') {

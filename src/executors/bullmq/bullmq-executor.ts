@@ -174,7 +174,13 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
 
   /** Whether another process (a worker) holds the run's lease and may still be alive. */
   function heldElsewhere(run: RunRecord): boolean {
-    return run.lease_owner !== null && run.lease_owner !== options.ownerId && run.lease_expires_at !== null && run.lease_expires_at > now() && !ownerIsGone(run.lease_owner);
+    return (
+      run.lease_owner !== null &&
+      run.lease_owner !== options.ownerId &&
+      run.lease_expires_at !== null &&
+      run.lease_expires_at > now() &&
+      !ownerIsGone(run.lease_owner)
+    );
   }
 
   async function requestStop(run: RunRecord, queue: Queue<RunJobData, RunJobResult>, reason: unknown): Promise<'taken-back' | 'asked'> {
@@ -182,7 +188,10 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
     if ((await queue.remove(run.id).catch(() => 0)) === 1) return 'taken-back';
     const current = await store.getRun(run.id);
     if (!current || isFinished(current.status)) return 'asked';
-    const cause = reason instanceof RunStopSignal || (reason as { name?: string } | null)?.name === 'RunStopSignal' ? RunStopSignal.causeOf({ reason } as AbortSignal) : 'parent';
+    const cause =
+      reason instanceof RunStopSignal || (reason as { name?: string } | null)?.name === 'RunStopSignal'
+        ? RunStopSignal.causeOf({ reason } as AbortSignal)
+        : 'parent';
     const text = reason instanceof Error ? reason.message : null;
     await ledger.update(run.id, { stop_requested_at: now(), stop_requested_by: cause, stop_reason: text });
     if (current.lease_owner !== null) coordination.publish({ type: 'stop-requested', run_id: run.id, owner: current.lease_owner, cause, reason: text });
@@ -201,7 +210,14 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
         const ended = new Promise<void>((resolve) => {
           offEnded = coordination.subscribe('run-ended', run.id, () => resolve());
         });
-        const data: RunJobData = { run_id: run.id, workspace: options.workspace, ...options.settings(), refused_by: [], host: options.ownerId, watched: stream() };
+        const data: RunJobData = {
+          run_id: run.id,
+          workspace: options.workspace,
+          ...options.settings(),
+          refused_by: [],
+          host: options.ownerId,
+          watched: stream(),
+        };
         // The run id names the job: a run sent again (recovered by another host) joins its job.
         const send = () => queue.add('run', data, { jobId: run.id, attempts: 5, removeOnComplete: true, removeOnFail: { age: 7 * 24 * 3600 } });
         const job: Job<RunJobData, RunJobResult> = await send();
@@ -302,7 +318,13 @@ function outcomeOf(run: RunRecord): ExecutionOutcome {
 /** Closes a BullMQ queue or queue-events object, or disconnects it when closing takes longer than `ms`. */
 async function closeWithin(connection: { close(): Promise<void>; disconnect(): Promise<void> }, ms: number): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const closed = await Promise.race([connection.close().then(() => true, () => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  const closed = await Promise.race([
+    connection.close().then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]);
   clearTimeout(timer);
   if (!closed) void connection.disconnect().catch(() => {});
 }

@@ -77,7 +77,9 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
     const live = await liveWorkers();
     live.add(options.name);
     if ([...live].every((name) => refused.includes(name))) {
-      throw new UnrecoverableError(`No cadre worker has the workspace ${job.data.workspace} (${live.size} connected worker${live.size === 1 ? '' : 's'} refused the run); start one there with: cadre worker`);
+      throw new UnrecoverableError(
+        `No cadre worker has the workspace ${job.data.workspace} (${live.size} connected worker${live.size === 1 ? '' : 's'} refused the run); start one there with: cadre worker`,
+      );
     }
     await job.moveToDelayed(Date.now() + 250, token);
     throw new DelayedError();
@@ -120,7 +122,10 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       // never returns) is forced after a while, which leaves nothing behind: BullMQ's stalled-job
       // recovery gives any job still held to another worker.
       let timer: NodeJS.Timeout | undefined;
-      const closed = await Promise.race([worker.close(force).then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 5_000)))]);
+      const closed = await Promise.race([
+        worker.close(force).then(() => true),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), 5_000))),
+      ]);
       clearTimeout(timer);
       if (!closed) await worker.disconnect().catch(() => {});
       await Promise.race([queue?.close(), new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);

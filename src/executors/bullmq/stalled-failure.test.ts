@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { isStalledFailure } from './stalled-failure.ts';
 
 describe('isStalledFailure', () => {
-  it("knows the failed reason the installed BullMQ gives a job its stalled-job recovery gave up on, and nothing else", () => {
+  it('knows the failed reason the installed BullMQ gives a job its stalled-job recovery gave up on, and nothing else', () => {
     // BullMQ says it only in a Lua script: read it there, so an upgrade that rewords it fails here.
     const scripts = join(dirname(createRequire(import.meta.url).resolve('bullmq')), 'scripts');
     const reasons = readdirSync(scripts)

@@ -65,7 +65,9 @@ describe('createWorkerRelay', () => {
     publish(delta('ses_other', 'not followed'));
     expect(output).toEqual([]);
     vi.advanceTimersByTime(50);
-    expect(output).toEqual([{ type: 'run-output', host: 'host-a', events: [delta('ses_child', 'Hello'), { type: 'message', message }, delta('ses_child', ' again')] }]);
+    expect(output).toEqual([
+      { type: 'run-output', host: 'host-a', events: [delta('ses_child', 'Hello'), { type: 'message', message }, delta('ses_child', ' again')] },
+    ]);
     publish(delta('ses_child', '!'));
     publish({ type: 'run-event', run, event: { type: 'run-end' } as never });
     // The run's end travels after the text that came before it.

@@ -9,7 +9,7 @@ import { serversNamedBy } from './mcp-tool-name.ts';
 /** The MCP options of a runtime (grouped in `CadreOptions`). */
 export interface McpOptions {
   /**
-   * MCP servers whose tools agents get (CONTRACT section 12), in the format Claude Desktop and
+   * MCP servers whose tools agents get (docs/mcp.md), in the format Claude Desktop and
    * Claude Code use: `{ command, args, env }` or `{ type: 'http', url, headers }`. Their tools are
    * named `mcp__<server>__<tool>`, risk `network` (or `read` when the server marks a tool
    * `readOnlyHint`). A server starts when a run first needs it, is shared, and closes with
@@ -43,7 +43,9 @@ export interface AgentTools {
 export function createAgentTools(options: AgentToolsOptions): AgentTools {
   const { workspaceTools } = options;
   const mcp = createMcpClients({
-    servers: Object.fromEntries(Object.entries(options.mcpServers ?? {}).map(([name, entry]) => [name, 'config' in entry ? entry : { config: entry, source: 'configuration' }])),
+    servers: Object.fromEntries(
+      Object.entries(options.mcpServers ?? {}).map(([name, entry]) => [name, 'config' in entry ? entry : { config: entry, source: 'configuration' }]),
+    ),
     env: options.env,
     clientInfo: { name: 'cadre', version: '0.1.0' },
   });
@@ -69,7 +71,10 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
       // A server the agent file names (configured elsewhere, or defined inline) is the agent's either way.
       const named = (agent.mcpServers ?? []).map((server) => server.name).filter((name) => mcp.names.includes(name) && !(name in own));
       const { tools, failures } = await mcp.tools([...new Set([...serversNamedBy(listed, mcp.names), ...named])], own);
-      notices.set(agent, failures.map((failure) => `${failure.message} Its tools are not available in this conversation.`));
+      notices.set(
+        agent,
+        failures.map((failure) => `${failure.message} Its tools are not available in this conversation.`),
+      );
       return { ...workspaceTools, ...tools };
     },
     select(agent, available = workspaceTools) {

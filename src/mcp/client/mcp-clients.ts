@@ -123,7 +123,8 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
       await client.close().catch(() => {});
       const reason = timeout.aborted ? `it did not start within ${startTimeoutMs / 1000} s` : messageOf(error);
       connection.status.state = 'failed';
-      connection.status.error = connection.status.error && connection.status.error !== 'the server closed the connection (its process exited)' ? connection.status.error : reason;
+      connection.status.error =
+        connection.status.error && connection.status.error !== 'the server closed the connection (its process exited)' ? connection.status.error : reason;
       throw new McpServerError(name, `MCP server '${name}' (${connection.entry.source}) failed to start: ${connection.status.error}`, { cause: error });
     }
   }
@@ -151,7 +152,8 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
       for (const line of lines) {
         if (line.trim() === '') continue;
         // The first line it wrote while starting usually says why it failed (the last is often a version banner).
-        if (connection && connection.status.state !== 'ready' && connection.status.error === null) connection.status.error = `it said: ${line.trim().slice(0, 300)}`;
+        if (connection && connection.status.state !== 'ready' && connection.status.error === null)
+          connection.status.error = `it said: ${line.trim().slice(0, 300)}`;
         options.onServerLog?.(name, line);
       }
     });
@@ -173,10 +175,17 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
         execute: async (input, { abortSignal }) => {
           const client = connection.client;
           if (!client || connection.status.state !== 'ready') {
-            throw new McpServerError(name, `MCP server '${name}' is not running (${connection.status.state}${connection.status.error ? `: ${connection.status.error}` : ''}); its tool ${tool.name} cannot be called. Do the task without it or say what you need.`);
+            throw new McpServerError(
+              name,
+              `MCP server '${name}' is not running (${connection.status.state}${connection.status.error ? `: ${connection.status.error}` : ''}); its tool ${tool.name} cannot be called. Do the task without it or say what you need.`,
+            );
           }
           try {
-            const result = (await client.callTool({ name: tool.name, arguments: input as Record<string, unknown> }, undefined, { signal: abortSignal, timeout: toolTimeoutMs, maxTotalTimeout: toolTimeoutMs })) as CallToolResult;
+            const result = (await client.callTool({ name: tool.name, arguments: input as Record<string, unknown> }, undefined, {
+              signal: abortSignal,
+              timeout: toolTimeoutMs,
+              maxTotalTimeout: toolTimeoutMs,
+            })) as CallToolResult;
             const text = renderResult(result);
             if (result.isError) throw new McpServerError(name, text || `${tool.name} failed without saying why.`);
             return text || '(the tool returned no content)';
@@ -185,7 +194,11 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
             if (abortSignal?.aborted) throw abortSignal.reason ?? error;
             const state = connection.status.state as McpServerStatus['state'];
             const gone = state === 'exited' || state === 'failed';
-            const reason = gone ? `the server went away during the call (${connection.status.error ?? 'it exited'})` : /timed out/i.test(messageOf(error)) ? `no answer within ${toolTimeoutMs / 1000} s` : messageOf(error);
+            const reason = gone
+              ? `the server went away during the call (${connection.status.error ?? 'it exited'})`
+              : /timed out/i.test(messageOf(error))
+                ? `no answer within ${toolTimeoutMs / 1000} s`
+                : messageOf(error);
             throw new McpServerError(name, `MCP tool ${tool.name} of server '${name}' failed: ${reason}.`, { cause: error });
           }
         },
@@ -211,7 +224,9 @@ export function createMcpClients(options: McpClientsOptions): McpClients {
           try {
             const { tools } = await connection.ready;
             if (connection.status.state !== 'ready') {
-              result.failures.push(new McpServerError(name, `MCP server '${name}' (${entry.source}) is not running: ${connection.status.error ?? connection.status.state}.`));
+              result.failures.push(
+                new McpServerError(name, `MCP server '${name}' (${entry.source}) is not running: ${connection.status.error ?? connection.status.state}.`),
+              );
             }
             Object.assign(result.tools, toolsOf(name, connection, tools));
           } catch (error) {

@@ -66,9 +66,15 @@ function expand(value: string, env: Record<string, string | undefined>): string 
 }
 
 function expandConfig(config: McpServerConfig, env: Record<string, string | undefined>): McpServerConfig {
-  const map = (record: Record<string, string> | undefined) => (record ? Object.fromEntries(Object.entries(record).map(([key, value]) => [key, expand(value, env)])) : undefined);
+  const map = (record: Record<string, string> | undefined) =>
+    record ? Object.fromEntries(Object.entries(record).map(([key, value]) => [key, expand(value, env)])) : undefined;
   if (config.type === 'http') return { ...config, url: expand(config.url, env), ...(config.headers ? { headers: map(config.headers) } : {}) };
-  return { ...config, command: expand(config.command, env), ...(config.args ? { args: config.args.map((arg) => expand(arg, env)) } : {}), ...(config.env ? { env: map(config.env) } : {}) };
+  return {
+    ...config,
+    command: expand(config.command, env),
+    ...(config.args ? { args: config.args.map((arg) => expand(arg, env)) } : {}),
+    ...(config.env ? { env: map(config.env) } : {}),
+  };
 }
 
 /**
@@ -78,7 +84,17 @@ function expandConfig(config: McpServerConfig, env: Record<string, string | unde
  * definition as written (before `${VAR}` expansion), so a changed command needs trust again.
  * Returns null when there is no such file.
  */
-export async function readProjectMcpServers({ cwd, userConfigDirectory, env = process.env, once = false }: { cwd: string; userConfigDirectory: string; env?: Record<string, string | undefined>; once?: boolean }): Promise<ProjectMcpServers | null> {
+export async function readProjectMcpServers({
+  cwd,
+  userConfigDirectory,
+  env = process.env,
+  once = false,
+}: {
+  cwd: string;
+  userConfigDirectory: string;
+  env?: Record<string, string | undefined>;
+  once?: boolean;
+}): Promise<ProjectMcpServers | null> {
   const path = resolve(cwd, projectMcpFileName);
   let text: string;
   try {
@@ -90,7 +106,8 @@ export async function readProjectMcpServers({ cwd, userConfigDirectory, env = pr
   let entries: Record<string, unknown> = {};
   try {
     const data = JSON.parse(text) as { mcpServers?: unknown };
-    if (typeof data.mcpServers === 'object' && data.mcpServers !== null && !Array.isArray(data.mcpServers)) entries = data.mcpServers as Record<string, unknown>;
+    if (typeof data.mcpServers === 'object' && data.mcpServers !== null && !Array.isArray(data.mcpServers))
+      entries = data.mcpServers as Record<string, unknown>;
     else problems.push('mcpServers: must be an object of servers, like { "mcpServers": { "name": { "command": "..." } } }');
   } catch (error) {
     problems.push(`invalid JSON: ${(error as Error).message.split('\n')[0]}`);
@@ -129,7 +146,15 @@ export async function forgetProjectMcpServers({ cwd, userConfigDirectory }: { cw
 }
 
 /** Records a person's trust in these servers of the project, as they are defined now. */
-export async function trustProjectMcpServers({ cwd, userConfigDirectory, servers }: { cwd: string; userConfigDirectory: string; servers: readonly ProjectMcpServer[] }): Promise<string> {
+export async function trustProjectMcpServers({
+  cwd,
+  userConfigDirectory,
+  servers,
+}: {
+  cwd: string;
+  userConfigDirectory: string;
+  servers: readonly ProjectMcpServer[];
+}): Promise<string> {
   const file = mcpTrustFile(userConfigDirectory);
   const record = await readTrust(file);
   const project = (record[resolve(cwd)] ??= {});

@@ -6,7 +6,12 @@ import type { ToolSet } from 'ai';
  * MCP tool result: section 3's text, or the tool error (bad input, an unknown run) with `isError`.
  * A tool that streams progress (an async-iterable `execute`) answers with its last value's `output`.
  */
-export async function callDelegationTool(tools: ToolSet, name: string, input: unknown, { signal, toolCallId }: { signal?: AbortSignal; toolCallId?: string } = {}): Promise<CallToolResult> {
+export async function callDelegationTool(
+  tools: ToolSet,
+  name: string,
+  input: unknown,
+  { signal, toolCallId }: { signal?: AbortSignal; toolCallId?: string } = {},
+): Promise<CallToolResult> {
   const tool = tools[name];
   if (!tool?.execute) return errorResult(`Unknown tool '${name}'. Tools: ${Object.keys(tools).join(', ')}`);
   try {

@@ -1,6 +1,12 @@
 import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type CreateTaskResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+  type CreateTaskResult,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { asSchema, type ToolSet } from 'ai';
 import type { Cadre } from '../../runtime/create-cadre.ts';
 import { callDelegationTool } from './call-delegation-tool.ts';
@@ -23,13 +29,13 @@ export interface CreateMcpServerOptions {
 
 /** What hosts read about the server once connected. */
 const instructions = [
-  "cadre runs subagents as stored, schedulable runs. Delegate with agent (or agent_parallel); pass run_in_background: true for long work, then read it with agent_output.",
+  'cadre runs subagents as stored, schedulable runs. Delegate with agent (or agent_parallel); pass run_in_background: true for long work, then read it with agent_output.',
   'Runs go on between calls and after you disconnect; agent_list shows them, agent_stop stops one. A finished background run is announced as a log message.',
 ].join(' ');
 
 /**
  * One MCP server (one connection) over cadre's delegation tools, with the inputs and outputs of
- * CONTRACT section 3. `agent` may also be called as a task (revision 2025-11-25, `taskSupport:
+ * docs/runs-and-limits.md. `agent` may also be called as a task (revision 2025-11-25, `taskSupport:
  * optional`): the run starts in the background and the task id is its run id.
  */
 export function createMcpServer({ cadre, sessionId, tools, taskStore, version }: CreateMcpServerOptions): Server {
@@ -51,7 +57,9 @@ export function createMcpServer({ cadre, sessionId, tools, taskStore, version }:
       if (name !== 'agent') throw new Error(`Only the agent tool runs as a task; call ${name} without a task.`);
       if (!extra.taskStore) throw new Error('Tasks are not available on this connection.');
       const started = await callDelegationTool(tools, 'agent', { ...input, run_in_background: true }, { toolCallId });
-      const run = started.isError ? undefined : (await cadre.store.listRuns({ parent_session_id: sessionId })).find((candidate) => candidate.tool_call_id === toolCallId);
+      const run = started.isError
+        ? undefined
+        : (await cadre.store.listRuns({ parent_session_id: sessionId })).find((candidate) => candidate.tool_call_id === toolCallId);
       if (!run) throw new Error(textOf(started));
       // A task id handed out survives a crash of this process: the run is committed first.
       await cadre.store.flush();

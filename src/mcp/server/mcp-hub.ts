@@ -39,17 +39,19 @@ export function createMcpHub({ cadre, sessionId, onError = () => {} }: McpHubOpt
   let delivering = Promise.resolve();
 
   function deliver(): Promise<void> {
-    delivering = delivering.then(async () => {
-      const ready = [...servers].filter((server) => server.transport !== undefined && server.getClientVersion() !== undefined);
-      if (ready.length === 0) return;
-      const messages = await inbox.take();
-      if (messages.length === 0) return;
-      for (const message of messages) {
-        const data = typeof message.content === 'string' ? message.content : JSON.stringify(message.content);
-        await Promise.all(ready.map((server) => server.sendLoggingMessage({ level: 'notice', logger: 'cadre', data }).catch(onError)));
-      }
-      await inbox.ack();
-    }).catch(onError);
+    delivering = delivering
+      .then(async () => {
+        const ready = [...servers].filter((server) => server.transport !== undefined && server.getClientVersion() !== undefined);
+        if (ready.length === 0) return;
+        const messages = await inbox.take();
+        if (messages.length === 0) return;
+        for (const message of messages) {
+          const data = typeof message.content === 'string' ? message.content : JSON.stringify(message.content);
+          await Promise.all(ready.map((server) => server.sendLoggingMessage({ level: 'notice', logger: 'cadre', data }).catch(onError)));
+        }
+        await inbox.ack();
+      })
+      .catch(onError);
     return delivering;
   }
 
@@ -69,17 +71,22 @@ export function createMcpHub({ cadre, sessionId, onError = () => {} }: McpHubOpt
     if (!server || asking.has(approval.id)) return;
     const controller = new AbortController();
     asking.set(approval.id, controller);
-    const reply = await server.elicitInput({
-      message: `cadre: agent '${approval.agent}' asks to run ${approval.summary} (risk: ${approval.risk}). Allow it?`,
-      requestedSchema: {
-        type: 'object',
-        properties: {
-          decision: { type: 'string', title: 'Decision', enum: ['approve', 'deny'], description: 'approve runs the call; deny refuses it' },
-          always: { type: 'boolean', title: 'Always', description: 'Apply this answer to the same call for the rest of the session', default: false },
+    const reply = await server
+      .elicitInput(
+        {
+          message: `cadre: agent '${approval.agent}' asks to run ${approval.summary} (risk: ${approval.risk}). Allow it?`,
+          requestedSchema: {
+            type: 'object',
+            properties: {
+              decision: { type: 'string', title: 'Decision', enum: ['approve', 'deny'], description: 'approve runs the call; deny refuses it' },
+              always: { type: 'boolean', title: 'Always', description: 'Apply this answer to the same call for the rest of the session', default: false },
+            },
+            required: ['decision'],
+          },
         },
-        required: ['decision'],
-      },
-    }, { signal: controller.signal, timeout: 24 * 60 * 60 * 1000 }).finally(() => asking.delete(approval.id));
+        { signal: controller.signal, timeout: 24 * 60 * 60 * 1000 },
+      )
+      .finally(() => asking.delete(approval.id));
     // Declined or dismissed: the ask stays in cadre's queue for someone else (or the timeout).
     if (reply.action !== 'accept' || !reply.content) return;
     const decision = reply.content.decision === 'approve' ? 'approve' : 'deny';

@@ -32,10 +32,12 @@ byId('follow-up').addEventListener('submit', (submit) => {
   });
 });
 
-byId('stop-session').addEventListener('click', () => attempt(async () => {
-  const { runs } = await api(`/api/sessions/${state.sessionId}/stop`, { method: 'POST', body: {} });
-  for (const run of runs) upsertRun(run);
-}));
+byId('stop-session').addEventListener('click', () =>
+  attempt(async () => {
+    const { runs } = await api(`/api/sessions/${state.sessionId}/stop`, { method: 'POST', body: {} });
+    for (const run of runs) upsertRun(run);
+  }),
+);
 
 /** How bash is confined in this server's runtime: the same box for every run of every agent. */
 async function showSandbox() {
@@ -57,9 +59,12 @@ function showWorkspaceTrust(workspace) {
   if (!workspace || workspace.state === 'none') return;
   const left = workspace.leftOut.join(', ');
   node.classList.toggle('unconfined', workspace.leftOut.length > 0);
-  node.textContent = workspace.state === 'trusted' ? 'Workspace configuration: trusted'
-    : workspace.state === 'once' ? 'Workspace configuration: trusted for this server only (--trust)'
-    : `Workspace configuration ${workspace.state === 'changed' ? 'changed since trusted' : 'not trusted'}: left out ${left} (review it and run cadre trust)`;
+  node.textContent =
+    workspace.state === 'trusted'
+      ? 'Workspace configuration: trusted'
+      : workspace.state === 'once'
+        ? 'Workspace configuration: trusted for this server only (--trust)'
+        : `Workspace configuration ${workspace.state === 'changed' ? 'changed since trusted' : 'not trusted'}: left out ${left} (review it and run cadre trust)`;
 }
 
 setInterval(() => attempt(loadSessions), 10_000);

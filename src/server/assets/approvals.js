@@ -29,14 +29,15 @@ export function upsertApproval(approval) {
   if (preview) field(card, 'summary').after(preview);
   field(card, 'id').textContent = approval.id;
   field(card, 'waiting').textContent = `waiting since ${formatTime(approval.created_at)}`;
-  const answer = (decision, always) => attempt(async () => {
-    for (const button of card.querySelectorAll('button')) button.disabled = true;
-    try {
-      await api(`/api/approvals/${approval.id}`, { method: 'POST', body: { decision, always } });
-    } finally {
-      removeApproval(approval.id);
-    }
-  });
+  const answer = (decision, always) =>
+    attempt(async () => {
+      for (const button of card.querySelectorAll('button')) button.disabled = true;
+      try {
+        await api(`/api/approvals/${approval.id}`, { method: 'POST', body: { decision, always } });
+      } finally {
+        removeApproval(approval.id);
+      }
+    });
   card.querySelector('[data-action="approve"]').addEventListener('click', () => answer('approve', false));
   card.querySelector('[data-action="deny"]').addEventListener('click', () => answer('deny', false));
   card.querySelector('[data-action="always"]').addEventListener('click', () => answer('approve', true));
@@ -60,7 +61,17 @@ function approvalPreview(preview) {
   block.title = preview.path;
   for (const line of preview.diff.split('\n')) {
     const row = document.createElement('span');
-    const kind = /^(---|\+\+\+) /.test(line) ? 'file' : line.startsWith('@@') ? 'hunk' : line.startsWith('+') ? 'add' : line.startsWith('-') ? 'del' : line.startsWith('... ') ? 'more' : 'same';
+    const kind = /^(---|\+\+\+) /.test(line)
+      ? 'file'
+      : line.startsWith('@@')
+        ? 'hunk'
+        : line.startsWith('+')
+          ? 'add'
+          : line.startsWith('-')
+            ? 'del'
+            : line.startsWith('... ')
+              ? 'more'
+              : 'same';
     row.className = `diff-${kind}`;
     row.textContent = `${line}\n`;
     block.append(row);

@@ -1,7 +1,5 @@
 // Reaching the page and the server: elements, the API with the page's token, notices.
 
-
-
 export const token = new URLSearchParams(location.search).get('token');
 
 export const byId = (id) => document.getElementById(id);
@@ -36,7 +34,9 @@ export function notice(text) {
 }
 
 export function attempt(work) {
-  return Promise.resolve().then(work).catch((error) => notice(error.message));
+  return Promise.resolve()
+    .then(work)
+    .catch((error) => notice(error.message));
 }
 
 export function badge(status) {

@@ -37,7 +37,7 @@ export function formatElapsed(run) {
 }
 
 export function shorten(value, length = 120) {
-  const text = typeof value === 'string' ? value : JSON.stringify(value) ?? '';
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? '');
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > length ? `${line.slice(0, length - 1)}…` : line;
 }
@@ -45,10 +45,14 @@ export function shorten(value, length = 120) {
 /** A session's state (`/api/sessions`: kind plus fields) as a person reads it. */
 export function stateText(sessionState) {
   switch (sessionState?.kind) {
-    case 'awaiting_approval': return sessionState.approvals > 1 ? `awaiting approval (${sessionState.approvals})` : 'awaiting approval';
-    case 'waiting_on_runs': return `waiting on ${sessionState.runs} run${sessionState.runs === 1 ? '' : 's'}`;
-    case undefined: return '';
-    default: return sessionState.kind;
+    case 'awaiting_approval':
+      return sessionState.approvals > 1 ? `awaiting approval (${sessionState.approvals})` : 'awaiting approval';
+    case 'waiting_on_runs':
+      return `waiting on ${sessionState.runs} run${sessionState.runs === 1 ? '' : 's'}`;
+    case undefined:
+      return '';
+    default:
+      return sessionState.kind;
   }
 }
 

@@ -17,7 +17,9 @@ export function connectEvents(sessionId) {
   const events = new EventSource(withToken(`/api/events?list=1${query}`));
   let opened = false;
   // Says on the page whether the stream is open (a reconnect sets it again), for tests and the curious.
-  events.addEventListener('error', () => { document.body.dataset.events = 'reconnecting'; });
+  events.addEventListener('error', () => {
+    document.body.dataset.events = 'reconnecting';
+  });
   events.addEventListener('open', () => {
     document.body.dataset.events = 'open';
     // After a reconnect, reload what the stream may have missed.
@@ -55,7 +57,9 @@ export function connectEvents(sessionId) {
   // Another process (a `cadre run` in another terminal) wrote to the database: its work has no live events here.
   events.addEventListener('store-changed', () => reloadSession());
   for (const type of ['run-event', 'text-delta', 'message', 'session-status', 'session-state', 'approval', 'store-changed']) {
-    events.addEventListener(type, () => { state.lastEventAt = Date.now(); });
+    events.addEventListener(type, () => {
+      state.lastEventAt = Date.now();
+    });
   }
   state.events = events;
 }

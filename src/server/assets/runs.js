@@ -97,14 +97,24 @@ export async function toggleDetails(id, { refresh = false } = {}) {
     return;
   }
   const [{ run, events }, { messages }] = await Promise.all([api(`/api/runs/${id}`), api(`/api/runs/${id}/transcript`)]);
-  const outcome = run.error ? `${run.error.kind}: ${run.error.message}` : run.result?.text ?? run.partial_result ?? '(no result yet)';
+  const outcome = run.error ? `${run.error.kind}: ${run.error.message}` : (run.result?.text ?? run.partial_result ?? '(no result yet)');
   const transcript = element('ol', 'messages');
   transcript.dataset.field = 'transcript';
   transcript.append(...messages.map(messageItem));
   const eventList = element('ol', 'events');
   eventList.append(...events.map((event) => element('li', 'mono', `${event.seq} ${event.at.slice(11, 19)} ${event.type} ${shorten(event.data, 80)}`)));
-  const summary = run.result?.summarized && run.result.summary ? [element('h4', '', `Summary the parent got (of ${run.result.original_length} characters)`), element('div', 'text', run.result.summary)] : [];
-  details.replaceChildren(...summary, element('h4', '', 'Result'), element('div', 'text', outcome), element('h4', '', 'Transcript'), transcript,
-    element('h4', '', 'Events'), eventList);
+  const summary =
+    run.result?.summarized && run.result.summary
+      ? [element('h4', '', `Summary the parent got (of ${run.result.original_length} characters)`), element('div', 'text', run.result.summary)]
+      : [];
+  details.replaceChildren(
+    ...summary,
+    element('h4', '', 'Result'),
+    element('div', 'text', outcome),
+    element('h4', '', 'Transcript'),
+    transcript,
+    element('h4', '', 'Events'),
+    eventList,
+  );
   details.hidden = false;
 }

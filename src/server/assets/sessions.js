@@ -51,12 +51,19 @@ export function sessionItem(session) {
   const tokens = session.usage.input_tokens + session.agent_usage.input_tokens + session.usage.output_tokens + session.agent_usage.output_tokens;
   const runs = Object.values(session.run_counts).reduce((sum, count) => sum + count, 0);
   const meta = element('div', 'session-meta muted');
-  meta.append(element('span', '', session.agent), element('span', '', formatTime(session.created_at)),
-    element('span', '', `${runs} run${runs === 1 ? '' : 's'}`), element('span', '', `${tokens} tokens`), element('span', 'mono', session.id));
+  meta.append(
+    element('span', '', session.agent),
+    element('span', '', formatTime(session.created_at)),
+    element('span', '', `${runs} run${runs === 1 ? '' : 's'}`),
+    element('span', '', `${tokens} tokens`),
+    element('span', 'mono', session.id),
+  );
   item.append(head, meta);
   const open = () => attempt(() => openSession(session.id, { reveal: true }));
   item.addEventListener('click', open);
-  item.addEventListener('keydown', (key) => { if (key.key === 'Enter') open(); });
+  item.addEventListener('keydown', (key) => {
+    if (key.key === 'Enter') open();
+  });
   return item;
 }
 

@@ -3,7 +3,17 @@
 import { api } from './dom.js';
 
 export const activeStatuses = new Set(['queued', 'running']);
-export const state = { sessionId: null, sessionState: null, runs: new Map(), cards: new Map(), approvals: new Map(), events: null, lastEventAt: 0, tokens: null, agentColors: new Map() };
+export const state = {
+  sessionId: null,
+  sessionState: null,
+  runs: new Map(),
+  cards: new Map(),
+  approvals: new Map(),
+  events: null,
+  lastEventAt: 0,
+  tokens: null,
+  agentColors: new Map(),
+};
 
 /** Colours a node with its agent's colour (the agent file's `color`, from /api/agents as #rrggbb). */
 export function paintAgent(node, agent) {

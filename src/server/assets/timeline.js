@@ -56,35 +56,37 @@ export function renderTimeline() {
   const span = end - start;
   const percent = (time) => `${(((time - start) / span) * 100).toFixed(2)}%`;
   const width = (from, to) => `${Math.max(0.4, ((to - from) / span) * 100).toFixed(2)}%`;
-  byId('timeline').replaceChildren(...rows.map(({ run, depth }) => {
-    const row = element('div', 'timeline-row');
-    row.setAttribute('role', 'listitem');
-    row.dataset.runId = run.id;
-    row.dataset.status = run.status;
-    const label = element('div', 'timeline-label');
-    label.style.paddingLeft = `${depth * 14}px`;
-    label.append(paintAgent(element('strong', '', run.agent), run.agent), element('span', 'muted', ` ${shorten(run.description, 40)}`));
-    const track = element('div', 'timeline-track');
-    const created = Date.parse(run.created_at);
-    const started = run.started_at ? Date.parse(run.started_at) : null;
-    const finish = runEnd(run, now);
-    if (started === null || started > created) {
-      const queued = element('span', 'timeline-bar queued');
-      queued.style.left = percent(created);
-      queued.style.width = width(created, started ?? finish);
-      queued.title = `${run.agent}: waited for a slot ${formatSeconds((started ?? finish) - created)}`;
-      track.append(queued);
-    }
-    if (started !== null) {
-      const ran = element('span', `timeline-bar ${statusGroup(run.status)}`);
-      ran.style.left = percent(started);
-      ran.style.width = width(started, finish);
-      ran.title = `${run.agent}: ${run.status}, ran ${formatSeconds(finish - started)}`;
-      track.append(ran);
-    }
-    row.append(label, track);
-    row.addEventListener('click', () => state.cards.get(run.id)?.scrollIntoView({ behavior: 'smooth', block: 'center' }));
-    return row;
-  }));
+  byId('timeline').replaceChildren(
+    ...rows.map(({ run, depth }) => {
+      const row = element('div', 'timeline-row');
+      row.setAttribute('role', 'listitem');
+      row.dataset.runId = run.id;
+      row.dataset.status = run.status;
+      const label = element('div', 'timeline-label');
+      label.style.paddingLeft = `${depth * 14}px`;
+      label.append(paintAgent(element('strong', '', run.agent), run.agent), element('span', 'muted', ` ${shorten(run.description, 40)}`));
+      const track = element('div', 'timeline-track');
+      const created = Date.parse(run.created_at);
+      const started = run.started_at ? Date.parse(run.started_at) : null;
+      const finish = runEnd(run, now);
+      if (started === null || started > created) {
+        const queued = element('span', 'timeline-bar queued');
+        queued.style.left = percent(created);
+        queued.style.width = width(created, started ?? finish);
+        queued.title = `${run.agent}: waited for a slot ${formatSeconds((started ?? finish) - created)}`;
+        track.append(queued);
+      }
+      if (started !== null) {
+        const ran = element('span', `timeline-bar ${statusGroup(run.status)}`);
+        ran.style.left = percent(started);
+        ran.style.width = width(started, finish);
+        ran.title = `${run.agent}: ${run.status}, ran ${formatSeconds(finish - started)}`;
+        track.append(ran);
+      }
+      row.append(label, track);
+      row.addEventListener('click', () => state.cards.get(run.id)?.scrollIntoView({ behavior: 'smooth', block: 'center' }));
+      return row;
+    }),
+  );
   byId('timeline-axis').textContent = `0s … ${formatSeconds(span)}`;
 }

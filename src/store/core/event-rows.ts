@@ -34,7 +34,9 @@ export function addRunEvents(into: RunEventRecord[], runId: string, row: EventRo
     return;
   }
   if (lastSeq <= afterSeq) return;
-  const events = JSON.parse(data) as Array<[at: string, type: RunEventRecord['type'], data: RunEventRecord['data']] | Pick<RunEventRecord, 'at' | 'type' | 'data'>>;
+  const events = JSON.parse(data) as Array<
+    [at: string, type: RunEventRecord['type'], data: RunEventRecord['data']] | Pick<RunEventRecord, 'at' | 'type' | 'data'>
+  >;
   for (let index = Math.max(0, afterSeq + 1 - seq); index < events.length; index++) {
     const event = events[index];
     // Objects {at, type, data} in rows written by the first build of schema 6.

@@ -20,7 +20,10 @@ describe('the write-behind core both stores share', () => {
   });
 
   it("packs a run's consecutive events into rows that addRunEvents reads back, starting a new row at a gap, a new run or the size bound", () => {
-    const rows = packEvents([event('run_1', 1, '{"a":1}'), event('run_1', 2, '"x"'), event('run_1', 4), event('run_2', 5), event('run_2', 6, '"y"'.padEnd(50, 'y'))], 100);
+    const rows = packEvents(
+      [event('run_1', 1, '{"a":1}'), event('run_1', 2, '"x"'), event('run_1', 4), event('run_2', 5), event('run_2', 6, '"y"'.padEnd(50, 'y'))],
+      100,
+    );
     expect(rows.map(({ run_id, seq, last_seq, from }) => [run_id, seq, last_seq, from])).toEqual([
       ['run_1', 1, 2, 0],
       ['run_1', 4, null, 2],
@@ -59,11 +62,22 @@ describe('the write-behind core both stores share', () => {
 
   it('rejects a bad change before anything runs, and encodes a good one', async () => {
     let ran = false;
-    const bad = whenValid(() => checkRunChange('run_1', { status: 'completed' } as never, []), async () => (ran = true));
+    const bad = whenValid(
+      () => checkRunChange('run_1', { status: 'completed' } as never, []),
+      async () => (ran = true),
+    );
     await expect(bad).rejects.toThrow(/cannot change 'status'/);
-    await expect(whenValid(() => checkRunChange('run_1', {}, [eventFixture('run_2', 'activity')]), async () => (ran = true))).rejects.toThrow(/run 'run_2' was passed with run 'run_1'/);
+    await expect(
+      whenValid(
+        () => checkRunChange('run_1', {}, [eventFixture('run_2', 'activity')]),
+        async () => (ran = true),
+      ),
+    ).rejects.toThrow(/run 'run_2' was passed with run 'run_1'/);
     expect(ran).toBe(false);
-    const good = await whenValid(() => checkRunChange('run_1', { turns: 2, activity: { kind: 'text', text: 'hi' } }, [eventFixture('run_1', 'activity')]), async (checked) => checked);
+    const good = await whenValid(
+      () => checkRunChange('run_1', { turns: 2, activity: { kind: 'text', text: 'hi' } }, [eventFixture('run_1', 'activity')]),
+      async (checked) => checked,
+    );
     expect(good.fields.map(({ field, column }) => [field, column])).toEqual([
       ['activity', 'last_activity'],
       ['turns', 'turns'],

@@ -10,10 +10,21 @@ describe('runs a store knows', () => {
     const values = runToSql(run) as unknown[];
     known.keep(runFromRow(values));
     expect(runToSql(known.get('run_1')!)).toEqual(values);
-    known.patch('run_1', Object.entries({ turns: 4, usage: { input_tokens: 9, output_tokens: 1 }, activity: { kind: 'text', text: 'done' }, context: undefined }));
+    known.patch(
+      'run_1',
+      Object.entries({ turns: 4, usage: { input_tokens: 9, output_tokens: 1 }, activity: { kind: 'text', text: 'done' }, context: undefined }),
+    );
     known.renewed('host:1', '2030-01-01T00:00:00.000Z');
     const row = runToSql(known.get('run_1')!);
-    expect(row).toEqual(runToSql({ ...run, turns: 4, usage: { input_tokens: 9, output_tokens: 1 }, activity: { kind: 'text', text: 'done' }, lease_expires_at: '2030-01-01T00:00:00.000Z' }));
+    expect(row).toEqual(
+      runToSql({
+        ...run,
+        turns: 4,
+        usage: { input_tokens: 9, output_tokens: 1 },
+        activity: { kind: 'text', text: 'done' },
+        lease_expires_at: '2030-01-01T00:00:00.000Z',
+      }),
+    );
   });
 
   it('hands out copies, forgets a run and any finished one, and keeps a bounded number', () => {

@@ -3,7 +3,16 @@ import type { ApprovalPreview, ApprovalRecord, MessageRecord, SessionRecord } fr
 type Row = Record<string, unknown>;
 
 /** Every column of `sessions` a new session is inserted with, in order (both engines). */
-export const sessionColumns = ['id', 'agent', 'model', 'created_at', 'status', 'parent_run_id', 'auto_resumes', 'user_canceled_at'] as const satisfies ReadonlyArray<keyof SessionRecord>;
+export const sessionColumns = [
+  'id',
+  'agent',
+  'model',
+  'created_at',
+  'status',
+  'parent_run_id',
+  'auto_resumes',
+  'user_canceled_at',
+] as const satisfies ReadonlyArray<keyof SessionRecord>;
 
 /** Columns of `sessions` a patch may set. */
 export const patchableSessionColumns: ReadonlySet<string> = new Set([
@@ -67,7 +76,8 @@ export function sessionRecord(session: SessionRecord): SessionRecord {
 }
 
 /** The columns of `approvals`, in the order {@link approvalToRow} gives their values. */
-export const approvalColumns = 'id, session_id, run_id, agent, tool, argument, risk, summary, status, created_at, resolved_at, resolved_by, always, owner, preview';
+export const approvalColumns =
+  'id, session_id, run_id, agent, tool, argument, risk, summary, status, created_at, resolved_at, resolved_by, always, owner, preview';
 
 /** How many columns {@link approvalColumns} names. */
 export const approvalColumnCount = approvalColumns.split(', ').length;

@@ -21,7 +21,10 @@ export function createPgApprovals({
     insertApproval(approval) {
       return write((client: pg.ClientBase) =>
         client
-          .query(`INSERT INTO approvals (${approvalColumns}) VALUES (${Array.from({ length: approvalColumnCount }, (_, index) => `$${index + 1}`).join(', ')})`, approvalToRow(approval, (always) => always))
+          .query(
+            `INSERT INTO approvals (${approvalColumns}) VALUES (${Array.from({ length: approvalColumnCount }, (_, index) => `$${index + 1}`).join(', ')})`,
+            approvalToRow(approval, (always) => always),
+          )
           .then(() => undefined),
       );
     },
@@ -39,7 +42,11 @@ export function createPgApprovals({
         parameters.push([...statuses]);
         where.push(`status = ANY($${parameters.length})`);
       }
-      for (const [column, value] of [['session_id', session_id], ['run_id', run_id], ['owner', owner]] as const) {
+      for (const [column, value] of [
+        ['session_id', session_id],
+        ['run_id', run_id],
+        ['owner', owner],
+      ] as const) {
         if (value === undefined) continue;
         parameters.push(value);
         where.push(`${column} = $${parameters.length}`);
@@ -63,12 +70,16 @@ export function createPgApprovals({
         )
         SELECT * FROM answered`;
       return write((client: pg.ClientBase) =>
-        client.query(text, [id, status, by, at, rule !== undefined, rule?.rule ?? null, rule?.decision ?? null]).then(({ rows }) => (rows[0] ? approvalFromRow(rows[0]) : null)),
+        client
+          .query(text, [id, status, by, at, rule !== undefined, rule?.rule ?? null, rule?.decision ?? null])
+          .then(({ rows }) => (rows[0] ? approvalFromRow(rows[0]) : null)),
       );
     },
 
     async listSessionRules(sessionId) {
-      const rows = await read('SELECT session_id, rule, decision, created_at, approval_id FROM session_rules WHERE session_id = $1 ORDER BY created_at, rule', [sessionId]);
+      const rows = await read('SELECT session_id, rule, decision, created_at, approval_id FROM session_rules WHERE session_id = $1 ORDER BY created_at, rule', [
+        sessionId,
+      ]);
       return rows.map((row) => ({ ...(row as unknown as SessionRuleRecord) }));
     },
   };

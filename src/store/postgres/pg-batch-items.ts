@@ -75,4 +75,3 @@ export async function runCarefully(client: pg.Client, items: readonly Item[], na
     throw error;
   }
 }
-

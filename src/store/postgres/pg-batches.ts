@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { StoreFailureError } from '../store-failure-error.ts';
 import { createHeldSegment, heldKeys, renumberHeld, type HeldSegment } from './pg-held-writes.ts';
 import { createPgOutbox, type PgMerge } from './pg-outbox.ts';

@@ -52,4 +52,3 @@ export function firstCause(outcomes: readonly Outcome[]): unknown {
   const errors = outcomes.flatMap((outcome) => (outcome.ok ? [] : [outcome.error]));
   return errors.find((error) => (error as { code?: string }).code !== '25P02') ?? errors[0];
 }
-

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import type { RunEventRecord } from '../records.ts';
 import { addRunEvents } from '../core/event-rows.ts';
 import type { HeldEvent } from '../core/held-rows.ts';
-import { createHeldSegment, createStatementNames, maxEventRowChars, packedEventArrays, pgArrayLiteral, renumberHeld, segmentStatement } from './pg-held-writes.ts';
+import {
+  createHeldSegment,
+  createStatementNames,
+  maxEventRowChars,
+  packedEventArrays,
+  pgArrayLiteral,
+  renumberHeld,
+  segmentStatement,
+} from './pg-held-writes.ts';
 
 function row(key: string, seq: number, text = 'x'): HeldEvent {
   return { key, seq, at: '2026-01-01T00:00:00.000Z', type: 'activity', data: text, record: { seq } };
@@ -61,15 +69,31 @@ describe('held writes of the Postgres store', () => {
 
   it('groups changed runs by the columns they set, each run once, and adds session tokens to the stored ones', () => {
     const segment = createHeldSegment();
-    segment.runs.set('run_1', new Map<string, unknown>([['turns', 2], ['usage', '{}']]));
-    segment.runs.set('run_2', new Map<string, unknown>([['usage', '{"a":1}'], ['turns', 3]]));
+    segment.runs.set(
+      'run_1',
+      new Map<string, unknown>([
+        ['turns', 2],
+        ['usage', '{}'],
+      ]),
+    );
+    segment.runs.set(
+      'run_2',
+      new Map<string, unknown>([
+        ['usage', '{"a":1}'],
+        ['turns', 3],
+      ]),
+    );
     segment.runs.set('run_3', new Map<string, unknown>([['last_activity', null]]));
     segment.sessions.set('ses_1', { fields: new Map([['status', 'idle']]), input_tokens: 10, output_tokens: 2 });
     const { text, values } = segmentStatement([segment])!;
     expect(text.match(/UPDATE runs SET/g)).toHaveLength(2);
     expect(text).toContain('UPDATE runs SET turns = held.turns, usage = held.usage FROM unnest($1::text[], $2::int[], $3::text[])');
     expect(text).toContain('input_tokens = sessions.input_tokens + held.input_tokens');
-    expect(values.slice(0, 3)).toEqual([['run_1', 'run_2'], [2, 3], ['{}', '{"a":1}']]);
+    expect(values.slice(0, 3)).toEqual([
+      ['run_1', 'run_2'],
+      [2, 3],
+      ['{}', '{"a":1}'],
+    ]);
     expect(values).toContainEqual([10]);
   });
 
@@ -97,7 +121,14 @@ describe('held writes of the Postgres store', () => {
     first.events.hold(row('run_1', 3));
     first.events.hold(row('run_2', 7));
     second.events.hold(row('run_1', 4));
-    const last = renumberHeld([first, second], 'events', new Map([['run_1', 5], ['run_2', 6]]));
+    const last = renumberHeld(
+      [first, second],
+      'events',
+      new Map([
+        ['run_1', 5],
+        ['run_2', 6],
+      ]),
+    );
     expect(first.events.all().map((held) => [held.key, held.seq, held.record!.seq])).toEqual([
       ['run_1', 6, 6],
       ['run_2', 7, 7],

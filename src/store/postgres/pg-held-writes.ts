@@ -41,9 +41,12 @@ function heldAcross<R extends HeldRow>(segments: readonly HeldSegment[], table: 
   return combined.all();
 }
 
-
 /** A multi-row UPDATE of `table` over one array per column, rows grouped by the columns they set. */
-function groupedUpdates(table: 'runs' | 'sessions', rows: ReadonlyMap<string, ReadonlyMap<string, unknown>>, add: (sql: string, arrays: unknown[]) => void): void {
+function groupedUpdates(
+  table: 'runs' | 'sessions',
+  rows: ReadonlyMap<string, ReadonlyMap<string, unknown>>,
+  add: (sql: string, arrays: unknown[]) => void,
+): void {
   const groups = new Map<string, { columns: string[]; ids: string[]; values: unknown[][] }>();
   for (const [id, fields] of rows) {
     if (fields.size === 0) continue;
@@ -58,17 +61,24 @@ function groupedUpdates(table: 'runs' | 'sessions', rows: ReadonlyMap<string, Re
     columns.forEach((column, index) => group.values[index].push(fields.get(column) ?? null));
   }
   for (const { columns, ids, values } of groups.values()) {
-    const arrays = columns.map((column, index) => `$${index + 2}::${column.startsWith('+') ? 'bigint' : integerColumns.has(column) ? 'int' : 'text'}[]`).join(', ');
+    const arrays = columns
+      .map((column, index) => `$${index + 2}::${column.startsWith('+') ? 'bigint' : integerColumns.has(column) ? 'int' : 'text'}[]`)
+      .join(', ');
     const names = columns.map((column) => (column.startsWith('+') ? column.slice(1) : column));
     // A column named `+x` adds to the stored value (token counts); the others replace it.
-    const sets = names.map((column, index) => (columns[index].startsWith('+') ? `${column} = ${table}.${column} + held.${column}` : `${column} = held.${column}`)).join(', ');
+    const sets = names
+      .map((column, index) => (columns[index].startsWith('+') ? `${column} = ${table}.${column} + held.${column}` : `${column} = held.${column}`))
+      .join(', ');
     add(`UPDATE ${table} SET ${sets} FROM unnest($1::text[], ${arrays}) AS held(id, ${names.join(', ')}) WHERE ${table}.id = held.id`, [ids, ...values]);
   }
 }
 
-const insertEvents = 'INSERT INTO run_event_rows (run_id, seq, at, type, data, last_seq) SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::int[])';
-const insertMessages = 'INSERT INTO messages (session_id, seq, role, content, created_at) SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[])';
-const updateContents = 'UPDATE messages SET content = held.content FROM unnest($1::text[], $2::int[], $3::text[]) AS held(session_id, seq, content) WHERE messages.session_id = held.session_id AND messages.seq = held.seq';
+const insertEvents =
+  'INSERT INTO run_event_rows (run_id, seq, at, type, data, last_seq) SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[], $6::int[])';
+const insertMessages =
+  'INSERT INTO messages (session_id, seq, role, content, created_at) SELECT * FROM unnest($1::text[], $2::int[], $3::text[], $4::text[], $5::text[])';
+const updateContents =
+  'UPDATE messages SET content = held.content FROM unnest($1::text[], $2::int[], $3::text[]) AS held(session_id, seq, content) WHERE messages.session_id = held.session_id AND messages.seq = held.seq';
 
 /**
  * The most characters the events of one `run_event_rows` row take, about: a row longer than about
@@ -100,7 +110,13 @@ function shift(sql: string, offset: number): string {
 }
 
 function messageArrays(rows: readonly HeldMessage[]): unknown[][] {
-  return [rows.map((row) => row.key), rows.map((row) => row.seq), rows.map((row) => row.role), rows.map((row) => row.content), rows.map((row) => row.created_at)];
+  return [
+    rows.map((row) => row.key),
+    rows.map((row) => row.seq),
+    rows.map((row) => row.role),
+    rows.map((row) => row.content),
+    rows.map((row) => row.created_at),
+  ];
 }
 
 /**
@@ -126,7 +142,10 @@ export function segmentStatement(segments: readonly HeldSegment[]): { text: stri
     for (const [key, entry] of segment.contents) {
       if (place > 0) {
         // A message an earlier segment holds has no stored row to update yet: its held row takes the content.
-        const row = segments.slice(0, place).find((earlier) => earlier.messages.find(entry[0], entry[1]))?.messages.find(entry[0], entry[1]);
+        const row = segments
+          .slice(0, place)
+          .find((earlier) => earlier.messages.find(entry[0], entry[1]))
+          ?.messages.find(entry[0], entry[1]);
         if (row) {
           row.content = entry[2];
           continue;
@@ -170,7 +189,13 @@ export function segmentStatement(segments: readonly HeldSegment[]): { text: stri
   }
   if (parts.length === 0) return null;
   if (parts.length === 1) return { text: parts[0], values };
-  return { text: `WITH ${parts.slice(1).map((part, index) => `w${index} AS (${part})`).join(', ')} ${parts[0]}`, values };
+  return {
+    text: `WITH ${parts
+      .slice(1)
+      .map((part, index) => `w${index} AS (${part})`)
+      .join(', ')} ${parts[0]}`,
+    values,
+  };
 }
 
 /**

@@ -19,7 +19,10 @@ export function createPgMessages({ batches, name, lookup, ordered, refusal, mess
    * Reads first (locked runs, the message's place) and writes in one go after, so that
    * deliveries in one batch cost one more round trip together.
    */
-  function commit({ session_id: sessionId, seq, role, content, created_at: createdAt, runs }: MessageCommit, prepared: { encoded: string; fields: RunField[][] }): Promise<MessageCommitResult> {
+  function commit(
+    { session_id: sessionId, seq, role, content, created_at: createdAt, runs }: MessageCommit,
+    prepared: { encoded: string; fields: RunField[][] },
+  ): Promise<MessageCommitResult> {
     const keys = [`s:${sessionId}`, ...runs.map((change) => `r:${change.id}`)];
     // Read first (locked runs, the message's place) and written in one go after, so that
     // deliveries in one batch cost one more round trip together.
@@ -35,7 +38,16 @@ export function createPgMessages({ batches, name, lookup, ordered, refusal, mess
     return ordered(keys, () =>
       batches
         .write(
-          (client, [current, { rows: [stored] }], merge): Promise<MessageCommitResult> => {
+          (
+            client,
+            [
+              current,
+              {
+                rows: [stored],
+              },
+            ],
+            merge,
+          ): Promise<MessageCommitResult> => {
             const refused = runs.filter((change) => !current.has(change.id) || !change.check(copyRun(current.get(change.id)!))).map((change) => change.id);
             if (refused.length > 0) return Promise.resolve({ message: null, runs: [], refused });
             let message: MessageRecord;
@@ -44,12 +56,17 @@ export function createPgMessages({ batches, name, lookup, ordered, refusal, mess
               // Another process taking this seq meanwhile makes the batch retry, reading it again.
               message = { session_id: sessionId, seq: stored.seq + 1, role, content, created_at: createdAt };
               written = client.query(
-                name({ text: 'INSERT INTO messages (session_id, seq, role, content, created_at) VALUES ($1, $2, $3, $4, $5)', values: [sessionId, message.seq, role, prepared.encoded, createdAt] }),
+                name({
+                  text: 'INSERT INTO messages (session_id, seq, role, content, created_at) VALUES ($1, $2, $3, $4, $5)',
+                  values: [sessionId, message.seq, role, prepared.encoded, createdAt],
+                }),
               );
             } else {
               if (stored === undefined) return Promise.reject(new Error(`No message ${seq} in session '${sessionId}' to rewrite.`));
               message = { session_id: sessionId, seq, role: stored.role!, content, created_at: stored.created_at! };
-              written = client.query(name({ text: 'UPDATE messages SET content = $3 WHERE session_id = $1 AND seq = $2', values: [sessionId, seq, prepared.encoded] }));
+              written = client.query(
+                name({ text: 'UPDATE messages SET content = $3 WHERE session_id = $1 AND seq = $2', values: [sessionId, seq, prepared.encoded] }),
+              );
             }
             const changed = runs.map((change, index) => {
               const events = change.events(message);
@@ -75,36 +92,58 @@ export function createPgMessages({ batches, name, lookup, ordered, refusal, mess
     appendMessages(messages) {
       if (messages.length === 0) return refusal() ? Promise.reject(refusal()) : Promise.resolve([]);
       const sessions = [...new Set(messages.map((message) => message.session_id))];
-      return whenValid(() => messages.map((message) => JSON.stringify(message.content ?? null)), (contents) => ordered(
-        sessions.map((id) => `s:${id}`),
-        (): MessageRecord[] | Promise<MessageRecord[]> => {
-          if (sessions.every((id) => messageSeqs.has(id))) {
-            const segment = batches.held();
-            return messages.map((message, index) => {
-              const seq = messageSeqs.next(message.session_id);
-              const record: MessageRecord = { session_id: message.session_id, seq, role: message.role, content: message.content, created_at: message.created_at };
-              segment.messages.hold({ key: message.session_id, seq, role: message.role, content: contents[index], created_at: message.created_at, record });
-              return record;
-            });
-          }
-          return batches
-            .write(async (client) => {
-              const seqs: number[] = [];
-              await Promise.all(
-                [...groupBy(messages, (message) => message.session_id)].map(([sessionId, indexes]) =>
-                  appendWithSeq(client, name, 'messages', sessionId, indexes.map((index) => [messages[index].role, contents[index], messages[index].created_at] as const)).then((given) => {
-                    indexes.forEach((index, place) => (seqs[index] = given[place]));
-                  }),
-                ),
-              );
-              return messages.map((message, index) => ({ session_id: message.session_id, seq: seqs[index], role: message.role, content: message.content, created_at: message.created_at }));
-            })
-            .then((records) => {
-              for (const record of records) messageSeqs.learn(record.session_id, record.seq);
-              return records;
-            });
-        },
-      ));
+      return whenValid(
+        () => messages.map((message) => JSON.stringify(message.content ?? null)),
+        (contents) =>
+          ordered(
+            sessions.map((id) => `s:${id}`),
+            (): MessageRecord[] | Promise<MessageRecord[]> => {
+              if (sessions.every((id) => messageSeqs.has(id))) {
+                const segment = batches.held();
+                return messages.map((message, index) => {
+                  const seq = messageSeqs.next(message.session_id);
+                  const record: MessageRecord = {
+                    session_id: message.session_id,
+                    seq,
+                    role: message.role,
+                    content: message.content,
+                    created_at: message.created_at,
+                  };
+                  segment.messages.hold({ key: message.session_id, seq, role: message.role, content: contents[index], created_at: message.created_at, record });
+                  return record;
+                });
+              }
+              return batches
+                .write(async (client) => {
+                  const seqs: number[] = [];
+                  await Promise.all(
+                    [...groupBy(messages, (message) => message.session_id)].map(([sessionId, indexes]) =>
+                      appendWithSeq(
+                        client,
+                        name,
+                        'messages',
+                        sessionId,
+                        indexes.map((index) => [messages[index].role, contents[index], messages[index].created_at] as const),
+                      ).then((given) => {
+                        indexes.forEach((index, place) => (seqs[index] = given[place]));
+                      }),
+                    ),
+                  );
+                  return messages.map((message, index) => ({
+                    session_id: message.session_id,
+                    seq: seqs[index],
+                    role: message.role,
+                    content: message.content,
+                    created_at: message.created_at,
+                  }));
+                })
+                .then((records) => {
+                  for (const record of records) messageSeqs.learn(record.session_id, record.seq);
+                  return records;
+                });
+            },
+          ),
+      );
     },
 
     listMessages(sessionId, { afterSeq = 0 } = {}) {
@@ -112,13 +151,17 @@ export function createPgMessages({ batches, name, lookup, ordered, refusal, mess
     },
 
     updateMessageContent(sessionId, seq, content) {
-      return whenValid(() => JSON.stringify(content ?? null), (encoded) => ordered([`s:${sessionId}`], () => {
-        const segment = batches.held();
-        // A message held in this segment is rewritten in place: one statement writes a row once.
-        const held = segment.messages.find(sessionId, seq);
-        if (held) held.content = encoded;
-        else segment.contents.set(`${sessionId}\u0000${seq}`, [sessionId, seq, encoded]);
-      }));
+      return whenValid(
+        () => JSON.stringify(content ?? null),
+        (encoded) =>
+          ordered([`s:${sessionId}`], () => {
+            const segment = batches.held();
+            // A message held in this segment is rewritten in place: one statement writes a row once.
+            const held = segment.messages.find(sessionId, seq);
+            if (held) held.content = encoded;
+            else segment.contents.set(`${sessionId}\u0000${seq}`, [sessionId, seq, encoded]);
+          }),
+      );
     },
 
     commitMessage({ session_id: sessionId, seq, role, content, created_at: createdAt, runs }) {

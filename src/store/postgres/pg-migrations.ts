@@ -171,7 +171,11 @@ export async function migratePostgres(client: PoolClient, label: string): Promis
     for (const migration of pgMigrations) {
       if (migration.version <= current) continue;
       await client.query(migration.sql);
-      await client.query('INSERT INTO cadre_schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [migration.version, migration.name, new Date().toISOString()]);
+      await client.query('INSERT INTO cadre_schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      ]);
     }
     await client.query('COMMIT');
   } catch (error) {

@@ -69,7 +69,10 @@ export function createPgOutbox(client: pg.ClientBase, name: (query: { text: stri
       for (const entry of entries) entry.reject(error);
       return;
     }
-    const query = { ...name({ text: statement.text, values: statement.values }), ...(statement.rowMode ? { rowMode: statement.rowMode } : {}) } as pg.QueryConfig;
+    const query = {
+      ...name({ text: statement.text, values: statement.values }),
+      ...(statement.rowMode ? { rowMode: statement.rowMode } : {}),
+    } as pg.QueryConfig;
     client.query(query).then(
       ({ rows }) => {
         let values: unknown[];

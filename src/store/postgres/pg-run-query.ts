@@ -2,7 +2,8 @@ import type { RunQuery } from '../store.ts';
 import { runColumnList } from '../core/run-rows.ts';
 
 /** A run whose notification is set, not delivered and not suppressed (see `isNotificationPending`); the terms of the partial index. */
-export const pgPendingNotification = "notification IS NOT NULL AND (notification::jsonb ->> 'delivered_at') IS NULL AND (notification::jsonb ->> 'suppressed') = 'false'";
+export const pgPendingNotification =
+  "notification IS NOT NULL AND (notification::jsonb ->> 'delivered_at') IS NULL AND (notification::jsonb ->> 'suppressed') = 'false'";
 
 /** The SELECT for a `RunQuery` (columns in `runColumnList` order), with its parameters. */
 export function pgRunQuery(query: RunQuery): { sql: string; parameters: unknown[] } {

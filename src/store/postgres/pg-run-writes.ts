@@ -71,7 +71,6 @@ export interface RunChange {
   data: readonly string[];
 }
 
-
 /**
  * The columns of `runs` for RETURNING, in `runColumns` order; those in `set` come back empty,
  * their values being the ones just written (a result is not sent back to this process).
@@ -107,16 +106,31 @@ export function changeRunOp(change: RunChange): PgMergeable<RunChange, ChangedRu
       const arrays = ['$1::text[]'];
       const names = ['id'];
       if (guarded) {
-        arrays.push(parameter(changes.map((each) => each.allowed!.join(',')), 'text'));
+        arrays.push(
+          parameter(
+            changes.map((each) => each.allowed!.join(',')),
+            'text',
+          ),
+        );
         names.push('allowed');
       }
       columns.forEach((column, index) => {
-        arrays.push(parameter(changes.map((each) => each.fields[index].stored ?? null), integerRunColumns.has(column) ? 'int' : 'text'));
+        arrays.push(
+          parameter(
+            changes.map((each) => each.fields[index].stored ?? null),
+            integerRunColumns.has(column) ? 'int' : 'text',
+          ),
+        );
         names.push(`c${index}`);
       });
       if (expecting) {
         runColumns.forEach((column, index) => {
-          arrays.push(parameter(changes.map((each) => each.expected![index] ?? null), integerRunColumns.has(column) ? 'int' : 'text'));
+          arrays.push(
+            parameter(
+              changes.map((each) => each.expected![index] ?? null),
+              integerRunColumns.has(column) ? 'int' : 'text',
+            ),
+          );
           names.push(`e${index}`);
         });
       }
@@ -130,11 +144,26 @@ export function changeRunOp(change: RunChange): PgMergeable<RunChange, ChangedRu
       if (!withEvents) return { text: `WITH changed AS (${changed}) SELECT *, ARRAY[]::int[] AS event_seqs FROM changed`, values, rowMode: 'array' };
       const events = changes.flatMap((each) => each.events.map((event, index) => ({ event, index, data: each.data[index] })));
       const eventArrays = [
-        parameter(events.map(({ event }) => event.run_id), 'text'),
-        parameter(events.map(({ index }) => index + 1), 'int'),
-        parameter(events.map(({ event }) => event.at), 'text'),
-        parameter(events.map(({ event }) => event.type), 'text'),
-        parameter(events.map(({ data }) => data), 'text'),
+        parameter(
+          events.map(({ event }) => event.run_id),
+          'text',
+        ),
+        parameter(
+          events.map(({ index }) => index + 1),
+          'int',
+        ),
+        parameter(
+          events.map(({ event }) => event.at),
+          'text',
+        ),
+        parameter(
+          events.map(({ event }) => event.type),
+          'text',
+        ),
+        parameter(
+          events.map(({ data }) => data),
+          'text',
+        ),
       ];
       const text = `WITH changed AS (${changed}),
         added AS (INSERT INTO run_event_rows (run_id, seq, at, type, data)
@@ -164,7 +193,11 @@ export function lockRunsOp(ids: readonly string[]): PgMergeable<readonly string[
   return {
     key: 'run-lock',
     input: ids,
-    build: (inputs) => ({ text: `SELECT ${runColumnList} FROM runs WHERE id = ANY($1) ORDER BY id FOR UPDATE`, values: [[...new Set(inputs.flat())]], rowMode: 'array' }),
+    build: (inputs) => ({
+      text: `SELECT ${runColumnList} FROM runs WHERE id = ANY($1) ORDER BY id FOR UPDATE`,
+      values: [[...new Set(inputs.flat())]],
+      rowMode: 'array',
+    }),
     split(rows: readonly unknown[][], inputs) {
       const runs = new Map(rows.map((row) => [row[0] as string, runFromRow(row)]));
       return inputs.map((wanted) => new Map(wanted.flatMap((id) => (runs.has(id) ? [[id, copyRun(runs.get(id)!)] as const] : []))));

@@ -13,7 +13,11 @@ export interface PgStoreContext {
   /** Queues a write that reads; resolves after its commit. */
   write: <T, R = undefined>(work: PgWork<T, R>, options?: PgWorkOptions<R>) => Promise<T>;
   /** A read after this process's earlier writes (see `openPostgresStore`). */
-  read: <R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values?: unknown[], options?: { array?: boolean; listing?: boolean }) => Promise<R[]>;
+  read: <R extends pg.QueryResultRow = Record<string, unknown>>(
+    text: string,
+    values?: unknown[],
+    options?: { array?: boolean; listing?: boolean },
+  ) => Promise<R[]>;
   /** A lookup by key after this process's earlier writes (see `PgMergeable`). */
   lookup: <I, T>(op: PgMergeable<I, T>) => Promise<T>;
   /** A write of these runs and sessions, in their order (see `createKeyOrder`). */

@@ -159,7 +159,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
    * round trip). A listing, which may be long, goes on the pool when no write is pending, so it
    * never holds up a commit. Retried while the server restarts (up to `reconnectMs`).
    */
-  async function read<R extends pg.QueryResultRow = Record<string, unknown>>(text: string, values: unknown[] = [], { array = false, listing = false } = {}): Promise<R[]> {
+  async function read<R extends pg.QueryResultRow = Record<string, unknown>>(
+    text: string,
+    values: unknown[] = [],
+    { array = false, listing = false } = {},
+  ): Promise<R[]> {
     if (closed) throw new Error(`The store ${label} is closed.`);
     await order.started();
     const query = (array ? { ...name({ text, values }), rowMode: 'array' } : name({ text, values })) as pg.QueryConfig;
@@ -221,7 +225,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
     async listSessions({ limit, primaryOnly = false } = {}) {
       const where = primaryOnly ? ' WHERE parent_run_id IS NULL' : '';
-      const rows = await read(`SELECT * FROM sessions${where} ORDER BY created_at DESC, id DESC${limit === undefined ? '' : ' LIMIT $1'}`, limit === undefined ? [] : [Math.max(0, Math.floor(limit))], { listing: true });
+      const rows = await read(
+        `SELECT * FROM sessions${where} ORDER BY created_at DESC, id DESC${limit === undefined ? '' : ' LIMIT $1'}`,
+        limit === undefined ? [] : [Math.max(0, Math.floor(limit))],
+        { listing: true },
+      );
       return rows.map(sessionFromRow);
     },
 

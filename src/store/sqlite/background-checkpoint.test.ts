@@ -129,11 +129,22 @@ describe('startBackgroundCheckpoints', () => {
   it('is used by the SQLite store, which stops it before closing its own connection', async () => {
     const path = join(folder, `store-${++count}.db`);
     const store = createSqliteStore({ path });
-    const session = { id: 'ses_1', agent: 'main', model: 'm', created_at: '2026-01-01T00:00:00.000Z', status: 'idle' as const, parent_run_id: null, auto_resumes: 0, user_canceled_at: null };
+    const session = {
+      id: 'ses_1',
+      agent: 'main',
+      model: 'm',
+      created_at: '2026-01-01T00:00:00.000Z',
+      status: 'idle' as const,
+      parent_run_id: null,
+      auto_resumes: 0,
+      user_canceled_at: null,
+    };
     await store.createSession(session);
     const body = 'y'.repeat(4000);
     for (let batch = 0; batch < 15; batch++) {
-      await store.appendMessages(Array.from({ length: 100 }, () => ({ session_id: session.id, role: 'user' as const, content: body, created_at: '2026-01-01T00:00:00.000Z' })));
+      await store.appendMessages(
+        Array.from({ length: 100 }, () => ({ session_id: session.id, role: 'user' as const, content: body, created_at: '2026-01-01T00:00:00.000Z' })),
+      );
       await store.flush();
     }
     // About 6 MB in the WAL, under what this connection checkpoints by itself (32 MB): only the

@@ -112,7 +112,10 @@ export function createHeldRuns({
       prepared(insertRunSql).run(...runToSql(entry.record as RunRecord));
     } else if (entry.changed.size > 0) {
       const fields = [...entry.changed.keys()].sort();
-      const sql = sqlText(`held ${fields.join(' ')}`, () => `UPDATE runs SET ${fields.map((field) => `${entry.changed.get(field)!.column} = ?`).join(', ')} WHERE id = ?`);
+      const sql = sqlText(
+        `held ${fields.join(' ')}`,
+        () => `UPDATE runs SET ${fields.map((field) => `${entry.changed.get(field)!.column} = ?`).join(', ')} WHERE id = ?`,
+      );
       prepared(sql).run(...fields.map((field) => (entry.changed.get(field)?.stored ?? null) as SQLInputValue), id);
     }
     // Only once written: a refused statement keeps the run held for the next try (the commit).

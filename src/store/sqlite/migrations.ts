@@ -301,7 +301,10 @@ export function otherProcessHolds(path: string): boolean | null {
   const file = `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}:${ino}`;
   for (const line of table.split('\n')) {
     // "1: POSIX  ADVISORY  READ 1234 08:01:5678 128 128", with "->" after the number for a waiter.
-    const fields = line.trim().split(/\s+/).filter((field) => field !== '->');
+    const fields = line
+      .trim()
+      .split(/\s+/)
+      .filter((field) => field !== '->');
     if (fields[5] === file && fields[4] !== String(process.pid)) return true;
   }
   return false;

@@ -95,14 +95,16 @@ describe('a database written by an older cadre', () => {
     expect(sessionIds(backup)).toEqual(sessionIds(path));
     // The new schema: the lease index keeps only runs that hold a lease.
     const database = new DatabaseSync(path, { readOnly: true });
-    expect((database.prepare("SELECT sql FROM sqlite_schema WHERE name = 'runs_lease_owner'").get() as { sql: string }).sql).toContain('WHERE lease_owner IS NOT NULL');
+    expect((database.prepare("SELECT sql FROM sqlite_schema WHERE name = 'runs_lease_owner'").get() as { sql: string }).sql).toContain(
+      'WHERE lease_owner IS NOT NULL',
+    );
     database.close();
     // Opened again, it is current: no second copy.
     createSqliteStore({ path }).close();
     expect(existsSync(`${backup}-2`)).toBe(false);
   });
 
-  it("copies rows still only in the WAL of a process that died (a copy of the file alone would lose them)", async () => {
+  it('copies rows still only in the WAL of a process that died (a copy of the file alone would lose them)', async () => {
     const path = olderDatabase();
     // An older cadre that wrote a session and was killed before any checkpoint.
     const script = `

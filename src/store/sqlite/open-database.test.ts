@@ -90,7 +90,11 @@ describe('openDatabase refuses what it cannot use, naming the file and what to d
     writeFileSync(path, bytes);
     const error = openError(path);
     expect(ConfigError.isInstance(error)).toBe(true);
-    expect(error.message).toMatch(new RegExp(`^The database ${path} is damaged \\(.+\\)\\. Restore it from a backup, or move it aside \\(with its -wal and -shm files\\) so cadre starts a new one\\.$`));
+    expect(error.message).toMatch(
+      new RegExp(
+        `^The database ${path} is damaged \\(.+\\)\\. Restore it from a backup, or move it aside \\(with its -wal and -shm files\\) so cadre starts a new one\\.$`,
+      ),
+    );
 
     writeFileSync(path, bytes.subarray(0, 40));
     expect(openError(path).message).toMatch(new RegExp(`^The database ${path} is damaged \\(.+\\)\\. Restore it from a backup`));
@@ -99,13 +103,15 @@ describe('openDatabase refuses what it cannot use, naming the file and what to d
   it('refuses a database of a newer cadre before writing anything to it, journal mode included', () => {
     const path = join(newFolder(), 'cadre.db');
     const newer = new DatabaseSync(path);
-    newer.exec("PRAGMA journal_mode = DELETE; CREATE TABLE sessions (id TEXT); PRAGMA user_version = 999");
+    newer.exec('PRAGMA journal_mode = DELETE; CREATE TABLE sessions (id TEXT); PRAGMA user_version = 999');
     newer.close();
     const before = readFileSync(path);
     const error = openError(path);
     expect(ConfigError.isInstance(error)).toBe(true);
     const latest = migrations.at(-1)!.version;
-    expect(error.message).toBe(`The database ${path} has schema version 999, newer than this build of cadre knows (${latest}); it was left untouched. Upgrade cadre, or use another --db.`);
+    expect(error.message).toBe(
+      `The database ${path} has schema version 999, newer than this build of cadre knows (${latest}); it was left untouched. Upgrade cadre, or use another --db.`,
+    );
     expect(readFileSync(path).equals(before)).toBe(true);
     expect(existsSync(`${path}-wal`)).toBe(false);
   });

@@ -30,7 +30,6 @@ const busyCode = 5;
 /** Files up to this size are checked page by page at open (`PRAGMA quick_check`, ~1 ms per MB). */
 const checkedBytes = 64 * 1024 * 1024;
 
-
 /** The files SQLite keeps for the database `path`: the database and its `-wal`, `-shm` and `-journal`. */
 export function databaseFiles(path: string): string[] {
   if (path === ':memory:' || path === '') return [];
@@ -58,7 +57,10 @@ function isWritable(path: string): boolean {
 
 function damagedError(path: string, cause: unknown): ConfigError {
   // quick_check reports over several lines; one line reads better after "cadre:".
-  const reason = (cause instanceof Error ? cause.message : String(cause)).replace(/\*\*\* in database \w+ \*\*\*/g, '').replace(/\s+/g, ' ').trim();
+  const reason = (cause instanceof Error ? cause.message : String(cause))
+    .replace(/\*\*\* in database \w+ \*\*\*/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return new ConfigError(
     `The database ${path} is damaged (${reason}). Restore it from a backup, or move it aside (with its -wal and -shm files) so cadre starts a new one.`,
     { cause },
@@ -119,7 +121,10 @@ function inspect(database: DatabaseSync, path: string, size: number): number {
     }
   } catch (error) {
     if (((error as { errcode?: number } | null)?.errcode ?? 0) % 256 === busyCode) {
-      throw new ConfigError(`The database ${path} stayed locked by another process (an upgrade of its schema, or a long write, may be under way); run the command again in a moment.`, { cause: error });
+      throw new ConfigError(
+        `The database ${path} stayed locked by another process (an upgrade of its schema, or a long write, may be under way); run the command again in a moment.`,
+        { cause: error },
+      );
     }
     throw unreadableError(path, error);
   }

@@ -21,7 +21,9 @@ export function createSqliteApprovals({ prepared, write, ensureOpen }: SqliteApp
   return {
     insertApproval(approval) {
       return write(() => {
-        prepared(`INSERT INTO approvals (${approvalColumns}) VALUES (${Array.from({ length: approvalColumnCount }, () => '?').join(', ')})`).run(...(approvalToRow(approval, (always) => (always ? 1 : 0)) as SQLInputValue[]));
+        prepared(`INSERT INTO approvals (${approvalColumns}) VALUES (${Array.from({ length: approvalColumnCount }, () => '?').join(', ')})`).run(
+          ...(approvalToRow(approval, (always) => (always ? 1 : 0)) as SQLInputValue[]),
+        );
       });
     },
 
@@ -40,7 +42,11 @@ export function createSqliteApprovals({ prepared, write, ensureOpen }: SqliteApp
         where.push(`status IN (${statuses.map(() => '?').join(', ')})`);
         parameters.push(...statuses);
       }
-      for (const [column, value] of [['session_id', session_id], ['run_id', run_id], ['owner', owner]] as const) {
+      for (const [column, value] of [
+        ['session_id', session_id],
+        ['run_id', run_id],
+        ['owner', owner],
+      ] as const) {
         if (value === undefined) continue;
         where.push(`${column} = ?`);
         parameters.push(value);
@@ -75,7 +81,9 @@ export function createSqliteApprovals({ prepared, write, ensureOpen }: SqliteApp
 
     async listSessionRules(sessionId) {
       ensureOpen();
-      const rows = prepared('SELECT session_id, rule, decision, created_at, approval_id FROM session_rules WHERE session_id = ? ORDER BY created_at, rule').all(sessionId);
+      const rows = prepared('SELECT session_id, rule, decision, created_at, approval_id FROM session_rules WHERE session_id = ? ORDER BY created_at, rule').all(
+        sessionId,
+      );
       return rows.map((row) => ({ ...(row as unknown as SessionRuleRecord) }));
     },
   };

@@ -26,7 +26,10 @@ const insertTexts = { messages: [] as string[], run_events: [] as string[] };
 function insertSql(table: keyof typeof insertTexts, count: number): string {
   let sql = insertTexts[table][count];
   if (sql === undefined) {
-    const [columns, row] = table === 'messages' ? ['session_id, seq, role, content, created_at', '(?, ?, ?, ?, ?)'] : ['run_id, seq, at, type, data, last_seq', '(?, ?, ?, ?, ?, ?)'];
+    const [columns, row] =
+      table === 'messages'
+        ? ['session_id, seq, role, content, created_at', '(?, ?, ?, ?, ?)']
+        : ['run_id, seq, at, type, data, last_seq', '(?, ?, ?, ?, ?, ?)'];
     sql = `INSERT INTO ${table} (${columns}) VALUES ${Array.from({ length: count }, () => row).join(', ')}`;
     insertTexts[table][count] = sql;
   }
@@ -74,13 +77,19 @@ export function createSqliteHeldWrites(prepared: (sql: string) => StatementSync)
     if (messages.size === 0) return;
     const rows = messages.all();
     messages.clear();
-    insertRows(rows.length, (index) => rows[index], 'messages', (values, at, row) => {
-      values[at] = row.key;
-      values[at + 1] = row.seq;
-      values[at + 2] = row.role;
-      values[at + 3] = row.content;
-      values[at + 4] = row.created_at;
-    }, (from) => insertOneByOne(rows, from, 'messages'));
+    insertRows(
+      rows.length,
+      (index) => rows[index],
+      'messages',
+      (values, at, row) => {
+        values[at] = row.key;
+        values[at + 1] = row.seq;
+        values[at + 2] = row.role;
+        values[at + 3] = row.content;
+        values[at + 4] = row.created_at;
+      },
+      (from) => insertOneByOne(rows, from, 'messages'),
+    );
   }
 
   function insertEvents(): void {
@@ -88,18 +97,30 @@ export function createSqliteHeldWrites(prepared: (sql: string) => StatementSync)
     const held = events.all();
     events.clear();
     const rows = packEvents(held, maxEventRowChars);
-    insertRows(rows.length, (index) => rows[index], 'run_events', (values, at, row) => {
-      values[at] = row.run_id;
-      values[at + 1] = row.seq;
-      values[at + 2] = row.at;
-      values[at + 3] = row.type;
-      values[at + 4] = row.data;
-      values[at + 5] = row.last_seq;
-    }, (from) => insertOneByOne(held, rows[from].from, 'run_events'));
+    insertRows(
+      rows.length,
+      (index) => rows[index],
+      'run_events',
+      (values, at, row) => {
+        values[at] = row.run_id;
+        values[at + 1] = row.seq;
+        values[at + 2] = row.at;
+        values[at + 3] = row.type;
+        values[at + 4] = row.data;
+        values[at + 5] = row.last_seq;
+      },
+      (from) => insertOneByOne(held, rows[from].from, 'run_events'),
+    );
   }
 
   /** Inserts `count` rows, {@link maxRowsPerInsert} per statement; a taken seq hands over to `collided` from the failing statement's first row. */
-  function insertRows<R>(count: number, rowAt: (index: number) => R, table: keyof typeof insertTexts, bind: (values: SQLInputValue[], at: number, row: R) => void, collided: (from: number) => void): void {
+  function insertRows<R>(
+    count: number,
+    rowAt: (index: number) => R,
+    table: keyof typeof insertTexts,
+    bind: (values: SQLInputValue[], at: number, row: R) => void,
+    collided: (from: number) => void,
+  ): void {
     const width = table === 'messages' ? 5 : 6;
     for (let done = 0; done < count; ) {
       const size = Math.min(maxRowsPerInsert, count - done);

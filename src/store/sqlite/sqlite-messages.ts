@@ -76,7 +76,13 @@ export function createSqliteMessages({ prepared, write, ensureOpen, held, heldRu
           if (refused.length > 0) return { message: null, runs: [], refused };
           let message: MessageRecord;
           if (seq === undefined) {
-            message = { session_id: sessionId, seq: held.holdMessage({ session_id: sessionId, role, created_at: createdAt }, encoded), role, content, created_at: createdAt };
+            message = {
+              session_id: sessionId,
+              seq: held.holdMessage({ session_id: sessionId, role, created_at: createdAt }, encoded),
+              role,
+              content,
+              created_at: createdAt,
+            };
           } else {
             const stored = rewrite(sessionId, seq, encoded, true);
             if (stored === null) throw new Error(`No message ${seq} in session '${sessionId}' to rewrite.`);

@@ -24,7 +24,10 @@ export interface SqliteSessionsContext {
 }
 
 /** The session methods of the SQLite store, and `forget` for when the sessions it keeps may be stale. */
-export function createSqliteSessions({ prepared, write, ensureOpen, knownIsCurrent, messageSeqs }: SqliteSessionsContext): { methods: SessionMethods; forget(): void } {
+export function createSqliteSessions({ prepared, write, ensureOpen, knownIsCurrent, messageSeqs }: SqliteSessionsContext): {
+  methods: SessionMethods;
+  forget(): void;
+} {
   // Sessions as this process wrote or read them, kept like the known runs: a run's setup reads
   // its parent and child sessions, which this process just created.
   const known = new Map<string, SessionRecord>();
@@ -52,7 +55,9 @@ export function createSqliteSessions({ prepared, write, ensureOpen, knownIsCurre
     async listSessions({ limit, primaryOnly = false } = {}) {
       ensureOpen();
       const where = primaryOnly ? ' WHERE parent_run_id IS NULL' : '';
-      const rows = prepared(`SELECT * FROM sessions${where} ORDER BY created_at DESC, id DESC LIMIT ?`).all(limit === undefined ? -1 : Math.max(0, Math.floor(limit)));
+      const rows = prepared(`SELECT * FROM sessions${where} ORDER BY created_at DESC, id DESC LIMIT ?`).all(
+        limit === undefined ? -1 : Math.max(0, Math.floor(limit)),
+      );
       return rows.map((row) => sessionFromRow(row as Record<string, unknown>));
     },
 
@@ -73,13 +78,19 @@ export function createSqliteSessions({ prepared, write, ensureOpen, knownIsCurre
 
     addSessionUsage(id, usage) {
       return write(() => {
-        prepared('UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?').run(usage.input_tokens, usage.output_tokens, id);
+        prepared('UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?').run(
+          usage.input_tokens,
+          usage.output_tokens,
+          id,
+        );
       });
     },
 
     async getSessionUsage(id) {
       ensureOpen();
-      const row = prepared('SELECT input_tokens, output_tokens FROM sessions WHERE id = ?').get(id) as { input_tokens: number; output_tokens: number } | undefined;
+      const row = prepared('SELECT input_tokens, output_tokens FROM sessions WHERE id = ?').get(id) as
+        | { input_tokens: number; output_tokens: number }
+        | undefined;
       return row ? { input_tokens: row.input_tokens, output_tokens: row.output_tokens } : null;
     },
   };

@@ -151,7 +151,8 @@ describe('sqlite store across connections', () => {
     await store.flush();
     const inserts = countInserts();
     for (let step = 1; step <= 4; step++) {
-      for (const id of ['run_1', 'run_2', 'run_3']) await store.appendRunEvents([eventFixture(id, 'step-start', { step }), eventFixture(id, 'tool-call-start', { tool: 'noop', label: 'noop' })]);
+      for (const id of ['run_1', 'run_2', 'run_3'])
+        await store.appendRunEvents([eventFixture(id, 'step-start', { step }), eventFixture(id, 'tool-call-start', { tool: 'noop', label: 'noop' })]);
       await store.appendMessages([{ session_id: 'ses_1', role: 'user', content: `step ${step}`, created_at: '2025-01-01T00:00:03.000Z' }]);
     }
     await store.flush();
@@ -181,22 +182,36 @@ describe('sqlite store across connections', () => {
     const other = new DatabaseSync(path);
     other.exec(`INSERT INTO run_events (run_id, seq, at, type, data) VALUES ('run_1', 2, '2025-01-01T00:00:03.000Z', 'warning', '{"kind":"recovered"}')`);
     // Events as objects, as the first build of schema 6 wrote them.
-    other.exec(`INSERT INTO run_events (run_id, seq, at, type, data, last_seq) VALUES ('run_0', 1, 'a', 'events', '[{"at":"a","type":"run-queued","data":{}},{"at":"b","type":"run-start","data":{}}]', 2)`);
+    other.exec(
+      `INSERT INTO run_events (run_id, seq, at, type, data, last_seq) VALUES ('run_0', 1, 'a', 'events', '[{"at":"a","type":"run-queued","data":{}},{"at":"b","type":"run-start","data":{}}]', 2)`,
+    );
     other.close();
-    const steps = [1, 2, 3].flatMap((step) => [eventFixture('run_1', 'step-start', { step }), eventFixture('run_1', 'tool-call-start', { tool: 'noop', label: `noop ${step}` })]);
+    const steps = [1, 2, 3].flatMap((step) => [
+      eventFixture('run_1', 'step-start', { step }),
+      eventFixture('run_1', 'tool-call-start', { tool: 'noop', label: `noop ${step}` }),
+    ]);
     await store.appendRunEvents(steps.slice(0, 4));
     await store.appendRunEvents(steps.slice(4));
     await store.flush();
     await store.appendRunEvents([eventFixture('run_1', 'run-end', { status: 'completed' })]);
     await store.flush();
     const rows = new DatabaseSync(path, { readOnly: true });
-    expect(rows.prepare("SELECT seq, type, last_seq FROM run_events WHERE run_id = 'run_1' ORDER BY seq").all().map((row) => ({ ...row }))).toEqual([
+    expect(
+      rows
+        .prepare("SELECT seq, type, last_seq FROM run_events WHERE run_id = 'run_1' ORDER BY seq")
+        .all()
+        .map((row) => ({ ...row })),
+    ).toEqual([
       { seq: 1, type: 'run-queued', last_seq: null },
       { seq: 2, type: 'warning', last_seq: null },
       { seq: 3, type: 'events', last_seq: 8 },
       { seq: 9, type: 'run-end', last_seq: null },
     ]);
-    expect(JSON.parse(rows.prepare("SELECT data FROM run_events WHERE run_id = 'run_1' AND seq = 3").get()?.data as string)[0]).toEqual(['2025-01-01T00:00:02.000Z', 'step-start', { step: 1 }]);
+    expect(JSON.parse(rows.prepare("SELECT data FROM run_events WHERE run_id = 'run_1' AND seq = 3").get()?.data as string)[0]).toEqual([
+      '2025-01-01T00:00:02.000Z',
+      'step-start',
+      { step: 1 },
+    ]);
     rows.close();
     const reader = createSqliteStore({ path });
     const all = await reader.listRunEvents('run_1');
@@ -209,7 +224,7 @@ describe('sqlite store across connections', () => {
       ]),
       [9, 'run-end', { status: 'completed' }],
     ]);
-    expect(all.every((event) => event.run_id === 'run_1' && event.at === '2025-01-01T00:00:02.000Z' || event.seq === 2)).toBe(true);
+    expect(all.every((event) => (event.run_id === 'run_1' && event.at === '2025-01-01T00:00:02.000Z') || event.seq === 2)).toBe(true);
     expect((await reader.listRunEvents('run_0', { afterSeq: 1 })).map((event) => [event.seq, event.at, event.type])).toEqual([[2, 'b', 'run-start']]);
     for (let afterSeq = 0; afterSeq <= 9; afterSeq++) {
       expect(await reader.listRunEvents('run_1', { afterSeq })).toEqual(all.slice(afterSeq));
@@ -235,7 +250,10 @@ describe('sqlite store across connections', () => {
     expect(events.at(-1)?.data).toEqual({ text: 'line 299' });
     // In rows small enough to stay in their b-tree page (no overflow page of their own).
     const rows = new DatabaseSync(path, { readOnly: true });
-    const sizes = rows.prepare("SELECT length(data) AS size FROM run_events WHERE run_id = 'run_1'").all().map((row) => row.size as number);
+    const sizes = rows
+      .prepare("SELECT length(data) AS size FROM run_events WHERE run_id = 'run_1'")
+      .all()
+      .map((row) => row.size as number);
     rows.close();
     expect(sizes.length).toBeGreaterThan(20);
     expect(Math.max(...sizes)).toBeLessThan(1000);
@@ -251,7 +269,8 @@ describe('sqlite store across connections', () => {
     const other = new DatabaseSync(path);
     other.exec(`INSERT INTO run_events (run_id, seq, at, type, data) VALUES ('run_2', 2, 'x', 'warning', '{}')`);
     other.close();
-    for (const id of ['run_1', 'run_2', 'run_3']) await store.appendRunEvents([eventFixture(id, 'step-start', { step: 1 }), eventFixture(id, 'step-start', { step: 2 })]);
+    for (const id of ['run_1', 'run_2', 'run_3'])
+      await store.appendRunEvents([eventFixture(id, 'step-start', { step: 1 }), eventFixture(id, 'step-start', { step: 2 })]);
     await store.flush();
     const reader = createSqliteStore({ path });
     const rows = async (id: string) => (await reader.listRunEvents(id)).map((event) => [event.seq, event.type, event.data]);
@@ -277,7 +296,13 @@ describe('sqlite store across connections', () => {
     const store = createSqliteStore({ path });
     await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
     const start = (data: Record<string, unknown>) =>
-      store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', patch: { activity: { kind: 'text', text: 'starting' } }, event: eventFixture('run_1', 'run-start', data) });
+      store.transitionRun({
+        id: 'run_1',
+        from: ['queued'],
+        to: 'running',
+        patch: { activity: { kind: 'text', text: 'starting' } },
+        event: eventFixture('run_1', 'run-start', data),
+      });
     await expect(start({ size: 10n })).rejects.toThrow(/BigInt/);
     expect(await store.getRun('run_1')).toMatchObject({ status: 'queued', last_activity: null });
     await store.flush();
@@ -310,4 +335,3 @@ describe('sqlite store across connections', () => {
     await expect(store.createSession(sessionFixture())).rejects.toThrow(/closed/);
   });
 });
-

@@ -69,10 +69,25 @@ const runEventRowsSql =
  * @example
  * const store = createSqliteStore({ path: './.cadre/cadre.db' });
  */
-export function createSqliteStore({ path, busyTimeoutMs = 5000, maxBatchMs = 20, readOnly, onWarning, backgroundCheckpoints = true }: SqliteStoreOptions): Store {
+export function createSqliteStore({
+  path,
+  busyTimeoutMs = 5000,
+  maxBatchMs = 20,
+  readOnly,
+  onWarning,
+  backgroundCheckpoints = true,
+}: SqliteStoreOptions): Store {
   const database = openDatabase(path, busyTimeoutMs, { readOnly, onWarning });
   // A file's checkpoints (copies of committed pages into it, and their fsyncs) leave this thread.
-  const checkpoints = !backgroundCheckpoints || path === ':memory:' || path === '' || readOnly ? undefined : startBackgroundCheckpoints(resolve(path), { onError: (error) => onWarning?.(`Checkpoints of ${path} are all made by commits again: their worker thread failed (${error instanceof Error ? error.message : String(error)}).`) });
+  const checkpoints =
+    !backgroundCheckpoints || path === ':memory:' || path === '' || readOnly
+      ? undefined
+      : startBackgroundCheckpoints(resolve(path), {
+          onError: (error) =>
+            onWarning?.(
+              `Checkpoints of ${path} are all made by commits again: their worker thread failed (${error instanceof Error ? error.message : String(error)}).`,
+            ),
+        });
   const prepared = createStatementCache(database);
   // Messages by session and events by run, written with the next commit in order, with the last
   // seq used per session and per run (read from the table on first use or once forgotten).

@@ -44,7 +44,9 @@ describe('sqlite store asynchronous commit', () => {
 
     const [stored] = await store.appendMessages([message('step one')]);
     await store.appendRunEvents([eventFixture('run_1', 'step-start')]);
-    expect(await store.patchRun('run_1', { turns: 1, usage: { input_tokens: 3, output_tokens: 4 } }, [eventFixture('run_1', 'activity', { text: 'reading' })])).toBe(true);
+    expect(
+      await store.patchRun('run_1', { turns: 1, usage: { input_tokens: 3, output_tokens: 4 } }, [eventFixture('run_1', 'activity', { text: 'reading' })]),
+    ).toBe(true);
     // The step fields are held in memory, laid over what reads return.
     expect((await store.getRun('run_1'))?.turns).toBe(1);
     expect((await store.listRuns({ statuses: ['queued'] }))[0].usage).toEqual({ input_tokens: 3, output_tokens: 4 });
@@ -74,7 +76,10 @@ describe('sqlite store asynchronous commit', () => {
     // maxBatchMs 0: each write commits the transaction before it, so only one write can hold both.
     const store = createSqliteStore({ path, maxBatchMs: 0 });
     const at = '2025-01-01T00:00:05.000Z';
-    await store.insertRun(runFixture({ mode: 'background', status: 'completed', notification: { delivered_at: null, suppressed: false } }), eventFixture('run_1', 'run-queued'));
+    await store.insertRun(
+      runFixture({ mode: 'background', status: 'completed', notification: { delivered_at: null, suppressed: false } }),
+      eventFixture('run_1', 'run-queued'),
+    );
     await store.flush();
     const other = createSqliteStore({ path });
     const delivery = store.commitMessage({
@@ -105,7 +110,13 @@ describe('sqlite store asynchronous commit', () => {
     const store = createSqliteStore({ path: ':memory:' });
     await store.insertRun(runFixture({ status: 'running' }), eventFixture('run_1', 'run-start'));
     await store.patchRun('run_1', { turns: 2, activity: { kind: 'text', text: 'reading' } });
-    const ended = await store.transitionRun({ id: 'run_1', from: ['running'], to: 'completed', patch: { activity: { kind: 'text', text: 'done' } }, event: eventFixture('run_1', 'run-end') });
+    const ended = await store.transitionRun({
+      id: 'run_1',
+      from: ['running'],
+      to: 'completed',
+      patch: { activity: { kind: 'text', text: 'done' } },
+      event: eventFixture('run_1', 'run-end'),
+    });
     expect(ended).toMatchObject({ status: 'completed', turns: 2, last_activity: 'done' });
     await store.flush();
     expect(await store.getRun('run_1')).toMatchObject({ turns: 2, activity: { kind: 'text', text: 'done' } });
@@ -133,7 +144,11 @@ describe('sqlite store asynchronous commit', () => {
       CREATE TRIGGER log_insert AFTER INSERT ON runs BEGIN INSERT INTO writes VALUES ('insert', NEW.turns); END;
       CREATE TRIGGER log_update AFTER UPDATE ON runs BEGIN INSERT INTO writes VALUES ('update', NEW.turns); END;
     `);
-    const writes = () => other.prepare('SELECT op, turns FROM writes').all().map((row) => `${row.op} ${row.turns}`);
+    const writes = () =>
+      other
+        .prepare('SELECT op, turns FROM writes')
+        .all()
+        .map((row) => `${row.op} ${row.turns}`);
 
     await store.insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
     await store.transitionRun({ id: 'run_1', from: ['queued'], to: 'running', event: eventFixture('run_1', 'run-start') });
@@ -147,7 +162,13 @@ describe('sqlite store asynchronous commit', () => {
     // Another process asks for a stop between two transactions: the next one sees it.
     other.exec(`UPDATE runs SET stop_requested_at = '2025-01-01T00:00:09.000Z', stop_requested_by = 'user' WHERE id = 'run_1'`);
     await store.patchRun('run_1', { turns: 3 });
-    const ended = await store.transitionRun({ id: 'run_1', from: ['running'], to: 'canceled_by_user', patch: { activity: { kind: 'text', text: 'stopped' } }, event: eventFixture('run_1', 'run-end') });
+    const ended = await store.transitionRun({
+      id: 'run_1',
+      from: ['running'],
+      to: 'canceled_by_user',
+      patch: { activity: { kind: 'text', text: 'stopped' } },
+      event: eventFixture('run_1', 'run-end'),
+    });
     expect(ended).toMatchObject({ status: 'canceled_by_user', turns: 3, stop_requested_by: 'user' });
     const read = await store.updateRun('run_1', { consumed_at: '2025-01-01T00:00:10.000Z' });
     await store.flush();

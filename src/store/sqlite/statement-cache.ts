@@ -5,10 +5,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
  * statement, and patches and queries come in a handful of shapes, so each is prepared once.
  * Bounded so that unusual shapes cannot grow it without end.
  */
-export function createStatementCache(
-  database: DatabaseSync,
-  maxSize = 500,
-): (sql: string, options?: { returnArrays?: boolean }) => StatementSync {
+export function createStatementCache(database: DatabaseSync, maxSize = 500): (sql: string, options?: { returnArrays?: boolean }) => StatementSync {
   // One map per row shape, keyed by the SQL text itself: a derived key would be a new string
   // to hash on every call.
   const objects = new Map<string, StatementSync>();

@@ -11,10 +11,15 @@ export function bubblewrapBaseArguments({ network }: { network: boolean }): stri
     '--die-with-parent',
     '--unshare-all',
     ...(network ? ['--share-net'] : []),
-    '--ro-bind', '/', '/',
-    '--dev', '/dev',
-    '--proc', '/proc',
-    '--tmpfs', '/tmp',
+    '--ro-bind',
+    '/',
+    '/',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
+    '--tmpfs',
+    '/tmp',
   ];
 }
 
@@ -29,6 +34,7 @@ export function bubblewrapArguments(policy: SandboxPolicy): string[] {
     ...bubblewrapBaseArguments({ network: policy.network }),
     ...[policy.root, ...policy.writable].flatMap((path) => ['--bind-try', path, path]),
     ...policy.readOnly.flatMap((path) => ['--ro-bind-try', path, path]),
-    '--chdir', policy.root,
+    '--chdir',
+    policy.root,
   ];
 }

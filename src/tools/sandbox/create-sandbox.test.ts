@@ -166,10 +166,12 @@ describe('without an OS sandbox', () => {
 
   it('refuses bash under sandbox.mode required, before anyone is asked, with a clear tool error', async () => {
     const bash = createBashTool({ root, sandbox: createSandbox({ root, mode: 'required', detect: missing }) });
-    const refusal = await toolInfo(bash)!.check({ command: 'echo hi' }).then(
-      () => undefined,
-      (error: unknown) => error,
-    );
+    const refusal = await toolInfo(bash)!
+      .check({ command: 'echo hi' })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     expect(SandboxUnavailableError.isInstance(refusal)).toBe(true);
     expect(String(refusal)).toBe(
       "bash is refused: sandbox.mode is 'required' and there is no OS sandbox here (bubblewrap (bwrap) is not installed). " +
@@ -193,7 +195,10 @@ describe('without an OS sandbox', () => {
 
   it('says what is missing on a platform without a sandbox, or without bwrap on the path', async () => {
     expect(await detectSandbox({ platform: 'win32' })).toEqual({ available: false, reason: 'cadre has no OS sandbox for win32' });
-    expect(await detectSandbox({ platform: 'linux', path: root })).toMatchObject({ available: false, reason: expect.stringContaining('bwrap) is not installed') });
+    expect(await detectSandbox({ platform: 'linux', path: root })).toMatchObject({
+      available: false,
+      reason: expect.stringContaining('bwrap) is not installed'),
+    });
   });
 
   it('tells the model about the box in the description of bash, unless the sandbox is off', () => {

@@ -91,7 +91,7 @@ function realOrNothing(path: string): string | undefined {
 }
 
 /**
- * The OS sandbox for `bash` (CONTRACT section 10): bubblewrap on Linux, Seatbelt on macOS. Inside
+ * The OS sandbox for `bash` (docs/tools-and-approvals.md): bubblewrap on Linux, Seatbelt on macOS. Inside
  * the box commands write only in the workspace, `writable` and a private temp folder; cadre's
  * database, configuration and agent files stay read-only even inside the workspace, so a command
  * cannot widen its own permissions; and there is no network unless `network`. Whether the OS
@@ -102,7 +102,9 @@ function realOrNothing(path: string): string | undefined {
 export function createSandbox(options: SandboxOptions): Sandbox {
   const { mode = 'auto', network = false, detect = detectSandboxOnce } = options;
   if (typeof network !== 'boolean') {
-    throw new ConfigError('sandbox network: a list of hosts needs a filtering proxy, which cadre does not have on this platform: only true or false is supported');
+    throw new ConfigError(
+      'sandbox network: a list of hosts needs a filtering proxy, which cadre does not have on this platform: only true or false is supported',
+    );
   }
   const root = resolve(options.root);
   const writable = (options.writable ?? []).map((path) => resolve(root, path));
@@ -145,7 +147,9 @@ export function createSandbox(options: SandboxOptions): Sandbox {
         kind: found?.available ? found.kind : 'none',
         confined,
         network: confined ? network : true,
-        writable: confined ? [root, ...writable, found.kind === 'bubblewrap' ? '/tmp (private to each command)' : 'a private temp folder (TMPDIR)'] : ['anywhere the user can'],
+        writable: confined
+          ? [root, ...writable, found.kind === 'bubblewrap' ? '/tmp (private to each command)' : 'a private temp folder (TMPDIR)']
+          : ['anywhere the user can'],
         ...(confined ? {} : { reason: found === undefined ? 'sandbox.mode is off' : found.reason }),
       };
     },

@@ -8,8 +8,8 @@ export type SandboxKind = 'bubblewrap' | 'seatbelt';
 
 /** What {@link detectSandbox} found: a sandbox that really ran a command, or why there is none. */
 export type SandboxAvailability =
-  | { available: true; kind: SandboxKind; /** The program that makes the box. */ program: string }
-  | { available: false; /** One sentence: what is missing or what failed. */ reason: string };
+  | { available: true; kind: SandboxKind /** The program that makes the box. */; program: string }
+  | { available: false /** One sentence: what is missing or what failed. */; reason: string };
 
 /** Options of {@link detectSandbox}, for tests. */
 export interface DetectSandboxOptions {
@@ -57,10 +57,15 @@ function probe(program: string, args: string[], timeoutMs: number): Promise<stri
  * same shape commands get (user, pid and network namespaces under bubblewrap; a profile under
  * Seatbelt): bubblewrap may be installed where user namespaces are disabled, as in many containers.
  */
-export async function detectSandbox({ platform = process.platform, path = process.env.PATH ?? '', timeoutMs = 5000 }: DetectSandboxOptions = {}): Promise<SandboxAvailability> {
+export async function detectSandbox({
+  platform = process.platform,
+  path = process.env.PATH ?? '',
+  timeoutMs = 5000,
+}: DetectSandboxOptions = {}): Promise<SandboxAvailability> {
   if (platform === 'linux') {
     const program = findProgram('bwrap', path);
-    if (program === undefined) return { available: false, reason: 'bubblewrap (bwrap) is not installed: install it (Debian and Ubuntu: apt-get install bubblewrap)' };
+    if (program === undefined)
+      return { available: false, reason: 'bubblewrap (bwrap) is not installed: install it (Debian and Ubuntu: apt-get install bubblewrap)' };
     const truePath = existsSync('/bin/true') ? '/bin/true' : '/usr/bin/true';
     const failure = await probe(program, [...bubblewrapBaseArguments({ network: false }), '--', truePath], timeoutMs);
     if (failure !== null) return { available: false, reason: `bubblewrap cannot make a sandbox here (${failure}): user namespaces may be disabled` };

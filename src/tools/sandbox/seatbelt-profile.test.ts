@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { bubblewrapArguments } from './bubblewrap-arguments.ts';
 import { seatbeltProfile } from './seatbelt-profile.ts';
 
-const policy = { root: '/Users/me/project', writable: ['/Users/me/shared "x"'], readOnly: ['/Users/me/project/.cadre', '/Users/me/project/cadre.config.json'], network: false };
+const policy = {
+  root: '/Users/me/project',
+  writable: ['/Users/me/shared "x"'],
+  readOnly: ['/Users/me/project/.cadre', '/Users/me/project/cadre.config.json'],
+  network: false,
+};
 
 describe('seatbeltProfile', () => {
   it('denies writes but to the workspace, writable places, the temp folder and terminals, then the protected paths, and IP networking', () => {
