@@ -67,6 +67,8 @@ export interface OpenRuntimeOptions {
   approver?: Approver;
   /** The level without `--log-level` or `CADRE_LOG_LEVEL`. @default 'warn' */
   logLevel?: LogLevel;
+  /** Where a warning line for the person goes, such as an MCP server that failed to start. @default stderr */
+  onWarning?: (line: string) => void;
 }
 
 /**
@@ -206,6 +208,7 @@ export async function openRuntime({
   approvals,
   approver,
   logLevel,
+  onWarning,
 }: OpenRuntimeOptions): Promise<OpenedRuntime> {
   // Lines logged before the runtime exists are redacted by pattern; after, by its redactor too.
   let redactLine = redactSecrets;
@@ -262,6 +265,8 @@ export async function openRuntime({
     env: context.env,
     logger,
     onError,
+    // The model is told with its prompt; the person is told here, once per server.
+    onMcpServerFailure: (failure) => (onWarning ?? ((line) => writeLine(context.stderr, line)))(`cadre: warning: ${failure.message}`),
   });
   redactLine = (text) => cadre.redactor.redact(text);
   return {

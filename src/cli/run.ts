@@ -106,7 +106,13 @@ export async function runCommand(context: CliContext, promptArgument: string | u
           onInterrupt: () => process.emit('SIGINT'),
         })
       : undefined;
-  const runtime = await openRuntime({ context, flags, requireModel: true, approvals, approver });
+  // A warning during the turn (an MCP server that failed to start) pauses a live view to be written.
+  const onWarning = (line: string) => {
+    const resume = view?.pause?.();
+    writeLine(context.stderr, line);
+    resume?.();
+  };
+  const runtime = await openRuntime({ context, flags, requireModel: true, approvals, approver, onWarning });
   // Of the agents' files, only the agent this run talks to is reported here; `cadre agents` reports them all.
   const primary = runtime.agents.get(runtime.config.agent);
   const { reportAgent } = await import('../agents/report-agent.ts');

@@ -8,6 +8,7 @@ import type { SummarizeSettings } from '../delegation/summarize-result.ts';
 import type { QueueOptions } from '../executors/queue-executor.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { McpOptions } from '../mcp/client/agent-tools.ts';
+import type { McpServerError } from '../mcp/client/mcp-server-error.ts';
 import type { LanguageModelInstance } from '../models/resolve-model.ts';
 import type { PermissionsConfig } from '../permissions/permissions.ts';
 import type { Store } from '../store/store.ts';
@@ -112,6 +113,11 @@ export interface CadreOptions extends CadreReliabilityOptions, McpOptions, Queue
   summarize?: SummarizeSettings;
   /** Where internal errors go. @default `logger.error`, with the error's cause chain */
   onError?: (error: unknown) => void;
+  /**
+   * Told once per server that an MCP server an agent needs failed to start or went away (the
+   * model is told too, with its prompt). @default `logger.warn`
+   */
+  onMcpServerFailure?: (failure: McpServerError) => void;
   /**
    * Where cadre's structured logs go: a pino logger, or anything with its methods
    * (`createLogger` makes one). @default warnings and errors to stderr, JSON lines off a terminal

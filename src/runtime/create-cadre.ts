@@ -130,7 +130,14 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     stream: () => streaming === 'always' || (streaming === 'auto' && watchers > 0),
   };
   const agents = options.agents instanceof AgentRegistry ? options.agents : new AgentRegistry([...builtInAgents, ...(options.agents ?? [])]);
-  const tools = createAgentTools({ workspaceTools: options.tools ?? defaultTools(store), mcpServers: options.mcpServers, env: options.env, onError: report });
+  const onMcpServerFailure = options.onMcpServerFailure ?? ((failure) => (options.logger ?? defaultLogger()).warn({ server: failure.server }, failure.message));
+  const tools = createAgentTools({
+    workspaceTools: options.tools ?? defaultTools(store),
+    mcpServers: options.mcpServers,
+    env: options.env,
+    onError: report,
+    onServerFailure: (failure) => onMcpServerFailure(redactor.redactError(failure) as typeof failure),
+  });
   const budget = createTokenBudget({ store, limits });
   const broker = createApprovalBroker({
     store,

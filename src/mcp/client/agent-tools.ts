@@ -4,6 +4,7 @@ import { selectAgentTools } from '../../agents/tool-selection.ts';
 import { mcpServerConfigSchema, type McpServerConfig } from '../../config/mcp-servers-config.ts';
 import { ConfigError } from '../../errors/config-error.ts';
 import { createMcpClients, type McpServerEntry } from './mcp-clients.ts';
+import type { McpServerError } from './mcp-server-error.ts';
 import { serversNamedBy } from './mcp-tool-name.ts';
 
 /** The MCP options of a runtime (grouped in `CadreOptions`). */
@@ -27,6 +28,11 @@ export interface AgentToolsOptions extends McpOptions {
   env?: Record<string, string | undefined>;
   /** Where an agent file's invalid inline server is reported (it is left out). */
   onError: (error: unknown) => void;
+  /**
+   * Told once per server (per runtime) that an MCP server an agent needs failed to start or went
+   * away, so the person sees it too, not only the model (which is told with its prompt).
+   */
+  onServerFailure?: (failure: McpServerError) => void;
 }
 
 /** The tools each agent gets: the runtime's, and those of the MCP servers it needs. */
@@ -50,6 +56,8 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
     clientInfo: { name: 'cadre', version: '0.1.0' },
   });
   const notices = new WeakMap<AgentDefinition, string[]>();
+  /** The servers whose failure was reported already: each is reported once. */
+  const reported = new Set<string>();
 
   /** The servers an agent file defines inline (Claude Code's `mcpServers`), for that agent's runs. */
   function agentMcpServers(agent: AgentDefinition): Record<string, McpServerEntry> {
@@ -71,6 +79,11 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
       // A server the agent file names (configured elsewhere, or defined inline) is the agent's either way.
       const named = (agent.mcpServers ?? []).map((server) => server.name).filter((name) => mcp.names.includes(name) && !(name in own));
       const { tools, failures } = await mcp.tools([...new Set([...serversNamedBy(listed, mcp.names), ...named])], own);
+      for (const failure of failures) {
+        if (reported.has(failure.server)) continue;
+        reported.add(failure.server);
+        options.onServerFailure?.(failure);
+      }
       notices.set(
         agent,
         failures.map((failure) => `${failure.message} Its tools are not available in this conversation.`),
