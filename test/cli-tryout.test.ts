@@ -1,18 +1,38 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
 
 // What a new user trying `cadre run` must see on stderr rather than only in an export.
 
 let workspace: Workspace;
+let scriptFolder: string;
+
+/** Two background runs that end a few seconds apart: each notification needs an auto-resume of its own. */
+const twoBackgroundRuns = `
+- when: { system_includes: You are the scout, user_includes: FIRST TASK }
+  turns: [{ delay_ms: 800, text: The first is done. }]
+- when: { system_includes: You are the scout, user_includes: SECOND TASK }
+  turns: [{ delay_ms: 3500, text: The second is done. }]
+- when: { last_user_includes: two in the background }
+  turns:
+    - tool_calls:
+        - { name: agent, arguments: { agent: scout, task: FIRST TASK, description: first, run_in_background: true } }
+        - { name: agent, arguments: { agent: scout, task: SECOND TASK, description: second, run_in_background: true } }
+    - text: Started both.
+`;
 
 beforeEach(async () => {
-  workspace = await createWorkspace();
+  scriptFolder = await mkdtemp(join(tmpdir(), 'cadre-tryout-'));
+  const script = join(scriptFolder, 'script.yaml');
+  await writeFile(script, twoBackgroundRuns + (await readFile(resolve(import.meta.dirname, 'fixtures', 'script.yaml'), 'utf8')));
+  workspace = await createWorkspace({ script });
 });
 
 afterEach(async () => {
   await workspace.close();
+  await rm(scriptFolder, { recursive: true, force: true });
 });
 
 describe('cadre run tells the person', () => {
@@ -30,5 +50,27 @@ describe('cadre run tells the person', () => {
     expect(warnings).toHaveLength(2);
     expect(warnings.find((line) => line.includes("'dead'"))).toMatch(/^cadre: warning: MCP server 'dead' \(.*cadre\.config\.json\) failed to start: .+/);
     expect(warnings.find((line) => line.includes("'gone'"))).toMatch(/failed to start/);
+  });
+});
+
+describe('cadre run says why a session stopped', () => {
+  it('when the auto-resume cap leaves a notification waiting', async () => {
+    await writeFile(join(workspace.cwd, 'cadre.config.json'), JSON.stringify({ limits: { maxActivePerParent: 4, maxAutoResumes: 1 } }));
+    expect((await workspace.run(['trust'])).code).toBe(0);
+    const result = await workspace.run(['run', ...workspace.modelFlags, 'two in the background']);
+    expect(result.code).toBe(0);
+    const sessionId = /Session (ses_\w+) \(completed\)/.exec(result.stderr)?.[1];
+    expect(sessionId).toBeDefined();
+    const line = result.stderr.split('\n').find((text) => text.startsWith('cadre: auto-resume stopped'));
+    expect(line).toMatch(
+      /^cadre: auto-resume stopped after 1 resume \(limits\.maxAutoResumes\); 1 notification waits for the next turn: (npx )?cadre run --session (ses_\w+) --db \S+ "\.\.\."$/,
+    );
+    expect(line).toContain(`--session ${sessionId} `);
+  });
+
+  it('not when the notifications were answered', async () => {
+    const result = await workspace.run(['run', ...workspace.modelFlags, 'two in the background']);
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toContain('auto-resume stopped');
   });
 });

@@ -1,5 +1,6 @@
 import { messageText } from '../executors/message-codec.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
+import { autoResumeStopOf } from '../sessions/auto-resume.ts';
 import type { RunOutcome, RunView } from './run-view.ts';
 
 /** Options of {@link driveSession}. */
@@ -88,7 +89,9 @@ export async function driveSession(options: DriveSessionOptions): Promise<RunOut
       const error = turn.error ?? 'The primary agent failed while handling a subagent notification.';
       return { sessionId, status: 'failed', text: answer, answers, error };
     }
-    return { sessionId, status: 'completed', text: answer, answers };
+    // Notifications left waiting because the session reached its auto-resume cap: said, not silent.
+    const autoResumeStop = session ? autoResumeStopOf(session, messages, cadre.limits.maxAutoResumes) : null;
+    return { sessionId, status: 'completed', text: answer, answers, ...(autoResumeStop ? { autoResumeStop } : {}) };
   } finally {
     clearInterval(poll);
     signals.off('SIGINT', onInterrupt);

@@ -35,8 +35,9 @@ export function createJsonView({ stdout, stderr }: { stdout: OutputStream; stder
     },
     finish(outcome: RunOutcome) {
       flush();
-      const { sessionId, status, text, error } = outcome;
-      writeLine(stdout, JSON.stringify({ type: 'session-end', session_id: sessionId, status, text, ...(error ? { error } : {}) }));
+      const { sessionId, status, text, error, autoResumeStop } = outcome;
+      const stopped = autoResumeStop ? { auto_resume_stopped: { resumes: autoResumeStop.resumes, waiting: autoResumeStop.waiting } } : {};
+      writeLine(stdout, JSON.stringify({ type: 'session-end', session_id: sessionId, status, text, ...(error ? { error } : {}), ...stopped }));
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { CadreEvent } from '../runs/run-bus.ts';
+import type { AutoResumeStop } from '../sessions/auto-resume.ts';
 
 /** How `cadre run` ended. */
 export interface RunOutcome {
@@ -15,6 +16,8 @@ export interface RunOutcome {
   answers?: ReadonlyArray<{ seq: number; text: string }>;
   /** The primary agent's error, when it failed. */
   error?: string;
+  /** Set when the session stopped resuming on its own (`limits.maxAutoResumes`) with notifications waiting. */
+  autoResumeStop?: AutoResumeStop;
   /** `--db <path>` when the database is not the default one, for the hints printed at the end. */
   databaseFlag?: string;
   /** How the person runs cadre again, `cadre` or `npx cadre`, for those hints. @default 'cadre' */

@@ -15,6 +15,7 @@ import { quietConsole } from './quiet-console.ts';
 import { readPrompt } from './read-prompt.ts';
 import { createSessionWriter } from '../sessions/session-writer.ts';
 import type { RunView } from './run-view.ts';
+import type { AutoResumeStop } from '../sessions/auto-resume.ts';
 
 /** Options of `cadre run`. */
 export interface RunFlags extends RuntimeFlags, ApprovalFlags {
@@ -91,6 +92,13 @@ function reportStoreFailure(
   if (resume) writeLine(context.stderr, `  continue: ${resume}`);
 }
 
+/** The line that says the session stopped resuming on its own, and how to go on. */
+function autoResumeStopLine(stop: AutoResumeStop, sessionId: string, context: CliContext, runtime: OpenedRuntime): string {
+  const database = databaseFlag(context.cwd, context.env, runtime.config.db);
+  const notifications = stop.waiting === 1 ? '1 notification waits' : `${stop.waiting} notifications wait`;
+  return `cadre: auto-resume stopped after ${stop.resumes} resume${stop.resumes === 1 ? '' : 's'} (limits.maxAutoResumes); ${notifications} for the next turn: ${cadreCommand(context.env)} run --session ${sessionId}${database ? ` ${database}` : ''} "..."`;
+}
+
 /** `cadre run [PROMPT]`: the primary agent works on a prompt; exit code 0, 1 (it failed), 2 or 130 (stopped). */
 export async function runCommand(context: CliContext, promptArgument: string | undefined, flags: RunFlags): Promise<number> {
   const approvals = approvalModeOf(context, flags);
@@ -128,6 +136,7 @@ export async function runCommand(context: CliContext, promptArgument: string | u
     const outcome = await driveSession({ cadre: runtime.cadre, sessionId: session.id, prompt, view, recover: flags.session !== undefined });
     view.finish({ ...outcome, databaseFlag: databaseFlag(context.cwd, context.env, runtime.config.db), command: cadreCommand(context.env) });
     if (outcome.status === 'failed') writeLine(context.stderr, `cadre: the primary agent failed: ${outcome.error}`);
+    if (outcome.autoResumeStop) writeLine(context.stderr, autoResumeStopLine(outcome.autoResumeStop, session.id, context, runtime));
     return exitCodes[outcome.status];
   } catch (error) {
     if (!StoreFailureError.isInstance(error)) throw error;

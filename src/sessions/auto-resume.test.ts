@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createAutoResume } from './auto-resume.ts';
+import { autoResumeStopOf, createAutoResume } from './auto-resume.ts';
 
 afterEach(() => {
   vi.useRealTimers();
@@ -65,5 +65,20 @@ describe('createAutoResume', () => {
     const hosted = new Set(resumes.hosted());
     expect(hosted.has('ses_busy')).toBe(true);
     expect(hosted.size).toBeLessThan(1101);
+  });
+});
+
+describe('autoResumeStopOf', () => {
+  const user = { role: 'user' };
+  const assistant = { role: 'assistant' };
+
+  it('says the cap stopped the session when notifications wait after its last answer', () => {
+    expect(autoResumeStopOf({ auto_resumes: 10, user_canceled_at: null }, [user, assistant, user, user], 10)).toEqual({ resumes: 10, waiting: 2 });
+  });
+
+  it('says nothing below the cap, with nothing waiting, or after a person stopped the session', () => {
+    expect(autoResumeStopOf({ auto_resumes: 9, user_canceled_at: null }, [user, assistant, user], 10)).toBeNull();
+    expect(autoResumeStopOf({ auto_resumes: 10, user_canceled_at: null }, [user, assistant], 10)).toBeNull();
+    expect(autoResumeStopOf({ auto_resumes: 10, user_canceled_at: '2026-01-01T00:00:00.000Z' }, [user, assistant, user], 10)).toBeNull();
   });
 });

@@ -71,3 +71,28 @@ export function createAutoResume(options: AutoResumeOptions): AutoResume {
     },
   };
 }
+
+/** Why a session's auto-resume stopped with notifications still waiting: its cap was reached. */
+export interface AutoResumeStop {
+  /** The auto-resumes the session had since a person last spoke (`limits.maxAutoResumes`). */
+  resumes: number;
+  /** The messages (notifications) the primary agent has not answered yet. */
+  waiting: number;
+}
+
+/**
+ * Whether the session stopped resuming on its own because it reached `maxAutoResumes` while
+ * notifications wait for its next turn (the messages after its last answer, all of them the
+ * runtime's): what the stored session and its messages say, for a view to tell the person.
+ * @returns `null` when the cap was not reached, or nothing waits
+ */
+export function autoResumeStopOf(
+  session: { auto_resumes: number; user_canceled_at: string | null },
+  messages: ReadonlyArray<{ role: string }>,
+  maxAutoResumes: number,
+): AutoResumeStop | null {
+  if (session.user_canceled_at !== null || session.auto_resumes < maxAutoResumes) return null;
+  let waiting = 0;
+  for (let index = messages.length - 1; index >= 0 && messages[index]?.role === 'user'; index--) waiting++;
+  return waiting === 0 ? null : { resumes: session.auto_resumes, waiting };
+}
