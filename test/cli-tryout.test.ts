@@ -74,3 +74,41 @@ describe('cadre run says why a session stopped', () => {
     expect(result.stderr).not.toContain('auto-resume stopped');
   });
 });
+
+describe('cadre sessions shows where a session stands, as the dashboard does', () => {
+  interface Listed {
+    id: string;
+    status: string;
+    state: { kind: string; approvals?: number };
+  }
+
+  it('canceled after cadre stop while its runs worked, until its next turn', async () => {
+    const first = workspace.start(['run', ...workspace.modelFlags, 'slow background']);
+    await first.waitForStderr(/started: slow work/, 20_000);
+    const [session] = await workspace.json<Listed[]>(['sessions']);
+    expect((await workspace.run(['stop', session.id, '--db', workspace.database])).code).toBe(0);
+    expect((await first.exited).code).toBe(130);
+
+    const [stopped] = await workspace.json<Listed[]>(['sessions']);
+    expect(stopped.state).toEqual({ kind: 'canceled' });
+    const table = await workspace.run(['sessions', '--db', workspace.database]);
+    expect(table.stdout).toMatch(/^ID\s+STATE\s+AGENT/m);
+    expect(table.stdout).toMatch(new RegExp(`^${session.id}\\s+canceled\\s+main\\s`, 'm'));
+
+    expect((await workspace.run(['run', ...workspace.modelFlags, '--session', session.id, 'second question'])).code).toBe(0);
+    const [again] = await workspace.json<Listed[]>(['sessions']);
+    expect(again.state).toEqual({ kind: 'idle' });
+  });
+
+  it('awaiting a person while an ask waits for approval', async () => {
+    await writeFile(join(workspace.cwd, 'settings.env'), 'MODE=dev\n');
+    const first = workspace.start(['run', ...workspace.modelFlags, '--approvals', 'wait', 'change the settings']);
+    await first.waitForStderr(/\[apr_\w+\]/, 20_000);
+    const [session] = await workspace.json<Listed[]>(['sessions']);
+    expect(session.state.kind).toBe('awaiting_approval');
+    const table = await workspace.run(['sessions', '--db', workspace.database]);
+    expect(table.stdout).toMatch(new RegExp(`^${session.id}\\s+awaiting_approval\\(\\d\\)\\s+main\\s`, 'm'));
+    await workspace.run(['stop', session.id, '--db', workspace.database]);
+    expect((await first.exited).code).toBe(130);
+  });
+});

@@ -166,9 +166,10 @@ describe('GET /api/events', () => {
     expect(states(text).length).toBeLessThanOrEqual(3);
     const shown = (await (await app.request(`/api/sessions/${session.id}`)).json()) as { session: { state: unknown } };
     expect(shown.session.state).toEqual({ kind: 'waiting_on_runs', runs: 1 });
+    // A person's stop reads canceled (until the next turn), not idle.
     await cadre.stopSession(session.id);
-    text += await readUntil(reader, (so) => states(text + so).at(-1)?.kind === 'idle');
-    expect(states(text).at(-1)).toEqual({ kind: 'idle' });
+    text += await readUntil(reader, (so) => states(text + so).at(-1)?.kind === 'canceled');
+    expect(states(text).at(-1)).toEqual({ kind: 'canceled' });
     await reader.cancel();
   });
 

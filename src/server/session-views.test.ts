@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runFixture } from '../store/store-fixtures.ts';
 import type { MessageRecord, SessionRecord } from '../store/records.ts';
 import { maxTitleChars, sessionState, sessionTitle, viewRuns } from './session-views.ts';
+import { sessionStateLabel } from '../sessions/session-state.ts';
 
 const now = '2026-01-01T00:10:00.000Z';
 const session: SessionRecord = {
@@ -44,6 +45,22 @@ describe('sessionState', () => {
     expect(sessionState(session, orphan, 0)).toEqual({ kind: 'idle' });
     expect(sessionState({ ...session, status: 'failed' }, [], 0)).toEqual({ kind: 'failed' });
     expect(sessionState({ ...session, status: 'canceled' }, [], 0)).toEqual({ kind: 'canceled' });
+  });
+
+  it('reads a session a person stopped while no turn ran (stored idle) as canceled, once its runs have ended', () => {
+    const stopped = { ...session, user_canceled_at: '2026-01-01T00:05:00.000Z' };
+    expect(sessionState(stopped, [], 0)).toEqual({ kind: 'canceled' });
+    const ending = viewRuns([runFixture({ id: 'run_a', status: 'running', lease_owner: 'here', lease_expires_at: '2026-01-01T01:00:00.000Z' })], now);
+    expect(sessionState(stopped, ending, 0)).toEqual({ kind: 'waiting_on_runs', runs: 1 });
+    expect(sessionState({ ...stopped, status: 'running' }, [], 0)).toEqual({ kind: 'running' });
+  });
+});
+
+describe('sessionStateLabel', () => {
+  it('is the kind, with what it waits on', () => {
+    expect(sessionStateLabel({ kind: 'awaiting_approval', approvals: 2 })).toBe('awaiting_approval(2)');
+    expect(sessionStateLabel({ kind: 'waiting_on_runs', runs: 3 })).toBe('waiting_on_runs(3)');
+    expect(sessionStateLabel({ kind: 'canceled' })).toBe('canceled');
   });
 });
 
