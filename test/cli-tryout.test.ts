@@ -15,6 +15,10 @@ const twoBackgroundRuns = `
   turns: [{ delay_ms: 800, text: The first is done. }]
 - when: { system_includes: You are the scout, user_includes: SECOND TASK }
   turns: [{ delay_ms: 3500, text: The second is done. }]
+- when: { last_user_includes: ask the researcher }
+  turns:
+    - tool_calls: [{ name: agent, arguments: { agent: researcher, task: Survey the workspace., description: survey } }]
+    - text: There is no researcher, so I answer myself.
 - when: { last_user_includes: two in the background }
   turns:
     - tool_calls:
@@ -110,5 +114,16 @@ describe('cadre sessions shows where a session stands, as the dashboard does', (
     expect(table.stdout).toMatch(new RegExp(`^${session.id}\\s+awaiting_approval\\(\\d\\)\\s+main\\s`, 'm'));
     await workspace.run(['stop', session.id, '--db', workspace.database]);
     expect((await first.exited).code).toBe(130);
+  });
+});
+
+describe('cadre run shows a failed tool call of the primary agent', () => {
+  it('as one line on stderr, the answer alone on stdout', async () => {
+    const result = await workspace.run(['run', ...workspace.modelFlags, 'ask the researcher']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('There is no researcher, so I answer myself.\n');
+    const lines = result.stderr.split('\n').filter((line) => line.startsWith('agent failed: '));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^agent failed: .*Unknown agent 'researcher'/);
   });
 });

@@ -94,6 +94,23 @@ describe('createLiveView', () => {
     expect(stderr.written.join('')).toContain('cadre export ses_1 --format markdown');
   });
 
+  it("says each failed tool call of the primary agent once, on stderr, and not a subagent's or a successful one", () => {
+    const stdout = terminal();
+    const stderr = terminal();
+    const view = createLiveView({ stdout: stdout.stream, stderr: stderr.stream, sessionId: 'ses_1', color: false, now: () => now, frameIntervalMs: 10_000 });
+    const results = (session_id: string, seq: number, output: unknown): CadreEvent => ({
+      type: 'message',
+      message: { session_id, seq, role: 'tool', content: [{ type: 'tool-result', toolCallId: `c${seq}`, toolName: 'agent', output }], created_at: now },
+    });
+    const failed = results('ses_1', 2, { type: 'error-text', value: "Unknown agent 'researcher'. Agents: scout\nmore" });
+    view.event(failed);
+    view.event(failed);
+    view.event(results('ses_1', 3, { type: 'text', value: 'fine' }));
+    view.event(results('ses_child', 4, { type: 'error-text', value: 'a subagent failure' }));
+    expect(stderr.written.join('')).toBe("agent failed: Unknown agent 'researcher'. Agents: scout\n");
+    expect(stdout.written.join('')).not.toContain('failed');
+  });
+
   it('prints the final answer last, even when it streamed before run lines were printed under it', () => {
     const stdout = terminal();
     const stderr = terminal();

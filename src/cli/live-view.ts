@@ -11,6 +11,7 @@ import { printClosingHints } from './closing-hints.ts';
 import { endDetail, shortRunId } from './run-lines.ts';
 import { RunTracker } from './run-tracker.ts';
 import type { RunView } from './run-view.ts';
+import { toolFailureLines } from './tool-failure-lines.ts';
 
 /** Options of {@link renderRunLine}. */
 export interface RenderRunLineOptions {
@@ -107,6 +108,8 @@ export function createLiveView(options: LiveViewOptions): RunView {
   let notice = '';
   let dirty = true;
   let paused = false;
+  /** The primary agent's failed tool calls already said. */
+  const failures = new Set<string>();
 
   function draw(): void {
     if (paused) return;
@@ -148,6 +151,17 @@ export function createLiveView(options: LiveViewOptions): RunView {
       } else if (event.type === 'message' && event.message.session_id === sessionId && event.message.role === 'assistant') {
         persistAnswer(messageText(event.message.content));
         streamed = '';
+      } else if (event.type === 'message' && event.message.session_id === sessionId && event.message.role === 'tool') {
+        // On stderr, under what is drawn: cleared first, drawn again after.
+        for (const failure of toolFailureLines(event.message)) {
+          if (failures.has(failure.toolCallId)) continue;
+          failures.add(failure.toolCallId);
+          log.clear();
+          stderr.write(`${color ? styleText('red', failure.line, { validateStream: false }) : failure.line}\n`);
+          answerIsLast = false;
+          dirty = true;
+          draw();
+        }
       } else if (event.type === 'approval') {
         // The ask itself is shown by the prompt while one is open; its answer is kept on screen.
         if (event.approval.status !== 'pending' || !options.prompting?.()) persist(approvalLine(event.approval));

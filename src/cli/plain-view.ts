@@ -5,6 +5,7 @@ import type { RunOutcome, RunView } from './run-view.ts';
 import { printClosingHints } from './closing-hints.ts';
 import { approvalLine } from './approval-lines.ts';
 import { messageText } from '../executors/message-codec.ts';
+import { toolFailureLines } from './tool-failure-lines.ts';
 
 /** Options of {@link createPlainView}. */
 export interface PlainViewOptions {
@@ -43,6 +44,8 @@ export function createPlainView(options: PlainViewOptions): RunView {
   const throttles = new Map<string, Throttle>();
   /** The `seq` of each answer already on stdout. */
   const written = new Set<number>();
+  /** The primary agent's failed tool calls already said. */
+  const failures = new Set<string>();
 
   function writeAnswer(seq: number, text: string): void {
     if (written.has(seq) || text.trim() === '') return;
@@ -82,7 +85,13 @@ export function createPlainView(options: PlainViewOptions): RunView {
     event(event) {
       if (event.type === 'message') {
         const { message } = event;
-        if (message.session_id === sessionId && message.role === 'assistant') writeAnswer(message.seq, messageText(message.content));
+        if (message.session_id !== sessionId) return;
+        if (message.role === 'assistant') writeAnswer(message.seq, messageText(message.content));
+        for (const failure of toolFailureLines(message)) {
+          if (failures.has(failure.toolCallId)) continue;
+          failures.add(failure.toolCallId);
+          writeLine(stderr, failure.line);
+        }
         return;
       }
       if (event.type === 'approval') {
