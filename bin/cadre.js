@@ -13,7 +13,9 @@ const version = process.versions.node;
 const [major, minor] = version.split('.').map(Number);
 const newest = minimums[minimums.length - 1];
 if (!(major > newest[0] || minimums.some(([line, first]) => major === line && minor >= first))) {
-  process.stderr.write(`cadre needs Node.js 22.16+ or 24+; this is Node ${version}\n`);
+  process.stderr.write(
+    `cadre needs Node.js 22.16+ or 24+; this is Node ${version} (get Node 24 with \`nvm install 24\` or from nodejs.org, or run one command on it with \`npx -y node@24 <path to cadre> ...\`)\n`,
+  );
   process.exit(2);
 }
 

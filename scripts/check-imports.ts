@@ -1,7 +1,8 @@
 /**
  * Keeps the layering of STYLE.md (test code, fixtures included, is left out): imports go one way (cli, server → runtime → sessions →
  * delegation → executors → runs → store, models, loop; export above store; mcp/server beside server, mcp/client beside
- * executors), and no file cycles. Exits 1 on a breach.
+ * executors), and no file cycles. And the clock is injected: no `Date.now()` or `Math.random()` outside `util/clock.ts`
+ * (code takes a `NowMs`, `Random` or `NewId` from its options, defaulting to the ones there). Exits 1 on a breach.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -54,8 +55,17 @@ const room = (path: string) => {
 };
 const graph = new Map<string, string[]>();
 const problems: string[] = [];
+/** The one file that reads the system's clock and random numbers. */
+const clockFile = join(root, 'util', 'clock.ts');
 for (const file of files(root)) {
   const text = readFileSync(file, 'utf8');
+  if (file !== clockFile) {
+    text.split('\n').forEach((line, index) => {
+      const read = /\b(Date\.now|Math\.random)\s*\(/.exec(line);
+      if (read)
+        problems.push(`${relative(root, file)}:${index + 1}: ${read[1]}() outside util/clock.ts; take an injected NowMs, Random or NewId (util/clock.ts)`);
+    });
+  }
   const targets = [...text.matchAll(/^(?:import|export)[^'"]*?from\s+'(\.[^']+)'/gm)].map((match) => resolve(dirname(file), match[1]));
   graph.set(file, targets);
   const from = room(file);
@@ -83,4 +93,4 @@ if (problems.length > 0) {
   console.error(problems.join('\n'));
   process.exit(1);
 }
-console.log(`imports ok: ${graph.size} files, one-way layers, no cycles`);
+console.log(`imports ok: ${graph.size} files, one-way layers, no cycles, the clock injected`);

@@ -99,6 +99,19 @@ describe('createPlainView', () => {
     expect(stderr.text()).toBe('[run_1 researcher] waiting for model\n');
   });
 
+  it('throttles activity on the clock it is given', () => {
+    const stderr = stream();
+    let clock = 50_000;
+    const view = createPlainView({ stdout: stream(), stderr, sessionId: 'ses_1', now, nowMs: () => clock });
+    view.event(runEvent(started, 'activity', { text: 'first' }));
+    view.event(runEvent(started, 'activity', { text: 'second' }));
+    expect(stderr.text()).toBe('[run_1 researcher] first\n');
+    // 2 s passed on the given clock (none on the timers): the next line is printed at once.
+    clock += 2_000;
+    view.event(runEvent(started, 'activity', { text: 'third' }));
+    expect(stderr.text()).toBe('[run_1 researcher] first\n[run_1 researcher] third\n');
+  });
+
   it('drops pending activity of a run that ended', () => {
     const stderr = stream();
     const view = createPlainView({ stdout: stream(), stderr, sessionId: 'ses_1', now });

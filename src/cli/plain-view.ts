@@ -6,6 +6,7 @@ import { printClosingHints } from './closing-hints.ts';
 import { approvalLine } from './approval-lines.ts';
 import { messageText } from '../executors/message-codec.ts';
 import { toolFailureLines } from './tool-failure-lines.ts';
+import { systemNowMs, type NowMs } from '../util/clock.ts';
 
 /** Options of {@link createPlainView}. */
 export interface PlainViewOptions {
@@ -14,6 +15,8 @@ export interface PlainViewOptions {
   sessionId: string;
   /** @default the system clock */
   now?: () => string;
+  /** The clock in epoch milliseconds the activity lines are throttled on. @default systemNowMs */
+  nowMs?: NowMs;
   /** Activity lines of one run are printed at most this often. @default 2000 */
   activityIntervalMs?: number;
   /**
@@ -38,7 +41,7 @@ interface Throttle {
  * auto-resume), so `cadre run ... > answer.md` keeps just the answers, in order.
  */
 export function createPlainView(options: PlainViewOptions): RunView {
-  const { stdout, stderr, sessionId, activityIntervalMs = 2000 } = options;
+  const { stdout, stderr, sessionId, activityIntervalMs = 2000, nowMs = systemNowMs } = options;
   const now = options.now ?? (() => new Date().toISOString());
   const tracker = new RunTracker(sessionId);
   const throttles = new Map<string, Throttle>();
@@ -57,12 +60,12 @@ export function createPlainView(options: PlainViewOptions): RunView {
     const throttle = throttles.get(runId) ?? { lastAt: 0 };
     throttles.set(runId, throttle);
     if (text === throttle.last) return;
-    const elapsed = Date.now() - throttle.lastAt;
+    const elapsed = nowMs() - throttle.lastAt;
     if (elapsed >= activityIntervalMs) {
       clearTimeout(throttle.timer);
       throttle.timer = undefined;
       throttle.pending = undefined;
-      throttle.lastAt = Date.now();
+      throttle.lastAt = nowMs();
       throttle.last = text;
       writeLine(stderr, `${label} ${text}`);
       return;

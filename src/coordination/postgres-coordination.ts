@@ -3,6 +3,7 @@ import type { Store } from '../store/store.ts';
 import type { Coordination, CoordinationSignal } from './coordination.ts';
 import { createPollingCoordination } from './polling-coordination.ts';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
+import { timeSortedId, type NewId } from '../util/clock.ts';
 
 /** Options of {@link createPostgresCoordination}. */
 export interface PostgresCoordinationOptions {
@@ -12,6 +13,8 @@ export interface PostgresCoordinationOptions {
   store: Store;
   /** @default the default logger (stderr) */
   onError?: (error: unknown) => void;
+  /** Makes this coordination's origin id, by which it knows its own signals when they come back. @default timeSortedId */
+  newId?: NewId;
 }
 
 /** NOTIFY payloads must stay under 8000 bytes. */
@@ -32,12 +35,13 @@ export async function createPostgresCoordination({
   connectionString,
   store,
   onError = reportToDefaultLogger,
+  newId = timeSortedId,
 }: PostgresCoordinationOptions): Promise<Coordination> {
   const url = new URL(connectionString);
   const schema = url.searchParams.get('schema') ?? 'public';
   url.searchParams.delete('schema');
   const channel = `cadre_signals_${schema}`.toLowerCase();
-  const origin = `${process.pid}:${Math.random().toString(36).slice(2)}`;
+  const origin = `${process.pid}:${newId('crd')}`;
   const local = createPollingCoordination({ store, onError });
   const sender = new pg.Pool({ connectionString: url.toString(), max: 2 });
   sender.on('error', onError);

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
+import { timeSortedId, type NewId } from '../util/clock.ts';
 import type { Store } from '../store/store.ts';
 import type { Coordination, CoordinationSignal } from './coordination.ts';
 import { createPollingCoordination } from './polling-coordination.ts';
@@ -12,6 +13,8 @@ export interface RedisCoordinationOptions {
   store: Store;
   /** @default the default logger (stderr) */
   onError?: (error: unknown) => void;
+  /** Makes this coordination's origin id, by which it knows its own signals when they come back. @default timeSortedId */
+  newId?: NewId;
 }
 
 /**
@@ -26,7 +29,7 @@ export interface RedisCoordinationOptions {
  * @example
  * const coordination = createRedisCoordination({ url: 'redis://127.0.0.1:6379', store });
  */
-export function createRedisCoordination({ url, store, onError = reportToDefaultLogger }: RedisCoordinationOptions): Coordination {
+export function createRedisCoordination({ url, store, onError = reportToDefaultLogger, newId = timeSortedId }: RedisCoordinationOptions): Coordination {
   const parsed = new URL(url.trim());
   const prefix = parsed.searchParams.get('prefix') ?? 'cadre';
   const channel = `${prefix}:signals`;
@@ -40,7 +43,7 @@ export function createRedisCoordination({ url, store, onError = reportToDefaultL
   /** Where a provider's 429 pause is kept, for processes that start during it. */
   const pauseKey = (provider: string) => `${prefix}:rate-limited:${provider}`;
   parsed.searchParams.delete('prefix');
-  const origin = `${process.pid}:${Math.random().toString(36).slice(2)}`;
+  const origin = `${process.pid}:${newId('crd')}`;
   const local = createPollingCoordination({ store, onError });
   // A signal waits for a server that is restarting through one reconnection at most, then is
   // dropped: the store has what it points at.

@@ -9,7 +9,7 @@ import type { RunRecord } from '../store/records.ts';
 import { ownerIsGone } from '../util/owner-liveness.ts';
 import { isFinished } from '../store/records.ts';
 import { createCadreRuntime, type CadreRuntime, type CadreOptions } from './create-cadre.ts';
-import { addMs } from '../util/clock.ts';
+import { addMs, systemNowMs } from '../util/clock.ts';
 
 /** Options of {@link createCadreWorker}: a runtime's options, without those of a host. */
 export interface CadreWorkerOptions extends Omit<CadreOptions, 'queue' | 'approvals' | 'approver' | 'coordination'> {
@@ -95,9 +95,11 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
   }
   const [{ createRunWorker }, { createRedisCoordination }, { createWorkerRelay }] = modules;
   const report = options.onError ?? ((error: unknown) => console.error(error));
-  const coordination = options.coordination ?? createRedisCoordination({ url: queue, store: options.store, onError: report });
+  // The runtimes' clock: the relay's and the queue worker's times are read on it too.
+  const nowMs = options.nowMs ?? systemNowMs;
+  const coordination = options.coordination ?? createRedisCoordination({ url: queue, store: options.store, onError: report, newId: options.newId });
   // The hosts' views follow these runs: their events always, their output while someone watches.
-  const relay = createWorkerRelay({ coordination });
+  const relay = createWorkerRelay({ coordination, nowMs });
 
   // One runtime per host setting (what asks do, which rules apply): a worker serves hosts that
   // differ in them, and a runtime's approvals are its own.
@@ -218,6 +220,7 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
     maxStalls,
     carryOut,
     onError: report,
+    nowMs,
   });
   await worker.ready();
 

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ApprovalRecord } from './records.ts';
 import type { StoreCaseContext } from './store.case.ts';
+import { timeSortedId } from '../util/clock.ts';
 
 /** An ask as the store keeps it, with fixed values that cases override. */
 export function approvalFixture(overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {
@@ -89,7 +90,7 @@ export function approvalCases({ store, reopen }: StoreCaseContext): void {
           ),
           fc.integer({ min: 0, max: 1_000_000 }),
           async (answers, salt) => {
-            const id = `apr_race_${salt}_${Math.random().toString(36).slice(2)}`;
+            const id = `apr_race_${salt}_${timeSortedId('r')}`;
             await store().insertApproval(approvalFixture({ id }));
             const results = await Promise.all(answers.map((answer) => store().resolveApproval({ id, at: '2025-01-01T00:00:09.000Z', ...answer })));
             const winners = results.filter((result) => result !== null);

@@ -9,6 +9,14 @@ export const systemNowMs: NowMs = function systemNowMs() {
   return Date.now();
 };
 
+/** A random number in [0, 1) (jittered waits); injected like {@link NowMs} so tests are deterministic. */
+export type Random = () => number;
+
+/** The system's random numbers (`Math.random`), the one place domain code reads them. */
+export const systemRandom: Random = function systemRandom() {
+  return Math.random();
+};
+
 /** The time `ms` after `at` (an ISO string from a {@link Now}), as an ISO string. */
 export function addMs(at: string, ms: number): string {
   return new Date(Date.parse(at) + ms).toISOString();

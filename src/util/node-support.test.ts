@@ -8,7 +8,9 @@ describe('unsupportedNodeMessage', () => {
 
   it('names the versions it needs, in one line, for older 22s, all of 23 and anything before 22', () => {
     for (const version of ['22.15.1', '22.13.0', '23.11.0', '23.4.0', '20.20.2', '18.0.0']) {
-      expect(unsupportedNodeMessage(version)).toBe(`cadre needs Node.js 22.16+ or 24+; this is Node ${version}`);
+      expect(unsupportedNodeMessage(version)).toBe(
+        `cadre needs Node.js 22.16+ or 24+; this is Node ${version} (get Node 24 with \`nvm install 24\` or from nodejs.org, or run one command on it with \`npx -y node@24 <path to cadre> ...\`)`,
+      );
     }
   });
 });

@@ -18,7 +18,7 @@ export const nodeSupport = {
 
 /**
  * Why cadre cannot run on `version`, as one line, or `undefined` when it can.
- * @example unsupportedNodeMessage('23.11.0') // 'cadre needs Node.js 22.16+ or 24+; this is Node 23.11.0'
+ * @example unsupportedNodeMessage('23.11.0') // 'cadre needs Node.js 22.16+ or 24+; this is Node 23.11.0 (get Node 24 with ...)'
  */
 export function unsupportedNodeMessage(version: string = process.versions.node): string | undefined {
   const [major = 0, minor = 0] = version.split('.').map(Number);
@@ -27,5 +27,5 @@ export function unsupportedNodeMessage(version: string = process.versions.node):
   const supported = major > newest[0] || minimums.some(([line, first]) => major === line && minor >= first);
   if (supported) return undefined;
   const wanted = minimums.map(([line, first]) => (first === 0 ? `${line}+` : `${line}.${first}+`)).join(' or ');
-  return `cadre needs Node.js ${wanted}; this is Node ${version}`;
+  return `cadre needs Node.js ${wanted}; this is Node ${version} (get Node 24 with \`nvm install 24\` or from nodejs.org, or run one command on it with \`npx -y node@24 <path to cadre> ...\`)`;
 }

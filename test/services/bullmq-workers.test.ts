@@ -105,7 +105,7 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a run whose workspace no worker has$
     // The workspace's own workers go; one worker of another folder is all that is left.
     for (const worker of workspace.workers) worker.child.kill('SIGTERM');
     await Promise.all(workspace.workers.map((worker) => worker.exited));
-    const { queue } = JSON.parse(await readFile(join(workspace.cwd, 'cadre.config.json'), 'utf8')) as { queue: string };
+    const queue = workspace.env.CADRE_QUEUE!;
     elsewhere = await mkdtemp(join(tmpdir(), 'cadre-elsewhere-'));
     const child = spawn(
       process.execPath,
@@ -159,7 +159,7 @@ describe.skipIf(!redisUrl || !postgresUrl)(`a host with a person to ask, its run
   beforeAll(async () => {
     workspace = await workersWorkspace();
     await writeFile(join(workspace.cwd, '.cadre', 'agents', 'writer.md'), writerAgent);
-    const { queue } = JSON.parse(await readFile(join(workspace.cwd, 'cadre.config.json'), 'utf8')) as { queue: string };
+    const queue = workspace.env.CADRE_QUEUE!;
     store = await openStore(workspace.database);
     coordination = createRedisCoordination({ url: queue, store });
     host = createCadre({

@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAgents } from '../../src/agents/load-agents.ts';
@@ -87,7 +86,7 @@ describe.skipIf(!redisUrl || !postgresUrl)(`live views of runs on cadre worker p
 
   beforeAll(async () => {
     workspace = await workersWorkspace();
-    queue = (JSON.parse(await readFile(`${workspace.cwd}/cadre.config.json`, 'utf8')) as { queue: string }).queue;
+    queue = workspace.env.CADRE_QUEUE!;
     store = await openStore(workspace.database);
     coordination = createRedisCoordination({ url: queue, store });
     const prefix = new URL(queue).searchParams.get('prefix');

@@ -24,7 +24,7 @@ export interface BullmqExecutorOptions {
   /** Carries stops to workers, and their runs' ends and live events back. */
   coordination: Coordination;
   now: Now;
-  /** The clock in epoch milliseconds (how often workers are told this process is watched). @default Date.now */
+  /** The clock in epoch milliseconds (how often workers are told this process is watched). @default systemNowMs */
   nowMs?: NowMs;
   /** This process's identity in leases: a run whose lease it still holds has not reached a worker. */
   ownerId: string;
@@ -67,8 +67,8 @@ export interface BullmqExecutor extends RunExecutor {
  */
 export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExecutor {
   const { store, ledger, bus, coordination, now } = options;
-  const report = quietErrors(options.onError ?? reportToDefaultLogger);
   const nowMs = options.nowMs ?? systemNowMs;
+  const report = quietErrors(options.onError ?? reportToDefaultLogger, undefined, nowMs);
   const settings = typeof options.queue === 'string' ? parseQueueUrl(options.queue) : options.queue;
   const checkMs = options.checkMs ?? 2_000;
   const stream = options.stream ?? (() => true);

@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { DelayedError, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { reportToDefaultLogger } from '../../logging/default-logger.ts';
+import { systemNowMs, type NowMs } from '../../util/clock.ts';
 import { quietErrors } from './quiet-errors.ts';
 import { connectionOf, parseQueueUrl, runQueueName, type QueueSettings, type RunJobData, type RunJobResult } from './run-job.ts';
 
@@ -31,6 +32,8 @@ export interface RunWorkerOptions {
    */
   carryOut(data: RunJobData, signal: AbortSignal, job: RunJobControl): Promise<RunJobResult>;
   onError?: (error: unknown) => void;
+  /** The clock in epoch milliseconds (when a job handed back is taken again, how often an error repeats). @default systemNowMs */
+  nowMs?: NowMs;
 }
 
 /** What {@link RunWorkerOptions.carryOut} may do with the job it carries out. */
@@ -60,7 +63,8 @@ export interface RunWorker {
  */
 export function createRunWorker(options: RunWorkerOptions): RunWorker {
   const settings = typeof options.queue === 'string' ? parseQueueUrl(options.queue) : options.queue;
-  const report = quietErrors(options.onError ?? reportToDefaultLogger);
+  const nowMs = options.nowMs ?? systemNowMs;
+  const report = quietErrors(options.onError ?? reportToDefaultLogger, undefined, nowMs);
   const workspaces = new Set(options.workspaces.map(canonicalPath));
   let queue: Queue<RunJobData, RunJobResult> | undefined;
   const queueOf = () => (queue ??= new Queue<RunJobData, RunJobResult>(runQueueName, { connection: connectionOf(settings), prefix: settings.prefix }));
@@ -81,7 +85,7 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
         `No cadre worker has the workspace ${job.data.workspace} (${live.size} connected worker${live.size === 1 ? '' : 's'} refused the run); start one there with: cadre worker`,
       );
     }
-    await job.moveToDelayed(Date.now() + 250, token);
+    await job.moveToDelayed(nowMs() + 250, token);
     throw new DelayedError();
   }
 
@@ -92,7 +96,7 @@ export function createRunWorker(options: RunWorkerOptions): RunWorker {
       const control: RunJobControl = {
         hold: (owner) => job.updateData({ ...job.data, holder: owner }),
         async later(ms) {
-          await job.moveToDelayed(Date.now() + ms, token);
+          await job.moveToDelayed(nowMs() + ms, token);
           throw new DelayedError();
         },
       };

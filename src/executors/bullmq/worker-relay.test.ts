@@ -11,11 +11,11 @@ afterEach(() => {
 });
 
 /** A worker's relay on a coordination of its own, with one runtime whose watchers are counted. */
-function setUp() {
+function setUp(nowMs?: () => number) {
   const coordination = createPollingCoordination({ store: createSqliteStore({ path: ':memory:' }) });
   const bus = createRunBus();
   const watchers = new Set<CadreListener>();
-  const relay = createWorkerRelay({ coordination });
+  const relay = createWorkerRelay({ coordination, nowMs });
   relay.attach({
     bus,
     watch(listener) {
@@ -100,6 +100,22 @@ describe('createWorkerRelay', () => {
     release();
     coordination.publish({ type: 'views-watched', host: 'host-a', for_ms: 6_000 });
     publish(delta('ses_child', 'after'));
+    vi.advanceTimersByTime(50);
+    expect(output).toHaveLength(1);
+  });
+
+  it('reads when a watch runs out on the clock it is given', () => {
+    vi.useFakeTimers();
+    let clock = 1_000_000;
+    const { coordination, relay, publish, output, run } = setUp(() => clock);
+    relay.follow(run, { host: 'host-a', watched: false });
+    coordination.publish({ type: 'views-watched', host: 'host-a', for_ms: 6_000 });
+    publish(delta('ses_child', 'seen'));
+    vi.advanceTimersByTime(50);
+    expect(output.map((signal) => signal.events)).toEqual([[delta('ses_child', 'seen')]]);
+    // The given clock passed the watch's end (the system's did not): output is no longer relayed.
+    clock += 6_001;
+    publish(delta('ses_child', 'unseen'));
     vi.advanceTimersByTime(50);
     expect(output).toHaveLength(1);
   });

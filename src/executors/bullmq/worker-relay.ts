@@ -1,6 +1,7 @@
 import type { Coordination, RunOutputEvent } from '../../coordination/coordination.ts';
 import type { CadreEvent, CadreListener, RunBus } from '../../runs/run-bus.ts';
 import type { RunRecord } from '../../store/records.ts';
+import { systemNowMs, type NowMs } from '../../util/clock.ts';
 import type { RunJobData } from './run-job.ts';
 
 /** Options of {@link createWorkerRelay}. */
@@ -12,6 +13,8 @@ export interface WorkerRelayOptions {
   maxBatchChars?: number;
   /** How long a host counts as watched after its job said so, before it repeats it. @default 6000 */
   watchedMs?: number;
+  /** The clock in epoch milliseconds (until when a host counts as watched). @default systemNowMs */
+  nowMs?: NowMs;
 }
 
 /** A job whose output is relayed: the host it goes to, and the sessions of its runs. */
@@ -49,7 +52,13 @@ export interface WorkerRelay {
  * it in the order it happened. While no host of this worker is watched, its runtimes have no
  * watcher, so their runs do not stream at all (as a process nobody watches).
  */
-export function createWorkerRelay({ coordination, flushMs = 50, maxBatchChars = 16_000, watchedMs = 6_000 }: WorkerRelayOptions): WorkerRelay {
+export function createWorkerRelay({
+  coordination,
+  flushMs = 50,
+  maxBatchChars = 16_000,
+  watchedMs = 6_000,
+  nowMs = systemNowMs,
+}: WorkerRelayOptions): WorkerRelay {
   /** The followed job each session's output belongs to: the child sessions of its run and of the runs that run starts. */
   const jobOfSession = new Map<string, FollowedJob>();
   /** Hosts served now: how many jobs of each, their watch, and until when someone watches them. */
@@ -58,12 +67,12 @@ export function createWorkerRelay({ coordination, flushMs = 50, maxBatchChars = 
   const pending = new Map<string, { events: RunOutputEvent[]; chars: number; timer: NodeJS.Timeout }>();
   let expiry: NodeJS.Timeout | undefined;
 
-  const watched = (host: string) => (hosts.get(host)?.watchedUntil ?? 0) > Date.now();
+  const watched = (host: string) => (hosts.get(host)?.watchedUntil ?? 0) > nowMs();
 
   /** Gives each runtime a watcher while some host is watched, and none otherwise. */
   function update(): void {
     clearTimeout(expiry);
-    const at = Date.now();
+    const at = nowMs();
     const ends = [...hosts.values()].map((host) => host.watchedUntil).filter((until) => until > at);
     for (const runtime of runtimes) {
       if (ends.length > 0) runtime.off ??= runtime.watch(relayOutput);
@@ -142,7 +151,7 @@ export function createWorkerRelay({ coordination, flushMs = 50, maxBatchChars = 
       if (!served) {
         const entry = { jobs: 0, watchedUntil: 0, off: () => {} };
         entry.off = coordination.subscribe('views-watched', host, (signal) => {
-          entry.watchedUntil = signal.for_ms > 0 ? Date.now() + signal.for_ms : 0;
+          entry.watchedUntil = signal.for_ms > 0 ? nowMs() + signal.for_ms : 0;
           update();
         });
         hosts.set(host, (served = entry));
@@ -151,7 +160,7 @@ export function createWorkerRelay({ coordination, flushMs = 50, maxBatchChars = 
       const job: FollowedJob = { host, sessions: new Set([run.child_session_id]) };
       jobOfSession.set(run.child_session_id, job);
       // Told with the job, so the run streams from its first step when someone watches.
-      if (watchedNow) served.watchedUntil = Math.max(served.watchedUntil, Date.now() + watchedMs);
+      if (watchedNow) served.watchedUntil = Math.max(served.watchedUntil, nowMs() + watchedMs);
       update();
       const entry = served;
       let followed = true;

@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { asSchema, type ToolSet } from 'ai';
 import type { Cadre } from '../../runtime/create-cadre.ts';
+import { timeSortedId, type NewId } from '../../util/clock.ts';
 import { callDelegationTool } from './call-delegation-tool.ts';
 
 /** The delegation tools `cadre mcp` offers, in the order hosts list them. */
@@ -25,6 +26,8 @@ export interface CreateMcpServerOptions {
   taskStore: TaskStore;
   /** cadre's version, as the server's. */
   version: string;
+  /** Makes the id of each tool call (the `tool_call_id` of the runs it starts). @default timeSortedId */
+  newId?: NewId;
 }
 
 /** What hosts read about the server once connected. */
@@ -38,7 +41,7 @@ const instructions = [
  * docs/runs-and-limits.md. `agent` may also be called as a task (revision 2025-11-25, `taskSupport:
  * optional`): the run starts in the background and the task id is its run id.
  */
-export function createMcpServer({ cadre, sessionId, tools, taskStore, version }: CreateMcpServerOptions): Server {
+export function createMcpServer({ cadre, sessionId, tools, taskStore, version, newId = timeSortedId }: CreateMcpServerOptions): Server {
   const server = new Server(
     { name: 'cadre', version },
     {
@@ -49,10 +52,9 @@ export function createMcpServer({ cadre, sessionId, tools, taskStore, version }:
   );
   let listing: Promise<McpTool[]> | undefined;
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await (listing ??= listTools(tools)) }));
-  let calls = 0;
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult | CreateTaskResult> => {
     const { name, arguments: input = {} } = request.params;
-    const toolCallId = `mcp_${sessionId.slice(-8)}_${Date.now().toString(36)}_${++calls}`;
+    const toolCallId = newId('mcp');
     if (request.params.task) {
       if (name !== 'agent') throw new Error(`Only the agent tool runs as a task; call ${name} without a task.`);
       if (!extra.taskStore) throw new Error('Tasks are not available on this connection.');

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { StoreFailureError } from '../store-failure-error.ts';
+import { systemNowMs, type NowMs } from '../../util/clock.ts';
 import { createHeldSegment, heldKeys, renumberHeld, type HeldSegment } from './pg-held-writes.ts';
 import { createPgOutbox, type PgMerge } from './pg-outbox.ts';
 import { corkable, firstCause, isConnectionError, isDatabaseError, isRetryable, settle, type Outcome } from './pg-errors.ts';
@@ -60,6 +61,8 @@ export interface PgBatchesOptions {
   label: string;
   /** How long a batch keeps trying while the server cannot be reached (a restart). @default 30000 */
   reconnectMs?: number;
+  /** The clock in epoch milliseconds that deadline is read on. @default systemNowMs */
+  nowMs?: NowMs;
   /**
    * Reads the stored last seq of `keys` (runs for events, sessions for messages), so held rows
    * another process's rows collided with can move past them.
@@ -98,7 +101,7 @@ interface Batch {
  * (`StoreFailureError`), as the SQLite store does after a failed COMMIT.
  */
 export function createPgBatches(options: PgBatchesOptions): PgBatches {
-  const { connect, label, reconnectMs = 30_000, storedSeqs, onRenumbered, name } = options;
+  const { connect, label, reconnectMs = 30_000, nowMs = systemNowMs, storedSeqs, onRenumbered, name } = options;
   const batches: Batch[] = [];
   let running: Promise<void> | null = null;
   // The batch being committed: first in `batches` until done, and it takes no more items.
@@ -165,7 +168,7 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
   }
 
   async function runBatch(batch: Batch): Promise<void> {
-    const deadline = Date.now() + reconnectMs;
+    const deadline = nowMs() + reconnectMs;
     let careful = false;
     for (let attempt = 0; ; attempt++) {
       if (failure && batch.items.some((item) => item.kind === 'held' || !item.readOnly)) return rejectAll(batch, failure);
@@ -183,7 +186,7 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
       } catch (error) {
         if (isConnectionError(error) || (client !== null && writerBroken)) {
           writerBroken = true;
-          if (!closed && Date.now() < deadline) {
+          if (!closed && nowMs() < deadline) {
             await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** Math.min(attempt, 5))));
             continue;
           }

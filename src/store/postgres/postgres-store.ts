@@ -18,6 +18,7 @@ import type { PgMergeable } from './pg-outbox.ts';
 import { insertSessionOp } from './pg-session-writes.ts';
 import type { PgStoreContext } from './pg-store-context.ts';
 import { reportToDefaultLogger } from '../../logging/default-logger.ts';
+import { systemNowMs, type NowMs } from '../../util/clock.ts';
 
 /** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -29,6 +30,8 @@ export interface PostgresStoreOptions {
   poolSize?: number;
   /** How long writes keep trying while the server cannot be reached (a restart). @default 30000 */
   reconnectMs?: number;
+  /** The clock in epoch milliseconds that deadline is read on. @default systemNowMs */
+  nowMs?: NowMs;
   /**
    * Whether a write waits for its commit to reach the disk (`synchronous_commit`). Off, as the
    * SQLite store's asynchronous commit: a crash of the server (not a clean restart) may lose the
@@ -72,6 +75,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const label = redactConnectionString(options.connectionString);
   const report = options.onError ?? reportToDefaultLogger;
   const reconnectMs = options.reconnectMs ?? 30_000;
+  const nowMs = options.nowMs ?? systemNowMs;
   const sessionOptions = `-c search_path=${schema}${options.synchronousCommit ? '' : ' -c synchronous_commit=off'}`;
   const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 8, options: sessionOptions, connectionTimeoutMillis: 10_000 });
   // An idle connection the server dropped (a restart) must not crash the process; the pool makes a new one.
@@ -97,6 +101,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const batches = createPgBatches({
     label,
     reconnectMs,
+    nowMs,
     name,
     async connect() {
       const client = new pg.Client({ connectionString: url, options: sessionOptions, connectionTimeoutMillis: 10_000, pipeline: true });
@@ -169,12 +174,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     const query = (array ? { ...name({ text, values }), rowMode: 'array' } : name({ text, values })) as pg.QueryConfig;
     if (!listing || batches.busy()) return batches.read((client) => client.query<R>(query).then((result) => result.rows));
     // Idle connections the server dropped fail one by one; the pool then opens new ones.
-    const deadline = Date.now() + reconnectMs;
+    const deadline = nowMs() + reconnectMs;
     for (let attempt = 0; ; attempt++) {
       try {
         return (await pool.query<R>(query)).rows;
       } catch (error) {
-        if (!isConnectionError(error) || closed || Date.now() >= deadline) throw error;
+        if (!isConnectionError(error) || closed || nowMs() >= deadline) throw error;
         if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** Math.min(attempt, 5))));
       }
     }

@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { DatabaseSync } from 'node:sqlite';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../../errors/config-error.ts';
+import { systemNowMs, systemRandom, type NowMs, type Random } from '../../util/clock.ts';
 import { DatabaseReplacedError } from '../store-failure-error.ts';
 import { loadSqlite } from './load-sqlite.ts';
 import { latestVersion, migrate, migrations, UpgradeBusyError } from './migrations.ts';
@@ -19,6 +20,10 @@ export interface OpenDatabaseOptions {
   readOnly?: boolean | undefined;
   /** Told once about a database opened with a limitation (immutable: uncheckpointed rows missing). */
   onWarning?: ((message: string) => void) | undefined;
+  /** The clock in epoch milliseconds the wait for another process's upgrade is timed on. @default systemNowMs */
+  nowMs?: NowMs | undefined;
+  /** Random numbers for the pauses of that wait. @default systemRandom */
+  random?: Random | undefined;
 }
 
 /** SQLite result codes that mean the file is damaged or not a database at all. */
@@ -146,7 +151,11 @@ function inspect(database: DatabaseSync, path: string, size: number): number {
  * that names the file and says what to do. A database this process cannot write is refused too,
  * unless `readOnly` is set: then it is opened read-only (see {@link OpenDatabaseOptions}).
  */
-export function openDatabase(path: string, busyTimeoutMs: number, { readOnly = false, onWarning }: OpenDatabaseOptions = {}): DatabaseSync {
+export function openDatabase(
+  path: string,
+  busyTimeoutMs: number,
+  { readOnly = false, onWarning, nowMs = systemNowMs, random = systemRandom }: OpenDatabaseOptions = {},
+): DatabaseSync {
   const { DatabaseSync: Database } = loadSqlite();
   if (path === ':memory:') return prepare(new Database(path, { timeout: busyTimeoutMs }), path, 0);
   const absolute = resolve(path);
@@ -157,7 +166,7 @@ export function openDatabase(path: string, busyTimeoutMs: number, { readOnly = f
     return prepare(new Database(path, { timeout: busyTimeoutMs }), path, 0);
   }
   checkKind(path, info);
-  if (isWritable(absolute)) return openUpgrading(path, busyTimeoutMs, info.size, onWarning);
+  if (isWritable(absolute)) return openUpgrading(path, busyTimeoutMs, info.size, onWarning, nowMs, random);
   if (!readOnly) throw readOnlyError(path);
   return openReadOnly(path, absolute, busyTimeoutMs, info.size, onWarning);
 }
@@ -226,15 +235,22 @@ function openReadOnly(path: string, absolute: string, busyTimeoutMs: number, siz
  * passed (a second new cadre upgrading it at the same moment lets go at once, and this one then
  * finds it upgraded); then it is refused with a {@link ConfigError} that says which process to stop.
  */
-function openUpgrading(path: string, busyTimeoutMs: number, size: number, onWarning: OpenDatabaseOptions['onWarning']): DatabaseSync {
+function openUpgrading(
+  path: string,
+  busyTimeoutMs: number,
+  size: number,
+  onWarning: OpenDatabaseOptions['onWarning'],
+  nowMs: NowMs,
+  random: Random,
+): DatabaseSync {
   const { DatabaseSync: Database } = loadSqlite();
-  const deadline = Date.now() + busyTimeoutMs;
+  const deadline = nowMs() + busyTimeoutMs;
   for (;;) {
     try {
       return prepare(new Database(path, { timeout: busyTimeoutMs }), path, size, onWarning, busyTimeoutMs);
     } catch (error) {
       if (!(error instanceof UpgradeBusyError)) throw error;
-      if (Date.now() >= deadline) {
+      if (nowMs() >= deadline) {
         throw new ConfigError(
           `The database ${path} has schema version ${error.version} and this cadre upgrades it to version ${latestVersion}, but another process still has it open: an older cadre (run, serve, mcp or a worker) that cannot use it once upgraded. Stop that process (or let it finish), then run the command again; nothing was changed. Waited ${Number((busyTimeoutMs / 1000).toFixed(1))} s.`,
           { cause: error },
@@ -242,7 +258,7 @@ function openUpgrading(path: string, busyTimeoutMs: number, size: number, onWarn
       }
       // Another new cadre may be upgrading it now, and lets go once done; or two are trying at
       // once, each in the other's way: a random pause gets one of them through.
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 + Math.floor(Math.random() * 80));
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 + Math.floor(random() * 80));
     }
   }
 }

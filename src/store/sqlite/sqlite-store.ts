@@ -6,6 +6,7 @@ import type { RunPatch, Store } from '../store.ts';
 import { createGroupCommit } from './group-commit.ts';
 import type { StoreFailureError } from '../store-failure-error.ts';
 import { databaseFiles, openDatabase, watchDatabaseFile } from './open-database.ts';
+import type { NowMs, Random } from '../../util/clock.ts';
 import { runQuerySql } from './run-query-sql.ts';
 import { createHeldRuns } from './held-runs.ts';
 import { addRunEvents, type EventRow } from '../core/event-rows.ts';
@@ -49,6 +50,10 @@ export interface SqliteStoreOptions {
    * @default true
    */
   backgroundCheckpoints?: boolean;
+  /** The clock in epoch milliseconds an upgrade's wait for another process is timed on (see `OpenDatabaseOptions.nowMs`). @default systemNowMs */
+  nowMs?: NowMs | undefined;
+  /** Random numbers for the pauses of that wait. @default systemRandom */
+  random?: Random | undefined;
 }
 
 const activeStatuses = ['queued', 'running'] as const;
@@ -76,8 +81,10 @@ export function createSqliteStore({
   readOnly,
   onWarning,
   backgroundCheckpoints = true,
+  nowMs,
+  random,
 }: SqliteStoreOptions): Store {
-  const database = openDatabase(path, busyTimeoutMs, { readOnly, onWarning });
+  const database = openDatabase(path, busyTimeoutMs, { readOnly, onWarning, nowMs, random });
   // A file's checkpoints (copies of committed pages into it, and their fsyncs) leave this thread.
   const checkpoints =
     !backgroundCheckpoints || path === ':memory:' || path === '' || readOnly
