@@ -70,9 +70,9 @@ describe.skipIf(skip)(title, () => {
     await expect.poll(() => item.count(), { timeout: 10_000 }).toBe(1);
     await item.click();
     await expect.poll(() => page.locator('#session-id').textContent(), { timeout: 10_000 }).toBe(first);
-    expect(await inView(page, '#session-title')).toBe(true);
     // Scrolled to the session itself, once its conversation and runs were filled in.
-    await expect.poll(() => page.locator('#session-view').evaluate((node) => Math.round(node.getBoundingClientRect().top))).toBe(0);
+    await expect.poll(() => inView(page, '#session-title'), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => page.locator('#session-view').evaluate((node) => Math.round(node.getBoundingClientRect().top)), { timeout: 10_000 }).toBe(0);
     await page.close();
   });
 

@@ -44,6 +44,8 @@ describe.skipIf(!redisUrl || !postgresUrl)(`agents of runs on cadre worker proce
     const configFile = join(workspace.cwd, 'cadre.config.json');
     const config = JSON.parse(await readFile(configFile, 'utf8')) as { limits: Record<string, number> };
     await writeFile(configFile, JSON.stringify({ ...config, limits: { ...config.limits, maxDepth: 2 } }));
+    // A deeper limit widens what runs: it applies once a person trusted the workspace's file.
+    expect((await workspace.run(['trust'])).code).toBe(0);
     for (const worker of workspace.workers.splice(0)) {
       worker.child.kill('SIGTERM');
       await worker.exited;
