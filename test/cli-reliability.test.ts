@@ -1,8 +1,8 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../src/store/records.ts';
-import { startScriptedServer, type Script, type ScriptedServer } from '../src/testing/index.ts';
+import type { Script, ScriptedServer } from '../src/testing/index.ts';
 import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
 
 // A key of a shape no pattern knows: only redaction of the configured value can hide it.
@@ -43,12 +43,13 @@ const script: Script = [
 ];
 
 beforeAll(async () => {
-  workspace = await createWorkspace();
-  server = await startScriptedServer({ script });
-  await writeFile(join(workspace.cwd, 'cadre.config.json'), JSON.stringify({ limits: { modelTimeoutMs: 300, maxRetries: 1 } }));
+  // Written before the workers start (in the workers pass), so they time out and retry as the host does.
+  // The workers (in the workers pass) hold the key the secrets test gives its host.
+  workspace = await createWorkspace({ script, config: { limits: { modelTimeoutMs: 300, maxRetries: 1 } }, workerEnv: { CADRE_API_KEY: key } });
+  // The workspace's own server: its workers (in the workers pass) call the same script.
+  server = workspace.server;
 });
 afterAll(async () => {
-  await server.close();
   await workspace.close();
 });
 

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { loadScript, startScriptedServer, type ScriptedRequest, type ScriptedServer, type ScriptedTurn } from '../../src/testing/index.ts';
+import { loadScript, type Script, startScriptedServer, type ScriptedRequest, type ScriptedServer, type ScriptedTurn } from '../../src/testing/index.ts';
 
 /** The `cadre` executable under test. */
 export const cadreBin = resolve(import.meta.dirname, '..', '..', 'bin', 'cadre.js');
@@ -78,18 +78,29 @@ function e2eQueue(cwd: string): string | undefined {
  * Creates a {@link Workspace}; call `close()` when done.
  * @param options.script the scripted model's script: a file, or a function answering each request. @default test/fixtures/script.yaml
  */
-export async function createWorkspace(options: { script?: string | ((request: ScriptedRequest) => ScriptedTurn) } = {}): Promise<Workspace> {
+export async function createWorkspace(
+  options: {
+    /** The model's script: a file, a function, or the rules themselves (default: test/fixtures/script.yaml). */
+    script?: string | Script | ((request: ScriptedRequest) => ScriptedTurn);
+    /** The workspace's cadre.config.json, written before its workers (with a queue) start, so they read it too. */
+    config?: Record<string, unknown>;
+    /** More environment for the workers (with a queue), as the person who starts them would give them. */
+    workerEnv?: Record<string, string>;
+  } = {},
+): Promise<Workspace> {
   const cwd = await mkdtemp(join(tmpdir(), 'cadre-e2e-'));
   await mkdir(join(cwd, 'src'));
   await writeFile(join(cwd, 'notes.txt'), 'Remember the milk.\n');
   await writeFile(join(cwd, 'src', 'app.ts'), 'export const app = 1;\n');
   const queue = e2eQueue(cwd);
   // The queue goes in the environment: a workspace's own file names one only once a person trusted it.
-  await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ limits: { maxActivePerParent: 4 } }));
+  await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify(options.config ?? { limits: { maxActivePerParent: 4 } }));
   await mkdir(join(cwd, '.cadre', 'agents'), { recursive: true });
   await writeFile(join(cwd, '.cadre', 'agents', 'scout.md'), scoutAgent);
   const script =
-    typeof options.script === 'function' ? options.script : await loadScript(options.script ?? resolve(import.meta.dirname, '..', 'fixtures', 'script.yaml'));
+    typeof options.script === 'function' || Array.isArray(options.script)
+      ? options.script
+      : await loadScript(options.script ?? resolve(import.meta.dirname, '..', 'fixtures', 'script.yaml'));
   const server = await startScriptedServer({ script });
   const database = e2eDatabase(cwd);
   // Only what a child needs: no keys or cadre settings of the person running the tests.
@@ -137,7 +148,9 @@ export async function createWorkspace(options: { script?: string | ((request: Sc
   // One after the other: the first one creates the database.
   const workers: CadreProcess[] = [];
   for (let index = 0; queue && index < 2; index++) {
-    const worker = start(['worker', '--db', database, '--model', 'openai-compatible:scripted', '--base-url', server.baseURL, '--concurrency', '8']);
+    const worker = start(['worker', '--db', database, '--model', 'openai-compatible:scripted', '--base-url', server.baseURL, '--concurrency', '8'], {
+      env: options.workerEnv,
+    });
     workers.push(worker);
     await worker.waitForStderr(/carrying out runs/, 30_000);
   }
