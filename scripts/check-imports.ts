@@ -17,6 +17,7 @@ const rank: Record<string, number> = {
   config: 1,
   testing: 1,
   loop: 1,
+  output: 1,
   permissions: 1,
   coordination: 1,
   agents: 2,
