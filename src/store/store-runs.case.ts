@@ -33,7 +33,10 @@ export function runCases({ store }: StoreCaseContext): void {
       value.items[0].id = 99;
       schema.properties.items.type = 'string';
       const stored = await store().getRun('run_1');
-      expect(stored?.output_schema).toEqual({ type: 'object', properties: { items: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' } } } } } });
+      expect(stored?.output_schema).toEqual({
+        type: 'object',
+        properties: { items: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' } } } } },
+      });
       expect(stored?.result?.value).toEqual({ items: [{ id: 1 }, { id: 2, tags: ['a', 'b'] }], note: null });
       expect(moved?.result?.value).toEqual(stored?.result?.value);
       expect((await store().listRuns({ parent_session_id: 'ses_1' }))[0].result?.value).toEqual(stored?.result?.value);
