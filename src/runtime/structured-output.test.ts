@@ -1,7 +1,11 @@
+import { generateText, isStepCount } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../agents/agent-definition.ts';
 import type { Limits } from '../config/limits.ts';
+import type { CadreRunPart } from '../embed/write-run-parts.ts';
+import { exportSession } from '../export/export-session.ts';
+import { renderMarkdownExport } from '../export/render-markdown-export.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel, type ScriptedRequest, type ScriptedTurn } from '../testing/index.ts';
 import { createCadre, type Cadre, type CadreOptions } from './create-cadre.ts';
@@ -260,5 +264,19 @@ describe('results with a shape (output_schema)', () => {
     expect(free.output_schema).toBeNull();
     expect(free.result).toEqual({ text: 'plain words', truncated: false, original_length: 11 });
     expect(parallel[0]).toContain('output: json\n\n{\n  "title": "p",\n  "count": 2\n}');
+  });
+
+  it("works through cadre.tools() in an app's own loop: the value in the tool output, the data-cadre-run part and the export", async () => {
+    const { cadre } = makeCadre({ calls: [], subagent: () => ({ tool_calls: [{ name: 'final_result', arguments: { title: 'app', count: 9 } }] }) });
+    const app = scriptedLanguageModel((request) => (request.turn === 0 ? { tool_calls: [agentCall({ task: 'From the app' })] } : { text: 'app done' }));
+    const result = await generateText({ model: app, prompt: 'go', tools: cadre.tools({ sessionId: 'chat-1' }), stopWhen: isStepCount(3) });
+    const output = result.steps[0].toolResults[0].output as { output: string };
+    expect(output.output).toContain('status: completed\noutput: json\n\n{\n  "title": "app",\n  "count": 9\n}');
+    const parts: CadreRunPart[] = [];
+    await cadre.writeRunParts({ write: (part) => parts.push(part) }, { sessionId: 'chat-1' });
+    expect(parts.at(-1)?.data).toMatchObject({ status: 'completed', value: { title: 'app', count: 9 } });
+    const exported = await exportSession(cadre.store, 'chat-1');
+    expect(exported.runs[0]).toMatchObject({ output_schema: schema, result: { value: { title: 'app', count: 9 } } });
+    expect(renderMarkdownExport(exported)).toContain('**Value** (output: json, 34 characters, matched its output_schema)\n\n```json\n{\n  "title": "app",');
   });
 });
