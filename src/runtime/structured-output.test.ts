@@ -3,9 +3,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../agents/agent-definition.ts';
 import type { Limits } from '../config/limits.ts';
+import type { RunRecord } from '../store/records.ts';
 import type { CadreRunPart } from '../embed/write-run-parts.ts';
 import { exportSession } from '../export/export-session.ts';
 import { renderMarkdownExport } from '../export/render-markdown-export.ts';
+import { createDashboardApp } from '../server/create-server.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel, type ScriptedRequest, type ScriptedTurn } from '../testing/index.ts';
 import { createCadre, type Cadre, type CadreOptions } from './create-cadre.ts';
@@ -266,7 +268,7 @@ describe('results with a shape (output_schema)', () => {
     expect(parallel[0]).toContain('output: json\n\n{\n  "title": "p",\n  "count": 2\n}');
   });
 
-  it("works through cadre.tools() in an app's own loop: the value in the tool output, the data-cadre-run part and the export", async () => {
+  it("works through cadre.tools() in an app's own loop: the value in the tool output, the data-cadre-run part, the HTTP API and the export", async () => {
     const { cadre } = makeCadre({ calls: [], subagent: () => ({ tool_calls: [{ name: 'final_result', arguments: { title: 'app', count: 9 } }] }) });
     const app = scriptedLanguageModel((request) => (request.turn === 0 ? { tool_calls: [agentCall({ task: 'From the app' })] } : { text: 'app done' }));
     const result = await generateText({ model: app, prompt: 'go', tools: cadre.tools({ sessionId: 'chat-1' }), stopWhen: isStepCount(3) });
@@ -275,6 +277,10 @@ describe('results with a shape (output_schema)', () => {
     const parts: CadreRunPart[] = [];
     await cadre.writeRunParts({ write: (part) => parts.push(part) }, { sessionId: 'chat-1' });
     expect(parts.at(-1)?.data).toMatchObject({ status: 'completed', value: { title: 'app', count: 9 } });
+    const dashboard = createDashboardApp({ cadre });
+    const [run] = await cadre.store.listRuns({ parent_session_id: 'chat-1' });
+    const detail = (await (await dashboard.request(`/api/runs/${run.id}`)).json()) as { run: RunRecord };
+    expect(detail.run).toMatchObject({ output_schema: schema, result: { value: { title: 'app', count: 9 } } });
     const exported = await exportSession(cadre.store, 'chat-1');
     expect(exported.runs[0]).toMatchObject({ output_schema: schema, result: { value: { title: 'app', count: 9 } } });
     expect(renderMarkdownExport(exported)).toContain('**Value** (output: json, 34 characters, matched its output_schema)\n\n```json\n{\n  "title": "app",');
