@@ -54,7 +54,7 @@ export interface RunManagerOptions {
   bus: RunBus;
   ledger: RunLedger;
   now: Now;
-  /** The clock in epoch milliseconds (waits for runs of other processes). @default Date.now */
+  /** The clock in epoch milliseconds (waits for runs of other processes). @default systemNowMs */
   nowMs?: NowMs;
   newId: NewId;
   limits: RunManagerLimits;
