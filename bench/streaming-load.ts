@@ -17,9 +17,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { defineAgent } from '../src/agents/agent-definition.ts';
-import type { CadreEvent } from '../src/runs/run-bus.ts';
+import { sessionOfEvent, type CadreEvent } from '../src/runs/run-bus.ts';
 import { createCadre, type Cadre } from '../src/runtime/create-cadre.ts';
-import { sessionOfEvent } from '../src/server/event-stream.ts';
 import { openPostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
@@ -78,15 +77,18 @@ function streamingScript(): Parameters<typeof scriptedLanguageModel>[0] {
  */
 function watchSession(cadre: Cadre, sessionId: string, counts: { events: number; bytes: number }): () => void {
   const family = new Set([sessionId]);
-  return cadre.subscribe((event: CadreEvent) => {
-    const owner = sessionOfEvent(event);
-    if (event.type === 'run-event') {
-      if (!family.has(owner)) return;
-      family.add(event.run.child_session_id);
-    } else if (!family.has(owner)) return;
-    counts.events++;
-    counts.bytes += JSON.stringify(event).length;
-  });
+  return cadre.subscribe(
+    (event: CadreEvent) => {
+      const owner = sessionOfEvent(event);
+      if (event.type === 'run-event') {
+        if (!family.has(owner)) return;
+        family.add(event.run.child_session_id);
+      } else if (!family.has(owner)) return;
+      counts.events++;
+      counts.bytes += JSON.stringify(event).length;
+    },
+    { sessionId },
+  );
 }
 
 interface Trial {
