@@ -46,6 +46,8 @@ export interface NewRunInput {
   depth: number;
   max_turns: number;
   resumed_from: string | null;
+  /** The parent run or session whose conversation the child session copied (`fork`). @default null */
+  forked_from?: string | null;
 }
 
 /** Options of {@link createRunManager}. */
@@ -251,6 +253,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       const run: RunRecord = {
         id: id ?? options.newId('run'),
         ...fields,
+        forked_from: fields.forked_from ?? null,
         status: 'queued',
         turns: 0,
         created_at: at,

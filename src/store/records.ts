@@ -56,8 +56,13 @@ export interface RunResult {
 
 /** Token usage of a run or a session. */
 export interface Usage {
+  /** Every input token, cached ones included (budgets count them). */
   input_tokens: number;
   output_tokens: number;
+  /** Of `input_tokens`, those read from the provider's prompt cache, where it reports them. */
+  cache_read_tokens?: number;
+  /** Of `input_tokens`, those written to the provider's prompt cache, where it reports them. */
+  cache_write_tokens?: number;
 }
 
 /** The `SubagentRun` record (docs/runs-and-limits.md). */
@@ -93,6 +98,8 @@ export interface RunRecord {
   warnings: Array<{ kind: string; at: string }>;
   notification: { delivered_at: string | null; suppressed: boolean } | null;
   resumed_from: string | null;
+  /** The parent run or session whose conversation this run's child session started with (`fork`), or null. */
+  forked_from: string | null;
   /** The process that executes the run; renewed while it works (crash survival). */
   lease_owner: string | null;
   lease_expires_at: string | null;

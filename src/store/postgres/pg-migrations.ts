@@ -148,6 +148,16 @@ export const pgMigrations: readonly PgMigration[] = [
       ALTER TABLE approvals ADD COLUMN preview TEXT;
     `,
   },
+  {
+    version: 10,
+    name: 'forked runs name what they copied; prompt-cache tokens of a session',
+    // As the SQLite store's schema 10.
+    sql: `
+      ALTER TABLE runs ADD COLUMN forked_from TEXT;
+      ALTER TABLE sessions ADD COLUMN cache_read_tokens BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE sessions ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The advisory lock that serializes migrations of every cadre process on one database. */
