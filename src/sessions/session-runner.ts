@@ -180,7 +180,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       const workspace = await options.toolsFor(agent, session);
       const tools: ToolSet = {
         ...workspace,
-        ...createDelegationTools(options.delegation, { sessionId, depth: 0, parentRunId: null }),
+        ...createDelegationTools(options.delegation, { sessionId, depth: 0, parentRunId: null, agent: agent.name }),
       };
       const result = await runAgentLoop({
         model: options.modelFor(agent, session),
