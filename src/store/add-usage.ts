@@ -12,3 +12,19 @@ export function addUsage(total: Usage, more: Usage): Usage {
   if (more.cache_write_tokens) total.cache_write_tokens = (total.cache_write_tokens ?? 0) + more.cache_write_tokens;
   return total;
 }
+
+/** Token counts as cadre's loop reports them (`LoopUsage`): camel case, the cache counts when the provider reported them. */
+export interface ReportedUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
+}
+
+/** A loop's token counts as a record's usage: the cache counts only when some were reported. */
+export function usageOf(reported: ReportedUsage): Usage {
+  const usage: Usage = { input_tokens: reported.inputTokens, output_tokens: reported.outputTokens };
+  if (reported.cacheReadTokens) usage.cache_read_tokens = reported.cacheReadTokens;
+  if (reported.cacheWriteTokens) usage.cache_write_tokens = reported.cacheWriteTokens;
+  return usage;
+}
