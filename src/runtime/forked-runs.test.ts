@@ -1,4 +1,8 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { eventually } from '../../test/helpers/eventually.ts';
 import { z } from 'zod';
 import type { Limits } from '../config/limits.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
@@ -20,10 +24,11 @@ const lookup = defineTool({
   execute: ({ word }) => `${word}: a small furry animal`,
 });
 
-function makeCadre(respond: RespondFunction, limits: Partial<Limits> = {}) {
+function makeCadre(respond: RespondFunction, limits: Partial<Limits> = {}, path = ':memory:', now?: () => string) {
   const requests: ScriptedRequest[] = [];
   const cadre = createCadre({
-    store: createSqliteStore({ path: ':memory:' }),
+    store: createSqliteStore({ path }),
+    ...(now ? { now } : {}),
     model: scriptedLanguageModel((request) => {
       requests.push(request);
       return respond(request);
@@ -135,6 +140,36 @@ describe('forked runs', () => {
     ]);
     // It keeps its parent's tools, delegation tools included, at the depth limit.
     expect(child.tools).toContain('agent');
+  });
+
+  it("resume after a crash from the copy in their child session", async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'cadre-fork-crash-'));
+    const path = join(folder, 'cadre.db');
+    try {
+      // The first process dies (closes) while the fork waits for its model.
+      const first = makeCadre(forkingParent({ run_in_background: true }, () => ({ text: 'never', delay_ms: 60_000 })), {}, path);
+      const session = await first.cadre.createSession();
+      await first.cadre.send(session.id, 'What is a vole?');
+      const [started] = await first.cadre.store.listRuns({ parent_session_id: session.id });
+      await first.cadre.close();
+      open.splice(open.indexOf(first.cadre), 1);
+      const parentLast = first.requests.find((request) => request.messages.at(-1)?.role === 'tool' && !calledTool(request, 'agent'))!;
+
+      // A second one, once the lease ran out, takes the run over and goes on from the stored copy.
+      const later = () => new Date(Date.parse(started.created_at) + 3_600_000).toISOString();
+      const second = makeCadre(forkingParent({}, () => ({ text: 'Spelled right.' })), {}, path, later);
+      const report = await second.cadre.recover({ sessionId: session.id });
+      expect(report.resumed).toEqual([started.id]);
+      const run = await second.cadre.store.getRun(started.id);
+      expect(run).toMatchObject({ forked_from: session.id });
+      await eventually(async () => expect((await second.cadre.store.getRun(started.id))?.status).toBe('completed'));
+      const resumed = second.requests.find((request) => lastUser(request).includes('Check the spelling'))!;
+      expect(resumed.messages).toEqual([...parentLast.messages, { role: 'user', content: 'Check the spelling.' }]);
+      expect(resumed.tools).toEqual(parentLast.tools);
+    } finally {
+      for (const cadre of open.splice(0)) await cadre.close();
+      await rm(folder, { recursive: true, force: true });
+    }
   });
 
   it('say what to fix when the agent is missing without fork, or fork comes with resume', async () => {
