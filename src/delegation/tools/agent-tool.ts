@@ -35,7 +35,7 @@ export function createAgentTool(services: DelegationServices, scope: DelegationS
     name: 'agent',
     // Made of runs' results, records and transcripts, which were redacted as they were written.
     carriesSecrets: false,
-    description: `${readDescription('agent.txt')}\n${readDescription(forking ? 'agent-fork.txt' : 'agent-no-fork.txt')}\n\nAvailable agents:\n${delegable || '(none)'}`,
+    description: `${readDescription('agent.txt')}\n\n${readDescription(forking ? 'agent-fork.txt' : 'agent-no-fork.txt')}\n\nAvailable agents:\n${delegable || '(none)'}`,
     inputSchema,
     execute: async (input, { toolCallId, abortSignal, messages }) => {
       const background = input.run_in_background ?? false;
