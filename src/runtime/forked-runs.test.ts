@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { eventually } from '../../test/helpers/eventually.ts';
 import { z } from 'zod';
 import type { Limits } from '../config/limits.ts';
+import { createDashboardApp } from '../server/create-server.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel, type RespondFunction, type ScriptedRequest } from '../testing/index.ts';
 import { createCadre, type Cadre } from './create-cadre.ts';
@@ -79,6 +80,9 @@ describe('forked runs', () => {
     expect(copied[0].content).toBe('What is a vole?');
     expect(toolOutputs(copied, 'lookup')).toEqual(['vole: a small furry animal']);
     expect((await cadre.store.getSession(run.child_session_id))?.model).toBe(session.model);
+    // The HTTP API's record names it too.
+    const app = createDashboardApp({ cadre });
+    expect((await (await app.request(`/api/runs/${run.id}`)).json()).run).toMatchObject({ id: run.id, forked_from: session.id });
   });
 
   it("given another agent, keep the parent's conversation with that agent's prompt and tools", async () => {
