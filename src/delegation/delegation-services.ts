@@ -29,4 +29,10 @@ export interface DelegationScope {
   depth: number;
   /** The run whose subagent is calling, or null for a primary agent. */
   parentRunId: string | null;
+  /**
+   * The calling agent's name, given where cadre's own loop holds the caller's conversation: `agent`
+   * then offers `fork` (a fork with no agent named runs this one). cadre.tools() and `cadre mcp`
+   * leave it out, as cadre does not hold their parent's conversation. @default no `fork`
+   */
+  agent?: string;
 }

@@ -48,6 +48,8 @@ export interface NewRunInput {
   resumed_from: string | null;
   /** The JSON Schema the run's result must match (docs/structured-output.md). @default null (free text) */
   output_schema?: Record<string, unknown> | null;
+  /** The parent run or session whose conversation the child session copied (`fork`). @default null */
+  forked_from?: string | null;
 }
 
 /** Options of {@link createRunManager}. */
@@ -258,6 +260,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       const run: RunRecord = {
         id: id ?? options.newId('run'),
         ...fields,
+        forked_from: fields.forked_from ?? null,
         status: 'queued',
         turns: 0,
         created_at: at,

@@ -166,8 +166,11 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     primarySessionOf,
     onError: report,
     inbox: { open: inbox.open, close: inbox.close, take: (sessionId) => takeAndStore(inbox, sessionId) },
-    delegationTools: (run) =>
-      run.depth < limits.maxDepth ? createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }) : undefined,
+    // A fork of its parent's own agent keeps the parent's tools at any depth: past the limit they refuse to delegate.
+    delegationTools: (run, { forksParent }) =>
+      run.depth < limits.maxDepth || forksParent
+        ? createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id, agent: run.agent })
+        : undefined,
     summarize: createRunSummarizer({
       settings: options.summarize,
       maxResultChars: limits.maxResultChars,

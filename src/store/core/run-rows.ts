@@ -42,6 +42,7 @@ export const runColumns = [
   'stop_requested_at',
   'stop_requested_by',
   'stop_reason',
+  'forked_from',
 ] as const satisfies ReadonlyArray<keyof RunRecord>;
 
 /** The columns of `runs` and `sessions` that hold integers (every other one holds text, JSON as text): what an engine types its parameters by. */
