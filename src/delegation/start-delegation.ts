@@ -95,7 +95,12 @@ export async function startDelegation(services: DelegationServices, scope: Deleg
   const context = request.context?.trim() ? cutAtWordBoundary(request.context.trim(), services.limits.maxContextChars) : null;
   const content = context ? `${contextHeading}\n\n${context}\n\n${request.task}` : request.task;
   // A fork's child session holds its copy of the conversation, so a crash and resume read it back.
-  const copied = (request.fork?.messages ?? []).map((message) => ({ session_id: childSessionId, role: message.role, content: message.content, created_at: at }));
+  const copied = (request.fork?.messages ?? []).map((message) => ({
+    session_id: childSessionId,
+    role: message.role,
+    content: message.content,
+    created_at: at,
+  }));
   await services.store.appendMessages([...copied, { session_id: childSessionId, role: 'user', content, created_at: at }]);
   return services.runs.start({
     id: runId,

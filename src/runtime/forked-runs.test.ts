@@ -146,12 +146,16 @@ describe('forked runs', () => {
     expect(child.tools).toContain('agent');
   });
 
-  it("resume after a crash from the copy in their child session", async () => {
+  it('resume after a crash from the copy in their child session', async () => {
     const folder = await mkdtemp(join(tmpdir(), 'cadre-fork-crash-'));
     const path = join(folder, 'cadre.db');
     try {
       // The first process dies (closes) while the fork waits for its model.
-      const first = makeCadre(forkingParent({ run_in_background: true }, () => ({ text: 'never', delay_ms: 60_000 })), {}, path);
+      const first = makeCadre(
+        forkingParent({ run_in_background: true }, () => ({ text: 'never', delay_ms: 60_000 })),
+        {},
+        path,
+      );
       const session = await first.cadre.createSession();
       await first.cadre.send(session.id, 'What is a vole?');
       const [started] = await first.cadre.store.listRuns({ parent_session_id: session.id });
@@ -161,7 +165,12 @@ describe('forked runs', () => {
 
       // A second one, once the lease ran out, takes the run over and goes on from the stored copy.
       const later = () => new Date(Date.parse(started.created_at) + 3_600_000).toISOString();
-      const second = makeCadre(forkingParent({}, () => ({ text: 'Spelled right.' })), {}, path, later);
+      const second = makeCadre(
+        forkingParent({}, () => ({ text: 'Spelled right.' })),
+        {},
+        path,
+        later,
+      );
       const report = await second.cadre.recover({ sessionId: session.id });
       expect(report.resumed).toEqual([started.id]);
       const run = await second.cadre.store.getRun(started.id);

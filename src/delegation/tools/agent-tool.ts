@@ -44,7 +44,8 @@ export function createAgentTool(services: DelegationServices, scope: DelegationS
     execute: async (input, { toolCallId, abortSignal, messages }) => {
       const background = input.run_in_background ?? false;
       const fork = input.fork === true;
-      if (input.agent === undefined && !fork) throw new ToolInputError('agent: Required. Name the agent to delegate to (only with fork: true may it be left out).');
+      if (input.agent === undefined && !fork)
+        throw new ToolInputError('agent: Required. Name the agent to delegate to (only with fork: true may it be left out).');
       const run = await startDelegation(services, scope, {
         agent: input.agent ?? scope.agent ?? '',
         ...(fork ? { fork: { messages } } : {}),

@@ -155,8 +155,8 @@ export const pgMigrations: readonly PgMigration[] = [
     sql: `
       ALTER TABLE runs ADD COLUMN output_schema TEXT;
       `,
-    },
-    {
+  },
+  {
     version: 5,
     name: 'forked runs name what they copied; prompt-cache tokens of a session',
     // As the SQLite store's schema 9.

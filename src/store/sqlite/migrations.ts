@@ -178,8 +178,8 @@ export const migrations: readonly Migration[] = [
     sql: `
       ALTER TABLE runs ADD COLUMN output_schema TEXT;
       `,
-    },
-    {
+  },
+  {
     version: 9,
     name: 'forked runs name what they copied; prompt-cache tokens of a session',
     // forked_from: the parent run or session whose conversation a forked run's child session
