@@ -1,7 +1,9 @@
 import { ToolInputError } from '../tools/define-tool.ts';
 import type { RunMode, RunRecord } from '../store/records.ts';
 import { isFinished } from '../store/records.ts';
+import type { RunHold } from '../runs/run-manager.ts';
 import type { DelegationScope, DelegationServices } from './delegation-services.ts';
+import { gateDelegation } from './delegation-rules.ts';
 import { cutAtWordBoundary } from './truncate-result.ts';
 
 /** One delegation as the model asked for it. */
@@ -47,6 +49,8 @@ export async function checkDelegation(services: DelegationServices, scope: Deleg
 export async function startDelegation(services: DelegationServices, scope: DelegationScope, request: DelegationRequest): Promise<RunRecord> {
   const earlier = await checkDelegation(services, scope, request);
   const definition = services.agents.get(request.agent)!;
+  // The rules on delegation (section 19): a denial throws before anything is made.
+  const hold: RunHold | undefined = await gateDelegation(services, scope, definition.name);
   const at = services.now();
   const childSessionId = earlier?.child_session_id ?? services.newId('ses');
   const runId = services.newId('run');
@@ -79,7 +83,7 @@ export async function startDelegation(services: DelegationServices, scope: Deleg
     depth: scope.depth + 1,
     max_turns: request.max_turns ?? definition.maxTurns ?? services.limits.defaultMaxTurns,
     resumed_from: earlier?.id ?? null,
-  });
+  }, hold ? { hold } : undefined);
 }
 
 function describe(request: DelegationRequest): string {

@@ -32,7 +32,15 @@ export function isNotificationPending(run: Pick<RunRecord, 'notification'>): boo
 }
 
 /** Why a run failed. */
-export type RunErrorKind = 'model_error' | 'execution_error' | 'max_turns' | 'timeout' | 'too_many_active' | 'budget_exceeded';
+export type RunErrorKind =
+  | 'model_error'
+  | 'execution_error'
+  | 'max_turns'
+  | 'timeout'
+  | 'too_many_active'
+  | 'budget_exceeded'
+  // A delegation a person or a rule refused (CONTRACT section 19).
+  | 'denied';
 
 /** Whether the parent waits for the run (`foreground`) or carries on (`background`). */
 export type RunMode = 'foreground' | 'background';
