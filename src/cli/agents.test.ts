@@ -110,7 +110,7 @@ describe('cadre agents', () => {
 });
 
 describe('cadre agents and rules on delegation', () => {
-  it('shows the rules on delegation in effect (an untrusted workspace's allow rule left out), and how to write one when there is none', async () => {
+  it("shows the rules on delegation in effect (an untrusted workspace's allow rule left out), and how to write one when there is none", async () => {
     const none = context();
     expect(await main(['agents'], none.value)).toBe(0);
     expect(none.stdout()).toContain('Delegation rules: none, every delegation is allowed (add agent(NAME) or agent(model:PATTERN) rules');
