@@ -2,7 +2,9 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalRecord, RunEventRecord, RunRecord } from '../src/store/records.ts';
+import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
+import { eventually } from './helpers/eventually.ts';
 import { scriptedWires, wireModelFlags } from './helpers/wires.ts';
 import type { ScriptedWire } from '../src/testing/index.ts';
 
@@ -77,5 +79,50 @@ describe('rules on delegation from the command line', () => {
     const bad = await workspace.run(['run', ...workspace.modelFlags, '--deny', 'agent(model:)', 'delegate please']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('names no model');
+  });
+});
+
+describe('an ask on a delegation across a crash', () => {
+  it('survives cadre run killed with SIGKILL: the next process holds the run again, and cadre approve starts it', async () => {
+    const first = workspace.start(['run', ...workspace.modelFlags, '--config', 'ask-agent.config.json', '--approvals', 'wait', 'delegate please']);
+    const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main \((run_\w+)\) asks to run: agent scout/);
+    const store = createSqliteStore({ path: workspace.database });
+    try {
+      const held = (await store.getRun(runId))!;
+      first.child.kill('SIGKILL');
+      expect((await first.exited).signal).toBe('SIGKILL');
+
+      const second = workspace.start([
+        'run',
+        ...workspace.modelFlags,
+        '--config',
+        'ask-agent.config.json',
+        '--approvals',
+        'wait',
+        '--session',
+        held.parent_session_id,
+        // A prompt the scripted primary answers without delegating again.
+        'second question',
+      ]);
+      // The next process takes the run over and holds it again: still queued, never started, the same ask pending.
+      const taken = await eventually(async () => {
+        const run = await store.getRun(runId);
+        return run && run.lease_owner !== held.lease_owner && run.warnings.some((warning) => warning.kind === 'recovered') && run;
+      }, { timeout: 20_000, interval: 50, what: 'the run taken over' });
+      expect(taken).toMatchObject({ status: 'queued', started_at: null, last_activity: 'awaiting approval: agent scout' });
+      expect(await store.getApproval(approvalId)).toMatchObject({ status: 'pending' });
+      expect(await store.listApprovals({ run_id: runId })).toHaveLength(1);
+
+      const approve = await workspace.run(['approve', approvalId, '--db', workspace.database]);
+      expect(approve.code).toBe(0);
+      const result = await second.exited;
+      expect(result.code).toBe(0);
+      expect(result.stderr).toContain(`[${approvalId}] approved by person: agent scout`);
+      const done = await store.getRun(runId);
+      expect(done).toMatchObject({ status: 'completed' });
+      expect(done?.started_at).not.toBeNull();
+    } finally {
+      await store.close();
+    }
   });
 });
