@@ -132,8 +132,8 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
     writeLine(context.stdout, formatTable(['NAME', 'MODE', 'MODEL', 'TOOLS', 'SOURCE', 'DESCRIPTION'], rows));
     // How every agent's bash is confined: the same box for all of them.
     writeLine(context.stdout, `\n${describeWorkspaceTrust(workspace)}`);
-    writeLine(context.stdout, describeSandbox(sandbox));
     writeLine(context.stdout, describeDelegationRules(config.permissions));
+    writeLine(context.stdout, describeSandbox(sandbox));
   }
   if (agents.errors.length > 0) {
     writeLine(context.stderr, `${agents.errors.length} agent file(s) did not load:`);
