@@ -1,7 +1,7 @@
 import type { Coordination } from '../coordination/coordination.ts';
 import { createPollingCoordination } from '../coordination/polling-coordination.ts';
 import { callOfAsk, compilePermissions, matchRules } from '../permissions/permissions.ts';
-import type { PermissionRisk } from '../permissions/permission-rule.ts';
+import { delegationTool, type PermissionRisk } from '../permissions/permission-rule.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
 import type { ApprovalPreview, ApprovalRecord, ApprovalResolver, ApprovalStatus } from '../store/records.ts';
@@ -97,6 +97,8 @@ interface Waiter {
   prompt?: AbortController;
   /** Raised by another process, which records its request and its answer as run events. */
   relayed?: boolean;
+  /** Stops waiting without an answer (its timer and listening): an ask on a delegation left for recovery at close. */
+  forget?: () => void;
 }
 
 /** Creates the {@link ApprovalBroker}. */
@@ -208,14 +210,14 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
     const onAbort = () => resolve(approval.id, 'canceled', 'stop').catch(report);
     signal.addEventListener('abort', onAbort, { once: true });
     const stopListening = listenForAnswer(approval.id);
-    answered
-      .finally(() => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        stopListening();
-      })
-      .catch(report);
+    const forget = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      stopListening();
+    };
+    answered.finally(forget).catch(report);
     const waiter = waiters.get(approval.id);
+    if (waiter) waiter.forget = forget;
     if (mode === 'ask' && waiter) {
       queue.push(waiter);
       pump();
@@ -306,6 +308,12 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
     close() {
       if (!options.coordination) coordination.close().catch(report);
       for (const waiter of waiters.values()) waiter.prompt?.abort();
+      // An ask on a delegation stays pending for whoever recovers its run: nothing here answers it any more.
+      for (const [id, waiter] of waiters) {
+        if (waiter.approval.tool !== delegationTool || waiter.relayed) continue;
+        waiter.forget?.();
+        waiters.delete(id);
+      }
     },
   };
 }
