@@ -72,6 +72,23 @@ describe('rules on delegation from the command line', () => {
     expect(result.stderr).toMatch(/\[apr_\w+\] denied by no_approver: agent scout/);
   });
 
+  it('ends a run awaiting its ask as any stop does, from cadre stop in another process, and closes the ask', async () => {
+    const first = workspace.start(['run', ...workspace.modelFlags, '--config', 'ask-agent.config.json', '--approvals', 'wait', 'delegate please']);
+    const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main \((run_\w+)\) asks to run: agent scout/);
+    const stop = await workspace.run(['stop', runId, '--db', workspace.database]);
+    expect(stop.code).toBe(0);
+    expect((await first.exited).code).toBe(0);
+    const shown = await workspace.json<{ run: RunRecord; events: RunEventRecord[] }>(['show', runId]);
+    expect(shown.run).toMatchObject({ status: 'canceled_by_user', started_at: null });
+    expect((await workspace.json<ApprovalRecord[]>(['approvals'])).map((each) => each.id)).not.toContain(approvalId);
+    const store = createSqliteStore({ path: workspace.database });
+    try {
+      expect(await store.getApproval(approvalId)).toMatchObject({ status: 'canceled', resolved_by: 'stop' });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('accepts --deny with an agent rule and refuses an agent rule with no name', async () => {
     const denied = await workspace.run(['run', ...workspace.modelFlags, '--deny', 'Task(scout)', 'delegate please']);
     const sessionId = denied.stderr.match(/Session (ses_\w+)/)![1];
