@@ -185,7 +185,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     untrackLocal(run);
   }
 
-  async function admit(run: RunRecord): Promise<void> {
+  async function admit(run: RunRecord, approved = false): Promise<void> {
     trackLocal(run);
     const entry = {
       runId: run.id,
@@ -193,6 +193,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       start: () => {
         execute(run.id).catch(report);
       },
+      pastQueueCap: approved,
     };
     // A running run was given its slot by the process that scheduled it (a worker's job comes from
     // its host, whose caps decided): waiting here again for this process's own caps would hold a
@@ -229,7 +230,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
           return;
         }
         const latest = await store.getRun(run.id);
-        if (latest?.status === 'queued') await admit(latest);
+        // Let go by a person: the queue cap, which bounds what a model piles up, does not refuse it now.
+        if (latest?.status === 'queued') await admit(latest, true);
         else if (latest && isFinished(latest.status)) settle(latest);
       })
       .catch(report);
