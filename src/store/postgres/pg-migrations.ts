@@ -148,6 +148,14 @@ export const pgMigrations: readonly PgMigration[] = [
       ALTER TABLE approvals ADD COLUMN preview TEXT;
     `,
   },
+  {
+    version: 4,
+    name: "the JSON Schema a run's result must match (output_schema)",
+    // JSON of the schema, as the SQLite store's schema 8; NULL for free-text runs and runs stored earlier.
+    sql: `
+      ALTER TABLE runs ADD COLUMN output_schema TEXT;
+    `,
+  },
 ];
 
 /** The advisory lock that serializes migrations of every cadre process on one database. */

@@ -170,6 +170,15 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE approvals ADD COLUMN preview TEXT;
     `,
   },
+  {
+    version: 8,
+    name: "the JSON Schema a run's result must match (output_schema)",
+    // JSON of the schema; NULL for runs with a free-text result and runs stored earlier. A
+    // follow-up run reads it back to keep the schema of the run it follows.
+    sql: `
+      ALTER TABLE runs ADD COLUMN output_schema TEXT;
+    `,
+  },
 ];
 
 /** The newest schema version this build writes. */
