@@ -3,7 +3,9 @@ import { ToolInputError } from '../tools/define-tool.ts';
 import { checkOutputSchema } from '../output/output-schema.ts';
 import type { RunMode, RunRecord } from '../store/records.ts';
 import { isFinished } from '../store/records.ts';
+import type { RunHold } from '../runs/run-manager.ts';
 import type { DelegationScope, DelegationServices } from './delegation-services.ts';
+import { gateDelegation } from './delegation-rules.ts';
 import { cutAtWordBoundary } from './truncate-result.ts';
 
 /** One delegation as the model asked for it. */
@@ -75,6 +77,8 @@ export async function checkDelegation(services: DelegationServices, scope: Deleg
 export async function startDelegation(services: DelegationServices, scope: DelegationScope, request: DelegationRequest): Promise<RunRecord> {
   const earlier = await checkDelegation(services, scope, request);
   const definition = services.agents.get(request.agent)!;
+  // The rules on delegation (section 19): a denial throws before anything is made.
+  const hold: RunHold | undefined = await gateDelegation(services, scope, definition.name);
   const at = services.now();
   const childSessionId = earlier?.child_session_id ?? services.newId('ses');
   const runId = services.newId('run');
@@ -102,24 +106,27 @@ export async function startDelegation(services: DelegationServices, scope: Deleg
     created_at: at,
   }));
   await services.store.appendMessages([...copied, { session_id: childSessionId, role: 'user', content, created_at: at }]);
-  return services.runs.start({
-    id: runId,
-    parent_session_id: scope.sessionId,
-    child_session_id: childSessionId,
-    parent_run_id: scope.parentRunId,
-    tool_call_id: request.toolCallId,
-    agent: definition.name,
-    description: describe(request),
-    task: request.task,
-    context,
-    mode: request.mode,
-    depth: scope.depth + 1,
-    max_turns: request.max_turns ?? definition.maxTurns ?? services.limits.defaultMaxTurns,
-    resumed_from: earlier?.id ?? null,
-    // The call's schema wins; a follow-up keeps the schema of the run it follows, then the agent's.
-    output_schema: request.output_schema ?? earlier?.output_schema ?? definition.outputSchema ?? null,
-    forked_from: request.fork === undefined ? null : (scope.parentRunId ?? scope.sessionId),
-  });
+  return services.runs.start(
+    {
+      id: runId,
+      parent_session_id: scope.sessionId,
+      child_session_id: childSessionId,
+      parent_run_id: scope.parentRunId,
+      tool_call_id: request.toolCallId,
+      agent: definition.name,
+      description: describe(request),
+      task: request.task,
+      context,
+      mode: request.mode,
+      depth: scope.depth + 1,
+      max_turns: request.max_turns ?? definition.maxTurns ?? services.limits.defaultMaxTurns,
+      resumed_from: earlier?.id ?? null,
+      // The call's schema wins; a follow-up keeps the schema of the run it follows, then the agent's.
+      output_schema: request.output_schema ?? earlier?.output_schema ?? definition.outputSchema ?? null,
+      forked_from: request.fork === undefined ? null : (scope.parentRunId ?? scope.sessionId),
+    },
+    hold ? { hold } : undefined,
+  );
 }
 
 function describe(request: DelegationRequest): string {

@@ -10,6 +10,7 @@ import { resolveLimits } from '../config/limits.ts';
 import { createPollingCoordination } from '../coordination/polling-coordination.ts';
 import { shareProviderGates } from '../coordination/share-provider-gates.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
+import { createDelegationRules, resumeDelegationHold } from '../delegation/delegation-rules.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
 import { createRunSummarizer } from '../delegation/summarize-run.ts';
 import { createAppNotifications } from '../embed/app-notifications.ts';
@@ -213,6 +214,8 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     executor: tracing ? tracing.traceExecutor(executor) : executor,
     limits: { ...limits, leaseMs: options.leaseMs },
     announcerOf: (runId) => jobs.get(runId),
+    // A run recovered while its delegation awaited a person's answer waits for it again.
+    resumeHold: (run) => resumeDelegationHold(delegation, run),
     // A run carried out for a host (a job) is announced by that host, which hosts its parent.
     onRunFinished: (run) => void (jobs.has(run.id) || notifier.runFinished(run).catch(report)),
   });
@@ -229,6 +232,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     newId,
     runs,
     modelLabelFor: (name) => models.agentModel(agents.get(name)) ?? models.defaultLabel,
+    delegationRules: createDelegationRules({ permissions: options.permissions, agents, broker, primarySessionOf }),
   };
   const writer = createSessionWriter({ store, bus });
   const sessions = createSessionRunner({

@@ -40,7 +40,9 @@ export type RunErrorKind =
   | 'too_many_active'
   | 'budget_exceeded'
   /** A run with an `output_schema` that gave no value the schema accepts, after its repairs. */
-  | 'invalid_output';
+  | 'invalid_output'
+  /** A delegation a person or a rule refused (CONTRACT section 19). */
+  | 'denied';
 
 /** Whether the parent waits for the run (`foreground`) or carries on (`background`). */
 export type RunMode = 'foreground' | 'background';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ToolInputError, defineTool } from '../../tools/define-tool.ts';
 import { awaitForeground, promotedNote } from '../await-foreground.ts';
 import type { DelegationScope, DelegationServices } from '../delegation-services.ts';
-import { formatRunOutput } from '../format-run-output.ts';
+import { formatRunOutput, progressBody } from '../format-run-output.ts';
 import { startDelegation } from '../start-delegation.ts';
 import { readDescription } from './read-description.ts';
 
@@ -67,7 +67,7 @@ export function createAgentTool(services: DelegationServices, scope: DelegationS
         return formatRunOutput(run, {
           ...format,
           note,
-          body: run.status === 'failed' ? undefined : `The run is ${run.status === 'queued' ? 'waiting for a slot' : 'working'}.`,
+          body: run.status === 'failed' ? undefined : progressBody(run),
         });
       }
       const [done] = await awaitForeground(services, [run], abortSignal ?? new AbortController().signal, 'agent');
