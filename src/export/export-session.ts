@@ -130,5 +130,6 @@ function contractFields(run: RunRecord): Omit<ExportedRun, 'events' | 'runs'> {
     warnings: run.warnings,
     notification: run.notification,
     resumed_from: run.resumed_from,
+    ...(run.worktree ? { worktree: run.worktree } : {}),
   };
 }

@@ -148,6 +148,14 @@ export const pgMigrations: readonly PgMigration[] = [
       ALTER TABLE approvals ADD COLUMN preview TEXT;
     `,
   },
+  {
+    version: 12,
+    name: "a run's own git worktree (isolation: worktree)",
+    // JSON of a RunWorktree, as the SQLite store's schema 12; NULL for runs in the workspace.
+    sql: `
+      ALTER TABLE runs ADD COLUMN worktree TEXT;
+    `,
+  },
 ];
 
 /** The advisory lock that serializes migrations of every cadre process on one database. */

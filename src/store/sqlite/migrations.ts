@@ -170,6 +170,14 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE approvals ADD COLUMN preview TEXT;
     `,
   },
+  {
+    version: 12,
+    name: "a run's own git worktree (isolation: worktree)",
+    // JSON of a RunWorktree; NULL for runs in the workspace and runs stored earlier.
+    sql: `
+      ALTER TABLE runs ADD COLUMN worktree TEXT;
+    `,
+  },
 ];
 
 /** The newest schema version this build writes. */
