@@ -62,6 +62,8 @@ export interface AgentDefinition {
   color?: string;
   /** Claude Code's `mcpServers`, kept as written for the MCP client. */
   mcpServers?: readonly AgentMcpServer[];
+  /** Claude Code's `isolation`: `worktree` gives each run a git worktree of its own (docs/worktrees.md). @default none */
+  isolation?: 'worktree';
   /** The system prompt: the markdown body of the file, trimmed. */
   system: string;
   /** Where the definition came from: a file path, `'built-in'` or `'code'`. */
@@ -177,6 +179,7 @@ export const agentFrontMatterSchema = z.looseObject({
   permission_mode: z.string({ error: `must be one of ${agentPermissionModes.join(', ')}` }).optional(),
   color: colorSchema.optional(),
   mcp_servers: mcpServersSchema.optional(),
+  isolation: z.literal('worktree', { error: "must be 'worktree' (a git worktree of its own for each run)" }).optional(),
 });
 
 /** What {@link defineAgent} accepts: an {@link AgentDefinition} without `source`, with defaults. */
@@ -210,6 +213,8 @@ export interface AgentInput {
   color?: string;
   /** MCP servers it uses, for the MCP client. @default none */
   mcpServers?: AgentMcpServer[];
+  /** `worktree`: each run works in a git worktree of its own (docs/worktrees.md). @default none */
+  isolation?: 'worktree';
 }
 
 const agentInputSchema = z.strictObject({
@@ -230,6 +235,7 @@ const agentInputSchema = z.strictObject({
       error: 'must be a list of { name, config? }',
     })
     .optional(),
+  isolation: z.literal('worktree', { error: "must be 'worktree'" }).optional(),
 });
 
 /** Every problem of a failed validation, one per offending key, in the order of the schema's keys. */

@@ -5,6 +5,7 @@ import type { RunManager } from '../runs/run-manager.ts';
 import type { TokenBudget } from '../runs/token-budget.ts';
 import type { Store } from '../store/store.ts';
 import type { NewId, Now } from '../util/clock.ts';
+import type { RunWorktrees } from '../worktrees/run-worktrees.ts';
 
 /** What the delegation tools need from the runtime. */
 export interface DelegationServices {
@@ -19,6 +20,8 @@ export interface DelegationServices {
   newId: NewId;
   /** A label of the model a child session of this agent uses (for the session record). */
   modelLabelFor: (agent: string) => string;
+  /** The git worktrees of runs with `isolation: worktree`; without it such a run is refused. @default none */
+  worktrees?: RunWorktrees;
 }
 
 /** Who is delegating: the session whose model calls the tools. */

@@ -3,6 +3,8 @@ import type { RunMode, RunRecord } from '../store/records.ts';
 import { isFinished } from '../store/records.ts';
 import type { DelegationScope, DelegationServices } from './delegation-services.ts';
 import { cutAtWordBoundary } from './truncate-result.ts';
+import type { RunWorktrees } from '../worktrees/run-worktrees.ts';
+import { WorktreeError } from '../worktrees/worktree-error.ts';
 
 /** One delegation as the model asked for it. */
 export interface DelegationRequest {
@@ -12,6 +14,8 @@ export interface DelegationRequest {
   context?: string;
   max_turns?: number;
   resume?: string;
+  /** `worktree`: the run works in a git worktree of its own; the agent's `isolation` otherwise. */
+  isolation?: 'worktree';
   mode: RunMode;
   toolCallId: string | null;
 }
@@ -26,6 +30,7 @@ export async function checkDelegation(services: DelegationServices, scope: Deleg
   if (request.task.trim() === '') throw new ToolInputError('task: must not be empty. Say what the subagent should do.');
   const spent = await services.budget.sessionSpent(scope.sessionId);
   if (spent) throw new ToolInputError(spent);
+  if ((request.isolation ?? definition.isolation) === 'worktree') await worktreesOf(services).repository().catch(asToolError);
   if (!request.resume) return null;
   const earlier = await services.store.getRun(request.resume);
   if (!earlier || earlier.parent_session_id !== scope.sessionId) {
@@ -50,6 +55,8 @@ export async function startDelegation(services: DelegationServices, scope: Deleg
   const at = services.now();
   const childSessionId = earlier?.child_session_id ?? services.newId('ses');
   const runId = services.newId('run');
+  // Made before anything else, so a worktree that cannot be made (no commit to start from) starts no run.
+  const worktree = (request.isolation ?? definition.isolation) === 'worktree' ? await worktreesOf(services).create(runId).catch(asToolError) : null;
   if (!earlier) {
     await services.store.createSession({
       id: childSessionId,
@@ -79,7 +86,19 @@ export async function startDelegation(services: DelegationServices, scope: Deleg
     depth: scope.depth + 1,
     max_turns: request.max_turns ?? definition.maxTurns ?? services.limits.defaultMaxTurns,
     resumed_from: earlier?.id ?? null,
+    worktree,
   });
+}
+
+function worktreesOf(services: DelegationServices): RunWorktrees {
+  if (!services.worktrees) throw new ToolInputError('isolation: this runtime has no workspace for worktrees; delegate without isolation.');
+  return services.worktrees;
+}
+
+/** A worktree that cannot be made is the model's to hear about (not a git repository, no commit yet). */
+function asToolError(error: unknown): never {
+  if (WorktreeError.isInstance(error)) throw new ToolInputError(error.message);
+  throw error;
 }
 
 function describe(request: DelegationRequest): string {

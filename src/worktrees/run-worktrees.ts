@@ -36,8 +36,11 @@ export interface RunWorktrees {
   create(runId: string): Promise<RunWorktree>;
   /** Where the run works: the workspace's place inside its worktree. */
   workingDirectory(worktree: RunWorktree): Promise<string>;
-  /** The git folders a command in the worktree writes to (its own git folder, the objects, its branch's ref). */
-  gitPaths(worktree: RunWorktree): Promise<string[]>;
+  /**
+   * The git folders a command in the worktree writes to (its own git folder, the objects, its
+   * branch's ref) and the repository's git folder it reads, so git works inside the sandbox.
+   */
+  gitPaths(worktree: RunWorktree): Promise<{ writable: string[]; readable: string[] }>;
   /**
    * Commits what the run left uncommitted on its branch and counts its changes; a run that changed
    * nothing (tip at base, clean tree) leaves no worktree and no branch and gets null.
@@ -116,12 +119,13 @@ export function createRunWorktrees({ workspace, baseRef = 'HEAD' }: { workspace:
       const pointer = await readFile(join(worktree.path, '.git'), 'utf8').catch(() => '');
       const own = /^gitdir: (.+)$/m.exec(pointer)?.[1]?.trim();
       const branch = worktree.branch.split('/').slice(0, -1).join('/');
-      return [
+      const writable = [
         ...(own ? [resolve(worktree.path, own)] : []),
         join(commonDir, 'objects'),
         join(commonDir, 'refs', 'heads', branch),
         join(commonDir, 'logs', 'refs', 'heads', branch),
       ].filter((path) => existsSync(path));
+      return { writable, readable: [commonDir] };
     },
 
     finish: (run) =>
