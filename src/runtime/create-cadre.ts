@@ -47,8 +47,7 @@ import { systemNow, systemNowMs, timeSortedId } from '../util/clock.ts';
 import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { createRunWorktrees } from '../worktrees/run-worktrees.ts';
 import { withRunWorktrees } from '../worktrees/worktree-executor.ts';
-import { WorktreeError } from '../worktrees/worktree-error.ts';
-import { listRunWorktrees, mergeWorktreeOfRun, removeWorktreeOfRun } from '../worktrees/worktree-records.ts';
+import { diffOfRun, listRunWorktrees, mergeWorktreeOfRun, removeWorktreeOfRun } from '../worktrees/worktree-records.ts';
 import type { Cadre, CadreRuntime } from './cadre.ts';
 import type { CadreOptions } from './cadre-options.ts';
 import { deliverPendingNotifications } from './deliver-pending-notifications.ts';
@@ -199,7 +198,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
           onAsk: (approvalId) => void store.getApproval(approvalId).then((approval) => approval && broker.relay(approval), report),
         });
   const worktrees = createRunWorktrees({ workspace: options.workspace ?? process.cwd(), baseRef: options.worktree?.baseRef });
-  const worktreeRecords = { store, worktrees, now };
+  const worktreeRecords = { store, now };
   // Runs with a worktree of their own work there, and their changes are committed when they end.
   const executor = withRunWorktrees(queued ?? createInProcessExecutor({ ...loops, ledger, budget, setup }), { worktrees, store, onError: report });
   const jobs = new Map<string, string | undefined>();
@@ -352,11 +351,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     },
 
     worktrees: () => listRunWorktrees(store),
-    async worktreeDiff(runId) {
-      const run = await store.getRun(runId);
-      if (!run?.worktree) throw new WorktreeError('not_found', run ? `Run ${runId} has no worktree.` : `No run '${runId}'.`);
-      return worktrees.diff(run.worktree);
-    },
+    worktreeDiff: (runId) => diffOfRun(store, runId),
     mergeWorktree: (runId, mergeOptions) => mergeWorktreeOfRun(worktreeRecords, runId, mergeOptions),
     removeWorktree: (runId, removeOptions) => removeWorktreeOfRun(worktreeRecords, runId, removeOptions),
 

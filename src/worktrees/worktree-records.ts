@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { isFinished, type RunRecord, type RunStatus, type RunWorktree } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { mergeRunWorktree } from './merge-worktree.ts';
 import { removeRunWorktree } from './remove-worktree.ts';
-import type { RunWorktrees, WorktreeRun } from './run-worktrees.ts';
+import { createRunWorktrees, type RunWorktrees, type WorktreeRun } from './run-worktrees.ts';
 import { WorktreeError } from './worktree-error.ts';
 
 /** A run's worktree as `cadre worktrees` and `cadre.worktrees()` list it. */
@@ -19,8 +20,12 @@ export interface WorktreeEntry extends RunWorktree {
 /** What the record-keeping worktree operations need. */
 export interface WorktreeRecordsContext {
   store: Pick<Store, 'getRun' | 'listRuns' | 'updateRun'>;
-  worktrees: RunWorktrees;
   now: () => string;
+}
+
+/** The worktrees of the workspace a run's worktree was made in (`<workspace>/.cadre/worktrees/<run_id>`), from any folder. */
+export function worktreesOf(worktree: RunWorktree): RunWorktrees {
+  return createRunWorktrees({ workspace: resolve(worktree.path, '..', '..', '..') });
 }
 
 /** The worktrees of runs that are not removed yet, newest first. */
@@ -44,7 +49,7 @@ async function finishedRun(context: WorktreeRecordsContext, runId: string, doing
 /** Merges a finished run's worktree into the workspace's branch and records `merged_at` (see {@link mergeRunWorktree}). */
 export async function mergeWorktreeOfRun(context: WorktreeRecordsContext, runId: string, { squash = false }: { squash?: boolean } = {}): Promise<RunWorktree> {
   const run = await finishedRun(context, runId, 'merge');
-  const worktree = await mergeRunWorktree(context.worktrees, run, { squash, at: context.now() });
+  const worktree = await mergeRunWorktree(worktreesOf(run.worktree), run, { squash, at: context.now() });
   await context.store.updateRun(runId, { worktree });
   return worktree;
 }
@@ -52,9 +57,17 @@ export async function mergeWorktreeOfRun(context: WorktreeRecordsContext, runId:
 /** Removes a finished run's worktree and branch and records it (see {@link removeRunWorktree}). */
 export async function removeWorktreeOfRun(context: WorktreeRecordsContext, runId: string, { force = false }: { force?: boolean } = {}): Promise<RunWorktree> {
   const run = await finishedRun(context, runId, 'remove');
-  const worktree = await removeRunWorktree(context.worktrees, run, { force, at: context.now() });
+  const worktree = await removeRunWorktree(worktreesOf(run.worktree), run, { force, at: context.now() });
   await context.store.updateRun(runId, { worktree });
   return worktree;
+}
+
+/** What a run changed in its worktree, as a unified diff against its base (uncommitted changes too). */
+export async function diffOfRun(store: Pick<Store, 'getRun'>, runId: string): Promise<string> {
+  const run = await store.getRun(runId);
+  if (!run) throw new WorktreeError('not_found', `No run '${runId}'.`);
+  if (!run.worktree) throw new WorktreeError('not_found', `Run ${runId} has no worktree (it ran without isolation, or changed nothing).`);
+  return worktreesOf(run.worktree).diff(run.worktree);
 }
 
 /** The line the parent's output gains: `worktree: cadre/<run_id> (N files changed, +I -D)`. */
