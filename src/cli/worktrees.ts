@@ -1,6 +1,6 @@
 import type { RunWorktree } from '../store/records.ts';
 import { systemNow } from '../util/clock.ts';
-import { diffOfRun, listRunWorktrees, mergeWorktreeOfRun, removeWorktreeOfRun, worktreeLine, type WorktreeEntry } from '../worktrees/worktree-records.ts';
+import { changesOfRun, listRunWorktrees, mergeWorktreeOfRun, removeWorktreeOfRun, worktreeLine, type WorktreeEntry } from '../worktrees/worktree-records.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
 import { openCliStore } from './open-runtime.ts';
@@ -43,9 +43,9 @@ export async function worktreesCommand(context: CliContext, flags: StoreFlags): 
 export async function worktreeDiffCommand(context: CliContext, runId: string, flags: StoreFlags): Promise<number> {
   const { store, close } = await openCliStore(context, flags);
   try {
-    const diff = await diffOfRun(store, runId);
-    if (flags.json) writeLine(context.stdout, JSON.stringify({ run_id: runId, diff }));
-    else context.stdout.write(diff);
+    const changes = await changesOfRun(store, runId);
+    if (flags.json) writeLine(context.stdout, JSON.stringify(changes));
+    else context.stdout.write(changes.diff);
     return 0;
   } finally {
     await close();

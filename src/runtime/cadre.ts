@@ -19,7 +19,7 @@ import type { StoreFailureError } from '../store/store-failure-error.ts';
 import type { Now, NowMs } from '../util/clock.ts';
 import type { RecoveryReport } from './recover-runs.ts';
 import type { RunWorktree } from '../store/records.ts';
-import type { WorktreeEntry } from '../worktrees/worktree-records.ts';
+import type { WorktreeChangesView, WorktreeEntry } from '../worktrees/worktree-records.ts';
 
 /** The cadre runtime: sessions with a primary agent, runs of subagents, and their lifecycle. */
 export interface Cadre {
@@ -87,8 +87,8 @@ export interface Cadre {
   writeRunParts(writer: CadreRunPartWriter, options: WriteRunPartsOptions): Promise<void>;
   /** The git worktrees of runs with `isolation: worktree` that are not removed yet, newest first (docs/worktrees.md). */
   worktrees(): Promise<WorktreeEntry[]>;
-  /** What a run changed in its worktree, as a unified diff against its base. */
-  worktreeDiff(runId: string): Promise<string>;
+  /** What a run changed in its worktree against its base: each file's lines added and removed, and the unified diff. */
+  worktreeChanges(runId: string): Promise<WorktreeChangesView>;
   /**
    * Merges a finished run's worktree into the workspace's current branch: a merge commit and a
    * clean tree, the worktree and branch removed; with `squash`, one plain commit, the branch kept.

@@ -47,7 +47,7 @@ import { systemNow, systemNowMs, timeSortedId } from '../util/clock.ts';
 import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { createRunWorktrees } from '../worktrees/run-worktrees.ts';
 import { withRunWorktrees } from '../worktrees/worktree-executor.ts';
-import { diffOfRun, listRunWorktrees, mergeWorktreeOfRun, removeWorktreeOfRun } from '../worktrees/worktree-records.ts';
+import { changesOfRun, listRunWorktrees, mergeWorktreeOfRun, removeWorktreeOfRun } from '../worktrees/worktree-records.ts';
 import type { Cadre, CadreRuntime } from './cadre.ts';
 import type { CadreOptions } from './cadre-options.ts';
 import { deliverPendingNotifications } from './deliver-pending-notifications.ts';
@@ -352,7 +352,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     },
 
     worktrees: () => listRunWorktrees(store),
-    worktreeDiff: (runId) => diffOfRun(store, runId),
+    worktreeChanges: (runId) => changesOfRun(store, runId),
     mergeWorktree: (runId, mergeOptions) => mergeWorktreeOfRun(worktreeRecords, runId, mergeOptions),
     removeWorktree: (runId, removeOptions) => removeWorktreeOfRun(worktreeRecords, runId, removeOptions),
 

@@ -8,6 +8,7 @@ import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel, type Script } from '../testing/index.ts';
 import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { detectSandboxOnce } from '../tools/sandbox/detect-sandbox.ts';
+import { createDashboardApp } from '../server/create-server.ts';
 import { createCadre, type Cadre } from './create-cadre.ts';
 import { toolOutputs } from './runtime-fixtures.ts';
 
@@ -154,12 +155,20 @@ describe('runs in their own git worktree', () => {
     const { session } = await finishedTurn(cadre);
     const [run] = await cadre.store.listRuns({ parent_session_id: session.id });
     expect((await cadre.worktrees()).map((entry) => [entry.run_id, entry.files_changed, entry.exists])).toEqual([[run.id, 1, true]]);
-    expect(await cadre.worktreeDiff(run.id)).toContain('+b');
+    expect(await cadre.worktreeChanges(run.id)).toMatchObject({ run_id: run.id, files: [{ path: 'b.txt', insertions: 1, deletions: 0 }], diff: expect.stringContaining('+b') });
+    // The dashboard shows the run's branch and counts on its card, and fetches the files and diff on demand.
+    const app = createDashboardApp({ cadre, onError: (error) => { throw error; } });
+    const card = (await (await app.request(`/api/runs/${run.id}`)).json()) as { run: { worktree: { branch: string; files_changed: number } } };
+    expect(card.run.worktree).toMatchObject({ branch: `cadre/${run.id}`, files_changed: 1 });
+    const changes = await app.request(`/api/runs/${run.id}/worktree`);
+    expect(changes.status).toBe(200);
+    expect(await changes.json()).toMatchObject({ files: [{ path: 'b.txt', insertions: 1, deletions: 0 }], diff: expect.stringContaining('+b') });
     const merged = await cadre.mergeWorktree(run.id);
     expect(merged.merged_at).toEqual(expect.any(String));
     expect(readFileSync(join(repo, 'b.txt'), 'utf8')).toBe('b\n');
     expect((await cadre.store.getRun(run.id))?.worktree?.merged_at).toBe(merged.merged_at);
     expect(await cadre.worktrees()).toEqual([]);
     await expect(cadre.mergeWorktree(run.id)).rejects.toThrow(/removed already/);
+    expect((await app.request(`/api/runs/${run.id}/worktree`)).status).toBe(404);
   });
 });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mergeRunWorktree } from './merge-worktree.ts';
 import { removeRunWorktree } from './remove-worktree.ts';
-import { createRunWorktrees, parseShortstat, type RunWorktrees } from './run-worktrees.ts';
+import { createRunWorktrees, parseNumstat, parseShortstat, type RunWorktrees } from './run-worktrees.ts';
 import { worktreeLine } from './worktree-records.ts';
 import { WorktreeError } from './worktree-error.ts';
 
@@ -169,13 +169,23 @@ describe('run worktrees', () => {
   it("shows the run's changes against its base, uncommitted ones too", async () => {
     const worktree = await worktrees.create('run_1');
     writeFileSync(join(worktree.path, 'b.txt'), 'new file\n');
-    const diff = await worktrees.diff(worktree);
+    writeFileSync(join(worktree.path, 'a.txt'), 'one\n');
+    const { diff, files } = await worktrees.diff(worktree);
     expect(diff).toContain('+++ b/b.txt');
     expect(diff).toContain('+new file');
+    expect(files).toEqual([
+      { path: 'a.txt', insertions: 0, deletions: 1 },
+      { path: 'b.txt', insertions: 1, deletions: 0 },
+    ]);
   });
 
   it('reads git shortstat lines', () => {
     expect(parseShortstat(' 1 file changed, 1 insertion(+)')).toEqual({ files_changed: 1, insertions: 1, deletions: 0 });
     expect(parseShortstat(' 3 files changed, 10 insertions(+), 2 deletions(-)')).toEqual({ files_changed: 3, insertions: 10, deletions: 2 });
+    expect(parseNumstat('1\t2\ta b.txt\0-\t-\timage.png\0' + '0\t0\t\0old.txt\0new.txt\0')).toEqual([
+      { path: 'a b.txt', insertions: 1, deletions: 2 },
+      { path: 'image.png', insertions: 0, deletions: 0 },
+      { path: 'new.txt', insertions: 0, deletions: 0 },
+    ]);
   });
 });

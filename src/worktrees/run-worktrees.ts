@@ -19,6 +19,28 @@ export interface WorktreeChanges {
   deletions: number;
 }
 
+/** One file a run changed, as `git diff --numstat` counts it (a binary file counts 0 lines). */
+export interface ChangedFile {
+  path: string;
+  insertions: number;
+  deletions: number;
+}
+
+/** Parses `git diff --numstat -z`: `added\tdeleted\tpath\0` (a rename: `added\tdeleted\t\0from\0to\0`). */
+export function parseNumstat(text: string): ChangedFile[] {
+  const fields = text.split('\0');
+  const files: ChangedFile[] = [];
+  for (let index = 0; index < fields.length; index++) {
+    const match = /^(-|\d+)\t(-|\d+)\t(.*)$/s.exec(fields[index]);
+    if (!match) continue;
+    let path = match[3];
+    // A rename names both paths after it: the new one counts.
+    if (path === '') path = fields[(index += 2)] ?? '';
+    files.push({ path, insertions: match[1] === '-' ? 0 : Number(match[1]), deletions: match[2] === '-' ? 0 : Number(match[2]) });
+  }
+  return files;
+}
+
 /** A run as the worktree operations need it. */
 export interface WorktreeRun {
   id: string;
@@ -46,8 +68,8 @@ export interface RunWorktrees {
    * nothing (tip at base, clean tree) leaves no worktree and no branch and gets null.
    */
   finish(run: WorktreeRun): Promise<RunWorktree | null>;
-  /** What the run changed against its base, as a unified diff (committed and not). */
-  diff(worktree: RunWorktree): Promise<string>;
+  /** What the run changed against its base (committed and not): a unified diff and each file's counts. */
+  diff(worktree: RunWorktree): Promise<{ diff: string; files: ChangedFile[] }>;
   /** Runs `operation` while no other cadre git operation of this process is under way on the repository. */
   exclusive<T>(operation: (repository: Repository) => Promise<T>): Promise<T>;
 }
@@ -145,13 +167,13 @@ export function createRunWorktrees({ workspace, baseRef = 'HEAD' }: { workspace:
 
     diff: (worktree) =>
       exclusive(async (found) => {
-        if (existsSync(worktree.path)) {
-          // Files the run left uncommitted count too (a run still working, or one that was abandoned).
-          await runGit(worktree.path, ['add', '-A', '--intent-to-add']);
-          return (await runGit(worktree.path, ['diff', worktree.base])).stdout;
-        }
-        const tip = worktree.commit ?? worktree.branch;
-        return (await runGit(found.top, ['diff', worktree.base, tip])).stdout;
+        const there = existsSync(worktree.path);
+        // Files the run left uncommitted count too (a run still working, or one that was abandoned).
+        if (there) await runGit(worktree.path, ['add', '-A', '--intent-to-add']);
+        const cwd = there ? worktree.path : found.top;
+        const against = there ? [worktree.base] : [worktree.base, worktree.commit ?? worktree.branch];
+        const [diff, numstat] = await Promise.all([runGit(cwd, ['diff', ...against]), runGit(cwd, ['diff', '--numstat', '-z', ...against])]);
+        return { diff: diff.stdout, files: parseNumstat(numstat.stdout) };
       }),
   };
 }

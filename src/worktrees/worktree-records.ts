@@ -4,7 +4,7 @@ import { isFinished, type RunRecord, type RunStatus, type RunWorktree } from '..
 import type { Store } from '../store/store.ts';
 import { mergeRunWorktree } from './merge-worktree.ts';
 import { removeRunWorktree } from './remove-worktree.ts';
-import { createRunWorktrees, type RunWorktrees, type WorktreeRun } from './run-worktrees.ts';
+import { createRunWorktrees, type ChangedFile, type RunWorktrees, type WorktreeRun } from './run-worktrees.ts';
 import { WorktreeError } from './worktree-error.ts';
 
 /** A run's worktree as `cadre worktrees` and `cadre.worktrees()` list it. */
@@ -62,12 +62,23 @@ export async function removeWorktreeOfRun(context: WorktreeRecordsContext, runId
   return worktree;
 }
 
-/** What a run changed in its worktree, as a unified diff against its base (uncommitted changes too). */
-export async function diffOfRun(store: Pick<Store, 'getRun'>, runId: string): Promise<string> {
+/** What a run changed in its worktree against its base (uncommitted changes too). */
+export interface WorktreeChangesView {
+  run_id: string;
+  worktree: RunWorktree;
+  /** Each file it changed, with its lines added and removed. */
+  files: ChangedFile[];
+  /** The unified diff. */
+  diff: string;
+}
+
+/** What a run changed in its worktree, as a unified diff against its base and per file (uncommitted changes too). */
+export async function changesOfRun(store: Pick<Store, 'getRun'>, runId: string): Promise<WorktreeChangesView> {
   const run = await store.getRun(runId);
   if (!run) throw new WorktreeError('not_found', `No run '${runId}'.`);
   if (!run.worktree) throw new WorktreeError('not_found', `Run ${runId} has no worktree (it ran without isolation, or changed nothing).`);
-  return worktreesOf(run.worktree).diff(run.worktree);
+  if (run.worktree.removed_at) throw new WorktreeError('not_found', `Run ${runId}'s worktree was removed.`);
+  return { run_id: run.id, worktree: run.worktree, ...(await worktreesOf(run.worktree).diff(run.worktree)) };
 }
 
 /** The line the parent's output gains: `worktree: cadre/<run_id> (N files changed, +I -D)`. */
