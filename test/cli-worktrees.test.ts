@@ -85,7 +85,9 @@ describe('cadre worktrees, worktree diff, merge and remove', () => {
     expect(git('status', '--porcelain')).toBe('');
   });
 
-  it('shows what a run changed', async () => {
+  it('shows what a run changed, in cadre show too', async () => {
+    const show = await workspace.run(['show', runs.notes, '--db', workspace.database]);
+    expect(show.stdout).toContain(`worktree:    cadre/${runs.notes} (1 file changed, +1 -1); cadre worktree diff|merge ${runs.notes}`);
     const diff = await workspace.run(['worktree', 'diff', runs.notes, '--db', workspace.database]);
     expect(diff.code).toBe(0);
     expect(diff.stdout).toContain('-Remember the milk.');

@@ -2,7 +2,8 @@ import { formatElapsed } from '../delegation/run-views.ts';
 import { ConfigError } from '../errors/config-error.ts';
 import { displayStatus, elapsedUntil, viewRun } from '../runs/run-owner.ts';
 import { totalTokens } from '../runs/token-budget.ts';
-import type { RunEventRecord, RunRecord } from '../store/records.ts';
+import type { RunEventRecord, RunRecord, RunWorktree } from '../store/records.ts';
+import { worktreeLine } from '../worktrees/worktree-records.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
 import { openCliStore } from './open-runtime.ts';
@@ -52,6 +53,7 @@ export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[
     lines.push(`  owner:       ${run.lease_owner ?? 'none'} is gone; cadre run --session ${run.parent_session_id} (or cadre serve) recovers the run`);
   }
   if (run.resumed_from) lines.push(`  resumed:     from ${run.resumed_from}`);
+  if (run.worktree) lines.push(`  worktree:    ${worktreeState(run.worktree)}`);
   if (run.notification) lines.push(`  notified:    ${notificationState(run.notification)}`);
   if (run.warnings.length > 0) lines.push(`  warnings:    ${run.warnings.map((warning) => `${warning.kind} at ${warning.at}`).join(', ')}`);
   lines.push('', 'Task:', ...run.task.split('\n').map((line) => `  ${line}`));
@@ -96,4 +98,11 @@ export async function showCommand(context: CliContext, runId: string, flags: Sto
   } finally {
     await close();
   }
+}
+
+/** A run's worktree in `cadre show`: its branch and changes, and what became of it. */
+function worktreeState(worktree: RunWorktree): string {
+  if (!worktree.commit) return `${worktree.branch} in ${worktree.path} (nothing committed yet)`;
+  const state = worktree.removed_at ? (worktree.merged_at ? 'merged and removed' : 'removed') : worktree.merged_at ? 'merged' : `cadre worktree diff|merge ${worktree.path.split('/').pop()}`;
+  return `${worktreeLine(worktree).slice('worktree: '.length)}; ${state}`;
 }
