@@ -195,8 +195,20 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
         JSON.stringify(event.data),
       ]);
     }
-    const values = runToSql(runFixture({ status: 'running' })) as unknown[];
-    await client.query(`INSERT INTO runs (${runColumnList}) VALUES (${values.map((_, index) => `$${index + 1}`).join(', ')})`, values);
+    // Only the columns schema 1 has: later ones (a run's worktree) came with later migrations.
+    const { rows: present } = await client.query<{ column_name: string }>('SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2', [
+      schema,
+      'runs',
+    ]);
+    const known = new Set(present.map((row) => row.column_name));
+    const allValues = runToSql(runFixture({ status: 'running' })) as unknown[];
+    const columns = runColumnList.split(', ').filter((column) => known.has(column));
+    const values = runColumnList
+      .split(', ')
+      .map((column, index) => [column, allValues[index]] as const)
+      .filter(([column]) => known.has(column))
+      .map(([, value]) => value);
+    await client.query(`INSERT INTO runs (${columns.join(', ')}) VALUES (${values.map((_, index) => `$${index + 1}`).join(', ')})`, values);
     const store = await openPostgresStore({ connectionString: postgresUrl!, schema });
     const expected = old.map((event) => ({ run_id: 'run_1', ...event }));
     expect(await store.listRunEvents('run_1')).toEqual(expected);
