@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { asSchema } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defineAgent } from '../agents/agent-definition.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
@@ -130,6 +131,17 @@ describe('runs in their own git worktree', () => {
     expect(git(repo, 'worktree', 'list').trim().split('\n')).toHaveLength(1);
     expect(toolOutputs(messages, 'agent')[0]).not.toContain('worktree: cadre/');
     expect(await cadre.worktrees()).toEqual([]);
+  });
+
+  it('offers isolation on agent and on each agent_parallel task of cadre.tools(), as cadre mcp lists them', async () => {
+    const cadre = makeCadre([{ turns: [{ text: 'unused' }] }]);
+    const tools = cadre.tools({ sessionId: 'app_1' });
+    const agent = (await asSchema(tools.agent!.inputSchema).jsonSchema) as { properties: Record<string, { enum?: string[] }> };
+    expect(agent.properties.isolation.enum).toEqual(['worktree']);
+    const parallel = (await asSchema(tools.agent_parallel!.inputSchema).jsonSchema) as {
+      properties: { tasks: { items: { properties: Record<string, { enum?: string[] }> } } };
+    };
+    expect(parallel.properties.tasks.items.properties.isolation.enum).toEqual(['worktree']);
   });
 
   it('gives the model a tool error and starts no run in a workspace that is not a git repository', async () => {
