@@ -201,7 +201,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
   const worktrees = createRunWorktrees({ workspace: options.workspace ?? process.cwd(), baseRef: options.worktree?.baseRef });
   const worktreeRecords = { store, now };
   // Runs with a worktree of their own work there, and their changes are committed when they end.
-  const executor = withRunWorktrees(queued ?? createInProcessExecutor({ ...loops, ledger, budget, setup }), { worktrees, store, onError: report });
+  const executor = withRunWorktrees(queued ?? createInProcessExecutor({ ...loops, ledger, budget, setup, maxOutputRepairs: limits.maxOutputRepairs }), { worktrees, store, onError: report });
   const jobs = new Map<string, string | undefined>();
   const runs = createRunManager({
     store,

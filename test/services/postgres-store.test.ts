@@ -195,7 +195,7 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
         JSON.stringify(event.data),
       ]);
     }
-    // Only the columns schema 1 has: later ones (a run's worktree) came with later migrations.
+    // Only the columns schema 1 has: later ones (output_schema, a run's worktree) came with later migrations.
     const { rows: present } = await client.query<{ column_name: string }>('SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2', [
       schema,
       'runs',
