@@ -28,6 +28,7 @@ const rank: Record<string, number> = {
   approvals: 4,
   telemetry: 4,
   'mcp/client': 4,
+  worktrees: 4,
   delegation: 5,
   sessions: 6,
   runtime: 7,

@@ -160,6 +160,7 @@ export {
   type RunRecord,
   type RunResult,
   type RunStatus,
+  type RunWorktree,
   type SessionRecord,
   type SessionRuleRecord,
   type SessionStatus,
@@ -170,6 +171,14 @@ export {
   type StoreFailureKind,
   type Usage,
 } from './store/index.ts';
+export {
+  createRunWorktrees,
+  WorktreeError,
+  type RunWorktrees,
+  type WorktreeEntry,
+  type WorktreeErrorKind,
+  type WorktreeSettings,
+} from './worktrees/index.ts';
 export { exportSession, renderMarkdownExport, type ExportSessionOptions, type SessionExport } from './export/index.ts';
 
 export {

@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createAgentTools } from '../src/mcp/client/agent-tools.ts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpClients, type McpClients } from '../src/mcp/client/mcp-clients.ts';
 import { createCadre, type Cadre } from '../src/runtime/create-cadre.ts';
@@ -39,6 +42,31 @@ function clients(servers: Parameters<typeof createMcpClients>[0]['servers'], opt
   open.push(made);
   return made;
 }
+
+describe('MCP servers of a run in its own worktree', () => {
+  it('start there, for that run alone, and close with it; the shared ones stay where they are', async () => {
+    const place = realpathSync(mkdtempSync(join(tmpdir(), 'cadre-mcp-place-')));
+    try {
+      const agentTools = createAgentTools({
+        workspaceTools: {},
+        mcpServers: { fx: stdio('--cwd-tool') },
+        onError: (error) => {
+          throw error;
+        },
+      });
+      const agent = defineAgent({ name: 'user', description: 'Uses fx', tools: ['mcp__fx__*'] });
+      const placed = await agentTools.availableAt(agent, { root: place });
+      expect(await placed.tools.mcp__fx__cwd!.execute!({}, call)).toBe(place);
+      const shared = await agentTools.available(agent);
+      expect(await shared.mcp__fx__cwd!.execute!({}, call)).toBe(process.cwd());
+      await placed.close();
+      await expect(placed.tools.mcp__fx__cwd!.execute!({}, call)).rejects.toThrow();
+      expect(await shared.mcp__fx__cwd!.execute!({}, call)).toBe(process.cwd());
+    } finally {
+      rmSync(place, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('MCP client', () => {
   it("gives a stdio server's tools as mcp__<server>__<tool>, read-only ones at risk read, and calls them", async () => {

@@ -68,6 +68,8 @@ export interface AgentDefinition {
    * own (docs/structured-output.md). @default free text
    */
   outputSchema?: Readonly<Record<string, unknown>>;
+  /** Claude Code's `isolation`: `worktree` gives each run a git worktree of its own (docs/worktrees.md). @default none */
+  isolation?: 'worktree';
   /** The system prompt: the markdown body of the file, trimmed. */
   system: string;
   /** Where the definition came from: a file path, `'built-in'` or `'code'`. */
@@ -184,6 +186,7 @@ export const agentFrontMatterSchema = z.looseObject({
   color: colorSchema.optional(),
   mcp_servers: mcpServersSchema.optional(),
   output_schema: z.unknown().optional(),
+  isolation: z.literal('worktree', { error: "must be 'worktree' (a git worktree of its own for each run)" }).optional(),
 });
 
 /** What {@link defineAgent} accepts: an {@link AgentDefinition} without `source`, with defaults. */
@@ -223,6 +226,8 @@ export interface AgentInput {
    * @example outputSchema: z.object({ title: z.string(), tags: z.array(z.string()) })
    */
   outputSchema?: Record<string, unknown> | z.ZodType;
+  /** `worktree`: each run works in a git worktree of its own (docs/worktrees.md). @default none */
+  isolation?: 'worktree';
 }
 
 const agentInputSchema = z.strictObject({
@@ -244,6 +249,7 @@ const agentInputSchema = z.strictObject({
     })
     .optional(),
   outputSchema: z.unknown().optional(),
+  isolation: z.literal('worktree', { error: "must be 'worktree'" }).optional(),
 });
 
 /** Every problem of a failed validation, one per offending key, in the order of the schema's keys. */

@@ -183,6 +183,7 @@ export function parseAgentFile(path: string, text: string, options: ParseAgentFi
     color,
     mcp_servers,
     output_schema,
+    isolation,
     ...unknown
   } = result.data;
   let outputSchema: Record<string, unknown> | undefined;
@@ -212,6 +213,7 @@ export function parseAgentFile(path: string, text: string, options: ParseAgentFi
     ...(color !== undefined && { color }),
     ...(mcp_servers !== undefined && { mcpServers: mcp_servers }),
     ...(outputSchema !== undefined && { outputSchema }),
+    ...(isolation !== undefined && { isolation }),
     system: parts.body.trim(),
     source: path,
     ...(warnings.length > 0 && { warnings }),

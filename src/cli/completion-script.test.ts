@@ -48,13 +48,17 @@ describe('cadre completion', () => {
     expect(completeInBash(bash, ['cadre', 'completion', ''])).toEqual(expect.arrayContaining(['bash', 'zsh', 'fish']));
     expect(completeInBash(bash, ['cadre', 'run', '--approvals', ''])).toEqual(['ask', 'wait', 'deny']);
     expect(completeInBash(bash, ['cadre', 'run', '--approvals', 'w'])).toEqual(['wait']);
+    expect(completeInBash(bash, ['cadre', 'worktr'])).toEqual(['worktrees', 'worktree']);
+    expect(completeInBash(bash, ['cadre', 'worktree', ''])).toEqual(expect.arrayContaining(['diff', 'merge', 'remove']));
+    expect(completeInBash(bash, ['cadre', 'worktree', 'merge', 'run_1', '--sq'])).toEqual(['--squash']);
+    expect(completeInBash(bash, ['cadre', 'worktree', 'remove', 'run_1', '--fo'])).toEqual(['--force']);
   });
 
   it('writes zsh and fish scripts that name every command and its flags', async () => {
     const zsh = await script('zsh');
     const fish = await script('fish');
     expect(zsh.startsWith('#compdef cadre\n')).toBe(true);
-    for (const command of ['run', 'agents', 'sessions', 'runs', 'show', 'stop', 'export', 'serve', 'completion', 'version']) {
+    for (const command of ['run', 'agents', 'sessions', 'runs', 'show', 'stop', 'worktrees', 'worktree', 'export', 'serve', 'completion', 'version']) {
       expect(zsh).toContain(`'${command}:`);
       expect(fish).toContain(`-a ${command} `);
     }

@@ -42,14 +42,25 @@ function visibleFlags(command: Command): FlagInfo[] {
   ];
 }
 
+function uniqueFlags(flags: FlagInfo[]): FlagInfo[] {
+  const seen = new Set<string>();
+  return flags.filter((flag) => {
+    const key = flag.names.join(' ');
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
 function describeProgram(program: Command): { globals: FlagInfo[]; commands: CommandInfo[] } {
   const commands = program.commands
     .filter((command) => !(command as Command & { _hidden?: boolean })._hidden)
     .map((command) => ({
       name: command.name(),
       description: command.description().replace(/\s+/g, ' '),
-      flags: visibleFlags(command).filter((flag) => !flag.names.includes('-h')),
-      argumentChoices: command.registeredArguments[0]?.argChoices ?? [],
+      // A command with subcommands (`worktree diff|merge|remove`) completes their names and flags.
+      flags: uniqueFlags([command, ...command.commands].flatMap(visibleFlags)).filter((flag) => !flag.names.includes('-h')),
+      argumentChoices: command.registeredArguments[0]?.argChoices ?? command.commands.map((subcommand) => subcommand.name()),
     }));
   return { globals: visibleFlags(program), commands };
 }

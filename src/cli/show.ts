@@ -3,7 +3,8 @@ import { ConfigError } from '../errors/config-error.ts';
 import { cacheTokensText } from '../export/cache-tokens-text.ts';
 import { displayStatus, elapsedUntil, viewRun } from '../runs/run-owner.ts';
 import { totalTokens } from '../runs/token-budget.ts';
-import type { RunEventRecord, RunRecord } from '../store/records.ts';
+import type { RunEventRecord, RunRecord, RunWorktree } from '../store/records.ts';
+import { worktreeLine } from '../worktrees/worktree-records.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
 import { openCliStore } from './open-runtime.ts';
@@ -54,6 +55,7 @@ export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[
   }
   if (run.resumed_from) lines.push(`  resumed:     from ${run.resumed_from}`);
   if (run.forked_from) lines.push(`  forked:      from ${run.forked_from} (started with its conversation so far)`);
+  if (run.worktree) lines.push(`  worktree:    ${worktreeState(run.worktree)}`);
   if (run.notification) lines.push(`  notified:    ${notificationState(run.notification)}`);
   if (run.output_schema)
     lines.push(
@@ -105,4 +107,17 @@ export async function showCommand(context: CliContext, runId: string, flags: Sto
   } finally {
     await close();
   }
+}
+
+/** A run's worktree in `cadre show`: its branch and changes, and what became of it. */
+function worktreeState(worktree: RunWorktree): string {
+  if (!worktree.commit) return `${worktree.branch} in ${worktree.path} (nothing committed yet)`;
+  const state = worktree.removed_at
+    ? worktree.merged_at
+      ? 'merged and removed'
+      : 'removed'
+    : worktree.merged_at
+      ? 'merged'
+      : `cadre worktree diff|merge ${worktree.path.split('/').pop()}`;
+  return `${worktreeLine(worktree).slice('worktree: '.length)}; ${state}`;
 }

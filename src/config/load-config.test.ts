@@ -40,10 +40,22 @@ describe('loadConfig', () => {
       mcpServers: {},
       permissions: {},
       sandbox: { mode: 'auto', network: false, writable: [] },
+      worktree: { baseRef: 'HEAD' },
       configPath: null,
       modelAliases: defaultModelAliases,
       workspace: { part: 'cadre.config.json', path: null, items: [], hash: null, state: 'none', agentsDirs: [] },
     });
+  });
+
+  it("reads worktree.baseRef, which applies untrusted, and names worktree's keys on a mistake", async () => {
+    await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ worktree: { baseRef: 'main' } }));
+    try {
+      expect((await loadConfig({ cwd, env: {} })).worktree).toEqual({ baseRef: 'main' });
+      await writeFile(join(cwd, 'cadre.config.json'), JSON.stringify({ worktree: { base: 'main' } }));
+      expect(await failure()).toBe(`${join(cwd, 'cadre.config.json')}: worktree.base: unknown key (known keys: baseRef)`);
+    } finally {
+      await rm(join(cwd, 'cadre.config.json'));
+    }
   });
 
   it('reads sandbox settings, resolves writable paths against the file, and refuses a list of hosts or an unknown key', async () => {

@@ -109,6 +109,8 @@ export interface CadreConfig {
   summarize?: SummarizeConfig;
   /** OpenTelemetry settings from the file (`OTEL_EXPORTER_OTLP_ENDPOINT` alone turns traces on too). */
   telemetry?: TelemetryConfig;
+  /** Runs' own git worktrees (docs/worktrees.md): the ref their branches are made from. @default { baseRef: 'HEAD' } */
+  worktree: { baseRef: string };
   /** MCP servers whose tools agents may use: the user's file's, then the project's (same name: the project's). @default {} */
   mcpServers: Record<string, McpServerConfig>;
   /** Absolute agent directories: the file's `agents`, then each `--agents` flag. @default [] */
@@ -227,6 +229,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     sandbox: resolveSandboxConfig(file?.sandbox, fileDirectory, configPath),
     summarize: file?.summarize,
     telemetry: file?.telemetry,
+    worktree: { baseRef: file?.worktree?.baseRef ?? 'HEAD' },
     mcpServers: { ...file?.mcpServers },
     agentsDirs: [
       ...(file?.agents ?? []).map((directory) => resolve(fileDirectory, directory)),

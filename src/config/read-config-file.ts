@@ -56,6 +56,11 @@ export const configFileSchema = z.strictObject({
       recordContent: z.boolean({ error: 'must be true or false' }).optional(),
     })
     .optional(),
+  worktree: z
+    .strictObject({
+      baseRef: text('a commit, branch or tag like HEAD or main').optional(),
+    })
+    .optional(),
 });
 
 /** The contents of a valid `cadre.config.json`. */
@@ -70,10 +75,11 @@ function unknownKeyMessage(parent: string, key: string) {
   if (parent === 'permissions') return 'unknown key (known keys: allow, ask, deny)';
   if (parent === 'sandbox') return 'unknown key (known keys: mode, network, writable)';
   if (parent === 'telemetry') return 'unknown key (known keys: enabled, endpoint, protocol, recordContent)';
+  if (parent === 'worktree') return 'unknown key (known keys: baseRef)';
   const allowed =
     parent === 'summarize'
       ? 'model, enabled, maxChars, timeoutMs'
-      : 'model, baseURL, db, queue, agents, limits, permissions, sandbox, mcpServers, summarize, modelAliases, telemetry';
+      : 'model, baseURL, db, queue, agents, limits, permissions, sandbox, mcpServers, summarize, modelAliases, telemetry, worktree';
   return `unknown key (known keys: ${allowed})`;
 }
 

@@ -14,7 +14,7 @@ export interface WorkspaceConfigSplit {
 }
 
 /** Keys that neither start a program, send anything elsewhere nor widen what runs. */
-const harmlessKeys = new Set(['$schema', 'model', 'modelAliases', 'summarize', 'agents']);
+const harmlessKeys = new Set(['$schema', 'model', 'modelAliases', 'summarize', 'agents', 'worktree']);
 
 /** A database spec that is a URL (postgres://): the data would go to another host. */
 const isUrl = (value: string) => /^[a-z][a-z0-9+.-]*:\/\//i.test(value);

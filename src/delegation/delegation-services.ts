@@ -7,6 +7,7 @@ import type { Store } from '../store/store.ts';
 import type { NewId, Now } from '../util/clock.ts';
 import type { ApprovalBroker } from '../approvals/approval-broker.ts';
 import type { DecidedRule } from '../permissions/permissions.ts';
+import type { RunWorktrees } from '../worktrees/run-worktrees.ts';
 
 /** What the delegation tools need from the runtime. */
 export interface DelegationServices {
@@ -23,6 +24,8 @@ export interface DelegationServices {
   modelLabelFor: (agent: string) => string;
   /** The permission rules on delegation (`agent(NAME)`, `agent(model:PATTERN)`). @default none: every delegation is allowed */
   delegationRules?: DelegationRules;
+  /** The git worktrees of runs with `isolation: worktree`; without it such a run is refused. @default none */
+  worktrees?: RunWorktrees;
 }
 
 /** Who is delegating: the session whose model calls the tools. */

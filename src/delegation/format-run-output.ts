@@ -1,4 +1,5 @@
-import type { RunRecord } from '../store/records.ts';
+import type { RunRecord, RunWorktree } from '../store/records.ts';
+import { worktreeLine } from '../worktrees/worktree-records.ts';
 import { truncateResult } from './truncate-result.ts';
 
 /** Options for {@link formatRunOutput}. */
@@ -20,6 +21,7 @@ export function formatRunOutput(run: RunRecord, { maxResultChars = 8000, note, b
   const lines = [`run_id: ${run.id}`, `agent: ${run.agent}`, `status: ${run.status}`];
   const notes: string[] = [];
   if (run.status === 'failed' && run.error) lines.push(`error: ${run.error.kind}: ${run.error.message}`);
+  if (run.worktree?.commit) lines.push(worktreeLine(run.worktree));
   let text = body ?? describeOutcome(run);
   if (run.result?.value !== undefined) lines.push('output: json');
   if (body === undefined && run.result?.value !== undefined) {
@@ -50,9 +52,16 @@ export function formatRunOutput(run: RunRecord, { maxResultChars = 8000, note, b
     }
     text = `Partial result (the run did not finish):\n${cut.text}`;
   }
+  if (run.worktree) notes.push(worktreeNote(run.worktree));
   if (note) notes.unshift(note);
   if (notes.length > 0) lines.push(`note: ${notes.join(' ')}`);
   return `${lines.join('\n')}\n\n${text}`;
+}
+
+/** Where an isolated run works, and what it does not see. */
+function worktreeNote(worktree: RunWorktree): string {
+  if (worktree.commit) return `Its changes are committed on branch ${worktree.branch}; a person merges them with cadre worktree merge.`;
+  return `It works in its own git worktree on branch ${worktree.branch} (from ${worktree.base.slice(0, 12)}); uncommitted changes of the workspace are not in it.`;
 }
 
 /** The top-level keys of a value too long to show, each with its kind and size. */

@@ -7,6 +7,8 @@ import type { RunHold } from '../runs/run-manager.ts';
 import type { DelegationScope, DelegationServices } from './delegation-services.ts';
 import { gateDelegation } from './delegation-rules.ts';
 import { cutAtWordBoundary } from './truncate-result.ts';
+import type { RunWorktrees } from '../worktrees/run-worktrees.ts';
+import { WorktreeError } from '../worktrees/worktree-error.ts';
 
 /** One delegation as the model asked for it. */
 export interface DelegationRequest {
@@ -23,6 +25,8 @@ export interface DelegationRequest {
    * `execute` the step's `messages`), which the child session starts with. @default a fresh session
    */
   fork?: { messages: readonly ModelMessage[] };
+  /** `worktree`: the run works in a git worktree of its own; the agent's `isolation` otherwise. */
+  isolation?: 'worktree';
   mode: RunMode;
   toolCallId: string | null;
 }
@@ -56,6 +60,7 @@ export async function checkDelegation(services: DelegationServices, scope: Deleg
   }
   const spent = await services.budget.sessionSpent(scope.sessionId);
   if (spent) throw new ToolInputError(spent);
+  if ((request.isolation ?? definition.isolation) === 'worktree') await worktreesOf(services).repository().catch(asToolError);
   if (!request.resume) return null;
   const earlier = await services.store.getRun(request.resume);
   if (!earlier || earlier.parent_session_id !== scope.sessionId) {
@@ -84,6 +89,8 @@ export async function startDelegation(services: DelegationServices, scope: Deleg
   const runId = services.newId('run');
   // A fork of the caller itself goes on with the caller's model, as with its prompt and tools.
   const parentSession = request.fork !== undefined && definition.name === scope.agent ? await services.store.getSession(scope.sessionId) : null;
+  // Made before anything else, so a worktree that cannot be made (no commit to start from) starts no run.
+  const worktree = (request.isolation ?? definition.isolation) === 'worktree' ? await worktreesOf(services).create(runId).catch(asToolError) : null;
   if (!earlier) {
     await services.store.createSession({
       id: childSessionId,
@@ -124,9 +131,21 @@ export async function startDelegation(services: DelegationServices, scope: Deleg
       // The call's schema wins; a follow-up keeps the schema of the run it follows, then the agent's.
       output_schema: request.output_schema ?? earlier?.output_schema ?? definition.outputSchema ?? null,
       forked_from: request.fork === undefined ? null : (scope.parentRunId ?? scope.sessionId),
+      worktree,
     },
     hold ? { hold } : undefined,
   );
+}
+
+function worktreesOf(services: DelegationServices): RunWorktrees {
+  if (!services.worktrees) throw new ToolInputError('isolation: this runtime has no workspace for worktrees; delegate without isolation.');
+  return services.worktrees;
+}
+
+/** A worktree that cannot be made is the model's to hear about (not a git repository, no commit yet). */
+function asToolError(error: unknown): never {
+  if (WorktreeError.isInstance(error)) throw new ToolInputError(error.message);
+  throw error;
 }
 
 function describe(request: DelegationRequest): string {

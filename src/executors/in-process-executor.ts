@@ -2,7 +2,7 @@ import { AISDKError } from 'ai';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
 import { runAgentLoop, type AgentLoopResult } from '../loop/agent-loop.ts';
 import { ModelCallError } from '../models/model-call-error.ts';
-import { failedOutcome, shortMessage, type ExecutionOutcome, type RunExecutor } from '../runs/run-executor.ts';
+import { failedOutcome, shortMessage, type ExecutionOutcome, type RunExecutor, type RunPlace } from '../runs/run-executor.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
 import type { TokenBudget } from '../runs/token-budget.ts';
 import type { RunRecord } from '../store/records.ts';
@@ -126,7 +126,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
   }
 
   return {
-    async execute(run: RunRecord, signal: AbortSignal): Promise<ExecutionOutcome> {
+    async execute(run: RunRecord, signal: AbortSignal, place?: RunPlace): Promise<ExecutionOutcome> {
       // A run whose session spent its budget while it waited (or a recovered run past its own)
       // makes no model call at all.
       const spent = await budget?.exceeded(run, run.usage);
@@ -144,7 +144,12 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       const recorder = createRunRecorder({ run, store, ledger, bus, now, nowMs, journal, signal, activityIntervalMs: options.activityIntervalMs });
       let setup: RunSetup;
       try {
-        setup = await options.setup(run, signal, { setActivity: (activity) => recorder.setActivity(activity), writePending: () => recorder.writePending() });
+        setup = await options.setup(
+          run,
+          signal,
+          { setActivity: (activity) => recorder.setActivity(activity), writePending: () => recorder.writePending() },
+          place,
+        );
       } catch (error) {
         return failedOutcome(error);
       }

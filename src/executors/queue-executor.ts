@@ -14,8 +14,8 @@ export interface QueueOptions {
    */
   queue?: string;
   /**
-   * The workspace runs work in, carried by each queued run: only a worker serving that folder
-   * takes it. @default the working directory
+   * The workspace runs work in: the repository runs' own worktrees are made in, and with a queue,
+   * carried by each queued run (only a worker serving that folder takes it). @default the working directory
    */
   workspace?: string;
 }

@@ -5,6 +5,7 @@ import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
 import type { AgentTools } from '../mcp/client/agent-tools.ts';
 import type { ModelCatalog } from '../models/model-catalog.ts';
 import type { RunActivity } from '../runs/activity.ts';
+import type { RunPlace } from '../runs/run-executor.ts';
 import type { MessageRecord, RunRecord, Usage } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 
@@ -51,7 +52,7 @@ export interface RunLive {
 }
 
 /** Looks up what a run's loop needs when it starts; throws a short error when it cannot. */
-export type SetUpRun = (run: RunRecord, signal: AbortSignal, live: RunLive) => RunSetup | Promise<RunSetup>;
+export type SetUpRun = (run: RunRecord, signal: AbortSignal, live: RunLive, place?: RunPlace) => RunSetup | Promise<RunSetup>;
 
 /** The inbox of a run's child session: notifications of its own runs wait there for its loop. */
 export interface RunInbox {
@@ -88,7 +89,7 @@ export interface RunSetupOptions {
  */
 export function createRunSetup(options: RunSetupOptions): SetUpRun {
   const { store, inbox, models } = options;
-  return async function setUpRun(run, _signal, live) {
+  return async function setUpRun(run, _signal, live, place) {
     const agent = options.agent(run.agent);
     if (!agent) throw new Error(`Agent '${run.agent}' is no longer defined.`);
     const childId = run.child_session_id;
@@ -105,13 +106,15 @@ export function createRunSetup(options: RunSetupOptions): SetUpRun {
         options.primarySessionOf(run.parent_session_id),
         run.forked_from ? store.getSession(run.parent_session_id) : undefined,
       ]);
-      const workspace = options.tools.select(agent, await options.tools.available(agent));
+      // A run in its own worktree: its tools, its sandbox and the MCP servers it starts work there.
+      const placed = place?.cwd ? await options.tools.availableAt(agent, { root: place.cwd, writable: place.writable, readable: place.readable }) : undefined;
+      const workspace = options.tools.select(agent, placed?.tools ?? (await options.tools.available(agent)));
       const tools: ToolSet = { ...workspace, ...options.delegationTools(run, { forksParent: parent?.agent === run.agent }) };
       const model = models.modelFor(models.agentModel(agent) ?? session?.model);
       const summarize = options.summarize;
       return {
         model,
-        instructions: withNotices(agent.system, options.tools.notices(agent)),
+        instructions: withNotices(agent.system, placed?.notices ?? options.tools.notices(agent)),
         tools,
         toolMiddleware: options.policy.pipelineFor(agent, workspace, {
           sessionId,
@@ -123,6 +126,7 @@ export function createRunSetup(options: RunSetupOptions): SetUpRun {
         history,
         ...(summarize ? { summarize: (text: string, signal: AbortSignal) => summarize(run, text, model, signal, live.setActivity) } : {}),
         finish: async () => {
+          await placed?.close();
           for (const entry of inbox.close(childId)) await entry.onTaken?.();
         },
       };

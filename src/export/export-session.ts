@@ -132,5 +132,6 @@ function contractFields(run: RunRecord): Omit<ExportedRun, 'events' | 'runs'> {
     // Only runs with a schema carry it (their `result.value` is the value it accepted).
     ...(run.output_schema ? { output_schema: run.output_schema } : {}),
     ...(run.forked_from ? { forked_from: run.forked_from } : {}),
+    ...(run.worktree ? { worktree: run.worktree } : {}),
   };
 }

@@ -30,7 +30,23 @@ export interface ExecutionOutcome {
  * will be written for the run. It ends its work when `signal` aborts.
  */
 export interface RunExecutor {
-  execute(run: RunRecord, signal: AbortSignal): Promise<ExecutionOutcome>;
+  execute(run: RunRecord, signal: AbortSignal, place?: RunPlace): Promise<ExecutionOutcome>;
+}
+
+/**
+ * Where a run works, handed by the executor seam to whatever carries the run out (its tools, its
+ * sandbox, a harness program's working directory).
+ */
+export interface RunPlace {
+  /**
+   * The run's working directory: its own git worktree (`isolation: worktree`, docs/worktrees.md).
+   * @default the workspace
+   */
+  cwd?: string;
+  /** Folders a command of the run may write besides `cwd`: its worktree's git folder, the objects, its branch's ref. @default none */
+  writable?: readonly string[];
+  /** Folders a command of the run must see read-only wherever they are (its repository's git folder). @default none */
+  readable?: readonly string[];
 }
 
 /** An outcome for work that failed before or outside the loop (a setup that threw). */

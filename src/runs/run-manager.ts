@@ -1,6 +1,6 @@
 import type { Coordination } from '../coordination/coordination.ts';
 import { createPollingCoordination } from '../coordination/polling-coordination.ts';
-import type { RunErrorKind, RunMode, RunRecord, RunStatus } from '../store/records.ts';
+import type { RunErrorKind, RunMode, RunRecord, RunStatus, RunWorktree } from '../store/records.ts';
 import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { systemNowMs, type NewId, type Now, type NowMs } from '../util/clock.ts';
@@ -50,6 +50,8 @@ export interface NewRunInput {
   output_schema?: Record<string, unknown> | null;
   /** The parent run or session whose conversation the child session copied (`fork`). @default null */
   forked_from?: string | null;
+  /** The run's own git worktree, made before it starts (`isolation: worktree`). @default null */
+  worktree?: RunWorktree | null;
 }
 
 /**
@@ -331,6 +333,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         stop_requested_at: null,
         stop_requested_by: null,
         stop_reason: null,
+        worktree: fields.worktree ?? null,
       };
       if (closed) throw new Error('The run manager is closed');
       await ledger.insert(run);

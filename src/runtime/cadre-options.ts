@@ -14,6 +14,7 @@ import type { PermissionsConfig } from '../permissions/permissions.ts';
 import type { Store } from '../store/store.ts';
 import type { TelemetrySettings } from '../telemetry/telemetry-settings.ts';
 import type { NewId, Now, NowMs } from '../util/clock.ts';
+import type { WorktreeSettings } from '../worktrees/run-worktrees.ts';
 
 /** How a runtime rides out failures: model retries, leases that outlive a crash, what never shows. */
 export interface CadreReliabilityOptions {
@@ -131,4 +132,9 @@ export interface CadreOptions extends CadreReliabilityOptions, McpOptions, Queue
    * @example { endpoint: 'http://localhost:4318', protocol: 'http/json' }
    */
   tracing?: TelemetrySettings;
+  /**
+   * Runs' own git worktrees (`isolation: worktree`, docs/worktrees.md), made in the workspace's
+   * repository (`workspace`) on a branch from `baseRef`. @default { baseRef: 'HEAD' }
+   */
+  worktree?: WorktreeSettings;
 }

@@ -18,6 +18,8 @@ import type { StoreView } from '../store/store-view.ts';
 import type { StoreFailureError } from '../store/store-failure-error.ts';
 import type { Now, NowMs } from '../util/clock.ts';
 import type { RecoveryReport } from './recover-runs.ts';
+import type { RunWorktree } from '../store/records.ts';
+import type { WorktreeChangesView, WorktreeEntry } from '../worktrees/worktree-records.ts';
 
 /** The cadre runtime: sessions with a primary agent, runs of subagents, and their lifecycle. */
 export interface Cadre {
@@ -83,6 +85,18 @@ export interface Cadre {
    * settled) or `signal` aborts. Answer an ask shown on a card with {@link Cadre.approve}.
    */
   writeRunParts(writer: CadreRunPartWriter, options: WriteRunPartsOptions): Promise<void>;
+  /** The git worktrees of runs with `isolation: worktree` that are not removed yet, newest first (docs/worktrees.md). */
+  worktrees(): Promise<WorktreeEntry[]>;
+  /** What a run changed in its worktree against its base: each file's lines added and removed, and the unified diff. */
+  worktreeChanges(runId: string): Promise<WorktreeChangesView>;
+  /**
+   * Merges a finished run's worktree into the workspace's current branch: a merge commit and a
+   * clean tree, the worktree and branch removed; with `squash`, one plain commit, the branch kept.
+   * A conflict changes nothing and throws a `WorktreeError` (kind `conflict`, `files`).
+   */
+  mergeWorktree(runId: string, options?: { squash?: boolean }): Promise<RunWorktree>;
+  /** Removes a finished run's worktree and branch; refuses changes not merged unless `force` (`WorktreeError` kind `unmerged`). */
+  removeWorktree(runId: string, options?: { force?: boolean }): Promise<RunWorktree>;
   /**
    * Live events of this process: all of them, or with `interest` one session's (the session and
    * the child sessions of its runs at any depth, as the dashboard's view of a session shows them).

@@ -39,13 +39,16 @@ import { createPrimarySessions } from '../sessions/primary-sessions.ts';
 import { createSessionInbox, takeAndStore } from '../sessions/session-inbox.ts';
 import { createSessionRunner } from '../sessions/session-runner.ts';
 import { createSessionWriter } from '../sessions/session-writer.ts';
-import { isFinished, type RunRecord } from '../store/records.ts';
+import { isFinished, type RunRecord, type RunWorktree } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { storeView } from '../store/store-view.ts';
 import { createRuntimeTracing } from '../telemetry/runtime-tracing.ts';
 import { resolveTelemetry } from '../telemetry/telemetry-settings.ts';
 import { systemNow, systemNowMs, timeSortedId } from '../util/clock.ts';
 import { createWorkspaceTools } from '../tools/workspace-tools.ts';
+import { createRunWorktrees } from '../worktrees/run-worktrees.ts';
+import { withRunWorktrees } from '../worktrees/worktree-executor.ts';
+import { changesOfRun, listRunWorktrees, mergeWorktreeOfRun, removeWorktreeOfRun } from '../worktrees/worktree-records.ts';
 import type { Cadre, CadreRuntime } from './cadre.ts';
 import type { CadreOptions } from './cadre-options.ts';
 import { deliverPendingNotifications } from './deliver-pending-notifications.ts';
@@ -199,7 +202,14 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
           // Asks of runs on workers wait there for an answer from anywhere: this process's approver (a terminal) is one place to give it.
           onAsk: (approvalId) => void store.getApproval(approvalId).then((approval) => approval && broker.relay(approval), report),
         });
-  const executor = queued ?? createInProcessExecutor({ ...loops, ledger, budget, setup, maxOutputRepairs: limits.maxOutputRepairs });
+  const worktrees = createRunWorktrees({ workspace: options.workspace ?? process.cwd(), baseRef: options.worktree?.baseRef });
+  const worktreeRecords = { store, now };
+  // Runs with a worktree of their own work there, and their changes are committed when they end.
+  const executor = withRunWorktrees(queued ?? createInProcessExecutor({ ...loops, ledger, budget, setup, maxOutputRepairs: limits.maxOutputRepairs }), {
+    worktrees,
+    store,
+    onError: report,
+  });
   const jobs = new Map<string, string | undefined>();
   const runs = createRunManager({
     store,
@@ -217,7 +227,11 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     // A run recovered while its delegation awaited a person's answer waits for it again.
     resumeHold: (run) => resumeDelegationHold(delegation, run),
     // A run carried out for a host (a job) is announced by that host, which hosts its parent.
-    onRunFinished: (run) => void (jobs.has(run.id) || notifier.runFinished(run).catch(report)),
+    onRunFinished: (run) => {
+      if (!jobs.has(run.id)) notifier.runFinished(run).catch(report);
+      // A run stopped before it started changed nothing: its worktree goes.
+      if (run.worktree && run.started_at === null) void finishUnstarted(run, run.worktree).catch(report);
+    },
   });
   /** Delivers the session's notifications that a dead process owed (see `deliverPendingNotifications`). */
   const deliverOwed = (sessionId?: string) => deliverPendingNotifications({ store, notifier, ownerId, now, sessionId, leaseMs });
@@ -233,7 +247,11 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     runs,
     modelLabelFor: (name) => models.agentModel(agents.get(name)) ?? models.defaultLabel,
     delegationRules: createDelegationRules({ permissions: options.permissions, agents, broker, primarySessionOf }),
+    worktrees,
   };
+  async function finishUnstarted(run: RunRecord, worktree: RunWorktree): Promise<void> {
+    await store.updateRun(run.id, { worktree: await worktrees.finish({ id: run.id, description: run.description, worktree }) });
+  }
   const writer = createSessionWriter({ store, bus });
   const sessions = createSessionRunner({
     ...loops,
@@ -343,6 +361,11 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
       await closeOrphanedApprovals({ store, ledger, now });
       return { ...recovered, notified };
     },
+
+    worktrees: () => listRunWorktrees(store),
+    worktreeChanges: (runId) => changesOfRun(store, runId),
+    mergeWorktree: (runId, mergeOptions) => mergeWorktreeOfRun(worktreeRecords, runId, mergeOptions),
+    removeWorktree: (runId, removeOptions) => removeWorktreeOfRun(worktreeRecords, runId, removeOptions),
 
     tools: (toolOptions) => createAppTools({ delegation, bus, sessions: appSessions }, toolOptions),
     notifications: (sessionId) => createAppNotifications({ store, bus, ledger, coordination, now, sessions: appSessions }, sessionId),

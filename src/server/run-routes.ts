@@ -5,10 +5,11 @@ import { viewRun } from '../runs/run-owner.ts';
 import { viewMessages } from './message-views.ts';
 import { failRequest } from './request-input.ts';
 import { viewRuns } from './session-views.ts';
+import { WorktreeError } from '../worktrees/worktree-error.ts';
 
 /**
- * The `/api/runs` routes: a run with its events and nested runs, its transcript, and a
- * person's stop (`canceled_by_user`).
+ * The `/api/runs` routes: a run with its events and nested runs, its transcript, what it changed
+ * in its own worktree, and a person's stop (`canceled_by_user`).
  */
 export function createRunRoutes({ cadre }: { cadre: Cadre }): Hono {
   const routes = new Hono();
@@ -30,6 +31,17 @@ export function createRunRoutes({ cadre }: { cadre: Cadre }): Hono {
     const run = await findRun(context.req.param('id'));
     const [messages, runs] = await Promise.all([store.listMessages(run.child_session_id), store.listRuns({ parent_session_id: run.child_session_id })]);
     return context.json({ run_id: run.id, session_id: run.child_session_id, messages: await viewMessages(store, run.child_session_id, messages, runs) });
+  });
+
+  // What a run with a worktree of its own changed: each file's counts and the diff, on demand.
+  routes.get('/:id/worktree', async (context) => {
+    const run = await findRun(context.req.param('id'));
+    try {
+      return context.json(await cadre.worktreeChanges(run.id));
+    } catch (error) {
+      if (WorktreeError.isInstance(error)) failRequest(404, error.message);
+      throw error;
+    }
   });
 
   routes.post('/:id/stop', async (context) => {

@@ -15,6 +15,7 @@ export type {
   RunRecord,
   RunResult,
   RunStatus,
+  RunWorktree,
   SessionRecord,
   SessionRuleRecord,
   SessionStatus,

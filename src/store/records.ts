@@ -127,6 +127,30 @@ export interface RunRecord {
   stop_requested_at: string | null;
   stop_requested_by: 'user' | 'parent' | null;
   stop_reason: string | null;
+  /** The run's own git worktree (`isolation: worktree`, docs/worktrees.md); null for a run in the workspace. */
+  worktree: RunWorktree | null;
+}
+
+/**
+ * A run's git worktree: where it works, its branch and base, and what it changed. `commit` and the
+ * counts are set when the run ends (null and 0 while it works).
+ */
+export interface RunWorktree {
+  /** The worktree's folder, `<workspace>/.cadre/worktrees/<run_id>`. */
+  path: string;
+  /** `cadre/<run_id>`. */
+  branch: string;
+  /** The commit the branch was made from (`worktree.baseRef`, resolved). */
+  base: string;
+  /** The branch's tip once the run ended and its changes were committed. */
+  commit: string | null;
+  files_changed: number;
+  insertions: number;
+  deletions: number;
+  /** When `cadre worktree merge` brought it into the workspace's branch. */
+  merged_at?: string | null;
+  /** When its worktree and branch were removed. */
+  removed_at?: string | null;
 }
 
 /** The kebab-case event types of a run (docs/runs-and-limits.md). */

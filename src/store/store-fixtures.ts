@@ -58,6 +58,7 @@ export function runFixture(overrides: Partial<RunRecord> = {}): RunRecord {
     stop_requested_at: null,
     stop_requested_by: null,
     stop_reason: null,
+    worktree: null,
     ...overrides,
     activity,
     last_activity: activity === null ? null : renderActivity(activity),

@@ -131,6 +131,26 @@ export function runCases({ store }: StoreCaseContext): void {
       await expect(store().patchRun('run_1', { status: 'completed' } as unknown as RunPatch)).rejects.toThrow(/status/);
     });
 
+    it("stores a run's worktree, patches what it changed, and lists runs by whether they have one", async () => {
+      const worktree = {
+        path: '/w/.cadre/worktrees/run_1',
+        branch: 'cadre/run_1',
+        base: 'abc123',
+        commit: null,
+        files_changed: 0,
+        insertions: 0,
+        deletions: 0,
+      };
+      await store().insertRun(runFixture({ worktree }), eventFixture('run_1', 'run-queued'));
+      await store().insertRun(runFixture({ id: 'run_2' }), eventFixture('run_2', 'run-queued'));
+      expect((await store().getRun('run_1'))?.worktree).toEqual(worktree);
+      const ended = { ...worktree, commit: 'def456', files_changed: 1, insertions: 3, deletions: 1, merged_at: '2025-01-01T00:00:09.000Z' };
+      expect((await store().updateRun('run_1', { worktree: ended }))?.worktree).toEqual(ended);
+      expect((await store().getRun('run_1'))?.worktree).toEqual(ended);
+      expect((await store().listRuns({ worktree: true })).map((run) => run.id)).toEqual(['run_1']);
+      expect((await store().listRuns({ worktree: false })).map((run) => run.id)).toEqual(['run_2']);
+    });
+
     it('never lets updateRun change the status', async () => {
       await store().insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
       const sneaky = { status: 'completed', turns: 5 } as unknown as RunPatch;

@@ -51,6 +51,8 @@ export interface RunQuery {
    * finished background runs whose parent has not got their message yet.
    */
   notification_pending?: boolean;
+  /** Only runs that have (true) or have not (false) a git worktree (`isolation: worktree`). */
+  worktree?: boolean;
   /** @default 'newest' */
   order?: 'newest' | 'oldest';
   limit?: number;

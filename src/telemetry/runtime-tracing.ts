@@ -1,6 +1,6 @@
 import type { TelemetryOptions } from 'ai';
 import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
-import type { ExecutionOutcome, RunExecutor } from '../runs/run-executor.ts';
+import type { ExecutionOutcome, RunExecutor, RunPlace } from '../runs/run-executor.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { setBounded } from '../util/bounded-map.ts';
@@ -84,9 +84,9 @@ export function createRuntimeTracing(options: RuntimeTracingOptions): RuntimeTra
 
     traceExecutor(executor) {
       return {
-        async execute(run: RunRecord, signal: AbortSignal): Promise<ExecutionOutcome> {
+        async execute(run: RunRecord, signal: AbortSignal, place?: RunPlace): Promise<ExecutionOutcome> {
           const opened = await ready;
-          if (!opened) return executor.execute(run, signal);
+          if (!opened) return executor.execute(run, signal, place);
           const parent = await storedContext(run.id).catch((error: unknown) => {
             onError(error);
             return undefined;
@@ -94,7 +94,7 @@ export function createRuntimeTracing(options: RuntimeTracingOptions): RuntimeTra
           return opened.inRun(run, parent, async () => {
             const runContext = opened.capture();
             try {
-              return await executor.execute(run, signal);
+              return await executor.execute(run, signal, place);
             } finally {
               if (runContext) setBounded(wakers, run.parent_session_id, [...(wakers.get(run.parent_session_id) ?? []), runContext], rememberedSessions);
             }

@@ -46,6 +46,12 @@ describe('walkFiles', () => {
     expect(await files(root)).toEqual(['.gitignore', 'docs/local.txt', 'src/a.ts', 'src/keep/.gitignore', 'src/keep/b.ts', 'src/keep/important.log']);
   });
 
+  it("skips runs' worktrees under .cadre/worktrees, even with no ignore rule for them", async () => {
+    const root = join(base, 'worktrees');
+    await tree(root, { 'a.ts': 'x', '.cadre/worktrees/run_1/a.ts': 'x', '.cadre/worktrees/run_1/b.ts': 'x', 'other/worktrees/c.ts': 'x' });
+    expect(await files(root)).toEqual(['a.ts', 'other/worktrees/c.ts']);
+  });
+
   it('agrees with git check-ignore on the same tree', async () => {
     const root = join(base, 'git');
     await tree(root, {

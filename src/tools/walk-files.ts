@@ -1,5 +1,5 @@
 import { readdir, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import { readRegularFile } from './read-regular-file.ts';
 import type { StoreFileGuard } from './store-file-guard.ts';
@@ -120,6 +120,11 @@ export async function* walkFiles(start: string, { root, signal, guard }: WalkFil
   yield* walkDirectory(start, levels, signal, guard?.active ? guard : undefined);
 }
 
+/** `.cadre/worktrees`: runs' own checkouts of the repository (docs/worktrees.md), never part of a walk of the workspace. */
+function isRunWorktrees(directory: string, name: string): boolean {
+  return name === 'worktrees' && basename(directory) === '.cadre';
+}
+
 async function* walkDirectory(
   directory: string,
   above: readonly IgnoreLevel[],
@@ -137,7 +142,7 @@ async function* walkDirectory(
   for (const entry of entries) {
     const path = join(directory, entry.name);
     if (entry.isDirectory()) {
-      if (skippedDirectories.has(entry.name) || isIgnored(levels, path, true)) continue;
+      if (skippedDirectories.has(entry.name) || isRunWorktrees(directory, entry.name) || isIgnored(levels, path, true)) continue;
       yield* walkDirectory(path, levels, signal, guard);
     } else if (entry.isFile() && !isIgnored(levels, path, false) && !(guard && (await guard.isStoreName(path)))) {
       yield path;

@@ -7,6 +7,7 @@ import { createListFilesTool } from './list-files-tool.ts';
 import { createReadFileTool } from './read-file-tool.ts';
 import { createWriteFileTool } from './write-file-tool.ts';
 import { createSandbox, type Sandbox, type SandboxOptions } from './sandbox/create-sandbox.ts';
+import { rememberToolMaker, type ToolPlace } from './tools-at.ts';
 
 /** Options of {@link createWorkspaceTools}. */
 export interface WorkspaceToolsOptions {
@@ -48,6 +49,24 @@ export function createWorkspaceTools({ root = process.cwd(), storeFiles = [], sa
   const absolute = resolve(root);
   // The store's files stay read-only inside the box too, wherever `db` points.
   const box = isSandbox(sandbox) ? sandbox : createSandbox({ ...sandbox, root: absolute, readOnly: [...(sandbox.readOnly ?? []), ...storeFiles] });
+  const tools = rootedTools(absolute, storeFiles, box);
+  // A run in its own worktree gets the same tools rooted there (toolsAt), its box moved along;
+  // the set is made once per place.
+  let made: { place: ToolPlace; tools: ToolSet } | undefined;
+  const madeAt = (place: ToolPlace): ToolSet => {
+    if (made?.place !== place) {
+      const moved =
+        box.at?.(place.root, place) ??
+        createSandbox({ mode: box.mode, root: place.root, writable: place.writable, readable: place.readable, readOnly: storeFiles });
+      made = { place, tools: rootedTools(resolve(place.root), storeFiles, moved) };
+    }
+    return made.tools;
+  };
+  for (const [name, tool] of Object.entries(tools)) rememberToolMaker(tool, (place) => madeAt(place)[name]);
+  return tools;
+}
+
+function rootedTools(absolute: string, storeFiles: readonly string[], box: Sandbox): ToolSet {
   return {
     read_file: createReadFileTool({ root: absolute, storeFiles }),
     list_files: createListFilesTool({ root: absolute, storeFiles }),

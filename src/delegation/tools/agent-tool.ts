@@ -20,6 +20,10 @@ export const agentInputSchema = z.object({
     .optional()
     .describe('A JSON Schema (top level "type": "object") the result must match; you then get the value as JSON (output: json).'),
   fork: z.boolean().optional().describe('Start the subagent with a copy of this conversation so far, then task. Default false.'),
+  isolation: z
+    .enum(['worktree'], { error: "must be 'worktree'" })
+    .optional()
+    .describe('"worktree": the run works in a git worktree of its own; its changes are committed on branch cadre/<run_id>.'),
 });
 
 /** The input where cadre's own loop holds the caller's conversation: with `fork`, `agent` may be left out. */
@@ -55,6 +59,7 @@ export function createAgentTool(services: DelegationServices, scope: DelegationS
         max_turns: input.max_turns,
         resume: input.resume,
         output_schema: input.output_schema,
+        isolation: input.isolation,
         mode: background ? 'background' : 'foreground',
         toolCallId,
       });

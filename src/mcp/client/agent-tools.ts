@@ -6,6 +6,7 @@ import { ConfigError } from '../../errors/config-error.ts';
 import { createMcpClients, type McpServerEntry } from './mcp-clients.ts';
 import type { McpServerError } from './mcp-server-error.ts';
 import { serversNamedBy } from './mcp-tool-name.ts';
+import { toolsAt, type ToolPlace } from '../../tools/tools-at.ts';
 
 /** The MCP options of a runtime (grouped in `CadreOptions`). */
 export interface McpOptions {
@@ -43,15 +44,21 @@ export interface AgentTools {
   select(agent: AgentDefinition, available?: ToolSet): ToolSet;
   /** Why MCP servers an agent needs are unavailable (told to the model with its prompt), as of its last `available`. */
   notices(agent: AgentDefinition): string[];
+  /**
+   * The tools of a run that works elsewhere (its own git worktree): the workspace tools rooted
+   * there, and the MCP servers it needs started there for it alone, closed by `close` when it ends.
+   */
+  availableAt(agent: AgentDefinition, place: ToolPlace): Promise<{ tools: ToolSet; notices: string[]; close(): Promise<void> }>;
 }
 
 /** Creates the {@link AgentTools} of a runtime; no MCP server starts until an agent needs it. */
 export function createAgentTools(options: AgentToolsOptions): AgentTools {
   const { workspaceTools } = options;
+  const configured: Record<string, McpServerEntry> = Object.fromEntries(
+    Object.entries(options.mcpServers ?? {}).map(([name, entry]) => [name, 'config' in entry ? entry : { config: entry, source: 'configuration' }]),
+  );
   const mcp = createMcpClients({
-    servers: Object.fromEntries(
-      Object.entries(options.mcpServers ?? {}).map(([name, entry]) => [name, 'config' in entry ? entry : { config: entry, source: 'configuration' }]),
-    ),
+    servers: configured,
     env: options.env,
     clientInfo: { name: 'cadre', version: '0.1.0' },
   });
@@ -71,7 +78,33 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
     return own;
   }
 
+  /** The servers an agent needs, by name, and those its file defines inline. */
+  function neededServers(agent: AgentDefinition): { names: string[]; own: Record<string, McpServerEntry> } {
+    const own = agentMcpServers(agent);
+    const listed = agent.tools.kind === 'list' ? agent.tools.names : null;
+    // A server the agent file names (configured elsewhere, or defined inline) is the agent's either way.
+    const named = (agent.mcpServers ?? []).map((server) => server.name).filter((name) => mcp.names.includes(name) && !(name in own));
+    return { names: [...new Set([...serversNamedBy(listed, mcp.names), ...named])], own };
+  }
+
   return {
+    async availableAt(agent, place) {
+      const workspace = toolsAt(workspaceTools, place);
+      const { names, own } = neededServers(agent);
+      if (names.length === 0 && Object.keys(own).length === 0) return { tools: workspace, notices: [], close: async () => {} };
+      const clients = createMcpClients({
+        servers: Object.fromEntries(names.map((name) => [name, configured[name]])),
+        env: options.env,
+        cwd: place.root,
+        clientInfo: { name: 'cadre', version: '0.1.0' },
+      });
+      const { tools, failures } = await clients.tools(names, own);
+      return {
+        tools: { ...workspace, ...tools },
+        notices: failures.map((failure) => `${failure.message} Its tools are not available in this conversation.`),
+        close: () => clients.close(),
+      };
+    },
     async available(agent) {
       const own = agentMcpServers(agent);
       if (mcp.names.length === 0 && Object.keys(own).length === 0) return workspaceTools;

@@ -15,6 +15,7 @@ export function upsertRun(run) {
     card.dataset.runId = run.id;
     card.querySelector('[data-action="stop"]').addEventListener('click', () => attempt(() => stopRun(run.id)));
     card.querySelector('[data-action="details"]').addEventListener('click', () => attempt(() => toggleDetails(run.id)));
+    card.querySelector('[data-action="changes"]').addEventListener('click', () => attempt(() => toggleChanges(run.id)));
     state.cards.set(run.id, card);
     const parent = run.parent_run_id && state.cards.get(run.parent_run_id);
     (parent ? field(parent, 'children') : byId('run-cards')).append(card);
@@ -31,6 +32,7 @@ export function upsertRun(run) {
   field(card, 'activity').textContent = run.last_activity || '';
   if (!activeStatuses.has(run.status)) clearRunText(card);
   card.querySelector('[data-action="stop"]').hidden = !activeStatuses.has(run.status);
+  showWorktree(card, run.worktree);
   byId('no-runs').hidden = state.cards.size > 0;
   if (state.tokens) showSessionTokens();
   scheduleTimeline();
@@ -47,6 +49,43 @@ export function applyRunEvent(run, event) {
   if (!activeStatuses.has(known.status)) return;
   const text = event.type === 'activity' ? event.data?.text : event.type === 'tool-call-start' ? event.data?.label : undefined;
   upsertRun({ ...known, turns: run.turns, usage: run.usage, last_activity: typeof text === 'string' ? text : known.last_activity });
+}
+
+// A run in its own git worktree: its branch and what it changed, the files and the diff on demand.
+
+/** `cadre/run_x: 2 files changed, +3 -1`, as the parent's output says it. */
+export function worktreeText(worktree) {
+  if (!worktree.commit) return `${worktree.branch}: working in its own worktree`;
+  const files = `${worktree.files_changed} ${worktree.files_changed === 1 ? 'file' : 'files'} changed`;
+  const merged = worktree.merged_at ? ' (merged)' : worktree.removed_at ? ' (removed)' : '';
+  return `${worktree.branch}: ${files}, +${worktree.insertions} -${worktree.deletions}${merged}`;
+}
+
+function showWorktree(card, worktree) {
+  const changes = field(card, 'changes');
+  changes.hidden = !worktree;
+  changes.textContent = worktree ? worktreeText(worktree) : '';
+  card.querySelector('[data-action="changes"]').hidden = !worktree || Boolean(worktree.removed_at);
+}
+
+export async function toggleChanges(id) {
+  const details = field(state.cards.get(id), 'details');
+  if (!details.hidden && details.dataset.view === 'changes') {
+    details.hidden = true;
+    return;
+  }
+  const { worktree, files, diff } = await api(`/api/runs/${id}/worktree`);
+  const list = element('ul', 'files mono');
+  list.append(...files.map((file) => element('li', '', `${file.path}  +${file.insertions} -${file.deletions}`)));
+  details.replaceChildren(
+    element('h4', '', `Changes on ${worktree.branch}`),
+    files.length > 0 ? list : element('div', 'muted', 'No changes.'),
+    element('h4', '', 'Diff'),
+    element('pre', 'diff mono', diff || '(empty)'),
+    element('div', 'muted mono', `cadre worktree merge ${id}`),
+  );
+  details.dataset.view = 'changes';
+  details.hidden = false;
 }
 
 export async function stopRun(id) {
@@ -92,7 +131,9 @@ export function clearRunText(card) {
 
 export async function toggleDetails(id, { refresh = false } = {}) {
   const details = field(state.cards.get(id), 'details');
-  if (!details.hidden && !refresh) {
+  // An open view of the run's changes stays as it is when the details would refresh.
+  if (refresh && !details.hidden && details.dataset.view === 'changes') return;
+  if (!details.hidden && !refresh && details.dataset.view !== 'changes') {
     details.hidden = true;
     return;
   }
@@ -107,6 +148,7 @@ export async function toggleDetails(id, { refresh = false } = {}) {
     run.result?.summarized && run.result.summary
       ? [element('h4', '', `Summary the parent got (of ${run.result.original_length} characters)`), element('div', 'text', run.result.summary)]
       : [];
+  details.dataset.view = 'details';
   // A run with an output_schema shows its value as the JSON its parent got.
   const valued = run.result?.value !== undefined;
   const result = element(valued ? 'pre' : 'div', valued ? 'text mono' : 'text', outcome);

@@ -166,6 +166,14 @@ export const pgMigrations: readonly PgMigration[] = [
       ALTER TABLE sessions ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 6,
+    name: "a run's own git worktree (isolation: worktree)",
+    // JSON of a RunWorktree, as the SQLite store's schema 10; NULL for runs in the workspace.
+    sql: `
+      ALTER TABLE runs ADD COLUMN worktree TEXT;
+    `,
+  },
 ];
 
 /** The advisory lock that serializes migrations of every cadre process on one database. */

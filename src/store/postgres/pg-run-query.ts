@@ -19,6 +19,7 @@ export function pgRunQuery(query: RunQuery): { sql: string; parameters: unknown[
   if (query.lease_owner !== undefined) conditions.push(`lease_owner = ${parameter(query.lease_owner)}`);
   if (query.stop_requested !== undefined) conditions.push(query.stop_requested ? 'stop_requested_at IS NOT NULL' : 'stop_requested_at IS NULL');
   if (query.lease_expired_before !== undefined) conditions.push(`(lease_expires_at IS NULL OR lease_expires_at < ${parameter(query.lease_expired_before)})`);
+  if (query.worktree !== undefined) conditions.push(query.worktree ? 'worktree IS NOT NULL' : 'worktree IS NULL');
   if (query.notification_pending !== undefined) conditions.push(query.notification_pending ? pgPendingNotification : `NOT (${pgPendingNotification})`);
   const where = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
   const direction = query.order === 'oldest' ? 'ASC' : 'DESC';

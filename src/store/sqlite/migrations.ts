@@ -190,6 +190,14 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE sessions ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 10,
+    name: "a run's own git worktree (isolation: worktree)",
+    // JSON of a RunWorktree; NULL for runs in the workspace and runs stored earlier.
+    sql: `
+      ALTER TABLE runs ADD COLUMN worktree TEXT;
+    `,
+  },
 ];
 
 /** The newest schema version this build writes. */

@@ -39,6 +39,7 @@ export function runQuerySql(query: RunQuery): { sql: string; parameters: SQLInpu
     // The same terms as the partial index runs_notification_pending (migration 2), so it is used.
     conditions.push(query.notification_pending ? pendingNotificationSql : `(notification IS NULL OR NOT (${pendingNotificationSql}))`);
   }
+  if (query.worktree !== undefined) conditions.push(query.worktree ? 'worktree IS NOT NULL' : 'worktree IS NULL');
   const where = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
   const direction = query.order === 'oldest' ? 'ASC' : 'DESC';
   let sql = `SELECT ${runColumnList} FROM runs${where} ORDER BY created_at ${direction}, id ${direction}`;

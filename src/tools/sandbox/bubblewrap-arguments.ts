@@ -32,6 +32,7 @@ export function bubblewrapBaseArguments({ network }: { network: boolean }): stri
 export function bubblewrapArguments(policy: SandboxPolicy): string[] {
   return [
     ...bubblewrapBaseArguments({ network: policy.network }),
+    ...(policy.readable ?? []).flatMap((path) => ['--ro-bind-try', path, path]),
     ...[policy.root, ...policy.writable].flatMap((path) => ['--bind-try', path, path]),
     ...policy.readOnly.flatMap((path) => ['--ro-bind-try', path, path]),
     '--chdir',

@@ -33,6 +33,8 @@ export interface SandboxOptions {
   readOnly?: readonly string[];
   /** Finds the OS sandbox. @default the probe of this process, run once */
   detect?: () => Promise<SandboxAvailability>;
+  /** Folders commands see read-only wherever they are (a worktree's repository under `/tmp`). @default none */
+  readable?: readonly string[];
 }
 
 /** What the box of a runtime is, for `cadre agents`, the dashboard and the start of `cadre run`. */
@@ -68,6 +70,12 @@ export interface Sandbox {
    * @throws {SandboxUnavailableError} when the mode is `required` and there is no sandbox.
    */
   launch(command: CommandLaunch): Promise<CommandLaunch>;
+  /**
+   * The same box for commands of a run that works elsewhere (its own git worktree): they start and
+   * write in `root` instead of the workspace, and in `writable` (the worktree's git folders), and
+   * see `readable`; the configured `sandbox.writable` places stay writable.
+   */
+  at?(root: string, place: { writable?: readonly string[]; readable?: readonly string[] }): Sandbox;
 }
 
 /** The files of a database: itself, `-wal`, `-shm` and `-journal`; none for `:memory:` and URLs. */
@@ -130,7 +138,8 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     const realRoot = realOrNothing(root) ?? root;
     const places = [realRoot, ...writable.map(realOrNothing).filter((path) => path !== undefined)];
     const readOnly = protectedPaths.map(realOrNothing).filter((path) => path !== undefined && places.some((place) => isInside(path, place)));
-    return { root: realRoot, writable: places.slice(1), readOnly: [...new Set(readOnly as string[])], network };
+    const readable = (options.readable ?? []).map(realOrNothing).filter((path) => path !== undefined);
+    return { root: realRoot, writable: places.slice(1), readOnly: [...new Set(readOnly as string[])], network, ...(readable.length > 0 ? { readable } : {}) };
   }
 
   async function availability(): Promise<SandboxAvailability | undefined> {
@@ -139,6 +148,16 @@ export function createSandbox(options: SandboxOptions): Sandbox {
 
   return {
     mode,
+    at(placeRoot, place) {
+      return createSandbox({
+        ...options,
+        root: placeRoot,
+        db,
+        readOnly: (options.readOnly ?? []).map((path) => resolve(root, path)),
+        writable: [...writable, ...(place.writable ?? [])],
+        readable: [...(options.readable ?? []), ...(place.readable ?? [])],
+      });
+    },
     async status() {
       const found = await availability();
       const confined = found?.available === true;

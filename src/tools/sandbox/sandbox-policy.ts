@@ -9,6 +9,11 @@ export interface SandboxPolicy {
    * configuration and agent files), absolute and real; missing ones are left out.
    */
   readOnly: readonly string[];
+  /**
+   * Folders outside the writable places that commands must see even where the box hides the file
+   * system under them (a repository's git folder under `/tmp`, for a run's worktree). @default none
+   */
+  readable?: readonly string[];
   /** Whether commands reach the network. */
   network: boolean;
 }
