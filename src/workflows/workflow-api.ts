@@ -72,3 +72,44 @@ export interface RunWorkflowOptions {
   /** Stops the workflow (its runs end canceled_by_user). */
   signal?: AbortSignal;
 }
+
+/** A workflow's states. */
+export type WorkflowStatus = 'running' | 'completed' | 'failed' | 'canceled_by_user' | 'abandoned';
+
+/** One run of a workflow as its end reports it. */
+export interface WorkflowRunLine {
+  run_id: string;
+  /** The call's durable key (its path and number on it), e.g. `p0.1/s1#0`. */
+  key: string;
+  agent: string;
+  status: string;
+}
+
+/** How a workflow ended. */
+export interface WorkflowOutcome {
+  id: string;
+  status: WorkflowStatus;
+  /** The script's return value (JSON), when completed. */
+  output: unknown;
+  error: { kind: string; message: string } | null;
+  runs: WorkflowRunLine[];
+}
+
+/** A workflow under way in this process. */
+export interface StartedWorkflow {
+  id: string;
+  /** Settles when the workflow ends (never rejects: a failed workflow resolves with its error). */
+  done: Promise<WorkflowOutcome>;
+  /** Stops it and its runs (`canceled_by_user`). */
+  stop(reason?: string): Promise<void>;
+}
+
+/**
+ * The engine that runs workflows: given a script function, its input and options, it makes the
+ * workflow record, runs the script with a durable `w`, and ends the record. Created by the
+ * runtime (`createCadre`) and handed to whatever starts workflows (the library, the CLI, the
+ * model's `workflow` tool).
+ */
+export interface WorkflowEngine {
+  run(script: WorkflowScript, input: unknown, options: RunWorkflowOptions): Promise<StartedWorkflow>;
+}
