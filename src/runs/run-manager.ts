@@ -46,6 +46,9 @@ export interface NewRunInput {
   depth: number;
   max_turns: number;
   resumed_from: string | null;
+  /** The workflow call that made the run, stored with it in one commit (section 22). */
+  workflow?: { id: string; key: string } | null;
+  input_hash?: string | null;
 }
 
 /** Options of {@link createRunManager}. */
@@ -271,6 +274,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         stop_requested_at: null,
         stop_requested_by: null,
         stop_reason: null,
+        workflow: fields.workflow ?? null,
+        input_hash: fields.input_hash ?? null,
       };
       if (closed) throw new Error('The run manager is closed');
       await ledger.insert(run);
