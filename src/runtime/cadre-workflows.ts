@@ -48,17 +48,17 @@ export function createCadreWorkflows(services: Omit<WorkflowServices, 'loadScrip
   });
 
   const api: WorkflowMethods = {
-    async startWorkflow(fnOrFile, input, { sessionId, name, signal } = {}) {
+    async startWorkflow(fnOrFile, input, { sessionId, name, signal, background } = {}) {
       if (typeof fnOrFile === 'function') {
         const known = [...registered.entries()].find(([, fn]) => fn === fnOrFile)?.[0];
         const source = known !== undefined ? { kind: 'registered' as const, name: known } : { kind: 'registered' as const, name: name ?? (fnOrFile.name || 'workflow') };
-        return withGet(await engine.run(fnOrFile, input, { source, name: name ?? source.name, sessionId, signal }));
+        return withGet(await engine.run(fnOrFile, input, { source, name: name ?? source.name, sessionId, signal, background }));
       }
       if (typeof fnOrFile !== 'string') throw new ConfigError('startWorkflow: give a function (w, input) => ..., a workflow file, or a registered name.');
       const script = registered.get(fnOrFile);
-      if (script) return withGet(await engine.run(script, input, { source: { kind: 'registered', name: fnOrFile }, name, sessionId, signal }));
+      if (script) return withGet(await engine.run(script, input, { source: { kind: 'registered', name: fnOrFile }, name, sessionId, signal, background }));
       const loaded = await loadWorkflowFile(fnOrFile);
-      return withGet(await engine.run(loaded.script, input, { source: loaded.source, name, sessionId, signal }));
+      return withGet(await engine.run(loaded.script, input, { source: loaded.source, name, sessionId, signal, background }));
     },
 
     workflows: ({ statuses, sessionId, limit } = {}) => services.store.listWorkflows({ statuses, session_id: sessionId, limit }),

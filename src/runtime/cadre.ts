@@ -36,6 +36,8 @@ export interface StartWorkflowOptions {
   name?: string;
   /** Stops it (a person's stop: `canceled_by_user`). */
   signal?: AbortSignal;
+  /** Only store it, for another process to run with `resumeWorkflow` (`cadre workflow run --background`). */
+  background?: boolean;
 }
 
 /** The cadre runtime: sessions with a primary agent, runs of subagents, and their lifecycle. */

@@ -124,12 +124,15 @@ export function createWorkflowEngine(services: WorkflowServices): WorkflowRunner
         created_at: at,
         updated_at: at,
         ended_at: null,
-        lease_owner: ownerId,
-        lease_expires_at: until(),
+        lease_owner: options.background ? null : ownerId,
+        lease_expires_at: options.background ? null : until(),
         stop_requested_at: null,
       };
       await store.insertWorkflow(record);
       services.onChange?.(record);
+      if (options.background) {
+        return { id: record.id, done: Promise.resolve({ id: record.id, status: 'running', output: null, error: null, runs: [] }), stop: (reason) => engine.stop(record.id, reason).then(() => {}) };
+      }
       const started = start(record, script, []);
       if (options.signal) {
         const signal = options.signal;
