@@ -17,11 +17,15 @@ export interface WorkflowAgentOptions {
   max_turns?: number;
 }
 
-/** A thunk for {@link WorkflowApi.parallel}: starts one branch when called. */
-export type WorkflowThunk<T = unknown> = () => Promise<T> | T;
+/**
+ * A thunk for {@link WorkflowApi.parallel}: starts one branch when called. It gets a `w` bound to
+ * its branch: scripts use the outer `w` (its branch is followed across awaits), while an
+ * interpreter that cannot carry that context (a sandbox's own job queue) calls this one.
+ */
+export type WorkflowThunk<T = unknown> = (w: WorkflowApi) => Promise<T> | T;
 
-/** One stage of {@link WorkflowApi.pipeline}: takes the previous stage's value and the item's index. */
-export type WorkflowStage = (value: any, index: number) => Promise<unknown> | unknown;
+/** One stage of {@link WorkflowApi.pipeline}: the previous stage's value, the item's index, and a `w` bound to this stage (see {@link WorkflowThunk}). */
+export type WorkflowStage = (value: any, index: number, w: WorkflowApi) => Promise<unknown> | unknown;
 
 /** What a workflow script has: runs, their combinations, phases and a log. */
 export interface WorkflowApi {

@@ -159,4 +159,18 @@ describe('workflows', () => {
     expect(outcome).toMatchObject({ status: 'failed', error: { kind: 'max_runs' } });
     expect(outcome.runs).toHaveLength(2);
   });
+
+  it("keys a call by the branch whose own w made it, also from outside the branch's async context (an interpreter's job queue)", async () => {
+    const cadre = makeCadre();
+    const started = await cadre.startWorkflow(async (w: WorkflowApi) => {
+      const later: Array<() => void> = [];
+      const branches = w.parallel([0, 1].map((index) => (branch: WorkflowApi) => new Promise((resolve) => later.push(() => resolve(branch.agent('general', `task ${index}`))))));
+      // Called from the script's own context, as a sandbox's job queue would: the branch's w still keys by its branch.
+      for (const go of later) go();
+      return branches;
+    });
+    const outcome = await started.done;
+    expect(outcome.output).toEqual(['done: task 0', 'done: task 1']);
+    expect(outcome.runs.map((run) => run.key).sort()).toEqual(['p0.0#0', 'p0.1#0']);
+  });
 });

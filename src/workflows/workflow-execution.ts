@@ -54,7 +54,7 @@ export function executeWorkflow(services: WorkflowServices, record: WorkflowReco
     counters.set(counter, value + 1);
     return value;
   };
-  const path = () => scope.getStore() ?? '';
+  const currentPath = () => scope.getStore() ?? '';
   const stoppedError = () => new WorkflowStoppedError(`Workflow ${record.id} has ended; no more runs start.`);
 
   function save(): void {
@@ -80,7 +80,7 @@ export function executeWorkflow(services: WorkflowServices, record: WorkflowReco
     }
   }
 
-  async function call(agent: unknown, task: unknown, given: unknown): Promise<unknown> {
+  async function call(where: WorkflowPath, agent: unknown, task: unknown, given: unknown): Promise<unknown> {
     if (typeof agent !== 'string' || agent.trim() === '') throw new TypeError('w.agent(agent, task, options?): agent must be the name of an agent.');
     if (typeof task !== 'string') throw new TypeError('w.agent(agent, task, options?): task must be a string.');
     if (given !== undefined && (given === null || typeof given !== 'object')) throw new TypeError('w.agent(agent, task, options?): options must be an object.');
@@ -89,7 +89,6 @@ export function executeWorkflow(services: WorkflowServices, record: WorkflowReco
       const value = (given as Record<string, unknown> | undefined)?.[name];
       if (value !== undefined) (options as Record<string, unknown>)[name] = value;
     }
-    const where = path();
     const key = callKey(where, next(`${where}|call`));
     const hash = callInputHash(agent, task, options);
     if (over) throw stoppedError();
@@ -137,8 +136,11 @@ export function executeWorkflow(services: WorkflowServices, record: WorkflowReco
     return error;
   }
 
-  const w: WorkflowApi = {
-    agent: (agent, task, options) => call(agent, task, options),
+  /** The `w` of a path: fixed (a branch's own `w`), or followed across awaits (the script's `w`). */
+  const apiAt = (fixed?: WorkflowPath): WorkflowApi => {
+    const path = () => fixed ?? currentPath();
+    return {
+    agent: (agent, task, options) => call(path(), agent, task, options),
 
     parallel<T>(thunks: ReadonlyArray<WorkflowThunk<T>>): Promise<T[]> {
       if (!Array.isArray(thunks) || thunks.some((thunk) => typeof thunk !== 'function')) {
@@ -146,7 +148,12 @@ export function executeWorkflow(services: WorkflowServices, record: WorkflowReco
       }
       const where = path();
       const combinator = next(`${where}|combinator`);
-      return Promise.all(thunks.map((thunk, index) => scope.run(parallelPath(where, combinator, index), async () => thunk())));
+      return Promise.all(
+        thunks.map((thunk, index) => {
+          const branch = parallelPath(where, combinator, index);
+          return scope.run(branch, async () => thunk(apiAt(branch)));
+        }),
+      );
     },
 
     pipeline(items, ...stages) {
@@ -159,7 +166,8 @@ export function executeWorkflow(services: WorkflowServices, record: WorkflowReco
         items.map(async (item, index) => {
           let value: unknown = item;
           for (const [stageIndex, stage] of stages.entries()) {
-            value = await scope.run(pipelinePath(where, combinator, index, stageIndex), async () => (stage as WorkflowStage)(value, index));
+            const at = pipelinePath(where, combinator, index, stageIndex);
+            value = await scope.run(at, async () => (stage as WorkflowStage)(value, index, apiAt(at)));
           }
           return value;
         }),
@@ -188,6 +196,8 @@ export function executeWorkflow(services: WorkflowServices, record: WorkflowReco
       save();
     },
   };
+  };
+  const w = apiAt();
 
   /** The runs of the workflow still queued or running, here or anywhere. */
   async function stopRuns(cause: 'user' | 'parent', reason: string): Promise<void> {
@@ -207,7 +217,8 @@ export function executeWorkflow(services: WorkflowServices, record: WorkflowReco
       error = { kind: 'stopped', message: 'Stopped by a person.' };
       output = null;
     }
-    if (status !== 'completed') await stopRuns(status === 'canceled_by_user' ? 'user' : 'parent', `Its workflow ${record.id} ended ${status}.`);
+    // A run still going has no call to report to once the workflow ends (a script that did not await it).
+    await stopRuns(status === 'canceled_by_user' ? 'user' : 'parent', `Its workflow ${record.id} ended ${status}.`);
     await saving;
     const at = now();
     const written = await store
