@@ -143,5 +143,7 @@ function contractFields(run: RunRecord): Omit<ExportedRun, 'events' | 'runs'> {
     warnings: run.warnings,
     notification: run.notification,
     resumed_from: run.resumed_from,
+    // Only runs with a schema carry it (their `result.value` is the value it accepted).
+    ...(run.output_schema ? { output_schema: run.output_schema } : {}),
   };
 }

@@ -49,6 +49,8 @@ export interface NewRunInput {
   /** The workflow call that made the run, stored with it in one commit (section 22). */
   workflow?: { id: string; key: string } | null;
   input_hash?: string | null;
+  /** The JSON Schema the run's result must match (docs/structured-output.md). @default null (free text) */
+  output_schema?: Record<string, unknown> | null;
 }
 
 /** Options of {@link createRunManager}. */

@@ -195,8 +195,8 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
         JSON.stringify(event.data),
       ]);
     }
-    // The columns schema 1 has: those later migrations added are left out.
-    const laterColumns = new Set(['workflow', 'input_hash']);
+    // The columns a version 1 database has (later versions added output_schema, workflow and input_hash).
+    const laterColumns = new Set(['output_schema', 'workflow', 'input_hash']);
     const row = runToSql(runFixture({ status: 'running' })) as unknown[];
     const columns = runColumns.filter((column) => !laterColumns.has(column));
     const values = columns.map((column) => row[runColumns.indexOf(column)]);

@@ -149,6 +149,14 @@ export const pgMigrations: readonly PgMigration[] = [
     `,
   },
   {
+    version: 4,
+    name: "the JSON Schema a run's result must match (output_schema)",
+    // JSON of the schema, as the SQLite store's schema 8; NULL for free-text runs and runs stored earlier.
+    sql: `
+      ALTER TABLE runs ADD COLUMN output_schema TEXT;
+    `,
+  },
+  {
     version: 14,
     name: 'workflows, and the workflow call that made a run',
     // As the SQLite store's schema 14: a run's workflow {id, key} as JSON text and its input hash.
