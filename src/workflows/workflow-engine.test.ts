@@ -173,4 +173,13 @@ describe('workflows', () => {
     expect(outcome.output).toEqual(['done: task 0', 'done: task 1']);
     expect(outcome.runs.map((run) => run.key).sort()).toEqual(['p0.0#0', 'p0.1#0']);
   });
+
+  it('resolves a call with output_schema to the run\'s value', async () => {
+    const cadre = makeCadre([{ turns: [{ text: '{"severity": 3}' }] }]);
+    const schema = { type: 'object', properties: { severity: { type: 'number' } }, required: ['severity'] };
+    const started = await cadre.startWorkflow(async (w: WorkflowApi) => w.agent('general', 'Rate it', { output_schema: schema }));
+    expect(await started.done).toMatchObject({ status: 'completed', output: { severity: 3 } });
+    const [run] = await cadre.store.listRuns({ workflow_id: started.id });
+    expect(run.result).toMatchObject({ value: { severity: 3 } });
+  });
 });
