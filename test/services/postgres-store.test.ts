@@ -195,12 +195,15 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
         JSON.stringify(event.data),
       ]);
     }
-    // The columns a version 1 database has (later versions added output_schema, workflow and input_hash).
-    const laterColumns = new Set(['output_schema', 'workflow', 'input_hash']);
-    const row = runToSql(runFixture({ status: 'running' })) as unknown[];
-    const columns = runColumns.filter((column) => !laterColumns.has(column));
-    const values = columns.map((column) => row[runColumns.indexOf(column)]);
-    await client.query(`INSERT INTO runs (${columns.join(', ')}) VALUES (${values.map((_, index) => `$${index + 1}`).join(', ')})`, values);
+    // Only the columns schema 1 has: later versions add some (forked_from).
+    const { rows: present } = await client.query<{ column_name: string }>(
+      "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'runs'",
+      [schema],
+    );
+    const columns = new Set(present.map((row) => row.column_name));
+    const values = (runToSql(runFixture({ status: 'running' })) as unknown[]).filter((_, index) => columns.has(runColumns[index]));
+    const names = runColumns.filter((column) => columns.has(column)).join(', ');
+    await client.query(`INSERT INTO runs (${names}) VALUES (${values.map((_, index) => `$${index + 1}`).join(', ')})`, values);
     const store = await openPostgresStore({ connectionString: postgresUrl!, schema });
     const expected = old.map((event) => ({ run_id: 'run_1', ...event }));
     expect(await store.listRunEvents('run_1')).toEqual(expected);
