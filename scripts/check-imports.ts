@@ -31,6 +31,7 @@ const rank: Record<string, number> = {
   worktrees: 4,
   delegation: 5,
   sessions: 6,
+  workflows: 6.5,
   runtime: 7,
   embed: 7,
   server: 8,

@@ -19,6 +19,7 @@ import { registerTrust } from './commands/trust.ts';
 import { registerVersion } from './commands/version.ts';
 import { registerWorker } from './commands/worker.ts';
 import { registerWorktrees } from './commands/worktrees.ts';
+import { registerWorkflow, registerWorkflows } from './commands/workflow.ts';
 
 // Starting fast: this file and ./commands/* load only small helpers (commander itself once a
 // command is parsed). Each command's action imports its own module (and through it the AI SDK,
@@ -40,6 +41,8 @@ export const commands: RegisterCommand[] = [
   registerShow,
   registerStop,
   registerWorktrees,
+  registerWorkflow,
+  registerWorkflows,
   registerApprovals,
   registerApprove,
   registerExport,

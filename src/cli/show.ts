@@ -56,6 +56,7 @@ export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[
   if (run.resumed_from) lines.push(`  resumed:     from ${run.resumed_from}`);
   if (run.forked_from) lines.push(`  forked:      from ${run.forked_from} (started with its conversation so far)`);
   if (run.worktree) lines.push(`  worktree:    ${worktreeState(run.worktree)}`);
+  if (run.workflow) lines.push(`  workflow:    ${run.workflow.id}, call ${run.workflow.key} (cadre workflow show ${run.workflow.id})`);
   if (run.notification) lines.push(`  notified:    ${notificationState(run.notification)}`);
   if (run.output_schema)
     lines.push(

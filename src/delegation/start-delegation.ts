@@ -29,6 +29,8 @@ export interface DelegationRequest {
   isolation?: 'worktree';
   mode: RunMode;
   toolCallId: string | null;
+  /** The workflow call that asks for the run: its workflow and durable key, and the hash of its inputs (section 22). */
+  workflow?: { id: string; key: string; input_hash: string };
 }
 
 /** The heading the parent's context goes under in the subagent's first message. */
@@ -132,6 +134,7 @@ export async function startDelegation(services: DelegationServices, scope: Deleg
       output_schema: request.output_schema ?? earlier?.output_schema ?? definition.outputSchema ?? null,
       forked_from: request.fork === undefined ? null : (scope.parentRunId ?? scope.sessionId),
       worktree,
+      ...(request.workflow ? { workflow: { id: request.workflow.id, key: request.workflow.key }, input_hash: request.workflow.input_hash } : {}),
     },
     hold ? { hold } : undefined,
   );

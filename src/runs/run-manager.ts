@@ -46,6 +46,9 @@ export interface NewRunInput {
   depth: number;
   max_turns: number;
   resumed_from: string | null;
+  /** The workflow call that made the run, stored with it in one commit (section 22). */
+  workflow?: { id: string; key: string } | null;
+  input_hash?: string | null;
   /** The JSON Schema the run's result must match (docs/structured-output.md). @default null (free text) */
   output_schema?: Record<string, unknown> | null;
   /** The parent run or session whose conversation the child session copied (`fork`). @default null */
@@ -334,6 +337,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         stop_requested_by: null,
         stop_reason: null,
         worktree: fields.worktree ?? null,
+        workflow: fields.workflow ?? null,
+        input_hash: fields.input_hash ?? null,
       };
       if (closed) throw new Error('The run manager is closed');
       await ledger.insert(run);

@@ -56,6 +56,7 @@ import { recoverRuns } from './recover-runs.ts';
 import { watchRunsElsewhere } from './watch-runs-elsewhere.ts';
 import { createSessionWakeups, waitForIdle } from './wait-for-idle.ts';
 import { isStoreFailure, watchStoreFailure } from './watch-store-failure.ts';
+import { createCadreWorkflows } from './cadre-workflows.ts';
 import { listFamilyRuns } from '../runs/family-runs.ts';
 
 export type { Cadre, CadreRuntime } from './cadre.ts';
@@ -288,8 +289,27 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     onError: report,
   });
 
+  const workflows = createCadreWorkflows({
+    store,
+    runs,
+    delegation,
+    now,
+    nowMs,
+    newId,
+    ownerId,
+    leaseMs,
+    maxActive: limits.maxActivePerParent,
+    traceWorkflow: tracing?.traceWorkflow,
+    createSession: async () => (await cadre.createSession()).id,
+    recover: async (sessionId) => {
+      await cadre.recover({ sessionId });
+    },
+    onError: report,
+  });
+
   /** Stops every turn and run of this process (they stay as stored, for recovery); resolves once the runs let go. */
   function stopWork(): Promise<void> {
+    workflows.engine.close();
     resumes.cancel();
     for (const sessionId of resumes.hosted()) sessions.stopTurn(sessionId, 'user');
     broker.close();
@@ -359,6 +379,8 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
       const notified = await deliverOwed(sessionId);
       // Asks of dead processes would wait forever: their runs ask again when they repeat the call.
       await closeOrphanedApprovals({ store, ledger, now });
+      // Workflows of registered names whose process died go on here (one session's recovery is a replay's own step).
+      if (!sessionId) await workflows.api.resumeWorkflows();
       return { ...recovered, notified };
     },
 
@@ -366,6 +388,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     worktreeChanges: (runId) => changesOfRun(store, runId),
     mergeWorktree: (runId, mergeOptions) => mergeWorktreeOfRun(worktreeRecords, runId, mergeOptions),
     removeWorktree: (runId, removeOptions) => removeWorktreeOfRun(worktreeRecords, runId, removeOptions),
+    ...workflows.api,
 
     tools: (toolOptions) => createAppTools({ delegation, bus, sessions: appSessions }, toolOptions),
     notifications: (sessionId) => createAppNotifications({ store, bus, ledger, coordination, now, sessions: appSessions }, sessionId),
@@ -407,5 +430,5 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
       });
     },
   };
-  return { cadre, bus, runs, ledger, coordination, ownerId, now, nowMs, leaseMs, jobs };
+  return { cadre, bus, runs, ledger, coordination, ownerId, now, nowMs, leaseMs, jobs, workflows: workflows.engine };
 }
