@@ -29,6 +29,7 @@ const rank: Record<string, number> = {
   'mcp/client': 4,
   delegation: 5,
   sessions: 6,
+  workflows: 6.5,
   runtime: 7,
   embed: 7,
   server: 8,

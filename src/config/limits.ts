@@ -48,6 +48,8 @@ export interface Limits {
   maxTokensPerSession: number | undefined;
   /** How long an ask for approval waits for a person before it is denied (`by: timeout`). @default 300000 */
   approvalTimeoutMs: number;
+  /** Runs one model-written workflow (the `workflow` tool) may start. @default 100 */
+  maxWorkflowRuns: number;
 }
 
 /** The limits that apply when nothing overrides them. */
@@ -68,6 +70,7 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   maxTokensPerRun: undefined,
   maxTokensPerSession: undefined,
   approvalTimeoutMs: 300_000,
+  maxWorkflowRuns: 100,
 });
 
 const positiveInteger = z.int({ error: 'must be a positive whole number' }).positive({ error: 'must be a positive whole number' });
@@ -90,6 +93,7 @@ export const limitsSchema = z.strictObject({
   maxTokensPerRun: positiveInteger.optional(),
   maxTokensPerSession: positiveInteger.optional(),
   approvalTimeoutMs: positiveInteger.optional(),
+  maxWorkflowRuns: positiveInteger.optional(),
 }) satisfies z.ZodType<Partial<Limits>>;
 
 /** What an unknown key under `limits` is told. */
