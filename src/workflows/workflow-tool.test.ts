@@ -41,7 +41,7 @@ const limits = { maxWorkflowRuns: 100, maxResultChars: 8000 };
 const sandbox = { cpuMs: 2_000, idleMs: 2_000 };
 
 function execute(tool: object, input: unknown) {
-  return toolInfo(tool)!.executeParsed(toolInfo(tool)!.parse(input), { toolCallId: 'call_1', messages: [] });
+  return toolInfo(tool)!.executeParsed(toolInfo(tool)!.parse(input), { toolCallId: 'call_1', messages: [], context: undefined });
 }
 
 describe('the workflow tool', () => {
