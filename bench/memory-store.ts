@@ -8,6 +8,7 @@ import {
   type RunRecord,
   type SessionRecord,
   type Usage,
+  type WorkflowRecord,
 } from '../src/store/records.ts';
 import type { RunQuery, Store } from '../src/store/store.ts';
 
@@ -24,6 +25,7 @@ export function createMemoryStore(): Store {
   const sessionUsage = new Map<string, Usage>();
   const approvals = new Map<string, ApprovalRecord>();
   const sessionRules: SessionRuleRecord[] = [];
+  const workflows = new Map<string, WorkflowRecord>();
 
   const addEvents = (list: readonly NewRunEvent[]) => {
     for (const event of list) {
@@ -37,6 +39,7 @@ export function createMemoryStore(): Store {
     (query.parent_session_id === undefined || run.parent_session_id === query.parent_session_id) &&
     (query.parent_run_id === undefined || run.parent_run_id === query.parent_run_id) &&
     (query.statuses === undefined || query.statuses.includes(run.status)) &&
+    (query.workflow_id === undefined || run.workflow?.id === query.workflow_id) &&
     (query.lease_owner === undefined || run.lease_owner === query.lease_owner) &&
     (query.stop_requested === undefined || (run.stop_requested_at != null && !isDone(run)) === query.stop_requested) &&
     (query.notification_pending === undefined || isNotificationPending(run) === query.notification_pending);
@@ -52,6 +55,34 @@ export function createMemoryStore(): Store {
 
   return {
     description: 'memory (benchmark only)',
+    async insertWorkflow(workflow) {
+      workflows.set(workflow.id, structuredClone(workflow));
+    },
+    async getWorkflow(id) {
+      const workflow = workflows.get(id);
+      return workflow ? structuredClone(workflow) : null;
+    },
+    async listWorkflows({ statuses, session_id, limit } = {}) {
+      return [...workflows.values()]
+        .filter((workflow) => (statuses === undefined || statuses.includes(workflow.status)) && (session_id === undefined || workflow.session_id === session_id))
+        .reverse()
+        .slice(0, limit)
+        .map((workflow) => structuredClone(workflow));
+    },
+    async updateWorkflow(id, patch, guard = {}) {
+      const workflow = workflows.get(id);
+      if (!workflow || (guard.statuses && !guard.statuses.includes(workflow.status)) || (guard.lease_owner !== undefined && workflow.lease_owner !== guard.lease_owner)) return null;
+      Object.assign(workflow, structuredClone(patch));
+      return structuredClone(workflow);
+    },
+    async claimWorkflow(id, owner, expiresAt, expiredBefore) {
+      const workflow = workflows.get(id);
+      if (workflow?.status !== 'running') return null;
+      const free = workflow.lease_owner === null || workflow.lease_owner === owner || workflow.lease_expires_at === null || workflow.lease_expires_at < expiredBefore;
+      if (!free) return null;
+      Object.assign(workflow, { lease_owner: owner, lease_expires_at: expiresAt });
+      return structuredClone(workflow);
+    },
     async insertApproval(approval) {
       approvals.set(approval.id, { ...approval });
     },

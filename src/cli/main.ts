@@ -18,6 +18,7 @@ import { registerStop } from './commands/stop.ts';
 import { registerTrust } from './commands/trust.ts';
 import { registerVersion } from './commands/version.ts';
 import { registerWorker } from './commands/worker.ts';
+import { registerWorkflow, registerWorkflows } from './commands/workflow.ts';
 
 // Starting fast: this file and ./commands/* load only small helpers (commander itself once a
 // command is parsed). Each command's action imports its own module (and through it the AI SDK,
@@ -38,6 +39,8 @@ export const commands: RegisterCommand[] = [
   registerRuns,
   registerShow,
   registerStop,
+  registerWorkflow,
+  registerWorkflows,
   registerApprovals,
   registerApprove,
   registerExport,

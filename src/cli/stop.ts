@@ -6,6 +6,7 @@ import type { StoreFlags } from './command-options.ts';
 import { openRuntime } from './open-runtime.ts';
 import { shortRunId, shortRunIdLength } from './run-lines.ts';
 import type { Store } from '../store/store.ts';
+import type { Cadre } from '../runtime/create-cadre.ts';
 
 function line(run: RunRecord): string {
   return `${run.id}  ${run.agent}  ${run.status}`;
@@ -16,6 +17,18 @@ function stillActive(run: RunRecord): string {
     return `cadre: ${run.id} is still ${run.status}: the process that ran it is gone, and its lease lasts until ${run.lease_expires_at}; stop it again after that.`;
   }
   return `cadre: ${run.id} is still ${run.status}: its process was asked to stop it and has not yet.`;
+}
+
+/** `cadre stop WF_ID`: the workflow and every run it has going end `canceled_by_user`. */
+async function stopWorkflow(context: CliContext, cadre: Cadre, id: string, flags: StoreFlags): Promise<number> {
+  const workflow = await cadre.stopWorkflow(id, 'Stopped by a person (cadre stop).');
+  if (!workflow) throw new ConfigError(`No workflow '${id}'. List them with: cadre workflows`);
+  const runs = await cadre.store.listRuns({ workflow_id: id, statuses: ['queued', 'running'] });
+  if (flags.json) writeLine(context.stdout, JSON.stringify({ workflow: { id: workflow.id, status: workflow.status }, still_active: runs.map((run) => run.id) }, null, 2));
+  else writeLine(context.stdout, `${workflow.id}  ${workflow.name}  ${workflow.status}${workflow.ended_at && workflow.status !== 'canceled_by_user' ? ' (already finished; nothing to stop)' : ''}`);
+  for (const run of runs) writeLine(context.stderr, stillActive(run));
+  if (workflow.status === 'running') writeLine(context.stderr, `cadre: ${id} is still running: its process was asked to stop it and has not yet.`);
+  return workflow.status === 'running' || runs.length > 0 ? 1 : 0;
 }
 
 /**
@@ -53,6 +66,7 @@ export async function stopCommand(context: CliContext, id: string, flags: StoreF
     writeLine(context.stderr, stillActive(run));
   };
   try {
+    if (id.startsWith('wf_')) return await stopWorkflow(context, cadre, id, flags);
     const run = (await store.getRun(id)) ?? ((await store.getSession(id)) ? null : await findActiveRunByShortId(store, id));
     const session = run ? null : await store.getSession(id);
     if (!run && !session) throw new ConfigError(`No run or session '${id}'. List them with: cadre runs, cadre sessions`);

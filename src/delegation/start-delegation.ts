@@ -14,6 +14,8 @@ export interface DelegationRequest {
   resume?: string;
   mode: RunMode;
   toolCallId: string | null;
+  /** The workflow call that asks for the run: its workflow and durable key, and the hash of its inputs (section 22). */
+  workflow?: { id: string; key: string; input_hash: string };
 }
 
 /** The heading the parent's context goes under in the subagent's first message. */
@@ -79,6 +81,7 @@ export async function startDelegation(services: DelegationServices, scope: Deleg
     depth: scope.depth + 1,
     max_turns: request.max_turns ?? definition.maxTurns ?? services.limits.defaultMaxTurns,
     resumed_from: earlier?.id ?? null,
+    ...(request.workflow ? { workflow: { id: request.workflow.id, key: request.workflow.key }, input_hash: request.workflow.input_hash } : {}),
   });
 }
 

@@ -11,7 +11,8 @@ import type { RunRecord, RunStatus } from '../store/records.ts';
  * waiting parent. A notification the caller set itself (recovery) is kept.
  */
 export function notificationAtEnd(run: RunRecord, to: RunStatus): RunPatch {
-  if (run.notification !== null || run.mode !== 'background') return {};
+  // A workflow's run reports to its workflow, never to the session (section 22).
+  if (run.notification !== null || run.mode !== 'background' || (run.workflow ?? null) !== null) return {};
   if (to === 'canceled_by_parent' || run.consumed_at !== null) return { notification: { delivered_at: null, suppressed: true } };
   return { notification: { delivered_at: null, suppressed: false }, lease_owner: run.lease_owner ?? null };
 }

@@ -46,6 +46,9 @@ export interface NewRunInput {
   depth: number;
   max_turns: number;
   resumed_from: string | null;
+  /** The workflow call that made the run, stored with it in one commit (section 22). */
+  workflow?: { id: string; key: string } | null;
+  input_hash?: string | null;
 }
 
 /** Options of {@link createRunManager}. */
@@ -54,7 +57,7 @@ export interface RunManagerOptions {
   bus: RunBus;
   ledger: RunLedger;
   now: Now;
-  /** The clock in epoch milliseconds (waits for runs of other processes). @default Date.now */
+  /** The clock in epoch milliseconds (waits for runs of other processes). @default systemNowMs */
   nowMs?: NowMs;
   newId: NewId;
   limits: RunManagerLimits;
@@ -163,13 +166,18 @@ export function createRunManager(options: RunManagerOptions): RunManager {
 
   async function admit(run: RunRecord): Promise<void> {
     trackLocal(run);
-    const admission = scheduler.admit({
+    const entry = {
       runId: run.id,
       parentSessionId: run.parent_session_id,
       start: () => {
         execute(run.id).catch(report);
       },
-    });
+    };
+    // A running run was given its slot by the process that scheduled it (a worker's job comes from
+    // its host, whose caps decided): waiting here again for this process's own caps would hold a
+    // taken job idle.
+    if (adopted.has(run.id)) return scheduler.occupy(entry);
+    const admission = scheduler.admit(entry);
     if (admission === 'full') {
       await finish(run.id, 'failed', {
         error: {
@@ -271,6 +279,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         stop_requested_at: null,
         stop_requested_by: null,
         stop_reason: null,
+        workflow: fields.workflow ?? null,
+        input_hash: fields.input_hash ?? null,
       };
       if (closed) throw new Error('The run manager is closed');
       await ledger.insert(run);

@@ -7,7 +7,7 @@ import type { CadreToolsOptions } from '../embed/app-tools.ts';
 import type { CadreRunPartWriter, WriteRunPartsOptions } from '../embed/write-run-parts.ts';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
 import type { Coordination } from '../coordination/coordination.ts';
-import type { CadreListener, RunBus } from '../runs/run-bus.ts';
+import type { CadreInterest, CadreListener, RunBus } from '../runs/run-bus.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
 import type { RunManager } from '../runs/run-manager.ts';
 import type { StopCause } from '../runs/run-stop.ts';
@@ -18,6 +18,27 @@ import type { StoreView } from '../store/store-view.ts';
 import type { StoreFailureError } from '../store/store-failure-error.ts';
 import type { Now, NowMs } from '../util/clock.ts';
 import type { RecoveryReport } from './recover-runs.ts';
+import type { StartedWorkflow, WorkflowScript } from '../workflows/workflow-api.ts';
+import type { WorkflowRunner } from '../workflows/workflow-engine.ts';
+import type { WorkflowRecord, WorkflowStatusName } from '../store/records.ts';
+
+/** A workflow started or resumed by this process (section 22). */
+export interface CadreWorkflow extends StartedWorkflow {
+  /** The workflow as stored now: status, phases, log, output or error. */
+  get(): Promise<WorkflowRecord>;
+}
+
+/** Options of {@link Cadre.startWorkflow}. */
+export interface StartWorkflowOptions {
+  /** The session its runs belong to; default a new session of the `main` agent. */
+  sessionId?: string;
+  /** Its name in lists; default the file's base name or the registered name (`workflow` for an anonymous function). */
+  name?: string;
+  /** Stops it (a person's stop: `canceled_by_user`). */
+  signal?: AbortSignal;
+  /** Only store it, for another process to run with `resumeWorkflow` (`cadre workflow run --background`). */
+  background?: boolean;
+}
 
 /** The cadre runtime: sessions with a primary agent, runs of subagents, and their lifecycle. */
 export interface Cadre {
@@ -83,8 +104,40 @@ export interface Cadre {
    * settled) or `signal` aborts. Answer an ask shown on a card with {@link Cadre.approve}.
    */
   writeRunParts(writer: CadreRunPartWriter, options: WriteRunPartsOptions): Promise<void>;
-  /** Live events of this process. While anyone listens, model text is streamed (see `streaming`). */
-  subscribe(listener: CadreListener): () => void;
+  /**
+   * Starts a workflow (section 22): a function `(w, input) => ...`, the path of a workflow file
+   * (an ES module whose default export is one), or the name of a workflow registered with
+   * {@link Cadre.workflow}. Resolves once it is stored and running; `done` settles at its end.
+   * @example
+   * const review = await cadre.startWorkflow('./review.workflow.js', { files: ['a.ts'] });
+   * const outcome = await review.done; // { status: 'completed', output, runs }
+   */
+  startWorkflow(fnOrFile: WorkflowScript | string, input?: unknown, options?: StartWorkflowOptions): Promise<CadreWorkflow>;
+  /** Workflows of every process using the store, newest first. */
+  workflows(options?: { statuses?: readonly WorkflowStatusName[]; sessionId?: string; limit?: number }): Promise<WorkflowRecord[]>;
+  /**
+   * Registers a named workflow: `startWorkflow(name, input)` starts it, and this process replays
+   * the unfinished workflows of that name whose process died (now, and at each `recover()`).
+   */
+  workflow(name: string, fn: WorkflowScript): void;
+  /** Replays a running workflow whose process died: finished calls return their stored results, runs under way are waited for. */
+  resumeWorkflow(workflowId: string): Promise<CadreWorkflow>;
+  /** A person's stop of a workflow, from any process: it and its runs end `canceled_by_user` (within about 2 s). */
+  stopWorkflow(workflowId: string, reason?: string): Promise<WorkflowRecord | null>;
+  /**
+   * Replays the running workflows whose process died and whose script this process has: those of
+   * registered names, and with `files`, those started from a file (`cadre serve` does). Their ids.
+   */
+  resumeWorkflows(options?: { files?: boolean }): Promise<string[]>;
+  /** Listens to changes of workflows this process makes (phases, log lines, ends). */
+  subscribeWorkflows(listener: (workflow: WorkflowRecord) => void): () => void;
+  /**
+   * Live events of this process: all of them, or with `interest` one session's (the session and
+   * the child sessions of its runs at any depth, as the dashboard's view of a session shows them).
+   * A scoped listener costs nothing for the events of other sessions, so a process holds many
+   * views. While anyone listens, model text is streamed (see `streaming`).
+   */
+  subscribe(listener: CadreListener, interest?: CadreInterest): () => void;
   close(): Promise<void>;
 }
 
@@ -104,4 +157,6 @@ export interface CadreRuntime {
    * their end to their parent, and holds their pending notification.
    */
   jobs: Map<string, string | undefined>;
+  /** The workflow engine (section 22): what the model's `workflow` tool runs its scripts on. */
+  workflows: WorkflowRunner;
 }

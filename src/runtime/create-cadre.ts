@@ -52,6 +52,8 @@ import { recoverRuns } from './recover-runs.ts';
 import { watchRunsElsewhere } from './watch-runs-elsewhere.ts';
 import { createSessionWakeups, waitForIdle } from './wait-for-idle.ts';
 import { isStoreFailure, watchStoreFailure } from './watch-store-failure.ts';
+import { createCadreWorkflows } from './cadre-workflows.ts';
+import { listFamilyRuns } from '../runs/family-runs.ts';
 
 export type { Cadre, CadreRuntime } from './cadre.ts';
 export type { CadreOptions } from './cadre-options.ts';
@@ -262,8 +264,26 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     onError: report,
   });
 
+  const workflows = createCadreWorkflows({
+    store,
+    runs,
+    delegation,
+    now,
+    nowMs,
+    newId,
+    ownerId,
+    leaseMs,
+    maxActive: limits.maxActivePerParent,
+    createSession: async () => (await cadre.createSession()).id,
+    recover: async (sessionId) => {
+      await cadre.recover({ sessionId });
+    },
+    onError: report,
+  });
+
   /** Stops every turn and run of this process (they stay as stored, for recovery); resolves once the runs let go. */
   function stopWork(): Promise<void> {
+    workflows.engine.close();
     resumes.cancel();
     for (const sessionId of resumes.hosted()) sessions.stopTurn(sessionId, 'user');
     broker.close();
@@ -333,8 +353,12 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
       const notified = await deliverOwed(sessionId);
       // Asks of dead processes would wait forever: their runs ask again when they repeat the call.
       await closeOrphanedApprovals({ store, ledger, now });
+      // Workflows of registered names whose process died go on here (one session's recovery is a replay's own step).
+      if (!sessionId) await workflows.api.resumeWorkflows();
       return { ...recovered, notified };
     },
+
+    ...workflows.api,
 
     tools: (toolOptions) => createAppTools({ delegation, bus, sessions: appSessions }, toolOptions),
     notifications: (sessionId) => createAppNotifications({ store, bus, ledger, coordination, now, sessions: appSessions }, sessionId),
@@ -344,8 +368,13 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
       return writeRunParts({ store, bus }, partWriter, partOptions);
     },
 
-    subscribe(listener) {
-      const unsubscribe = bus.subscribe(listener);
+    subscribe(listener, interest) {
+      const unsubscribe = bus.subscribe(listener, interest);
+      // Runs the session started before: their child sessions join its family (later ones join as they start).
+      if (interest)
+        listFamilyRuns(store, interest.sessionId).then((runs) => {
+          for (const run of runs) bus.follow(listener, run.child_session_id);
+        }, report);
       watchers++;
       let subscribed = true;
       return () => {
@@ -371,5 +400,5 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
       });
     },
   };
-  return { cadre, bus, runs, ledger, coordination, ownerId, now, nowMs, leaseMs, jobs };
+  return { cadre, bus, runs, ledger, coordination, ownerId, now, nowMs, leaseMs, jobs, workflows: workflows.engine };
 }

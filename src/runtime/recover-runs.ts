@@ -59,6 +59,18 @@ export async function recoverRuns(options: RecoverRunsOptions): Promise<Recovery
     // A nested run's parent run restarts its step from the stored transcript, where its call
     // reads that this run was abandoned: the old nested run has no one to report to. Top-level
     // runs go on.
+    if (claimed.parent_run_id === null && (claimed.workflow ?? null) !== null) {
+      // A workflow's run goes on as it was: its workflow (replayed) waits for it, not the session.
+      const updated = await ledger.update(
+        claimed.id,
+        { warnings: [...claimed.warnings, { kind: 'recovered', at: now() }] },
+        { type: 'warning', data: { kind: 'recovered', previous_owner: candidate.lease_owner } },
+      );
+      if (updated) {
+        adopted.push(updated);
+        continue;
+      }
+    }
     if (claimed.parent_run_id === null) {
       const at = now();
       const updated = await ledger.update(
@@ -78,7 +90,8 @@ export async function recoverRuns(options: RecoverRunsOptions): Promise<Recovery
     // Its parent hears of it whatever its mode: the one waiting for it died.
     const ended = await ledger.transition(claimed.id, 'abandoned', {
       activity: { kind: 'finished', status: 'abandoned', detail: 'its process died' },
-      notification: { delivered_at: null, suppressed: false },
+      // A workflow's run reports to its workflow, which reads its end, never to the session.
+      notification: { delivered_at: null, suppressed: (claimed.workflow ?? null) !== null },
     });
     if (ended) abandoned.push(ended);
   }

@@ -100,6 +100,10 @@ export interface RunRecord {
   stop_requested_at: string | null;
   stop_requested_by: 'user' | 'parent' | null;
   stop_reason: string | null;
+  /** The workflow that started the run, and the run's durable key in it (CONTRACT section 22); null otherwise. */
+  workflow?: { id: string; key: string } | null;
+  /** A hash of the inputs of the workflow call that made the run: a replay with other inputs at its key diverges. */
+  input_hash?: string | null;
 }
 
 /** The kebab-case event types of a run (docs/runs-and-limits.md). */
@@ -251,3 +255,49 @@ export type RunActivityKind = RunActivity['kind'];
 
 /** The data of an `activity` event: the typed value with its rendered `text` beside it. */
 export type ActivityEventData = RunActivity & { text: string };
+
+/** Every state a workflow can be in (CONTRACT section 22); all but `running` are final. */
+export const workflowStatuses = ['running', 'completed', 'failed', 'canceled_by_user', 'abandoned'] as const;
+
+export type WorkflowStatusName = (typeof workflowStatuses)[number];
+
+/** Where a workflow's script came from, so a replay finds it again. */
+export type WorkflowSourceRecord =
+  /** A file (an ES module with a default export): its path and its text when it started. */
+  | { kind: 'file'; path: string; text: string }
+  /** A name a library process registered with `cadre.workflow(name, fn)`. */
+  | { kind: 'registered'; name: string }
+  /** A script a model wrote for the `workflow` tool. */
+  | { kind: 'script'; text: string };
+
+/** A workflow: a script of runs that survives a crash (docs/workflows.md). Ids start with `wf_`. */
+export interface WorkflowRecord {
+  id: string;
+  name: string;
+  status: WorkflowStatusName;
+  /** The session its runs belong to. */
+  session_id: string;
+  /** The run whose model started it (the `workflow` tool), or null. */
+  parent_run_id: string | null;
+  /** The runs' depth is this plus one. */
+  depth: number;
+  input: unknown;
+  /** The script's return value (JSON) once completed. */
+  output: unknown;
+  error: { kind: string; message: string } | null;
+  /** The phases the script entered, in order. */
+  phases: Array<{ name: string; at: string }>;
+  /** The script's `w.log` lines. */
+  log: Array<{ at: string; text: string }>;
+  source: WorkflowSourceRecord;
+  /** Most runs it may start; null for no bound. */
+  max_runs: number | null;
+  created_at: string;
+  updated_at: string;
+  ended_at: string | null;
+  /** The process that runs (or replays) the script; renewed while it does. */
+  lease_owner: string | null;
+  lease_expires_at: string | null;
+  /** Set by a person's stop from any process; the owner ends the workflow `canceled_by_user`. */
+  stop_requested_at: string | null;
+}

@@ -56,6 +56,8 @@ export function runFixture(overrides: Partial<RunRecord> = {}): RunRecord {
     stop_requested_at: null,
     stop_requested_by: null,
     stop_reason: null,
+    workflow: null,
+    input_hash: null,
     ...overrides,
     activity,
     last_activity: activity === null ? null : renderActivity(activity),

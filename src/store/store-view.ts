@@ -12,6 +12,8 @@ const viewed = [
   'getApproval',
   'listApprovals',
   'listSessionRules',
+  'getWorkflow',
+  'listWorkflows',
   'flush',
   'close',
 ] as const;

@@ -6,6 +6,7 @@ import { notificationCases } from './store-notifications.case.ts';
 import { activityCases } from './store-activity.case.ts';
 import { runCases } from './store-runs.case.ts';
 import { sessionCases } from './store-sessions.case.ts';
+import { workflowCases } from './store-workflows.case.ts';
 
 /** Extra abilities of an engine that some cases need. */
 export interface StoreCaseOptions {
@@ -62,5 +63,6 @@ export function runStoreCases(name: string, makeStore: () => Promise<Store>, opt
     commitCases(context);
     approvalCases(context);
     notificationCases(context);
+    workflowCases(context);
   });
 }

@@ -12,6 +12,8 @@ import type {
   SessionRecord,
   Usage,
   SessionRuleRecord,
+  WorkflowRecord,
+  WorkflowStatusName,
 } from './records.ts';
 import type { StoreFailureError } from './store-failure-error.ts';
 
@@ -40,6 +42,8 @@ export interface RunQuery {
   parent_run_id?: string;
   /** Only runs in one of these states. */
   statuses?: readonly RunStatus[];
+  /** Only runs of this workflow (section 22). */
+  workflow_id?: string;
   /** Only runs whose lease owner is this process. */
   lease_owner?: string;
   /** Only runs with a stop request that is not carried out yet. */
@@ -113,6 +117,25 @@ export interface MessageCommitResult {
    * the caller decides again without them.
    */
   refused: string[];
+}
+
+/** Which workflows to list, newest first. All given filters must match. */
+export interface WorkflowQuery {
+  statuses?: readonly WorkflowStatusName[];
+  session_id?: string;
+  limit?: number;
+}
+
+/** Fields of a workflow that change while it runs: its state, result, phases, log and lease. */
+export type WorkflowPatch = Partial<
+  Pick<WorkflowRecord, 'status' | 'output' | 'error' | 'phases' | 'log' | 'updated_at' | 'ended_at' | 'lease_owner' | 'lease_expires_at' | 'stop_requested_at'>
+>;
+
+/** What a workflow must be as stored for a change to be written (compare-and-set). */
+export interface WorkflowGuard {
+  statuses?: readonly WorkflowStatusName[];
+  /** Only while this process holds its lease. */
+  lease_owner?: string;
 }
 
 /**
@@ -198,6 +221,22 @@ export interface Store {
   resolveApproval(resolution: ApprovalResolution): Promise<ApprovalRecord | null>;
   /** The rules people set with "always" in a session, oldest first. */
   listSessionRules(sessionId: string): Promise<SessionRuleRecord[]>;
+
+  /** Stores a new workflow (section 22). */
+  insertWorkflow(workflow: WorkflowRecord): Promise<void>;
+  getWorkflow(id: string): Promise<WorkflowRecord | null>;
+  /** Workflows, newest first. */
+  listWorkflows(query?: WorkflowQuery): Promise<WorkflowRecord[]>;
+  /**
+   * Changes a workflow if it stands as `guard` says (compare-and-set); the workflow as written,
+   * or null when it did not (nothing written) or is unknown.
+   */
+  updateWorkflow(id: string, patch: WorkflowPatch, guard?: WorkflowGuard): Promise<WorkflowRecord | null>;
+  /**
+   * Takes over a running workflow whose lease ended before `expiredBefore` (or that has no owner),
+   * or that `owner` holds already, so one process replays it at a time. The workflow if this caller won it.
+   */
+  claimWorkflow(id: string, owner: string, expiresAt: string, expiredBefore: string): Promise<WorkflowRecord | null>;
 
   /** Commits everything written so far; rejects if that cannot be done (the writes are then lost). */
   flush(): Promise<void>;

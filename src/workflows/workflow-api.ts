@@ -71,6 +71,11 @@ export interface RunWorkflowOptions {
   maxRuns?: number;
   /** Stops the workflow (its runs end canceled_by_user). */
   signal?: AbortSignal;
+  /**
+   * Only store it, for another process to run (`cadre workflow resume`, as `cadre workflow run
+   * --background` does): `done` resolves at once with status `running`.
+   */
+  background?: boolean;
 }
 
 /** A workflow's states. */

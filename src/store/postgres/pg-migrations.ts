@@ -148,6 +148,38 @@ export const pgMigrations: readonly PgMigration[] = [
       ALTER TABLE approvals ADD COLUMN preview TEXT;
     `,
   },
+  {
+    version: 14,
+    name: 'workflows, and the workflow call that made a run',
+    // As the SQLite store's schema 14: a run's workflow {id, key} as JSON text and its input hash.
+    sql: `
+      ALTER TABLE runs ADD COLUMN workflow TEXT;
+      ALTER TABLE runs ADD COLUMN input_hash TEXT;
+      CREATE INDEX runs_workflow ON runs (((workflow::jsonb) ->> 'id'), created_at) WHERE workflow IS NOT NULL;
+      CREATE TABLE workflows (
+        id ${text} PRIMARY KEY,
+        name TEXT NOT NULL,
+        status ${text} NOT NULL,
+        session_id ${text} NOT NULL,
+        parent_run_id ${text},
+        depth INTEGER NOT NULL,
+        input TEXT NOT NULL,
+        output TEXT NOT NULL,
+        error TEXT,
+        phases TEXT NOT NULL,
+        log TEXT NOT NULL,
+        source TEXT NOT NULL,
+        max_runs INTEGER,
+        created_at ${text} NOT NULL,
+        updated_at ${text} NOT NULL,
+        ended_at ${text},
+        lease_owner ${text},
+        lease_expires_at ${text},
+        stop_requested_at ${text}
+      );
+      CREATE INDEX workflows_created_at ON workflows (created_at, id);
+    `,
+  },
 ];
 
 /** The advisory lock that serializes migrations of every cadre process on one database. */

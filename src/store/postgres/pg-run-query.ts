@@ -16,6 +16,7 @@ export function pgRunQuery(query: RunQuery): { sql: string; parameters: unknown[
   if (query.parent_session_id !== undefined) conditions.push(`parent_session_id = ${parameter(query.parent_session_id)}`);
   if (query.parent_run_id !== undefined) conditions.push(`parent_run_id = ${parameter(query.parent_run_id)}`);
   if (query.statuses !== undefined) conditions.push(query.statuses.length === 0 ? 'false' : `status = ANY(${parameter([...query.statuses])})`);
+  if (query.workflow_id !== undefined) conditions.push(`workflow IS NOT NULL AND ((workflow::jsonb) ->> 'id') = ${parameter(query.workflow_id)}`);
   if (query.lease_owner !== undefined) conditions.push(`lease_owner = ${parameter(query.lease_owner)}`);
   if (query.stop_requested !== undefined) conditions.push(query.stop_requested ? 'stop_requested_at IS NOT NULL' : 'stop_requested_at IS NULL');
   if (query.lease_expired_before !== undefined) conditions.push(`(lease_expires_at IS NULL OR lease_expires_at < ${parameter(query.lease_expired_before)})`);

@@ -7,6 +7,7 @@ import { patchColumns, patchableSessionColumns, sessionFromRow } from '../core/r
 import { whenValid } from '../core/run-fields.ts';
 import { createSeqCounters } from '../core/seq-counters.ts';
 import { createPgApprovals } from './pg-approvals.ts';
+import { createPgWorkflows } from './pg-workflows.ts';
 import { createPgBatches, isConnectionError, type PgWork, type PgWorkOptions } from './pg-batches.ts';
 import { createStatementNames, type HeldSession } from './pg-held-writes.ts';
 import { createKeyOrder } from './pg-key-order.ts';
@@ -208,6 +209,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     description: `postgres:${label}`,
 
     ...createPgApprovals({ write, read }),
+    ...createPgWorkflows({ write, read }),
 
     createSession(session) {
       return ordered([`s:${session.id}`], () =>

@@ -170,6 +170,41 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE approvals ADD COLUMN preview TEXT;
     `,
   },
+  {
+    version: 14,
+    name: 'workflows, and the workflow call that made a run',
+    // A run of a workflow keeps its workflow's id and its durable key as JSON ({"id","key"}) and
+    // a hash of the call's inputs, written with the run in one commit; the index finds a
+    // workflow's runs. A workflow's JSON fields are stored as text, as a run's are.
+    sql: `
+      ALTER TABLE runs ADD COLUMN workflow TEXT;
+      ALTER TABLE runs ADD COLUMN input_hash TEXT;
+      CREATE INDEX runs_workflow ON runs (json_extract(workflow, '$.id'), created_at) WHERE workflow IS NOT NULL;
+      CREATE TABLE workflows (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        status TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        parent_run_id TEXT,
+        depth INTEGER NOT NULL,
+        input TEXT NOT NULL,
+        output TEXT NOT NULL,
+        error TEXT,
+        phases TEXT NOT NULL,
+        log TEXT NOT NULL,
+        source TEXT NOT NULL,
+        max_runs INTEGER,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        ended_at TEXT,
+        lease_owner TEXT,
+        lease_expires_at TEXT,
+        stop_requested_at TEXT
+      );
+      CREATE INDEX workflows_created_at ON workflows (created_at, id);
+      CREATE INDEX workflows_status ON workflows (status) WHERE status = 'running';
+    `,
+  },
 ];
 
 /** The newest schema version this build writes. */

@@ -24,6 +24,10 @@ export function runQuerySql(query: RunQuery): { sql: string; parameters: SQLInpu
       parameters.push(...query.statuses);
     }
   }
+  if (query.workflow_id !== undefined) {
+    conditions.push("workflow IS NOT NULL AND json_extract(workflow, '$.id') = ?");
+    parameters.push(query.workflow_id);
+  }
   if (query.lease_owner !== undefined) {
     conditions.push('lease_owner = ?');
     parameters.push(query.lease_owner);

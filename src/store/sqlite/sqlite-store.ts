@@ -14,6 +14,7 @@ import { checkRunChange, mismatchedEvent, runFields, whenValid, type RunField } 
 import { copyRun, runColumnList, runFromRow, runToSql } from '../core/run-rows.ts';
 import { createStatementCache } from './statement-cache.ts';
 import { createSqliteApprovals } from './sqlite-approvals.ts';
+import { createSqliteWorkflows } from './sqlite-workflows.ts';
 import { createSqliteHeldWrites, heldEventRecord } from './sqlite-held-writes.ts';
 import { createSqliteMessages } from './sqlite-messages.ts';
 import { createSqliteSessions } from './sqlite-sessions.ts';
@@ -208,6 +209,7 @@ export function createSqliteStore({
     files: databaseFiles(path),
 
     ...createSqliteApprovals({ prepared, write, ensureOpen }),
+    ...createSqliteWorkflows({ prepared, write, ensureOpen }),
     ...sessions.methods,
     ...createSqliteMessages({ prepared, write, ensureOpen, held, heldRuns }),
 
