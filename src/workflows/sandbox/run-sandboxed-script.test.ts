@@ -102,10 +102,10 @@ describe('runSandboxedScript', () => {
 
   it('lets the script catch a run that did not complete, with its run id, status and error', async () => {
     const { w } = fakeWorkflow(() => {
-      throw Object.assign(new Error('run run_1 failed'), { run_id: 'run_1', status: 'failed', error: { kind: 'max_turns', message: 'out of turns' } });
+      throw Object.assign(new Error('run run_1 failed'), { runId: 'run_1', status: 'failed', error: { kind: 'max_turns', message: 'out of turns' } });
     });
-    const script = `try { await w.agent('a', 'b'); } catch (error) { return [error.message, error.run_id, error.status, error.error.kind]; }`;
-    expect(await runSandboxedScript(script, w, null, quick)).toEqual(['run run_1 failed', 'run_1', 'failed', 'max_turns']);
+    const script = `try { await w.agent('a', 'b'); } catch (error) { return [error.message, error.run_id, error.runId, error.status, error.error.kind]; }`;
+    expect(await runSandboxedScript(script, w, null, quick)).toEqual(['run run_1 failed', 'run_1', 'run_1', 'failed', 'max_turns']);
   });
 
   it('refuses w.agent calls past maxRuns inside the script, which may catch it', async () => {

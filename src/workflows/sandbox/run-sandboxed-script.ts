@@ -211,7 +211,11 @@ function hostErrorOf(error: unknown): Record<string, unknown> {
   const source = (error ?? {}) as Record<string, unknown>;
   const out: Record<string, unknown> = { name: typeof source.name === 'string' ? source.name : 'Error', message: firstLine(error) };
   const runId = source.run_id ?? source.runId;
-  if (typeof runId === 'string') out.run_id = runId;
+  if (typeof runId === 'string') {
+    // The library's name (runId) and the record's (run_id): a script may use either.
+    out.run_id = runId;
+    out.runId = runId;
+  }
   if (typeof source.status === 'string') out.status = source.status;
   if (typeof source.key === 'string') out.key = source.key;
   const runError = source.error;

@@ -42,7 +42,7 @@ export const sandboxPrelude = `(function () {
   function describe(error) {
     if (error instanceof Error) {
       const out = { name: String(error.name || 'Error'), message: String(error.message === undefined ? '' : error.message) };
-      for (const key of ['run_id', 'status', 'error', 'key']) {
+      for (const key of ['run_id', 'runId', 'status', 'error', 'key']) {
         if (error[key] !== undefined) {
           try { out[key] = parse(toJson(error[key], key)); } catch (ignored) {}
         }
@@ -56,7 +56,7 @@ export const sandboxPrelude = `(function () {
   function revive(error) {
     const made = new Error(error.message);
     made.name = error.name;
-    for (const key of ['run_id', 'status', 'error', 'key']) if (error[key] !== undefined) made[key] = error[key];
+    for (const key of ['run_id', 'runId', 'status', 'error', 'key']) if (error[key] !== undefined) made[key] = error[key];
     return made;
   }
   function settleText(ok, value) {
