@@ -36,9 +36,9 @@ const script: Script = [
   { turns: [{ text: 'No workflow tool here.' }] },
 ];
 
-function makeCadre() {
+function makeCadre(store = createSqliteStore({ path: ':memory:' })) {
   const cadre = createCadre({
-    store: createSqliteStore({ path: ':memory:' }),
+    store,
     model: scriptedLanguageModel(script),
     agents: [orchestrator, reviewer],
     maxRetries: 0,
@@ -84,6 +84,21 @@ describe('the workflow tool in a session', () => {
     const runs = await cadre.store.listRuns({ parent_session_id: session.id });
     expect(runs).toHaveLength(4);
     expect(runs.every((run) => run.status === 'completed' && run.workflow !== null)).toBe(true);
+  });
+
+  it('replays a model-written workflow from its stored text: the same output, no run made again', async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    const cadre = makeCadre(store);
+    const session = await cadre.createSession({ agent: 'orchestrator' });
+    await cadre.send(session.id, 'Review the files.');
+    await cadre.waitForIdle(session.id);
+    const [completed] = (await cadre.workflows()).filter((workflow) => workflow.status === 'completed');
+    const runs = await cadre.store.listRuns({ workflow_id: completed.id });
+    // Set back to running, as a crash leaves it: the replay finds the script by its stored text alone.
+    await store.updateWorkflow(completed.id, { status: 'running', output: null, ended_at: null, lease_owner: null, lease_expires_at: null });
+    const replay = await cadre.resumeWorkflow(completed.id);
+    expect(await replay.done).toMatchObject({ status: 'completed', output: completed.output });
+    expect((await cadre.store.listRuns({ workflow_id: completed.id })).map((run) => run.id).sort()).toEqual(runs.map((run) => run.id).sort());
   });
 
   it('is not given to an agent that does not list it', async () => {
