@@ -10,6 +10,26 @@ import './util/require-supported-node.ts';
 export { createCadre, type Cadre, type CadreOptions } from './runtime/create-cadre.ts';
 export { createCadreWorker, type CadreWorker, type CadreWorkerOptions } from './runtime/create-cadre-worker.ts';
 export type { RecoveryReport } from './runtime/recover-runs.ts';
+export type { CadreWorkflow, StartWorkflowOptions } from './runtime/cadre.ts';
+export {
+  WorkflowDivergenceError,
+  WorkflowRunError,
+  WorkflowRunLimitError,
+  WorkflowStoppedError,
+  workflowView,
+  type WorkflowAgentOptions,
+  type WorkflowApi,
+  type WorkflowOutcome,
+  type WorkflowRunLine,
+  type WorkflowRunSummary,
+  type WorkflowScript,
+  type WorkflowSource,
+  type WorkflowStage,
+  type WorkflowStatus,
+  type WorkflowThunk,
+  type WorkflowView,
+} from './workflows/index.ts';
+export type { WorkflowRecord } from './store/records.ts';
 export type { TurnResult } from './sessions/session-runner.ts';
 export type { StopCause } from './runs/run-stop.ts';
 export type { CadreEvent, CadreListener } from './runs/run-bus.ts';

@@ -29,6 +29,9 @@ export async function serveCommand(context: CliContext, flags: ServeFlags, signa
   const runtime = await openRuntime({ context, flags, requireModel: config.model !== undefined, approvals: 'wait', logLevel: 'info' });
   try {
     const recovered = await runtime.cadre.recover();
+    // Workflows of stopped processes go on here: their runs were recovered just now.
+    const workflows = await runtime.cadre.resumeWorkflows({ files: true });
+    if (workflows.length > 0) writeLine(context.stderr, `Resumed workflows of stopped processes: ${workflows.join(', ')}.`);
     if (recovered.resumed.length + recovered.abandoned.length > 0) {
       writeLine(context.stderr, `Recovered runs of stopped processes: ${recovered.resumed.length} resumed, ${recovered.abandoned.length} abandoned.`);
     }

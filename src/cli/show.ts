@@ -52,6 +52,7 @@ export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[
     lines.push(`  owner:       ${run.lease_owner ?? 'none'} is gone; cadre run --session ${run.parent_session_id} (or cadre serve) recovers the run`);
   }
   if (run.resumed_from) lines.push(`  resumed:     from ${run.resumed_from}`);
+  if (run.workflow) lines.push(`  workflow:    ${run.workflow.id}, call ${run.workflow.key} (cadre workflow show ${run.workflow.id})`);
   if (run.notification) lines.push(`  notified:    ${notificationState(run.notification)}`);
   if (run.warnings.length > 0) lines.push(`  warnings:    ${run.warnings.map((warning) => `${warning.kind} at ${warning.at}`).join(', ')}`);
   lines.push('', 'Task:', ...run.task.split('\n').map((line) => `  ${line}`));

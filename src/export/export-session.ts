@@ -2,7 +2,7 @@ import { ConfigError } from '../errors/config-error.ts';
 import { type Now, systemNow } from '../util/clock.ts';
 import type { RunRecord, SessionRecord, Usage } from '../store/records.ts';
 import { redactSecretsDeep } from '../store/redact-secrets.ts';
-import type { ExportedRun, SessionExport } from './session-export.ts';
+import type { ExportedRun, ExportedWorkflow, SessionExport } from './session-export.ts';
 import type { StoreView } from '../store/store-view.ts';
 
 /** Options of `exportSession`. */
@@ -34,6 +34,7 @@ export async function exportSession(store: StoreView, sessionId: string, { now =
   const visitedSessions = new Set([sessionId]);
   const runs = await exportRuns(store, sessionId, visitedSessions, usage);
   const agentUsage = await agentUsageOf(store, session);
+  const workflows = await exportWorkflows(store, sessionId);
   const budgets =
     limits.maxTokensPerRun === undefined && limits.maxTokensPerSession === undefined
       ? {}
@@ -58,8 +59,20 @@ export async function exportSession(store: StoreView, sessionId: string, { now =
     runs,
     usage,
     agent_usage: agentUsage,
+    ...(workflows.length > 0 ? { workflows } : {}),
     ...budgets,
   });
+}
+
+/** The session's workflows, oldest first, each with its runs by key (section 22). */
+async function exportWorkflows(store: StoreView, sessionId: string): Promise<ExportedWorkflow[]> {
+  const workflows = (await store.listWorkflows({ session_id: sessionId })).reverse();
+  return Promise.all(
+    workflows.map(async ({ lease_owner: _owner, lease_expires_at: _expires, stop_requested_at: _stop, ...workflow }) => {
+      const runs = await store.listRuns({ workflow_id: workflow.id, order: 'oldest' });
+      return { ...workflow, runs: runs.map((run) => ({ id: run.id, key: run.workflow?.key ?? '', agent: run.agent, status: run.status })) };
+    }),
+  );
 }
 
 /**

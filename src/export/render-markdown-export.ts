@@ -2,7 +2,7 @@ import { inlineText } from '../store/markdown-text.ts';
 import { redactSecrets } from '../store/redact-secrets.ts';
 import { renderMessageMarkdown } from './render-message-markdown.ts';
 import { renderRunMarkdown } from './render-run-markdown.ts';
-import type { ExportedRun, SessionExport } from './session-export.ts';
+import type { ExportedRun, ExportedWorkflow, SessionExport } from './session-export.ts';
 
 const numbers = new Intl.NumberFormat('en-US');
 
@@ -35,6 +35,7 @@ export function renderMarkdownExport(document: SessionExport): string {
   ];
   if (document.messages.length === 0) sections.push('_(no messages)_');
   for (const message of document.messages) sections.push(renderMessageMarkdown(message, 3));
+  for (const workflow of document.workflows ?? []) sections.push(renderWorkflowMarkdown(workflow));
   sections.push('## Runs');
   if (document.runs.length === 0) sections.push('_(no subagent runs)_');
   for (const run of document.runs) sections.push(renderRunMarkdown(run, 3));
@@ -50,4 +51,20 @@ function budgetLines({ token_budgets: budgets }: SessionExport): string[] {
 
 function countRuns(runs: readonly ExportedRun[]): number {
   return runs.reduce((total, run) => total + 1 + countRuns(run.runs), 0);
+}
+
+/** A workflow of the session: its state, phases, log, runs by key and result. */
+function renderWorkflowMarkdown(workflow: ExportedWorkflow): string {
+  const lines = [
+    `## Workflow ${workflow.name} (${workflow.id})`,
+    '',
+    `- Status: ${workflow.status}; started ${workflow.created_at}${workflow.ended_at ? `, ended ${workflow.ended_at}` : ''}`,
+    `- Phases: ${workflow.phases.map((phase) => phase.name).join(' → ') || '(none)'}`,
+    `- Input: \`${JSON.stringify(workflow.input)}\``,
+  ];
+  if (workflow.error) lines.push(`- Error: ${workflow.error.kind}: ${workflow.error.message}`);
+  for (const line of workflow.log) lines.push(`- Log ${line.at}: ${line.text}`);
+  for (const run of workflow.runs) lines.push(`- Run \`${run.key}\`: ${run.id} (${run.agent}, ${run.status})`);
+  if (workflow.status === 'completed') lines.push('', '```json', JSON.stringify(workflow.output, null, 2), '```');
+  return lines.join('\n');
 }

@@ -1,4 +1,4 @@
-import type { MessageRole, RunEventType, RunRecord, SessionStatus, Usage } from '../store/records.ts';
+import type { MessageRole, RunEventType, RunRecord, SessionStatus, Usage, WorkflowRecord } from '../store/records.ts';
 import type { RunActivity } from '../store/run-activity.ts';
 
 /** The session part of an export. */
@@ -33,6 +33,11 @@ export type ExportedRunFields = Omit<RunRecord, 'lease_owner' | 'lease_expires_a
   activity?: RunActivity | null;
 };
 
+/** A workflow of the session: its record without the lease, and its runs by key. */
+export type ExportedWorkflow = Omit<WorkflowRecord, 'lease_owner' | 'lease_expires_at' | 'stop_requested_at'> & {
+  runs: Array<{ id: string; key: string; agent: string; status: RunRecord['status'] }>;
+};
+
 /** A run with its events and the runs started from within its child session. */
 export interface ExportedRun extends ExportedRunFields {
   events: ExportedRunEvent[];
@@ -55,6 +60,8 @@ export interface SessionExport {
   usage: Usage;
   /** The tokens of the session's own agent (its model calls, not its runs'). */
   agent_usage: Usage;
+  /** The session's workflows (section 22) with the keys of their runs; absent when it has none. */
+  workflows?: ExportedWorkflow[];
   /** `limits.maxTokensPerRun` and `limits.maxTokensPerSession` as configured by the exporter; absent when neither is set. */
   token_budgets?: { max_tokens_per_run: number | null; max_tokens_per_session: number | null };
 }

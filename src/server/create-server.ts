@@ -16,6 +16,7 @@ import { shareListChanges } from './list-changes.ts';
 import { createExportRoute } from './export-route.ts';
 import { createRunRoutes } from './run-routes.ts';
 import { createSessionRoutes } from './session-routes.ts';
+import { createWorkflowRoutes } from './workflow-routes.ts';
 import { createStaticAssets } from './static-assets.ts';
 import { NotFoundError } from '../errors/not-found-error.ts';
 
@@ -102,6 +103,7 @@ export function createDashboardApp({
   app.route('/api/sessions', createExportRoute({ cadre }));
   app.route('/api/runs', createRunRoutes({ cadre }));
   app.route('/api/approvals', createApprovalRoutes({ cadre }));
+  app.route('/api/workflows', createWorkflowRoutes({ cadre }));
   app.get('/api/sandbox', async (context) => context.json({ sandbox: sandbox === undefined ? null : await sandbox.status(), workspace: workspace ?? null }));
   app.route('/api/agents', createAgentRoutes({ cadre }));
 

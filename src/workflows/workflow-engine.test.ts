@@ -4,6 +4,8 @@ import type { Store } from '../store/store.ts';
 import { scriptedLanguageModel, type Script } from '../testing/index.ts';
 import { createCadre, type Cadre } from '../runtime/create-cadre.ts';
 import type { WorkflowApi } from './workflow-api.ts';
+import { exportSession } from '../export/export-session.ts';
+import { renderMarkdownExport } from '../export/render-markdown-export.ts';
 
 const open: Cadre[] = [];
 afterEach(async () => {
@@ -51,6 +53,11 @@ describe('workflows', () => {
     // Its runs report to the workflow: no notification reaches the session.
     expect(runs.every((run) => run.notification === null && run.input_hash !== null && run.parent_session_id === record.session_id)).toBe(true);
     expect((await cadre.workflows()).map((workflow) => workflow.id)).toEqual([started.id]);
+    // The session's export carries the workflow with its runs by key, in JSON and in markdown.
+    const exported = await exportSession(cadre.store, record.session_id);
+    expect(exported.workflows).toEqual([expect.objectContaining({ id: started.id, status: 'completed', runs: expect.arrayContaining([expect.objectContaining({ key: '#0' })]) })]);
+    expect(exported.workflows?.[0]).not.toHaveProperty('lease_owner');
+    expect(renderMarkdownExport(exported)).toContain(`## Workflow review (${started.id})`);
   });
 
   it('rejects a call whose run does not complete with its id, status and error, and fails the workflow when the script does not catch it', async () => {

@@ -6,6 +6,7 @@ import { formatElapsed, runStatusText, shorten } from './format.js';
 import { runTokensText, showSessionTokens } from './sessions.js';
 import { activeStatuses, paintAgent, state } from './state.js';
 import { scheduleTimeline } from './timeline.js';
+import { refreshWorkflow, workflowGroupFor } from './workflows.js';
 
 export function upsertRun(run) {
   state.runs.set(run.id, run);
@@ -17,8 +18,8 @@ export function upsertRun(run) {
     card.querySelector('[data-action="details"]').addEventListener('click', () => attempt(() => toggleDetails(run.id)));
     state.cards.set(run.id, card);
     const parent = run.parent_run_id && state.cards.get(run.parent_run_id);
-    (parent ? field(parent, 'children') : byId('run-cards')).append(card);
-  }
+    (parent ? field(parent, 'children') : (workflowGroupFor(run) ?? byId('run-cards'))).append(card);
+  } else if (run.workflow && card.dataset.status !== run.status) refreshWorkflow(run.workflow.id);
   card.dataset.status = run.status;
   setBadge(field(card, 'status'), run.status);
   field(card, 'status').textContent = runStatusText(run);
