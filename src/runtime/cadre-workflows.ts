@@ -79,7 +79,10 @@ export function createCadreWorkflows(services: Omit<WorkflowServices, 'loadScrip
 
     resumeWorkflows({ files = false } = {}) {
       return engine.resumeOrphans(
-        (workflow) => (workflow.source.kind === 'registered' && registered.has(workflow.source.name)) || (files && workflow.source.kind === 'file'),
+        (workflow) =>
+          (workflow.source.kind === 'registered' && registered.has(workflow.source.name)) ||
+          // A model's script is stored whole, like a file's text: any process that replays files can replay it.
+          (files && (workflow.source.kind === 'file' || workflow.source.kind === 'script')),
       );
     },
 

@@ -99,6 +99,12 @@ describe('the workflow tool in a session', () => {
     const replay = await cadre.resumeWorkflow(completed.id);
     expect(await replay.done).toMatchObject({ status: 'completed', output: completed.output });
     expect((await cadre.store.listRuns({ workflow_id: completed.id })).map((run) => run.id).sort()).toEqual(runs.map((run) => run.id).sort());
+    // cadre serve replays them at start (resumeWorkflows with files); a library process without it does not.
+    await store.updateWorkflow(completed.id, { status: 'running', output: null, ended_at: null, lease_owner: null, lease_expires_at: null });
+    expect(await cadre.resumeWorkflows()).toEqual([]);
+    expect(await cadre.resumeWorkflows({ files: true })).toEqual([completed.id]);
+    await expect.poll(async () => (await store.getWorkflow(completed.id))?.status, { timeout: 15_000 }).toBe('completed');
+    expect((await store.getWorkflow(completed.id))?.output).toEqual(completed.output);
   });
 
   it('is not given to an agent that does not list it', async () => {
