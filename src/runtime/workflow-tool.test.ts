@@ -50,7 +50,7 @@ function makeCadre(store = createSqliteStore({ path: ':memory:' })) {
   return cadre;
 }
 
-describe('the workflow tool in a session', () => {
+describe('the workflow tool in a session', { timeout: 60_000 }, () => {
   it('runs a model-written w.parallel over three agents and returns a line per run and the JSON value; an escaping script beside it gets a tool error', async () => {
     const cadre = makeCadre();
     const session = await cadre.createSession({ agent: 'orchestrator' });

@@ -44,7 +44,7 @@ function execute(tool: object, input: unknown) {
   return toolInfo(tool)!.executeParsed(toolInfo(tool)!.parse(input), { toolCallId: 'call_1', messages: [], context: undefined });
 }
 
-describe('the workflow tool', () => {
+describe('the workflow tool', { timeout: 60_000 }, () => {
   it('runs the script as a workflow of the caller and returns a line per run, then the value as JSON', async () => {
     const { engine, started } = fakeEngine();
     const tool = createWorkflowTool({ engine, limits, sandbox }, scope);

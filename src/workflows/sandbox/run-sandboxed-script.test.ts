@@ -48,7 +48,8 @@ async function failure(script: string, options: SandboxOptions = quick, w = fake
   return error as WorkflowScriptError;
 }
 
-describe('runSandboxedScript', () => {
+// Each script starts a worker and compiles QuickJS: seconds on a busy machine.
+describe('runSandboxedScript', { timeout: 60_000 }, () => {
   it('runs the script with w and input and returns its value as JSON', async () => {
     const { w, calls, phases, log } = fakeWorkflow();
     const script = `
@@ -118,7 +119,7 @@ describe('runSandboxedScript', () => {
   });
 });
 
-describe('a hostile script', () => {
+describe('a hostile script', { timeout: 60_000 }, () => {
   it('finds no host object, clock, randomness, timer, require or process', async () => {
     const { w } = fakeWorkflow();
     const script = `

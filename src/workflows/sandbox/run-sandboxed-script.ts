@@ -22,8 +22,12 @@ type Waiter = { resolve: (value: unknown) => void; reject: (error: unknown) => v
 
 // Run as TypeScript from the sources, as JavaScript once built.
 const workerUrl = new URL(import.meta.url.endsWith('.ts') ? './sandbox-worker.ts' : './sandbox-worker.js', import.meta.url);
-/** Time the host grants a step beyond the script's remaining interpreter time before it ends the worker. */
-const watchdogGraceMs = 2_000;
+/**
+ * Time the host grants a step beyond the script's remaining interpreter time before it ends the
+ * worker: generous, since a busy machine stretches wall time; it only catches what the interpreter's
+ * own bound cannot (a native operation that never reaches an interrupt check).
+ */
+const watchdogGraceMs = 5_000;
 
 /**
  * A {@link WorkflowScript} that runs `script` (the body of an async function of `w` and `input`)
@@ -63,6 +67,7 @@ export function runSandboxedScript(script: string, w: WorkflowApi, input: unknow
   let watchdog: ReturnType<typeof setTimeout> | undefined;
   let failure: WorkflowScriptError | undefined;
   let finished = false;
+  let ready = false;
 
   const finish = (error: ScriptFailure | undefined, value?: unknown) => {
     if (finished) return;
@@ -78,10 +83,11 @@ export function runSandboxedScript(script: string, w: WorkflowApi, input: unknow
   };
   const armWatchdog = () => {
     clearTimeout(watchdog);
-    if (replies.length > 0) watchdog = setTimeout(() => finish(boundFailure('cpu')), Math.max(0, cpuMs - spentMs) + watchdogGraceMs);
+    if (ready && replies.length > 0) watchdog = setTimeout(() => finish(boundFailure('cpu')), Math.max(0, cpuMs - spentMs) + Math.max(watchdogGraceMs, cpuMs));
   };
-  worker.on('message', (step: StepResult) => {
-    replies.shift()?.(step);
+  worker.on('message', (message: StepResult | { ready: true }) => {
+    if ('ready' in message) ready = true;
+    else replies.shift()?.(message);
     armWatchdog();
   });
   worker.on('error', (error: Error & { code?: string }) =>

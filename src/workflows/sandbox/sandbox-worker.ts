@@ -9,7 +9,11 @@ import { createInterpreter, type InterpreterBounds, type InterpreterStep } from 
 
 const port = parentPort!;
 const ready: Promise<InterpreterStep> = createInterpreter(workerData as InterpreterBounds);
-ready.catch(() => {});
+// The host's watchdog counts from here: starting a worker and compiling QuickJS is not the script's time.
+ready.then(
+  () => port.postMessage({ ready: true }),
+  () => {},
+);
 port.on('message', async (request: { op: 'deliver' | 'invoke' | 'start'; token: number; text: string }) => {
   try {
     const step = await ready;
