@@ -4,7 +4,7 @@ import type { Limits } from '../config/limits.ts';
 import type { DelegationScope } from '../delegation/delegation-services.ts';
 import { truncateResult } from '../delegation/truncate-result.ts';
 import { defineTool, ToolInputError } from '../tools/define-tool.ts';
-import { type SandboxOptions, sandboxedWorkflowScript } from './sandbox/run-sandboxed-script.ts';
+import { type ScriptSandboxOptions, sandboxedWorkflowScript } from './sandbox/run-sandboxed-script.ts';
 import type { WorkflowEngine, WorkflowOutcome } from './workflow-api.ts';
 
 /** The name of the tool, which an agent lists in its `tools` to get it (it is never given by default). */
@@ -15,7 +15,7 @@ export interface WorkflowToolServices {
   engine: WorkflowEngine;
   limits: Pick<Limits, 'maxWorkflowRuns' | 'maxResultChars'>;
   /** Bounds of the sandbox besides the number of runs. @default the sandbox's defaults */
-  sandbox?: Omit<SandboxOptions, 'maxRuns'>;
+  sandbox?: Omit<ScriptSandboxOptions, 'maxRuns'>;
 }
 
 /** Input of the `workflow` tool (docs/workflows.md). */

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import type { WorkflowApi } from '../workflow-api.ts';
-import { runSandboxedScript, type SandboxOptions } from './run-sandboxed-script.ts';
+import { runSandboxedScript, type ScriptSandboxOptions } from './run-sandboxed-script.ts';
 import { WorkflowScriptError } from './workflow-script-error.ts';
 
 /** A fake engine: keys calls by their parallel/pipeline path the way a durable engine would, through async context. */
@@ -35,9 +35,9 @@ function fakeWorkflow(answer: (agent: string, task: string) => unknown | Promise
   return { w, calls, phases, log };
 }
 
-const quick: SandboxOptions = { cpuMs: 500, memoryBytes: 16 * 1024 * 1024, stackBytes: 256 * 1024, idleMs: 200 };
+const quick: ScriptSandboxOptions = { cpuMs: 500, memoryBytes: 16 * 1024 * 1024, stackBytes: 256 * 1024, idleMs: 200 };
 
-async function failure(script: string, options: SandboxOptions = quick, w = fakeWorkflow().w): Promise<WorkflowScriptError> {
+async function failure(script: string, options: ScriptSandboxOptions = quick, w = fakeWorkflow().w): Promise<WorkflowScriptError> {
   const error = await runSandboxedScript(script, w, {}, options).then(
     (value) => {
       throw new Error(`expected a failure, got ${JSON.stringify(value)}`);

@@ -4,7 +4,7 @@ import type { InterpreterBounds, StepResult } from './sandbox-interpreter.ts';
 import { boundFailure, type ScriptFailure, thrownFailure, WorkflowScriptError } from './workflow-script-error.ts';
 
 /** Bounds of one sandboxed script. */
-export interface SandboxOptions {
+export interface ScriptSandboxOptions {
   /** Interpreter time the script may use in all (waiting for runs does not count). @default 10000 */
   cpuMs?: number;
   /** Memory the interpreter may allocate, in bytes. @default 64 MiB */
@@ -34,7 +34,7 @@ const watchdogGraceMs = 5_000;
  * in a sandbox (see {@link runSandboxedScript}). Each call starts from nothing, so a replay runs the
  * same text again from the start.
  */
-export function sandboxedWorkflowScript(script: string, options: SandboxOptions = {}): WorkflowScript {
+export function sandboxedWorkflowScript(script: string, options: ScriptSandboxOptions = {}): WorkflowScript {
   return function sandboxedScript(w, input) {
     return runSandboxedScript(script, w, input, options);
   };
@@ -48,7 +48,7 @@ export function sandboxedWorkflowScript(script: string, options: SandboxOptions 
  * its own time and memory; a worker that does not answer in time is ended from here, so no script
  * can hold up the host's event loop.
  */
-export function runSandboxedScript(script: string, w: WorkflowApi, input: unknown, options: SandboxOptions = {}): Promise<unknown> {
+export function runSandboxedScript(script: string, w: WorkflowApi, input: unknown, options: ScriptSandboxOptions = {}): Promise<unknown> {
   const { cpuMs = 10_000, memoryBytes = 64 * 1024 * 1024, stackBytes = 512 * 1024, idleMs = 60_000, maxRuns = 100 } = options;
   const bounds: InterpreterBounds = { cpuMs, memoryBytes, stackBytes };
   const worker = new Worker(workerUrl, {
