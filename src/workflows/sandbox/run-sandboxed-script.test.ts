@@ -212,8 +212,11 @@ describe('a hostile script', { timeout: 60_000 }, () => {
     expect(error.message).toMatch(/memory|interpreter time|string too long/);
   });
 
-  it('fails, bounded by time, when it awaits a promise that never settles', async () => {
-    const error = await failure(`await new Promise(() => {}); return 1;`, { ...quick, idleMs: 50 });
+  it.each([
+    ['at the top', `await new Promise(() => {}); return 1;`],
+    ['inside a branch of w.parallel', `await w.agent('a', 'b'); return w.parallel([() => w.agent('a', 'c'), () => new Promise(() => {})]);`],
+  ])('fails, bounded by time, when it awaits a promise that never settles %s', async (_where, script) => {
+    const error = await failure(script, { ...quick, idleMs: 50 });
     expect(error.kind).toBe('stalled');
     expect(error.message).toMatch(/never settles/);
   });
