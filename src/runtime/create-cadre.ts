@@ -280,6 +280,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     ownerId,
     leaseMs,
     maxActive: limits.maxActivePerParent,
+    traceWorkflow: tracing?.traceWorkflow,
     createSession: async () => (await cadre.createSession()).id,
     recover: async (sessionId) => {
       await cadre.recover({ sessionId });

@@ -38,6 +38,11 @@ export interface CadreTracer {
    */
   inRun<T extends TracedOutcome>(run: TracedRun, parent: TraceCarrier | undefined, work: () => Promise<T>): Promise<T>;
   /**
+   * Runs a workflow's script in a span (`cadre.workflow <name>`), nested under the caller's span:
+   * the runs it starts nest under it. A replay after a crash is a span of its own.
+   */
+  inWorkflow<T extends TracedOutcome>(workflow: { id: string; name: string; sessionId: string; replay: boolean }, work: () => Promise<T>): Promise<T>;
+  /**
    * Runs a primary turn in a span. A turn a person started nests under the caller's span, if any;
    * an auto-resumed turn starts a trace of its own, linked to the runs that woke it.
    */

@@ -114,6 +114,17 @@ export async function openTracer(settings: ResolvedTelemetry, options: OpenTrace
       return inSpan(span, parent, work);
     },
 
+    inWorkflow(workflow, work) {
+      const parent = context.active();
+      const attributes: Attributes = {
+        'cadre.workflow.id': workflow.id,
+        'cadre.workflow.name': workflow.name,
+        'cadre.workflow.replay': workflow.replay,
+        'cadre.session.id': workflow.sessionId,
+      };
+      return inSpan(tracer.startSpan(`cadre.workflow ${workflow.name}`, { attributes }, parent), parent, work);
+    },
+
     inTurn(turn, work) {
       // A resumed turn is nobody's child: the runs that woke it are its links.
       const parent = turn.resumed ? ROOT_CONTEXT : context.active();

@@ -34,6 +34,8 @@ export interface RuntimeTracing {
   traceExecutor(executor: RunExecutor): RunExecutor;
   /** Runs a primary turn in a span (a resumed one linked to the runs that woke it). */
   traceTurn<T extends { error?: string }>(sessionId: string, resumed: boolean, work: () => Promise<T>): Promise<T>;
+  /** Runs a workflow's script in a span, so the runs it starts nest under it (see {@link CadreTracer.inWorkflow}). */
+  traceWorkflow<T extends { error?: string | { message: string } }>(workflow: { id: string; name: string; sessionId: string; replay: boolean }, work: () => Promise<T>): Promise<T>;
   /** The tool pipeline's tracing entry for one agent's calls, once the tracer has loaded (see {@link CadreTracer.toolEntry}). */
   toolEntries(caller: { sessionId: string; runId: string | null; agent: string }): ToolMiddleware[];
   /** Sends the spans still held and stops. */
@@ -110,6 +112,11 @@ export function createRuntimeTracing(options: RuntimeTracingOptions): RuntimeTra
       const wokenBy = resumed ? (wakers.get(sessionId) ?? []) : [];
       wakers.delete(sessionId);
       return opened.inTurn({ sessionId, agent: session?.agent ?? 'unknown', resumed, wokenBy }, work);
+    },
+
+    async traceWorkflow(workflow, work) {
+      const opened = await ready;
+      return opened ? opened.inWorkflow(workflow, work) : work();
     },
 
     toolEntries: (caller) => (tracer ? [tracer.toolEntry(caller)] : []),

@@ -286,4 +286,25 @@ describe('a run resumed by another process', () => {
     expect(runSpan).toMatchObject({ traceId, parentSpanId: toolSpanId, attributes: { 'cadre.run.id': 'run_1', 'cadre.agent': 'general' } });
     expect(receiver.spans.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat' && span.traceId === traceId).length).toBeGreaterThan(0);
   });
+
+  it('puts a workflow in a span of its own, with the runs it started nested under it', async () => {
+    const receiver = await startOtlpReceiver();
+    receivers.push(receiver);
+    const cadre = makeCadre(receiver.endpoint, { protocol: 'http/json' });
+    const started = await cadre.startWorkflow(
+      async (w: { parallel: (thunks: Array<() => Promise<unknown>>) => Promise<unknown[]>; agent: (agent: string, task: string) => Promise<unknown> }) =>
+        w.parallel([() => w.agent('general', 'first'), () => w.agent('general', 'second')]),
+      null,
+      { name: 'pair' },
+    );
+    expect((await started.done).status).toBe('completed');
+    await cadre.close();
+    cadres.splice(cadres.indexOf(cadre), 1);
+    const { spans } = receiver;
+    const [workflow] = byName(spans, 'cadre.workflow pair');
+    expect(workflow?.attributes['cadre.workflow.id']).toBe(started.id);
+    const runSpans = byName(spans, 'cadre.run');
+    expect(runSpans).toHaveLength(2);
+    for (const span of runSpans) expect(ancestors(spans, span)).toContain(workflow);
+  });
 });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { Store } from '../store/store.ts';
 import { scriptedLanguageModel, type Script } from '../testing/index.ts';
-import { createCadre, type Cadre } from '../runtime/create-cadre.ts';
+import { createCadre, createCadreRuntime, type Cadre } from '../runtime/create-cadre.ts';
 import type { WorkflowApi } from './workflow-api.ts';
 import { exportSession } from '../export/export-session.ts';
 import { renderMarkdownExport } from '../export/render-markdown-export.ts';
@@ -124,5 +124,39 @@ describe('workflows', () => {
     const outcome = await started.done;
     expect(outcome.status).toBe('canceled_by_user');
     expect(outcome.runs.map((run) => run.status)).toEqual(['canceled_by_user', 'canceled_by_user']);
+  });
+
+  it('overlaps the stages of different items in a pipeline', async () => {
+    const cadre = makeCadre([{ when: { user_includes: 'Draft slow' }, turns: [{ text: 'slow draft', delay_ms: 400 }] }, ...echo]);
+    const started = await cadre.startWorkflow(async (w: WorkflowApi) =>
+      w.pipeline(
+        ['fast', 'slow'],
+        (item: string) => w.agent('general', `Draft ${item}`),
+        (draft: string) => w.agent('general', `Polish ${draft}`),
+      ),
+    );
+    expect((await started.done).output).toEqual(['done: Polish done: Draft fast', 'done: Polish slow draft']);
+    const runs = await cadre.store.listRuns({ workflow_id: started.id });
+    const polishFast = runs.find((run) => run.task === 'Polish done: Draft fast')!;
+    const draftSlow = runs.find((run) => run.task === 'Draft slow')!;
+    // The fast item's second stage ran while the slow item was still in its first.
+    expect(polishFast.ended_at! < draftSlow.ended_at!).toBe(true);
+  });
+
+  it('bounds the runs a workflow may start (maxRuns): the call beyond rejects and the workflow fails max_runs', async () => {
+    const runtime = createCadreRuntime({ store: createSqliteStore({ path: ':memory:' }), model: scriptedLanguageModel(echo), onError: (error) => console.error(error) });
+    open.push(runtime.cadre);
+    const started = await runtime.workflows.run(
+      async (w: WorkflowApi) => {
+        await w.agent('general', 'one');
+        await w.agent('general', 'two');
+        return w.agent('general', 'three');
+      },
+      null,
+      { source: { kind: 'script', text: '...' }, maxRuns: 2 },
+    );
+    const outcome = await started.done;
+    expect(outcome).toMatchObject({ status: 'failed', error: { kind: 'max_runs' } });
+    expect(outcome.runs).toHaveLength(2);
   });
 });

@@ -255,13 +255,19 @@ export function executeWorkflow(services: WorkflowServices, record: WorkflowReco
   }
 
   const input = record.input === undefined ? null : structuredClone(record.input);
-  Promise.resolve()
-    .then(() => scope.run('', () => script(w, input)))
-    .then(
-      (value) => (over || detached ? undefined : finishScript(value)),
-      (error: unknown) => (over || detached ? undefined : failScript(error)),
-    )
-    .catch(services.onError);
+  const trace = services.traceWorkflow ?? ((_workflow, work) => work());
+  // The script runs inside the workflow's span: the runs it starts nest under it.
+  void trace({ id: record.id, name: record.name, sessionId: record.session_id, replay: storedRuns.length > 0 }, async () => {
+    Promise.resolve()
+      .then(() => scope.run('', () => script(w, input)))
+      .then(
+        (value) => (over || detached ? undefined : finishScript(value)),
+        (error: unknown) => (over || detached ? undefined : failScript(error)),
+      )
+      .catch(services.onError);
+    const outcome = await done;
+    return outcome.error ? { error: outcome.error } : {};
+  }).catch(services.onError);
 
   return {
     id: record.id,

@@ -28,6 +28,8 @@ export interface WorkflowServices {
   loadScript: (workflow: WorkflowRecord) => Promise<WorkflowScript | null>;
   /** How often a running workflow looks for a stop asked by another process, and renews its lease. @default 250 */
   pollMs?: number;
+  /** Runs a workflow's script in a trace span (the runs it starts nest under it). @default no span */
+  traceWorkflow?: <T extends { error?: { message: string } }>(workflow: { id: string; name: string; sessionId: string; replay: boolean }, work: () => Promise<T>) => Promise<T>;
   /** Called with a workflow as written, after each change this process makes. */
   onChange?: (workflow: WorkflowRecord) => void;
   onError: (error: unknown) => void;
