@@ -1,6 +1,6 @@
 /**
  * The code that runs first inside the interpreter. It takes the one host function (`outbound`)
- * off the global object into a closure, removes what would make a replay differ (`Math.random`,
+ * off the global object into a closure, removes what would make a replay differ (Math's `random`,
  * and `Date` is never added), builds `w` out of messages to the host, and returns the one
  * function the host calls (`inbound`). Values cross as JSON text only, so no handle of either
  * side reaches the other. The host trusts none of it: a script may rewrite any built-in the
@@ -17,7 +17,7 @@ export const sandboxPrelude = `(function () {
   'use strict';
   const outbound = globalThis.__cadre_outbound;
   delete globalThis.__cadre_outbound;
-  delete Math.random;
+  Reflect.deleteProperty(Math, 'random');
   const stringify = JSON.stringify;
   const parse = JSON.parse;
   const AsyncFunction = (async function () {}).constructor;
