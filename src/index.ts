@@ -28,6 +28,10 @@ export {
   type WorkflowStatus,
   type WorkflowThunk,
   type WorkflowView,
+  sandboxedWorkflowScript,
+  WorkflowScriptError,
+  type ScriptSandboxOptions,
+  type WorkflowScriptErrorKind,
 } from './workflows/index.ts';
 export type { WorkflowRecord } from './store/records.ts';
 export type { TurnResult } from './sessions/session-runner.ts';

@@ -18,4 +18,13 @@ export { agentLoadErrors, parseAgentFile, type AgentLoadError, type ParseAgentFi
 export { agentToolNames, cadreToolName, delegationToolAliases, mapAgentToolNames, readToolNames, toolsWithoutEquivalent } from './agent-tool-names.ts';
 export { opencodePermissionRules } from './opencode-permission.ts';
 export { reportAgent, unusedKeys, type AgentReport, type ReportAgentOptions } from './report-agent.ts';
-export { allTools, selectAgentTools, toolPatternMatches, type AgentToolRequest, type SelectedTools, type ToolSelection } from './tool-selection.ts';
+export {
+  allTools,
+  listsOptInTool,
+  optInToolNames,
+  selectAgentTools,
+  toolPatternMatches,
+  type AgentToolRequest,
+  type SelectedTools,
+  type ToolSelection,
+} from './tool-selection.ts';

@@ -2,7 +2,7 @@ import type { ToolSet } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../tools/define-tool.ts';
-import { selectAgentTools, toolPatternMatches } from './tool-selection.ts';
+import { listsOptInTool, selectAgentTools, toolPatternMatches } from './tool-selection.ts';
 
 const tool = (name: string, risk: 'read' | 'write' | 'exec' | 'network') =>
   defineTool({ name, description: name, risk, inputSchema: z.object({}), execute: () => name });
@@ -61,5 +61,16 @@ describe('toolPatternMatches', () => {
     ['*', 'anything', true],
   ])('%s matches %s: %s', (pattern, name, expected) => {
     expect(toolPatternMatches(pattern, name)).toBe(expected);
+  });
+});
+
+describe('listsOptInTool', () => {
+  it('gives the workflow tool only to an agent whose list names it exactly, and never reports it missing', () => {
+    expect(listsOptInTool({ tools: { kind: 'all' } }, 'workflow')).toBe(false);
+    expect(listsOptInTool({ tools: { kind: 'list', names: ['*'] } }, 'workflow')).toBe(false);
+    expect(listsOptInTool({ tools: { kind: 'list', names: ['work*'] } }, 'workflow')).toBe(false);
+    expect(listsOptInTool({ tools: { kind: 'list', names: ['read_file', 'workflow'] } }, 'workflow')).toBe(true);
+    expect(listsOptInTool({ tools: { kind: 'list', names: ['workflow'] }, disallowedTools: ['workflow'] }, 'workflow')).toBe(false);
+    expect(selectAgentTools({ tools: { kind: 'list', names: ['read_file', 'workflow'] } }, available).missing).toEqual([]);
   });
 });

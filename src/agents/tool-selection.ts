@@ -49,6 +49,22 @@ export function toolPatternMatches(pattern: string, name: string): boolean {
   return server !== '' && !server.includes('__') && name.startsWith(`${pattern}__`);
 }
 
+/**
+ * Tools an agent gets only by naming them exactly in its `tools` list (no `tools` line, `all` or a
+ * pattern never gives them): `workflow` starts many runs from one call, so it is asked for, not
+ * inherited. The runtime adds them beside the delegation tools, so naming one is never `missing`.
+ */
+export const optInToolNames: readonly string[] = Object.freeze(['workflow']);
+
+/**
+ * Whether `agent` asks for the opt-in tool `name` (see {@link optInToolNames}): its `tools` list
+ * names it exactly and `disallowedTools` does not take it away.
+ * @example listsOptInTool({ tools: { kind: 'list', names: ['read_file', 'workflow'] } }, 'workflow') // true
+ */
+export function listsOptInTool(agent: AgentToolRequest, name: string): boolean {
+  return agent.tools.kind === 'list' && agent.tools.names.includes(name) && !(agent.disallowedTools ?? []).some((pattern) => toolPatternMatches(pattern, name));
+}
+
 /** Whether a tool the runtime has is known to only read (made by `defineTool` with risk `read`). */
 function readsOnly(tool: object): boolean {
   return toolInfo(tool)?.risk === 'read';
@@ -63,7 +79,8 @@ function readsOnly(tool: object): boolean {
 export function selectAgentTools(agent: AgentToolRequest, available: ToolSet): SelectedTools {
   const names = Object.keys(available);
   const listed = agent.tools.kind === 'all' ? null : agent.tools.names;
-  const missing = listed === null ? [] : listed.filter((pattern) => !names.some((name) => toolPatternMatches(pattern, name)));
+  const missing =
+    listed === null ? [] : listed.filter((pattern) => !optInToolNames.includes(pattern) && !names.some((name) => toolPatternMatches(pattern, name)));
   const disallowed = agent.disallowedTools ?? [];
   const chosen = names.filter(
     (name) =>

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // the time when the AI SDK, hono, log-update and zod stay unloaded. This runs the CLI in a child
 // process whose module resolve hook writes down every module it loaded.
 const mainModule = fileURLToPath(new URL('./main.ts', import.meta.url));
-const heavy = /\/node_modules\/(ai|@ai-sdk\/[^/]+|hono|@hono\/[^/]+|log-update|zod|yaml|pino|@opentelemetry\/[^/]+)\//;
+const heavy = /\/node_modules\/(ai|@ai-sdk\/[^/]+|hono|@hono\/[^/]+|log-update|zod|yaml|pino|@opentelemetry\/[^/]+|quickjs-emscripten-core|@jitl\/[^/]+)\//;
 let folder: string;
 
 beforeAll(async () => {

@@ -19,6 +19,7 @@ describe('limits', () => {
       maxRetries: 2,
       approvalTimeoutMs: 300_000,
       maxOutputRepairs: 2,
+      maxWorkflowRuns: 100,
     });
     expect(Object.isFrozen(defaultLimits)).toBe(true);
   });

@@ -53,6 +53,8 @@ export interface Limits {
    * what is wrong; then the run fails `invalid_output`. @default 2
    */
   maxOutputRepairs: number;
+  /** Runs one model-written workflow (the `workflow` tool) may start. @default 100 */
+  maxWorkflowRuns: number;
 }
 
 /** The limits that apply when nothing overrides them. */
@@ -74,6 +76,7 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   maxTokensPerSession: undefined,
   approvalTimeoutMs: 300_000,
   maxOutputRepairs: 2,
+  maxWorkflowRuns: 100,
 });
 
 const positiveInteger = z.int({ error: 'must be a positive whole number' }).positive({ error: 'must be a positive whole number' });
@@ -97,6 +100,7 @@ export const limitsSchema = z.strictObject({
   maxTokensPerSession: positiveInteger.optional(),
   approvalTimeoutMs: positiveInteger.optional(),
   maxOutputRepairs: z.int({ error: 'must be a whole number, 0 or more' }).nonnegative({ error: 'must be a whole number, 0 or more' }).optional(),
+  maxWorkflowRuns: positiveInteger.optional(),
 }) satisfies z.ZodType<Partial<Limits>>;
 
 /** What an unknown key under `limits` is told. */

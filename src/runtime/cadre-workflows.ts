@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors/config-error.ts';
 import type { WorkflowRecord } from '../store/records.ts';
 import type { StartedWorkflow, WorkflowScript } from '../workflows/workflow-api.ts';
+import { sandboxedWorkflowScript } from '../workflows/sandbox/run-sandboxed-script.ts';
 import { createWorkflowEngine, type WorkflowRunner } from '../workflows/workflow-engine.ts';
 import { loadStoredWorkflowFile, loadWorkflowFile } from '../workflows/workflow-file.ts';
 import type { WorkflowServices } from '../workflows/workflow-services.ts';
@@ -26,6 +27,8 @@ export function createCadreWorkflows(services: Omit<WorkflowServices, 'loadScrip
     async loadScript(workflow) {
       if (workflow.source.kind === 'registered') return registered.get(workflow.source.name) ?? null;
       if (workflow.source.kind === 'file') return loadStoredWorkflowFile(workflow.source);
+      // A model's script is kept as its text: a replay runs the same text in a new sandbox.
+      if (workflow.source.kind === 'script') return sandboxedWorkflowScript(workflow.source.text, { maxRuns: workflow.max_runs ?? undefined });
       return null;
     },
     onChange(workflow) {
@@ -77,7 +80,10 @@ export function createCadreWorkflows(services: Omit<WorkflowServices, 'loadScrip
 
     resumeWorkflows({ files = false } = {}) {
       return engine.resumeOrphans(
-        (workflow) => (workflow.source.kind === 'registered' && registered.has(workflow.source.name)) || (files && workflow.source.kind === 'file'),
+        (workflow) =>
+          (workflow.source.kind === 'registered' && registered.has(workflow.source.name)) ||
+          // A model's script is stored whole, like a file's text: any process that replays files can replay it.
+          (files && (workflow.source.kind === 'file' || workflow.source.kind === 'script')),
       );
     },
 

@@ -140,7 +140,8 @@ export interface Cadre {
   stopWorkflow(workflowId: string, reason?: string): Promise<WorkflowRecord | null>;
   /**
    * Replays the running workflows whose process died and whose script this process has: those of
-   * registered names, and with `files`, those started from a file (`cadre serve` does). Their ids.
+   * registered names, and with `files`, those started from a file or written by a model with the
+   * `workflow` tool (`cadre serve` does). Their ids.
    */
   resumeWorkflows(options?: { files?: boolean }): Promise<string[]>;
   /** Listens to changes of workflows this process makes (phases, log lines, ends). */

@@ -3,6 +3,7 @@ import type { ToolSet } from 'ai';
 import { AgentRegistry } from '../agents/agent-registry.ts';
 import { readToolNames } from '../agents/agent-tool-names.ts';
 import { builtInAgents } from '../agents/built-in-agents.ts';
+import type { AgentToolRequest } from '../agents/tool-selection.ts';
 import { createApprovalBroker } from '../approvals/approval-broker.ts';
 import { closeOrphanedApprovals } from '../approvals/close-orphaned-approvals.ts';
 import { createToolPolicy } from '../approvals/tool-policy.ts';
@@ -11,7 +12,7 @@ import { createPollingCoordination } from '../coordination/polling-coordination.
 import { shareProviderGates } from '../coordination/share-provider-gates.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
 import { createDelegationRules, resumeDelegationHold } from '../delegation/delegation-rules.ts';
-import type { DelegationServices } from '../delegation/delegation-services.ts';
+import type { DelegationScope, DelegationServices } from '../delegation/delegation-services.ts';
 import { createRunSummarizer } from '../delegation/summarize-run.ts';
 import { createAppNotifications } from '../embed/app-notifications.ts';
 import { createAppSessions, isAppSession } from '../embed/app-sessions.ts';
@@ -57,6 +58,7 @@ import { watchRunsElsewhere } from './watch-runs-elsewhere.ts';
 import { createSessionWakeups, waitForIdle } from './wait-for-idle.ts';
 import { isStoreFailure, watchStoreFailure } from './watch-store-failure.ts';
 import { createCadreWorkflows } from './cadre-workflows.ts';
+import { workflowToolFor as makeWorkflowTool } from './workflow-tool-for.ts';
 import { listFamilyRuns } from '../runs/family-runs.ts';
 
 export type { Cadre, CadreRuntime } from './cadre.ts';
@@ -172,10 +174,11 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     onError: report,
     inbox: { open: inbox.open, close: inbox.close, take: (sessionId) => takeAndStore(inbox, sessionId) },
     // A fork of its parent's own agent keeps the parent's tools at any depth: past the limit they refuse to delegate.
-    delegationTools: (run, { forksParent }) =>
-      run.depth < limits.maxDepth || forksParent
-        ? createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id, agent: run.agent })
-        : undefined,
+    delegationTools: (run, { forksParent }) => {
+      if (run.depth >= limits.maxDepth && !forksParent) return undefined;
+      const scope = { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id, agent: run.agent };
+      return { ...createDelegationTools(delegation, scope), ...workflowToolFor(agents.get(run.agent), scope) };
+    },
     summarize: createRunSummarizer({
       settings: options.summarize,
       maxResultChars: limits.maxResultChars,
@@ -268,6 +271,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     maxConcurrentTurns: options.maxConcurrentTurns,
     modelFor: (agent, session) => modelOf(agent, session.model),
     toolsFor: async (agent) => tools.select(agent, await tools.available(agent)),
+    optInToolsFor: (agent, sessionId) => workflowToolFor(agent, { sessionId, depth: 0, parentRunId: null }),
     toolMiddlewareFor: (agent, session, workspace) => policy.pipelineFor(agent, workspace, { sessionId: session.id, runId: null }),
     noticesFor: (agent) => tools.notices(agent),
     onUnansweredMessages: (sessionId) => resumes.schedule(sessionId),
@@ -306,6 +310,10 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     },
     onError: report,
   });
+  /** The `workflow` tool, for an agent that lists it (runs of the caller at `scope`). */
+  function workflowToolFor(agent: AgentToolRequest | undefined, scope: DelegationScope): ToolSet {
+    return makeWorkflowTool(agent, scope, { engine: workflows.engine, limits });
+  }
 
   /** Stops every turn and run of this process (they stay as stored, for recovery); resolves once the runs let go. */
   function stopWork(): Promise<void> {

@@ -45,6 +45,8 @@ export interface SessionRunnerOptions extends LoopContext {
   modelFor: (agent: AgentDefinition, session: SessionRecord) => LanguageModel;
   /** The agent's workspace tools for one session (MCP servers' tools among them, started if need be). */
   toolsFor: (agent: AgentDefinition, session: SessionRecord) => ToolSet | Promise<ToolSet>;
+  /** Tools given beside the delegation tools to an agent that names them (the `workflow` tool). @default none */
+  optInToolsFor?: (agent: AgentDefinition, sessionId: string) => ToolSet;
   /** What the agent should know besides its prompt (MCP servers that could not start). @default nothing */
   noticesFor?: (agent: AgentDefinition) => string[];
   /**
@@ -182,6 +184,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       const tools: ToolSet = {
         ...workspace,
         ...createDelegationTools(options.delegation, { sessionId, depth: 0, parentRunId: null, agent: agent.name }),
+        ...options.optInToolsFor?.(agent, sessionId),
       };
       const result = await runAgentLoop({
         model: options.modelFor(agent, session),

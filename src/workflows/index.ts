@@ -17,3 +17,5 @@ export { WorkflowDivergenceError, WorkflowRunError, WorkflowRunLimitError, Workf
 export { loadStoredWorkflowFile, loadWorkflowFile, type LoadedWorkflowFile } from './workflow-file.ts';
 export type { WorkflowServices } from './workflow-services.ts';
 export { workflowRunSummary, workflowView, type WorkflowRunSummary, type WorkflowView } from './workflow-view.ts';
+export { runSandboxedScript, sandboxedWorkflowScript, type ScriptSandboxOptions, WorkflowScriptError, type WorkflowScriptErrorKind } from './sandbox/index.ts';
+export { createWorkflowTool, formatWorkflowOutput, workflowToolName, type WorkflowToolServices } from './workflow-tool.ts';
