@@ -41,6 +41,7 @@ export const runColumns = [
   'stop_requested_at',
   'stop_requested_by',
   'stop_reason',
+  'messages',
 ] as const satisfies ReadonlyArray<keyof RunRecord>;
 
 /** The columns of `runs` and `sessions` that hold integers (every other one holds text, JSON as text): what an engine types its parameters by. */
@@ -69,7 +70,7 @@ export function setRunField(run: RunRecord, field: string, value: unknown): void
   if (field === 'activity') run.last_activity = value === null || value === undefined ? null : renderActivity(value as RunActivity);
 }
 
-const jsonRunColumns: ReadonlySet<string> = new Set(['result', 'error', 'usage', 'warnings', 'notification', 'activity']);
+const jsonRunColumns: ReadonlySet<string> = new Set(['result', 'error', 'usage', 'warnings', 'notification', 'activity', 'messages']);
 
 /** A run field as stored (either engine). */
 export function runValueToSql(column: string, value: unknown): StoredValue {
@@ -115,6 +116,8 @@ export function runFromRow(row: readonly unknown[]): RunRecord {
   for (let index = 0; index < runColumns.length; index++) {
     const column = runColumns[index];
     const value = row[index];
+    // A run nobody sent a message to has no `messages` at all, as it was made.
+    if (column === 'messages' && value === null) continue;
     run[column] = value !== null && jsonRunColumns.has(column) ? JSON.parse(value as string) : value;
   }
   // The column keeps the typed value; a line stored before it was typed reads as text.

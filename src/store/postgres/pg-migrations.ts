@@ -148,6 +148,15 @@ export const pgMigrations: readonly PgMigration[] = [
       ALTER TABLE approvals ADD COLUMN preview TEXT;
     `,
   },
+  {
+    version: 9,
+    name: 'messages sent to a run that already started (its inbox)',
+    // JSON array of RunMessage, in the order sent, as the SQLite store's schema 9; NULL for a run
+    // nobody sent a message to.
+    sql: `
+      ALTER TABLE runs ADD COLUMN messages TEXT;
+    `,
+  },
 ];
 
 /** The advisory lock that serializes migrations of every cadre process on one database. */

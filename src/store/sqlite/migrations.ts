@@ -170,6 +170,14 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE approvals ADD COLUMN preview TEXT;
     `,
   },
+  {
+    version: 9,
+    name: 'messages sent to a run that already started (its inbox)',
+    // JSON array of RunMessage, in the order sent; NULL for a run nobody sent a message to.
+    sql: `
+      ALTER TABLE runs ADD COLUMN messages TEXT;
+    `,
+  },
 ];
 
 /** The newest schema version this build writes. */
