@@ -1,8 +1,9 @@
-import { AISDKError } from 'ai';
+import { AISDKError, type ModelMessage } from 'ai';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
 import { runAgentLoop, type AgentLoopResult } from '../loop/agent-loop.ts';
 import { ModelCallError } from '../models/model-call-error.ts';
-import { failedOutcome, shortMessage, type ExecutionOutcome, type RunExecutor } from '../runs/run-executor.ts';
+import { failedOutcome, shortMessage, type ExecutionOutcome, type RunExecutor, type RunMessageFeed } from '../runs/run-executor.ts';
+import { RunInterruptSignal } from '../runs/run-stop.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
 import type { TokenBudget } from '../runs/token-budget.ts';
 import type { RunRecord } from '../store/records.ts';
@@ -43,7 +44,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       : undefined;
 
   /** The run's loop, from its stored transcript, recorded as it goes. */
-  async function loop(run: RunRecord, signal: AbortSignal, setup: RunSetup, recorder: RunRecorder, journal: ToolCallJournal) {
+  async function loop(run: RunRecord, signal: AbortSignal, setup: RunSetup, recorder: RunRecorder, journal: ToolCallJournal, messages?: RunMessageFeed) {
     let stored = await (setup.history ?? store.listMessages(run.child_session_id));
     // A recovered run's last step may hold calls its dead process never answered: this process
     // holds the run now, and its loop starts below.
@@ -62,7 +63,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       redactor: options.redactor,
       telemetry: options.telemetry,
       stream: options.stream?.() ?? true,
-      takeInjectedMessages: setup.takeInjectedMessages,
+      takeInjectedMessages: withRunMessages(setup.takeInjectedMessages, messages),
       toolCalls: journal,
       shouldStop: budget
         ? async () => {
@@ -118,7 +119,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
   }
 
   return {
-    async execute(run: RunRecord, signal: AbortSignal): Promise<ExecutionOutcome> {
+    async execute(run: RunRecord, signal: AbortSignal, messages?: RunMessageFeed): Promise<ExecutionOutcome> {
       // A run whose session spent its budget while it waited (or a recovered run past its own)
       // makes no model call at all.
       const spent = await budget?.exceeded(run, run.usage);
@@ -140,14 +141,34 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       } catch (error) {
         return failedOutcome(error);
       }
-      const { result, budgetMessage } = await loop(run, signal, setup, recorder, journal);
-      await recorder.loopEnded();
+      const { result, budgetMessage } = await loop(run, signal, setup, recorder, journal, messages);
+      await recorder.loopEnded(RunInterruptSignal.isInstance(signal.reason) ? 'interrupted' : 'loop-ended');
       budget?.release(run.id);
       await setup.finish?.().catch(report);
       const outcome = await outcomeOf(run, signal, setup, recorder, result, budgetMessage);
       await recorder.close();
       return outcome;
     },
+  };
+}
+
+/**
+ * The messages a run's loop takes before each model call: notifications of its own runs, then the
+ * messages its parent or a person sent it (each stored in the transcript as it is delivered). A step
+ * with neither waiting pays nothing.
+ */
+function withRunMessages(
+  notifications: RunSetup['takeInjectedMessages'],
+  messages: RunMessageFeed | undefined,
+): RunSetup['takeInjectedMessages'] {
+  if (!messages) return notifications;
+  return () => {
+    const taken = notifications?.() ?? [];
+    if (!messages.waiting()) return taken;
+    return Promise.resolve(taken).then(async (before) => {
+      const delivered = await messages.take();
+      return [...before, ...delivered.map((message): ModelMessage => ({ role: 'user', content: message.text }))];
+    });
   };
 }
 

@@ -36,6 +36,8 @@ export const runEventDataSchemas = {
   summary: z.looseObject({ original_length: count, summary_length: count, error: text.nullable().optional() }),
   /** A message sent to the run once it started (its `message_id` names it in the run's `messages`). */
   'message-in': z.looseObject({ from: z.enum(['parent', 'person']), interrupt: z.boolean(), message_id: text.optional() }),
+  /** A message sent to the run reached its subagent: the `seq` of the child session's message that carries it. */
+  'message-deliver': z.looseObject({ message_id: text, message_seq: count }),
 } satisfies Record<RunEventType, z.ZodType>;
 
 const envelope = { run_id: text, seq: z.number().int(), at: text };
@@ -57,6 +59,7 @@ export const runEventSchema = z.discriminatedUnion('type', [
   member('approval-resolve'),
   member('summary'),
   member('message-in'),
+  member('message-deliver'),
 ]);
 
 /** A run event, typed: `event.type === 'tool-call-start'` makes `event.data.label` a string. */
@@ -122,6 +125,8 @@ export function describeRunEvent(event: RunEvent): string {
       return event.data.mode;
     case 'run-start':
       return '';
+    case 'message-deliver':
+      return `message ${event.data.message_seq}`;
     case 'message-in':
       return `from ${event.data.from === 'person' ? 'a person' : 'the parent'}${event.data.interrupt ? ', interrupting' : ''}`;
   }

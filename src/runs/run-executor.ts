@@ -1,4 +1,5 @@
 import type { RunErrorKind, RunRecord } from '../store/records.ts';
+import type { DeliveredMessage } from './run-inbox.ts';
 
 /** How a run's work ended, as the executor that carried it out reports it. */
 export interface ExecutionOutcome {
@@ -25,7 +26,25 @@ export interface ExecutionOutcome {
  * will be written for the run. It ends its work when `signal` aborts.
  */
 export interface RunExecutor {
-  execute(run: RunRecord, signal: AbortSignal): Promise<ExecutionOutcome>;
+  /**
+   * Carries the run out until it ends or `signal` aborts; `messages` feeds it what its parent or a
+   * person sent it meanwhile (an executor that cannot take them leaves them stored, for the next).
+   */
+  execute(run: RunRecord, signal: AbortSignal, messages?: RunMessageFeed): Promise<ExecutionOutcome>;
+}
+
+/**
+ * The messages sent to a run while it executes (docs/talking-to-runs.md), as its loop takes them
+ * before each model call.
+ */
+export interface RunMessageFeed {
+  /** Whether messages may wait: one arrived (or waited when the execution started) since they were last taken. Cheap. */
+  waiting(): boolean;
+  /**
+   * Delivers what waits, in the order sent: each message is appended to the child session's
+   * transcript in the commit that marks it delivered. Resolves them, their texts as the subagent reads them.
+   */
+  take(): Promise<DeliveredMessage[]>;
 }
 
 /** An outcome for work that failed before or outside the loop (a setup that threw). */

@@ -126,10 +126,11 @@ export interface RunMessage {
   sent_at: string;
   /** When it reached the subagent; null while it waits. */
   delivered_at: string | null;
-  /** Where it arrived: the child session's transcript (its `message_seq`), or the task of a queued run. */
+  /**
+   * Where it arrived: the child session's transcript (its `message-deliver` event names the
+   * message's `seq` there), or the task of a queued run.
+   */
   delivered_to: 'transcript' | 'task' | null;
-  /** The `seq` of the child session's message that carries it. */
-  message_seq: number | null;
 }
 
 /** Whether a run has messages waiting to be delivered. */
@@ -152,7 +153,8 @@ export type RunEventType =
   | 'approval-request'
   | 'approval-resolve'
   | 'summary'
-  | 'message-in';
+  | 'message-in'
+  | 'message-deliver';
 
 /** One stored event of a run, ordered by `seq` within the run. */
 export interface RunEventRecord {

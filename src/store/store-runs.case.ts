@@ -202,7 +202,6 @@ export function runCases({ store }: StoreCaseContext): void {
         sent_at: '2025-01-01T00:00:05.000Z',
         delivered_at,
         delivered_to: delivered_at ? ('transcript' as const) : null,
-        message_seq: delivered_at ? 3 : null,
       });
       const added = await store().transitionRun({
         id: 'run_1',
