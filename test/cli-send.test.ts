@@ -53,6 +53,8 @@ describe.each(scriptedWires)('cadre send from a second process, on the %s wire',
     const result = await first.exited;
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('Started it in the background.\nNoted the notification.\n');
+    // The first process shows the message where it reached the run (with workers, a worker delivers it).
+    if (workspace.workers.length === 0) expect(result.stderr).toContain(`[${runId} scout] got a message from a person: Stop listing; report now.`);
     const { run, events } = await shown(runId);
     expect(run.status).toBe('completed');
     expect(run.result?.text).toBe(`Redirected by: ${personMessage('Stop listing; report now.')}`);

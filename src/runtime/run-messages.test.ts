@@ -230,6 +230,50 @@ describe('messages to a run that already started', () => {
     expect(userTexts(requests[2]).slice(-1)).toEqual(['(from a person) And the docs.']);
   });
 
+  it('lets the parent model steer its background run with agent_send, and shows the message in agent_list and in the transcript where it arrived', async () => {
+    const sentByParent = signal();
+    const subagentRequests: ScriptedRequest[] = [];
+    const parentRequests: ScriptedRequest[] = [];
+    const cadre = createCadre({
+      store: createSqliteStore({ path: ':memory:' }),
+      model: scriptedLanguageModel(async (request) => {
+        if (request.system.includes('Worker agent')) {
+          subagentRequests.push(request);
+          if (subagentRequests.length === 1) await sentByParent.promise;
+          return { text: subagentRequests.length === 1 ? 'first answer' : `focused: ${request.messages.at(-1)?.content}` };
+        }
+        parentRequests.push(request);
+        const last = request.messages.at(-1)!;
+        const runId = /run_id: (run_\w+)/.exec(request.messages.map((message) => message.content).join('\n'))?.[1];
+        if (last.role === 'user' && last.content.includes('<subagent-notification>'))
+          return { tool_calls: [{ name: 'agent_output', arguments: { run_id: runId, detail: 'transcript' } }] };
+        if (last.role === 'user') return { tool_calls: [{ name: 'agent', arguments: { agent: 'worker', task: 'Count the files', run_in_background: true } }] };
+        const previous = request.messages.at(-2)?.tool_calls?.[0]?.name;
+        if (previous === 'agent') return { tool_calls: [{ name: 'agent_send', arguments: { run_id: runId, message: 'Focus on src.' } }] };
+        if (previous === 'agent_send') return { tool_calls: [{ name: 'agent_list', arguments: { status: 'all' } }] };
+        if (previous === 'agent_list') {
+          sentByParent.resolve();
+          return { text: 'steered' };
+        }
+        return { text: 'read it' };
+      }),
+      agents: [worker],
+      tools: {},
+      maxRetries: 0,
+    });
+    open.push(cadre);
+    const { sessionId, run } = await startRun(cadre);
+    await cadre.waitForIdle(sessionId);
+    const ended = await cadre.store.getRun(run.id);
+    expect(ended).toMatchObject({ status: 'completed', result: { text: 'focused: Focus on src.' } });
+    expect(userTexts(subagentRequests[1])).toEqual(['Count the files', 'Focus on src.']);
+    const parentMessages = await cadre.store.listMessages(sessionId);
+    expect(toolOutputs(parentMessages, 'agent_send')[0]).toMatch(/^run_id: run_\w+\nagent: worker\nstatus: running\nnote: Your message reaches it before its next model call\./);
+    expect(toolOutputs(parentMessages, 'agent_list')[0]).toContain('| messages: 0 delivered, 1 pending');
+    expect(toolOutputs(parentMessages, 'agent_output')[0]).toContain('[user: message from the parent]\nFocus on src.');
+    expect(ended?.messages?.[0]).toMatchObject({ from: 'parent', delivered_to: 'transcript' });
+  });
+
   it('refuses an empty message, another session’s run and an unknown run, changing nothing', async () => {
     const { cadre } = makeCadre(() => ({ text: 'done' }));
     const { sessionId, run } = await startRun(cadre);
