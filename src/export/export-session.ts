@@ -130,5 +130,7 @@ function contractFields(run: RunRecord): Omit<ExportedRun, 'events' | 'runs'> {
     warnings: run.warnings,
     notification: run.notification,
     resumed_from: run.resumed_from,
+    // Only for a run someone sent a message to (docs/talking-to-runs.md).
+    ...(run.messages ? { messages: run.messages } : {}),
   };
 }
