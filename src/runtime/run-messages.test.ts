@@ -1,9 +1,11 @@
+import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../agents/agent-definition.ts';
 import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import type { RunRecord } from '../store/records.ts';
+import { eventFixture, runFixture, sessionFixture } from '../store/store-fixtures.ts';
 import { scriptedLanguageModel, type ScriptedRequest, type ScriptedTurn } from '../testing/index.ts';
 import { defineTool } from '../tools/define-tool.ts';
 import { createCadre, type Cadre } from './create-cadre.ts';
@@ -272,6 +274,45 @@ describe('messages to a run that already started', () => {
     expect(toolOutputs(parentMessages, 'agent_list')[0]).toContain('| messages: 0 delivered, 1 pending');
     expect(toolOutputs(parentMessages, 'agent_output')[0]).toContain('[user: message from the parent]\nFocus on src.');
     expect(ended?.messages?.[0]).toMatchObject({ from: 'parent', delivered_to: 'transcript' });
+  });
+
+  it('keeps a message for a run whose process is gone, says so, and delivers it once when the run resumes in another process', async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    const requests: ScriptedRequest[] = [];
+    const cadre = createCadre({
+      store,
+      model: scriptedLanguageModel((request) => {
+        requests.push(request);
+        return { text: `resumed with: ${request.messages.at(-1)?.content}` };
+      }),
+      agents: [worker],
+      tools: {},
+      maxRetries: 0,
+    });
+    open.push(cadre);
+    // A run its dead process left running: its lease names a pid no process has, and has run out.
+    const dead = `${hostname()}:999999999:gone`;
+    // Sessions with the model label this runtime gives its injected model.
+    const { model } = await cadre.createSession();
+    await store.createSession(sessionFixture({ id: 'ses_1', model }));
+    await store.createSession(sessionFixture({ id: 'ses_child_run_1', agent: 'worker', parent_run_id: 'run_1', model }));
+    await store.appendMessages([{ session_id: 'ses_child_run_1', role: 'user', content: 'Count the files', created_at: '2025-01-01T00:00:01.000Z' }]);
+    await store.insertRun(
+      runFixture({ agent: 'worker', task: 'Count the files', status: 'running', mode: 'background', lease_owner: dead, lease_expires_at: '2025-01-01T00:00:20.000Z' }),
+      eventFixture('run_1', 'run-queued', { mode: 'background' }),
+    );
+    const sent = await cadre.sendToRun('run_1', 'Only count src.');
+    expect(sent).toMatchObject({ kind: 'running', reachable: false });
+    expect((await store.getRun('run_1'))?.messages?.[0]?.delivered_at).toBeNull();
+    await cadre.recover({ sessionId: 'ses_1' });
+    await cadre.waitForIdle('ses_1');
+    const ended = await store.getRun('run_1');
+    expect(ended?.error).toBeNull();
+    expect(ended).toMatchObject({ status: 'completed', result: { text: 'resumed with: (from a person) Only count src.' } });
+    const subagent = requests.filter((request) => request.system.includes('Worker agent'));
+    expect(subagent).toHaveLength(1);
+    expect(userTexts(subagent[0])).toEqual(['Count the files', '(from a person) Only count src.']);
+    expect((await store.listRunEvents('run_1')).filter((event) => event.type === 'message-deliver')).toHaveLength(1);
   });
 
   it('refuses an empty message, another session’s run and an unknown run, changing nothing', async () => {
