@@ -12,6 +12,8 @@ export { createCadreWorker, type CadreWorker, type CadreWorkerOptions } from './
 export type { RecoveryReport } from './runtime/recover-runs.ts';
 export type { TurnResult } from './sessions/session-runner.ts';
 export type { StopCause } from './runs/run-stop.ts';
+export { EmptyRunMessageError, type DeliveredMessage, type RunMessageReceipt } from './runs/run-inbox.ts';
+export type { SendToRunResult } from './delegation/send-to-run.ts';
 export type { CadreEvent, CadreListener } from './runs/run-bus.ts';
 export {
   appLoopAgent,
@@ -156,6 +158,8 @@ export {
   type RunEventType,
   type RunMode,
   type RunQuery,
+  type RunMessage,
+  type RunMessageSender,
   type RunRecord,
   type RunResult,
   type RunStatus,
