@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEventRecord, RunRecord } from '../src/store/records.ts';
 import type { ScriptedRequest, ScriptedTurn } from '../src/testing/index.ts';
 import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
-import { scriptedWires, wireModelFlags } from './helpers/wires.ts';
+import { scriptedWires, wireModelFlags, wireModels } from './helpers/wires.ts';
 
 const personMessage = (text: string) => `(from a person) ${text}`;
 const isScout = (request: ScriptedRequest) => request.system.includes('You are the scout');
@@ -32,7 +32,8 @@ function respond(request: ScriptedRequest): ScriptedTurn {
 
 let workspace: Workspace;
 beforeAll(async () => {
-  workspace = await createWorkspace({ script: respond });
+  // With workers (scripts/test-e2e-workers.ts), they carry out the runs of sessions on every wire: they get the keys too.
+  workspace = await createWorkspace({ script: respond, workerEnv: { ...wireModels.messages.env, ...wireModels.responses.env } });
 });
 afterAll(() => workspace.close());
 
@@ -51,6 +52,7 @@ describe.each(scriptedWires)('cadre send from a second process, on the %s wire',
     expect(sent.code).toBe(0);
     expect(sent.stdout).toContain(`${runId}  scout  running  message stored; it reaches the subagent before its next model call`);
     const result = await first.exited;
+    expect(result.stderr).not.toContain('failed');
     expect(result.code).toBe(0);
     expect(result.stdout).toBe('Started it in the background.\nNoted the notification.\n');
     // The first process shows the message where it reached the run (with workers, a worker delivers it).
