@@ -1,5 +1,12 @@
 import { basename } from 'node:path';
-import { agentFrontMatterSchema, agentPermissionModes, describeValidationErrors, type AgentDefinition, type AgentPermissionMode } from './agent-definition.ts';
+import {
+  agentFrontMatterSchema,
+  agentPermissionModes,
+  describeValidationErrors,
+  outputSchemaOf,
+  type AgentDefinition,
+  type AgentPermissionMode,
+} from './agent-definition.ts';
 import { agentIdFromName } from './agent-id.ts';
 import { mapAgentToolNames } from './agent-tool-names.ts';
 import { isCadrePermissions, opencodePermissionRules } from './opencode-permission.ts';
@@ -47,6 +54,7 @@ const keyAliases: Readonly<Record<string, string>> = {
   disallowedTools: 'disallowed_tools',
   permissionMode: 'permission_mode',
   mcpServers: 'mcp_servers',
+  outputSchema: 'output_schema',
 };
 
 /** How a person grants what a widening `permissionMode` would have granted. */
@@ -174,8 +182,17 @@ export function parseAgentFile(path: string, text: string, options: ParseAgentFi
     permission_mode,
     color,
     mcp_servers,
+    output_schema,
     ...unknown
   } = result.data;
+  let outputSchema: Record<string, unknown> | undefined;
+  if (output_schema !== undefined && output_schema !== null) {
+    try {
+      outputSchema = outputSchemaOf(output_schema, (message) => new Error(message));
+    } catch (error) {
+      return { ok: false, error: agentLoadErrors(path, [{ field: 'output_schema', message: (error as Error).message }]) };
+    }
+  }
   const selection = toolSelection(tools);
   const disallowed = mapAgentToolNames([...(disallowed_tools ?? []), ...selection.off]);
   const permissionMode = permissionModeOf(permission_mode);
@@ -194,6 +211,7 @@ export function parseAgentFile(path: string, text: string, options: ParseAgentFi
     ...(permissionMode.mode !== undefined && { permissionMode: permissionMode.mode }),
     ...(color !== undefined && { color }),
     ...(mcp_servers !== undefined && { mcpServers: mcp_servers }),
+    ...(outputSchema !== undefined && { outputSchema }),
     system: parts.body.trim(),
     source: path,
     ...(warnings.length > 0 && { warnings }),

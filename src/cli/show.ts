@@ -65,6 +65,10 @@ export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[
   }
   if (run.resumed_from) lines.push(`  resumed:     from ${run.resumed_from}`);
   if (run.notification) lines.push(`  notified:    ${notificationState(run.notification)}`);
+  if (run.output_schema)
+    lines.push(
+      `  output:      json, matching its output_schema (${Object.keys((run.output_schema.properties as object | undefined) ?? {}).join(', ') || 'an object'})`,
+    );
   if (run.warnings.length > 0) lines.push(`  warnings:    ${run.warnings.map((warning) => `${warning.kind} at ${warning.at}`).join(', ')}`);
   lines.push('', 'Task:', ...run.task.split('\n').map((line) => `  ${line}`));
   if (run.context) lines.push('', 'Context:', ...run.context.split('\n').map((line) => `  ${line}`));
@@ -74,7 +78,10 @@ export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[
   const typeWidth = Math.max(0, ...events.map((event) => event.type.length));
   for (const event of events) lines.push(`  ${seconds(start, event.at).padStart(8)}  ${event.type.padEnd(typeWidth)}  ${describeEvent(event)}`.trimEnd());
   if (run.error) lines.push('', `Error: ${run.error.kind}: ${run.error.message}`);
-  if (run.result) {
+  if (run.result?.value !== undefined) {
+    const note = run.result.truncated ? ` (the parent saw its top-level keys; ${run.result.original_length} characters)` : '';
+    lines.push('', `Value (output: json)${note}:`, run.result.text);
+  } else if (run.result) {
     const { summarized, summary, summary_error: summaryError } = run.result;
     if (summarized && summary) lines.push('', `Summary the parent got (${summary.length} of ${run.result.original_length} characters):`, summary);
     else if (summaryError) lines.push('', `No summary: ${summaryError}.`);

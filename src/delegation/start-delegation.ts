@@ -1,4 +1,5 @@
 import { ToolInputError } from '../tools/define-tool.ts';
+import { checkOutputSchema } from '../output/output-schema.ts';
 import type { RunMode, RunRecord } from '../store/records.ts';
 import { isFinished } from '../store/records.ts';
 import type { DelegationScope, DelegationServices } from './delegation-services.ts';
@@ -12,6 +13,8 @@ export interface DelegationRequest {
   context?: string;
   max_turns?: number;
   resume?: string;
+  /** The JSON Schema the result must match; it wins over the agent's and a resumed run's. */
+  output_schema?: Record<string, unknown>;
   mode: RunMode;
   toolCallId: string | null;
 }
@@ -24,6 +27,13 @@ export async function checkDelegation(services: DelegationServices, scope: Deleg
   const definition = services.agents.get(request.agent);
   if (!definition || definition.mode === 'primary') throw new ToolInputError(services.agents.unknownAgentMessage(request.agent));
   if (request.task.trim() === '') throw new ToolInputError('task: must not be empty. Say what the subagent should do.');
+  if (request.output_schema !== undefined) {
+    try {
+      checkOutputSchema(request.output_schema);
+    } catch (error) {
+      throw new ToolInputError(`output_schema: ${(error as Error).message}`);
+    }
+  }
   const spent = await services.budget.sessionSpent(scope.sessionId);
   if (spent) throw new ToolInputError(spent);
   if (!request.resume) return null;
@@ -79,6 +89,8 @@ export async function startDelegation(services: DelegationServices, scope: Deleg
     depth: scope.depth + 1,
     max_turns: request.max_turns ?? definition.maxTurns ?? services.limits.defaultMaxTurns,
     resumed_from: earlier?.id ?? null,
+    // The call's schema wins; a follow-up keeps the schema of the run it follows, then the agent's.
+    output_schema: request.output_schema ?? earlier?.output_schema ?? definition.outputSchema ?? null,
   });
 }
 

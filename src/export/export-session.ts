@@ -130,6 +130,8 @@ function contractFields(run: RunRecord): Omit<ExportedRun, 'events' | 'runs'> {
     warnings: run.warnings,
     notification: run.notification,
     resumed_from: run.resumed_from,
+    // Only runs with a schema carry it (their `result.value` is the value it accepted).
+    ...(run.output_schema ? { output_schema: run.output_schema } : {}),
     // Only for a run someone sent a message to (docs/talking-to-runs.md).
     ...(run.messages ? { messages: run.messages } : {}),
   };

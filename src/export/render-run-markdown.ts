@@ -106,6 +106,9 @@ function eventDetail(event: ExportedRunEvent): string {
 }
 
 function outcome(run: ExportedRun): string {
+  if (run.result?.value !== undefined) {
+    return `**Value** (output: json, ${numbers.format(run.result.original_length)} characters, matched its output_schema)\n\n${fencedBlock(cutMiddle(run.result.text, maxShownChars), 'json')}`;
+  }
   if (run.result) {
     const { text, truncated, original_length: length } = run.result;
     const { summarized, summary, summary_error: summaryError } = run.result;

@@ -47,6 +47,8 @@ export interface NewRunInput {
   depth: number;
   max_turns: number;
   resumed_from: string | null;
+  /** The JSON Schema the run's result must match (docs/structured-output.md). @default null (free text) */
+  output_schema?: Record<string, unknown> | null;
 }
 
 /** Options of {@link createRunManager}. */

@@ -197,7 +197,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
           // Asks of runs on workers wait there for an answer from anywhere: this process's approver (a terminal) is one place to give it.
           onAsk: (approvalId) => void store.getApproval(approvalId).then((approval) => approval && broker.relay(approval), report),
         });
-  const executor = queued ?? createInProcessExecutor({ ...loops, ledger, budget, setup });
+  const executor = queued ?? createInProcessExecutor({ ...loops, ledger, budget, setup, maxOutputRepairs: limits.maxOutputRepairs });
   const jobs = new Map<string, string | undefined>();
   const runs = createRunManager({
     store,

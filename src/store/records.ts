@@ -32,7 +32,15 @@ export function isNotificationPending(run: Pick<RunRecord, 'notification'>): boo
 }
 
 /** Why a run failed. */
-export type RunErrorKind = 'model_error' | 'execution_error' | 'max_turns' | 'timeout' | 'too_many_active' | 'budget_exceeded';
+export type RunErrorKind =
+  | 'model_error'
+  | 'execution_error'
+  | 'max_turns'
+  | 'timeout'
+  | 'too_many_active'
+  | 'budget_exceeded'
+  /** A run with an `output_schema` that gave no value the schema accepts, after its repairs. */
+  | 'invalid_output';
 
 /** Whether the parent waits for the run (`foreground`) or carries on (`background`). */
 export type RunMode = 'foreground' | 'background';
@@ -52,6 +60,11 @@ export interface RunResult {
   summary?: string | null;
   /** Why a summary that was tried is missing (it failed or took too long): the parent got a cut. */
   summary_error?: string | null;
+  /**
+   * The value a run with an `output_schema` gave, as the schema accepted it; `text` is its JSON
+   * (2-space indented), never summarized. Absent for runs without a schema.
+   */
+  value?: Record<string, unknown>;
 }
 
 /** Token usage of a run or a session. */
@@ -93,6 +106,11 @@ export interface RunRecord {
   warnings: Array<{ kind: string; at: string }>;
   notification: { delivered_at: string | null; suppressed: boolean } | null;
   resumed_from: string | null;
+  /**
+   * The JSON Schema (top level an object) the run's result must match (docs/structured-output.md);
+   * null (or absent, in records made before it existed) for a run with free text. A follow-up keeps it.
+   */
+  output_schema?: Record<string, unknown> | null;
   /** The process that executes the run; renewed while it works (crash survival). */
   lease_owner: string | null;
   lease_expires_at: string | null;

@@ -51,6 +51,7 @@ export function runFixture(overrides: Partial<RunRecord> = {}): RunRecord {
     warnings: [],
     notification: null,
     resumed_from: null,
+    output_schema: null,
     lease_owner: null,
     lease_expires_at: null,
     stop_requested_at: null,

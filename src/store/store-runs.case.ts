@@ -24,6 +24,24 @@ export function runCases({ store }: StoreCaseContext): void {
       expect(await store().getRun('run_missing')).toBeNull();
     });
 
+    it("keeps a run's output_schema and its result's structured value, nested, as given, sharing nothing with the caller", async () => {
+      const schema = { type: 'object', properties: { items: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' } } } } } };
+      await store().insertRun(runFixture({ output_schema: schema }), eventFixture('run_1', 'run-queued'));
+      const value = { items: [{ id: 1 }, { id: 2, tags: ['a', 'b'] }], note: null };
+      const result = { text: JSON.stringify(value, null, 2), truncated: false, original_length: 60, value };
+      const moved = await store().transitionRun({ id: 'run_1', from: ['queued'], to: 'completed', patch: { result }, event: eventFixture('run_1', 'run-end') });
+      value.items[0].id = 99;
+      schema.properties.items.type = 'string';
+      const stored = await store().getRun('run_1');
+      expect(stored?.output_schema).toEqual({
+        type: 'object',
+        properties: { items: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' } } } } },
+      });
+      expect(stored?.result?.value).toEqual({ items: [{ id: 1 }, { id: 2, tags: ['a', 'b'] }], note: null });
+      expect(moved?.result?.value).toEqual(stored?.result?.value);
+      expect((await store().listRuns({ parent_session_id: 'ses_1' }))[0].result?.value).toEqual(stored?.result?.value);
+    });
+
     it('moves a run that is in an allowed state, applies the patch and writes the event', async () => {
       await store().insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
       const moved = await store().transitionRun({

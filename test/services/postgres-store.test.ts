@@ -195,8 +195,17 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
         JSON.stringify(event.data),
       ]);
     }
-    const values = runToSql(runFixture({ status: 'running' })) as unknown[];
-    await client.query(`INSERT INTO runs (${runColumnList}) VALUES (${values.map((_, index) => `$${index + 1}`).join(', ')})`, values);
+    // The columns a version 1 database has (later versions added output_schema).
+    const v1 = runColumnList
+      .split(', ')
+      .map((column, index) => ({ column, index }))
+      .filter(({ column }) => column !== 'output_schema');
+    const all = runToSql(runFixture({ status: 'running' })) as unknown[];
+    const values = v1.map(({ index }) => all[index]);
+    await client.query(
+      `INSERT INTO runs (${v1.map(({ column }) => column).join(', ')}) VALUES (${values.map((_, index) => `$${index + 1}`).join(', ')})`,
+      values,
+    );
     const store = await openPostgresStore({ connectionString: postgresUrl!, schema });
     const expected = old.map((event) => ({ run_id: 'run_1', ...event }));
     expect(await store.listRunEvents('run_1')).toEqual(expected);

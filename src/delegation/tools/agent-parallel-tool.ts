@@ -8,7 +8,7 @@ import { checkDelegation, startDelegation } from '../start-delegation.ts';
 import { agentInputSchema } from './agent-tool.ts';
 import { readDescription } from './read-description.ts';
 
-const taskSchema = agentInputSchema.pick({ agent: true, task: true, description: true, context: true, max_turns: true });
+const taskSchema = agentInputSchema.pick({ agent: true, task: true, description: true, context: true, max_turns: true, output_schema: true });
 
 /** One schema per `maxParallelTasks` value, so its JSON schema is converted once. */
 const inputSchemas = new Map<number, ReturnType<typeof parallelInputSchema>>();

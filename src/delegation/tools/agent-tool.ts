@@ -15,6 +15,10 @@ export const agentInputSchema = z.object({
   run_in_background: z.boolean().optional().describe('Return at once; you are notified when it finishes. Default false.'),
   max_turns: z.number().int('must be a whole number').min(1, 'must be at least 1').optional().describe('Turn cap for this run.'),
   resume: z.string().optional().describe('run_id of an earlier finished run of yours to continue.'),
+  output_schema: z
+    .record(z.string(), z.unknown(), { error: 'must be a JSON Schema object, like {"type": "object", "properties": {"title": {"type": "string"}}}' })
+    .optional()
+    .describe('A JSON Schema (top level "type": "object") the result must match; you then get the value as JSON (output: json).'),
 });
 
 /** The `agent` tool: delegate one task, in the foreground or the background. */
@@ -35,6 +39,7 @@ export function createAgentTool(services: DelegationServices, scope: DelegationS
         context: input.context,
         max_turns: input.max_turns,
         resume: input.resume,
+        output_schema: input.output_schema,
         mode: background ? 'background' : 'foreground',
         toolCallId,
       });

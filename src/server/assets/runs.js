@@ -136,10 +136,14 @@ export async function toggleDetails(id, { refresh = false } = {}) {
     run.result?.summarized && run.result.summary
       ? [element('h4', '', `Summary the parent got (of ${run.result.original_length} characters)`), element('div', 'text', run.result.summary)]
       : [];
+  // A run with an output_schema shows its value as the JSON its parent got.
+  const valued = run.result?.value !== undefined;
+  const result = element(valued ? 'pre' : 'div', valued ? 'text mono' : 'text', outcome);
+  result.dataset.field = valued ? 'value' : 'result';
   details.replaceChildren(
     ...summary,
-    element('h4', '', 'Result'),
-    element('div', 'text', outcome),
+    element('h4', '', valued ? 'Value (output: json)' : 'Result'),
+    result,
     element('h4', '', 'Transcript'),
     transcript,
     element('h4', '', 'Events'),

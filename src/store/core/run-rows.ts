@@ -36,6 +36,7 @@ export const runColumns = [
   'warnings',
   'notification',
   'resumed_from',
+  'output_schema',
   'lease_owner',
   'lease_expires_at',
   'stop_requested_at',
@@ -70,7 +71,7 @@ export function setRunField(run: RunRecord, field: string, value: unknown): void
   if (field === 'activity') run.last_activity = value === null || value === undefined ? null : renderActivity(value as RunActivity);
 }
 
-const jsonRunColumns: ReadonlySet<string> = new Set(['result', 'error', 'usage', 'warnings', 'notification', 'activity', 'messages']);
+const jsonRunColumns: ReadonlySet<string> = new Set(['result', 'error', 'usage', 'warnings', 'notification', 'activity', 'output_schema', 'messages']);
 
 /** A run field as stored (either engine). */
 export function runValueToSql(column: string, value: unknown): StoredValue {
@@ -84,6 +85,8 @@ export function runValueToSql(column: string, value: unknown): StoredValue {
  */
 export function copyRunValue(column: string, value: unknown): unknown {
   if (value === null || typeof value !== 'object' || !jsonRunColumns.has(column)) return value;
+  // A schema and a structured value nest: they are copied whole (only runs that have them pay).
+  if (column === 'output_schema' || (column === 'result' && (value as { value?: unknown }).value !== undefined)) return structuredClone(value);
   return Array.isArray(value) ? value.map((item: unknown) => (typeof item === 'object' && item !== null ? { ...item } : item)) : { ...value };
 }
 

@@ -149,6 +149,14 @@ export const pgMigrations: readonly PgMigration[] = [
     `,
   },
   {
+    version: 4,
+    name: "the JSON Schema a run's result must match (output_schema)",
+    // JSON of the schema, as the SQLite store's schema 8; NULL for free-text runs and runs stored earlier.
+    sql: `
+      ALTER TABLE runs ADD COLUMN output_schema TEXT;
+    `,
+  },
+  {
     version: 9,
     name: 'messages sent to a run that already started (its inbox)',
     // JSON array of RunMessage, in the order sent, as the SQLite store's schema 9; NULL for a run

@@ -171,6 +171,15 @@ export const migrations: readonly Migration[] = [
     `,
   },
   {
+    version: 8,
+    name: "the JSON Schema a run's result must match (output_schema)",
+    // JSON of the schema; NULL for runs with a free-text result and runs stored earlier. A
+    // follow-up run reads it back to keep the schema of the run it follows.
+    sql: `
+      ALTER TABLE runs ADD COLUMN output_schema TEXT;
+    `,
+  },
+  {
     version: 9,
     name: 'messages sent to a run that already started (its inbox)',
     // JSON array of RunMessage, in the order sent; NULL for a run nobody sent a message to.
