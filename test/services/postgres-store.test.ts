@@ -195,11 +195,11 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
         JSON.stringify(event.data),
       ]);
     }
-    // The columns a version 1 database has (later versions added output_schema).
+    // The columns a version 1 database has (later versions added output_schema and messages).
     const v1 = runColumnList
       .split(', ')
       .map((column, index) => ({ column, index }))
-      .filter(({ column }) => column !== 'output_schema');
+      .filter(({ column }) => column !== 'output_schema' && column !== 'messages');
     const all = runToSql(runFixture({ status: 'running' })) as unknown[];
     const values = v1.map(({ index }) => all[index]);
     await client.query(
