@@ -117,7 +117,7 @@ interface Execution {
   messagesWaiting: boolean;
   /** Messages this execution has heard of, so a signal repeated by polling interrupts once. */
   heardMessages: Set<string>;
-  /** Aborts the work under way (not the run) for a message with `interrupt`; renewed for each pass of the loop. */
+  /** The current pass of the run's loop: aborted by the run's own signal, or alone for a message with `interrupt`. */
   interrupt: AbortController;
 }
 
@@ -257,9 +257,18 @@ export function createRunManager(options: RunManagerOptions): RunManager {
           execution.heardMessages.add(message.id);
           execution.messagesWaiting = true;
         }
-        if (execution.interrupt.signal.aborted) execution.interrupt = new AbortController();
-        const signal = AbortSignal.any([execution.controller.signal, execution.interrupt.signal]);
-        const outcome = await executor.execute(run, signal, feed).catch((error: unknown): ExecutionOutcome => failedOutcome(error));
+        // The pass's own signal: aborted by the run's (a stop, a timeout, a shutdown) or by an
+        // interrupt. A plain controller the run's signal forwards to, not AbortSignal.any: every
+        // model and tool call listens to it, and a composite signal costs each of them more.
+        const pass = new AbortController();
+        execution.interrupt = pass;
+        const forward = () => pass.abort(execution.controller.signal.reason);
+        if (execution.controller.signal.aborted) forward();
+        else execution.controller.signal.addEventListener('abort', forward, { once: true });
+        const outcome = await executor
+          .execute(run, pass.signal, feed)
+          .catch((error: unknown): ExecutionOutcome => failedOutcome(error))
+          .finally(() => execution.controller.signal.removeEventListener('abort', forward));
         if (execution.detached) {
           // Hand the run over at once: its lease ends now, so the next process recovers it (unless
           // a worker executes it and holds the lease).
