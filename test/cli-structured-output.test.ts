@@ -99,9 +99,7 @@ describe.each(scriptedWires)('a pipeline gets validated JSON from subagents on t
     // One attempt and one repair, which names the missing field.
     expect(scoutRequests).toHaveLength(2);
     expect(scoutRequests[1].messages.at(-1)?.content).toContain('summary: is required');
-    // With workers (scripts/test-e2e-workers.ts), the subagents run on their model, not this one.
-    const ours = workspace.workers.length > 0 ? requests.filter((request) => request.tools.includes('agent_parallel')) : requests;
-    expect(ours.every((request) => request.wire === wire)).toBe(true);
+    expect(requests.every((request) => request.wire === wire)).toBe(true);
     expect(scoutRequests.every((request) => request.tools.includes('final_result'))).toBe(true);
   });
 });

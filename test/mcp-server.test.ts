@@ -103,6 +103,8 @@ describe('cadre mcp', () => {
         'output_schema',
       ]);
       expect(agent.description).toContain('general:');
+      // cadre does not hold the host's conversation, so it offers no fork and says so.
+      expect(agent.description).toContain('fork is not offered here');
 
       const answer = text(await connection.client.callTool({ name: 'agent', arguments: { agent: 'general', task: 'What is in notes.txt?' } }));
       expect(answer).toMatch(/^run_id: run_\w+\nagent: general\nstatus: completed\n\nAnswer to: What is in notes.txt\?$/);

@@ -90,3 +90,15 @@ function describeOutcome(run: RunRecord): string {
       return 'The subagent returned no text.';
   }
 }
+
+/** The body for a run that has not finished yet: waiting for a person, for a slot, or working. */
+export function progressBody(run: RunRecord): string {
+  if (run.status === 'queued' && run.activity?.kind === 'awaiting_approval')
+    return `The run waits for a person's approval (${run.last_activity}); it starts once approved, and ends failed / denied if refused.`;
+  return `The run is ${run.status === 'queued' ? 'waiting for a slot' : 'working'}.`;
+}
+
+/** The section of a delegation the rules denied: no run was made. */
+export function deniedOutput(agent: string, message: string): string {
+  return `agent: ${agent}\nstatus: denied (no run was started)\n\n${message}`;
+}

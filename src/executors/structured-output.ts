@@ -45,6 +45,9 @@ export interface StructuredOutputOptions {
 export async function giveStructuredOutput(options: StructuredOutputOptions): Promise<ExecutionOutcome> {
   const { run, recorder } = options;
   const capture = createOutputCapture(options.schema);
+  // A run resumed after its process died may have given its value already: no model call then.
+  const given = capture.givenIn(await (options.setup.history ?? Promise.resolve([])));
+  if (given) return { text: given.text, lastText: '', finishReason: 'stop', steps: run.turns, value: given.value };
   const setup: RunSetup = { ...options.setup, tools: { ...options.setup.tools, [finalResultToolName]: capture.tool } };
   for (let repairs = 0; ; repairs++) {
     const { result, budgetMessage } = await options.attempt(setup, { stopAfterStep: capture.called, fresh: repairs > 0 });

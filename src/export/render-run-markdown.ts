@@ -1,4 +1,5 @@
 import { codeSpan, cutEnd, cutMiddle, fencedBlock, formatDuration, inlineText, millisecondsBetween, oneLine } from '../store/markdown-text.ts';
+import { cacheTokensText } from './cache-tokens-text.ts';
 import type { ExportedRun, ExportedRunEvent } from './session-export.ts';
 
 const maxShownChars = 2000;
@@ -38,9 +39,10 @@ function facts(run: ExportedRun): string[] {
     `- Depth: ${run.depth}${run.parent_run_id ? `, started by run ${inlineText(run.parent_run_id)}` : ''}`,
     `- Timing: created ${inlineText(run.created_at)}, started ${inlineText(run.started_at ?? '-')}, ended ${inlineText(run.ended_at ?? '-')}${elapsed(run)}`,
     `- Turns: ${run.turns} of ${run.max_turns}`,
-    `- Usage: ${numbers.format(run.usage.input_tokens)} input tokens, ${numbers.format(run.usage.output_tokens)} output tokens`,
+    `- Usage: ${numbers.format(run.usage.input_tokens)} input tokens, ${numbers.format(run.usage.output_tokens)} output tokens${cacheTokensText(run.usage, numbers.format)}`,
   ];
   if (run.resumed_from) lines.push(`- Resumed from: ${inlineText(run.resumed_from)}`);
+  if (run.forked_from) lines.push(`- Forked from: ${inlineText(run.forked_from)} (its conversation so far)`);
   if (run.last_activity) lines.push(`- Last activity: ${inlineText(run.last_activity)}`);
   if (run.warnings.length > 0) {
     lines.push(`- Warnings: ${run.warnings.map((warning) => `${inlineText(warning.kind)} at ${inlineText(warning.at)}`).join('; ')}`);

@@ -35,6 +35,12 @@ export interface OutputCapture {
   repairMessage(problem: string): string;
   /** Starts the next attempt (after a repair message). */
   nextAttempt(): void;
+  /**
+   * The value a stored transcript already ends with: its last assistant message called the tool
+   * with a value the schema accepts, and no user message came after it (a run whose process died
+   * before its end was written). Null otherwise.
+   */
+  givenIn(transcript: ReadonlyArray<{ role: string; content: unknown }>): { value: Record<string, unknown>; text: string } | null;
 }
 
 /** The tool's description: how the subagent gives its result. */
@@ -92,6 +98,23 @@ export function createOutputCapture(schema: OutputSchema): OutputCapture {
     },
     nextAttempt() {
       calls = [];
+    },
+    givenIn(transcript) {
+      // Only a step stored whole counts: the call and its result (a call cut off by the crash is answered by the loop).
+      const answered = new Set<string>();
+      for (let index = transcript.length - 1; index >= 0; index--) {
+        const message = transcript[index];
+        if (message.role === 'user' || !Array.isArray(message.content)) return null;
+        const parts = message.content as Array<{ type?: string; toolName?: string; toolCallId?: string; input?: unknown }>;
+        if (message.role === 'tool') {
+          for (const part of parts) if (part.type === 'tool-result' && part.toolCallId) answered.add(part.toolCallId);
+          continue;
+        }
+        const call = parts.findLast((part) => part.type === 'tool-call' && part.toolName === finalResultToolName);
+        if (!call || !answered.has(call.toolCallId ?? '') || validate(call.input).length > 0) return null;
+        return { value: call.input as Record<string, unknown>, text: jsonText(call.input) };
+      }
+      return null;
     },
   };
 }

@@ -10,6 +10,7 @@ import { resolveLimits } from '../config/limits.ts';
 import { createPollingCoordination } from '../coordination/polling-coordination.ts';
 import { shareProviderGates } from '../coordination/share-provider-gates.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
+import { createDelegationRules, resumeDelegationHold } from '../delegation/delegation-rules.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
 import { createRunSummarizer } from '../delegation/summarize-run.ts';
 import { createAppNotifications } from '../embed/app-notifications.ts';
@@ -168,8 +169,11 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     primarySessionOf,
     onError: report,
     inbox: { open: inbox.open, close: inbox.close, take: (sessionId) => takeAndStore(inbox, sessionId) },
-    delegationTools: (run) =>
-      run.depth < limits.maxDepth ? createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }) : undefined,
+    // A fork of its parent's own agent keeps the parent's tools at any depth: past the limit they refuse to delegate.
+    delegationTools: (run, { forksParent }) =>
+      run.depth < limits.maxDepth || forksParent
+        ? createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id, agent: run.agent })
+        : undefined,
     summarize: createRunSummarizer({
       settings: options.summarize,
       maxResultChars: limits.maxResultChars,
@@ -212,6 +216,8 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     executor: tracing ? tracing.traceExecutor(executor) : executor,
     limits: { ...limits, leaseMs: options.leaseMs },
     announcerOf: (runId) => jobs.get(runId),
+    // A run recovered while its delegation awaited a person's answer waits for it again.
+    resumeHold: (run) => resumeDelegationHold(delegation, run),
     // A run carried out for a host (a job) is announced by that host, which hosts its parent.
     onRunFinished: (run) => void (jobs.has(run.id) || notifier.runFinished(run).catch(report)),
   });
@@ -229,6 +235,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     runs,
     modelLabelFor: (name) => models.agentModel(agents.get(name)) ?? models.defaultLabel,
     sendRunMessage: (input) => sendRunMessage({ store, bus, now, newId, coordination }, input),
+    delegationRules: createDelegationRules({ permissions: options.permissions, agents, broker, primarySessionOf }),
   };
   const writer = createSessionWriter({ store, bus });
   const sessions = createSessionRunner({

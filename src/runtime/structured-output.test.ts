@@ -90,6 +90,7 @@ describe('results with a shape (output_schema)', () => {
     // The attempt ends with the call: no model call after it.
     expect(requests).toHaveLength(1);
     expect(requests[0].tools).toContain('final_result');
+    expect(run.activity).toEqual({ kind: 'finished', status: 'completed', detail: 'json {"title":"files","count":3}' });
     expect(agent[0]).toBe(`run_id: ${run.id}\nagent: general\nstatus: completed\noutput: json\n\n${text}`);
   });
 

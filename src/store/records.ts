@@ -40,7 +40,9 @@ export type RunErrorKind =
   | 'too_many_active'
   | 'budget_exceeded'
   /** A run with an `output_schema` that gave no value the schema accepts, after its repairs. */
-  | 'invalid_output';
+  | 'invalid_output'
+  /** A delegation a person or a rule refused (CONTRACT section 19). */
+  | 'denied';
 
 /** Whether the parent waits for the run (`foreground`) or carries on (`background`). */
 export type RunMode = 'foreground' | 'background';
@@ -69,8 +71,13 @@ export interface RunResult {
 
 /** Token usage of a run or a session. */
 export interface Usage {
+  /** Every input token, cached ones included (budgets count them). */
   input_tokens: number;
   output_tokens: number;
+  /** Of `input_tokens`, those read from the provider's prompt cache, where it reports them. */
+  cache_read_tokens?: number;
+  /** Of `input_tokens`, those written to the provider's prompt cache, where it reports them. */
+  cache_write_tokens?: number;
 }
 
 /** The `SubagentRun` record (docs/runs-and-limits.md). */
@@ -111,6 +118,8 @@ export interface RunRecord {
    * null (or absent, in records made before it existed) for a run with free text. A follow-up keeps it.
    */
   output_schema?: Record<string, unknown> | null;
+  /** The parent run or session whose conversation this run's child session started with (`fork`), or null. */
+  forked_from: string | null;
   /** The process that executes the run; renewed while it works (crash survival). */
   lease_owner: string | null;
   lease_expires_at: string | null;

@@ -52,6 +52,7 @@ export function runFixture(overrides: Partial<RunRecord> = {}): RunRecord {
     notification: null,
     resumed_from: null,
     output_schema: null,
+    forked_from: null,
     lease_owner: null,
     lease_expires_at: null,
     stop_requested_at: null,

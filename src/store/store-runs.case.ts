@@ -42,6 +42,16 @@ export function runCases({ store }: StoreCaseContext): void {
       expect((await store().listRuns({ parent_session_id: 'ses_1' }))[0].result?.value).toEqual(stored?.result?.value);
     });
 
+    it('keeps what a forked run copied (forked_from) and the cache counts of its usage', async () => {
+      const run = runFixture({ forked_from: 'ses_1', usage: { input_tokens: 120, output_tokens: 5, cache_read_tokens: 100, cache_write_tokens: 15 } });
+      await store().insertRun(run, eventFixture('run_1', 'run-queued'));
+      expect(await store().getRun('run_1')).toEqual(run);
+      expect((await store().listRuns({ parent_session_id: 'ses_1' }))[0]).toMatchObject({ forked_from: 'ses_1', usage: { cache_read_tokens: 100 } });
+      await store().patchRun('run_1', { usage: { input_tokens: 130, output_tokens: 6, cache_read_tokens: 110, cache_write_tokens: 15 } });
+      expect((await store().getRun('run_1'))?.usage).toEqual({ input_tokens: 130, output_tokens: 6, cache_read_tokens: 110, cache_write_tokens: 15 });
+      expect((await store().getRun('run_1'))?.forked_from).toBe('ses_1');
+    });
+
     it('moves a run that is in an allowed state, applies the patch and writes the event', async () => {
       await store().insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
       const moved = await store().transitionRun({

@@ -27,7 +27,7 @@ export function upsertRun(run) {
   setBadge(field(card, 'status'), run.status);
   field(card, 'status').textContent = runStatusText(run);
   paintAgent(field(card, 'agent'), run.agent).textContent = run.agent;
-  field(card, 'description').textContent = run.description;
+  field(card, 'description').textContent = run.forked_from ? `${run.description} (forked from ${run.forked_from})` : run.description;
   field(card, 'id').textContent = run.id;
   field(card, 'id').title = `cadre stop ${run.id}`;
   field(card, 'elapsed').textContent = formatElapsed(run);

@@ -42,6 +42,7 @@ export const runColumns = [
   'stop_requested_at',
   'stop_requested_by',
   'stop_reason',
+  'forked_from',
   'messages',
 ] as const satisfies ReadonlyArray<keyof RunRecord>;
 

@@ -154,6 +154,16 @@ export const pgMigrations: readonly PgMigration[] = [
     // JSON of the schema, as the SQLite store's schema 8; NULL for free-text runs and runs stored earlier.
     sql: `
       ALTER TABLE runs ADD COLUMN output_schema TEXT;
+      `,
+  },
+  {
+    version: 5,
+    name: 'forked runs name what they copied; prompt-cache tokens of a session',
+    // As the SQLite store's schema 9.
+    sql: `
+      ALTER TABLE runs ADD COLUMN forked_from TEXT;
+      ALTER TABLE sessions ADD COLUMN cache_read_tokens BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE sessions ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;
     `,
   },
   {
