@@ -169,7 +169,7 @@ export const pgMigrations: readonly PgMigration[] = [
   {
     version: 9,
     name: 'messages sent to a run that already started (its inbox)',
-    // JSON array of RunMessage, in the order sent, as the SQLite store's schema 9; NULL for a run
+    // JSON array of RunMessage, in the order sent, as the SQLite store's schema 10; NULL for a run
     // nobody sent a message to.
     sql: `
       ALTER TABLE runs ADD COLUMN messages TEXT;

@@ -191,7 +191,8 @@ export const migrations: readonly Migration[] = [
     `,
   },
   {
-    version: 9,
+    // Given 9 in its task; main had taken 9 (forked_from) by the time it merged.
+    version: 10,
     name: 'messages sent to a run that already started (its inbox)',
     // JSON array of RunMessage, in the order sent; NULL for a run nobody sent a message to.
     sql: `
