@@ -36,6 +36,8 @@ export {
 export type { WorkflowRecord } from './store/records.ts';
 export type { TurnResult } from './sessions/session-runner.ts';
 export type { StopCause } from './runs/run-stop.ts';
+export { EmptyRunMessageError, type DeliveredMessage, type RunMessageReceipt } from './runs/run-inbox.ts';
+export type { SendToRunResult } from './delegation/send-to-run.ts';
 export type { CadreEvent, CadreListener } from './runs/run-bus.ts';
 export {
   appLoopAgent,
@@ -181,6 +183,8 @@ export {
   type RunEventType,
   type RunMode,
   type RunQuery,
+  type RunMessage,
+  type RunMessageSender,
   type RunRecord,
   type RunResult,
   type RunStatus,

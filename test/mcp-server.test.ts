@@ -85,11 +85,11 @@ async function _runs(): Promise<RunRecord[]> {
 }
 
 describe('cadre mcp', () => {
-  it('offers the five delegation tools with section 3 inputs and outputs, agent as an optional task', async () => {
+  it('offers the six delegation tools with section 3 inputs and outputs, agent as an optional task', async () => {
     const connection = await connect();
     try {
       const { tools } = await connection.client.listTools();
-      expect(tools.map((tool) => tool.name)).toEqual(['agent', 'agent_parallel', 'agent_list', 'agent_output', 'agent_stop']);
+      expect(tools.map((tool) => tool.name)).toEqual(['agent', 'agent_parallel', 'agent_list', 'agent_output', 'agent_stop', 'agent_send']);
       const agent = tools.find((tool) => tool.name === 'agent')!;
       expect(agent.execution?.taskSupport).toBe('optional');
       expect(Object.keys(agent.inputSchema.properties ?? {})).toEqual([
@@ -141,6 +141,12 @@ describe('cadre mcp', () => {
       expect(output).toBe(`run_id: ${runId}\nagent: general\nstatus: completed\n\nAnswer to: quick background job`);
       const listing = text(await connection.client.callTool({ name: 'agent_list', arguments: { status: 'all' } }));
       expect(listing).toContain(`${runId} | completed | general | quick background job`);
+      // A message to the finished run starts its follow-up on the same child session and waits for it.
+      const followUp = text(await connection.client.callTool({ name: 'agent_send', arguments: { run_id: runId, message: 'And once more.' } }));
+      expect(followUp).toMatch(/^run_id: run_\w+\nagent: general\nstatus: completed\nnote: A follow-up of run /);
+      expect(followUp).not.toContain(`run_id: ${runId}\n`);
+      const empty = await connection.client.callTool({ name: 'agent_send', arguments: { run_id: runId, message: ' ' } });
+      expect(empty.isError).toBe(true);
     } finally {
       await connection.close();
     }

@@ -13,6 +13,8 @@ export const agentToolNames: Readonly<Record<string, string>> = Object.freeze({
   Edit: 'edit_file',
   MultiEdit: 'edit_file',
   Bash: 'bash',
+  // Claude Code's message to a running or stopped agent: cadre's delegation tool of the same job.
+  SendMessage: 'agent_send',
   read: 'read_file',
   grep: 'grep',
   glob: 'list_files',
@@ -25,10 +27,11 @@ export const agentToolNames: Readonly<Record<string, string>> = Object.freeze({
 });
 
 /**
- * Names for delegating to another agent (`Task`, `Agent`, opencode's `task`): cadre gives every
- * agent its delegation tools itself (up to `limits.maxDepth`), so a file listing them loses nothing.
+ * Names for delegating to another agent (`Task`, `Agent`, opencode's `task`) and for talking to a
+ * run (`SendMessage`, read as `agent_send`): cadre gives every agent its delegation tools itself
+ * (up to `limits.maxDepth`), so a file listing them loses nothing.
  */
-export const delegationToolAliases: ReadonlySet<string> = new Set(['Task', 'Agent', 'task']);
+export const delegationToolAliases: ReadonlySet<string> = new Set(['Task', 'Agent', 'task', 'agent_send']);
 
 /**
  * Tools of Claude Code and opencode that cadre has no equivalent of. A file may list them: the
@@ -55,7 +58,6 @@ export const toolsWithoutEquivalent: ReadonlySet<string> = new Set([
   'TaskUpdate',
   'TaskOutput',
   'TaskStop',
-  'SendMessage',
   'TeamCreate',
   'TeamDelete',
   'webfetch',

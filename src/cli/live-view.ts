@@ -8,7 +8,7 @@ import { isFinished, type RunRecord, type RunStatus } from '../store/records.ts'
 import type { OutputStream } from './cli-context.ts';
 import { approvalLine } from './approval-lines.ts';
 import { printClosingHints } from './closing-hints.ts';
-import { endDetail, shortRunId } from './run-lines.ts';
+import { endDetail, messageDeliveredLine, shortRunId } from './run-lines.ts';
 import { RunTracker } from './run-tracker.ts';
 import type { RunView } from './run-view.ts';
 import { toolFailureLines } from './tool-failure-lines.ts';
@@ -174,6 +174,10 @@ export function createLiveView(options: LiveViewOptions): RunView {
           streamed = '';
         }
         if (change.type === 'run-end') persist(renderRunLine(change.run, now(), lineOptions(change.run)));
+        if (change.type === 'message-deliver') {
+          const line = messageDeliveredLine(change.run, (event.event.data as { message_id?: unknown }).message_id);
+          if (line) persist(line);
+        }
         dirty = true;
       }
     },

@@ -15,6 +15,7 @@ import { registerServe } from './commands/serve.ts';
 import { registerSessions } from './commands/sessions.ts';
 import { registerShow } from './commands/show.ts';
 import { registerStop } from './commands/stop.ts';
+import { registerSend } from './commands/send.ts';
 import { registerTrust } from './commands/trust.ts';
 import { registerVersion } from './commands/version.ts';
 import { registerWorker } from './commands/worker.ts';
@@ -43,6 +44,7 @@ export const commands: RegisterCommand[] = [
   registerWorktrees,
   registerWorkflow,
   registerWorkflows,
+  registerSend,
   registerApprovals,
   registerApprove,
   registerExport,

@@ -1,5 +1,5 @@
 import { writeLine, type OutputStream } from './cli-context.ts';
-import { describeRunEnd, runLabel } from './run-lines.ts';
+import { describeRunEnd, messageDeliveredLine, runLabel } from './run-lines.ts';
 import { RunTracker } from './run-tracker.ts';
 import type { RunOutcome, RunView } from './run-view.ts';
 import { printClosingHints } from './closing-hints.ts';
@@ -107,6 +107,9 @@ export function createPlainView(options: PlainViewOptions): RunView {
       if (type === 'run-start' && run.status === 'running') writeLine(stderr, `${runLabel(run)} started: ${run.description}`);
       else if (type === 'warning' && event.type === 'run-event' && 'kind' in event.event.data && event.event.data.kind === 'recovered') {
         writeLine(stderr, `${runLabel(run)} resumed (its process had died): ${run.description}`);
+      } else if (type === 'message-deliver' && event.type === 'run-event') {
+        const line = messageDeliveredLine(run, (event.event.data as { message_id?: unknown }).message_id);
+        if (line) writeLine(stderr, line);
       } else if (type === 'run-end') {
         stopThrottle(run.id);
         writeLine(stderr, `${runLabel(run)} ${describeRunEnd(run, now())}`);

@@ -7,6 +7,17 @@ export function runLabel(run: Pick<RunRecord, 'id' | 'agent'>): string {
   return `[${run.id} ${run.agent}]`;
 }
 
+/**
+ * The line a view shows when a message sent to a run reaches its subagent (its `message-deliver`
+ * event): who sent it and the start of its text. Undefined when the run record does not hold it.
+ */
+export function messageDeliveredLine(run: Pick<RunRecord, 'id' | 'agent' | 'messages'>, messageId: unknown): string | undefined {
+  const message = run.messages?.find((each) => each.id === messageId);
+  if (!message) return undefined;
+  const text = message.text.replace(/\s+/g, ' ');
+  return `${runLabel(run)} got a message from ${message.from === 'person' ? 'a person' : 'its parent'}: ${text.length > 80 ? `${text.slice(0, 77)}...` : text}`;
+}
+
 /** How many characters of a run id the live view shows; `cadre stop` takes them for an active run. */
 export const shortRunIdLength = 6;
 

@@ -12,7 +12,7 @@ export interface TrackedChange {
 }
 
 // Events whose record comes fresh from the store; others carry the copy a run started with.
-const freshRecordEvents = new Set(['run-queued', 'run-start', 'run-end', 'warning', 'result-consume', 'notification-deliver']);
+const freshRecordEvents = new Set(['run-queued', 'run-start', 'run-end', 'warning', 'result-consume', 'notification-deliver', 'message-in', 'message-deliver']);
 
 /**
  * The latest known state of the runs of one session tree (its runs, and the runs they started),

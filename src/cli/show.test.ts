@@ -17,4 +17,29 @@ describe('cadre show', () => {
     expect(show({ delivered_at: null, suppressed: true })).toContain('notified:    no (suppressed');
     expect(show(null)).not.toContain('notified:');
   });
+
+  it('shows the messages sent to a run: who sent each, whether it waits or where it arrived, and its text', () => {
+    const message = { from: 'person' as const, interrupt: true, sent_at: '2025-01-01T00:00:05.000Z', delivered_to: null, delivered_at: null };
+    const text = renderRunDetail(
+      runFixture({
+        status: 'running',
+        messages: [
+          { ...message, id: 'msg_1', text: 'Look at the docs.', delivered_at: '2025-01-01T00:00:06.000Z', delivered_to: 'transcript' },
+          { ...message, id: 'msg_2', from: 'parent', interrupt: false, text: 'Then stop.' },
+        ],
+      }),
+      [],
+      '2025-01-01T00:00:10.000Z',
+    );
+    expect(text).toContain(
+      [
+        'Messages:',
+        '  2025-01-01T00:00:05.000Z from a person, interrupting: delivered 2025-01-01T00:00:06.000Z',
+        '    Look at the docs.',
+        '  2025-01-01T00:00:05.000Z from the parent: pending (the subagent gets it before its next model call)',
+        '    Then stop.',
+      ].join('\n'),
+    );
+    expect(renderRunDetail(runFixture(), [], '2025-01-01T00:00:10.000Z')).not.toContain('Messages:');
+  });
 });

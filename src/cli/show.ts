@@ -3,7 +3,7 @@ import { ConfigError } from '../errors/config-error.ts';
 import { cacheTokensText } from '../export/cache-tokens-text.ts';
 import { displayStatus, elapsedUntil, viewRun } from '../runs/run-owner.ts';
 import { totalTokens } from '../runs/token-budget.ts';
-import type { RunEventRecord, RunRecord, RunWorktree } from '../store/records.ts';
+import type { RunEventRecord, RunMessage, RunRecord, RunWorktree } from '../store/records.ts';
 import { worktreeLine } from '../worktrees/worktree-records.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import type { StoreFlags } from './command-options.ts';
@@ -33,6 +33,18 @@ function seconds(from: string, to: string): string {
 function notificationState({ delivered_at: deliveredAt, suppressed }: NonNullable<RunRecord['notification']>): string {
   if (suppressed) return 'no (suppressed: canceled by its parent, or its result was already read)';
   return deliveredAt ? `delivered ${deliveredAt}` : 'pending (its parent gets it before its next model call, or when cadre restarts)';
+}
+
+/** One message sent to the run, on `cadre show`: who sent it, when, where it arrived, its text. */
+export function messageLine(message: RunMessage): string {
+  const from = message.from === 'person' ? 'a person' : 'the parent';
+  const where =
+    message.delivered_at === null
+      ? 'pending (the subagent gets it before its next model call)'
+      : message.delivered_to === 'task'
+        ? `added to the task ${message.delivered_at}`
+        : `delivered ${message.delivered_at}`;
+  return `  ${message.sent_at} from ${from}${message.interrupt ? ', interrupting' : ''}: ${where}\n    ${message.text.split('\n').join('\n    ')}`;
 }
 
 /**
@@ -65,6 +77,7 @@ export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[
   if (run.warnings.length > 0) lines.push(`  warnings:    ${run.warnings.map((warning) => `${warning.kind} at ${warning.at}`).join(', ')}`);
   lines.push('', 'Task:', ...run.task.split('\n').map((line) => `  ${line}`));
   if (run.context) lines.push('', 'Context:', ...run.context.split('\n').map((line) => `  ${line}`));
+  if (run.messages && run.messages.length > 0) lines.push('', 'Messages:', ...run.messages.map(messageLine));
   lines.push('', 'Events:');
   const start = events[0]?.at ?? run.created_at;
   const typeWidth = Math.max(0, ...events.map((event) => event.type.length));

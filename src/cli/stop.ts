@@ -40,7 +40,7 @@ async function stopWorkflow(context: CliContext, cadre: Cadre, id: string, flags
  * The active run whose id ends with `text`: the short id the live view shows (`R8T0V1`), any case.
  * Null when none does; a usage error when several do, naming them.
  */
-async function findActiveRunByShortId(store: Store, text: string): Promise<RunRecord | null> {
+export async function findActiveRunByShortId(store: Store, text: string): Promise<RunRecord | null> {
   const suffix = text.toUpperCase();
   if (!/^[0-9A-Z]+$/.test(suffix) || suffix.length < Math.min(4, shortRunIdLength)) return null;
   const active = await store.listRuns({ statuses: ['queued', 'running'] });

@@ -22,6 +22,11 @@ export type RunOutputEvent = { type: 'text-delta'; session_id: string; text: str
 export type CoordinationSignal =
   /** A person or a parent asked the process executing `run_id` (its lease `owner`) to stop it. */
   | { type: 'stop-requested'; run_id: string; owner: string; cause: 'user' | 'parent'; reason: string | null }
+  /**
+   * A message for `run_id` waits in the store: the process executing it (its lease `owner`) gives
+   * it to the subagent before its next model call, or at once with `interrupt`.
+   */
+  | { type: 'run-message'; run_id: string; owner: string; message_id: string; interrupt: boolean }
   /** A person stopped a session (`cadre stop SESSION_ID`): its turn and runs end. */
   | { type: 'session-stop-requested'; session_id: string; at: string }
   /** An ask for approval was answered, from anywhere. */
@@ -53,7 +58,7 @@ export type SignalType = CoordinationSignal['type'];
 export type SignalOf<T extends SignalType> = Extract<CoordinationSignal, { type: T }>;
 
 /**
- * What a listener subscribes to within a kind: the lease owner of `stop-requested`, the session
+ * What a listener subscribes to within a kind: the lease owner of `stop-requested` and `run-message`, the session
  * of `session-stop-requested`, `notification-pending` and `live-event`, the approval of
  * `approval-answered`, the run of `run-ended`, the provider of `rate-limited`, the host of
  * `views-watched` and `run-output`.
@@ -61,6 +66,7 @@ export type SignalOf<T extends SignalType> = Extract<CoordinationSignal, { type:
 export function signalKey(signal: CoordinationSignal): string {
   switch (signal.type) {
     case 'stop-requested':
+    case 'run-message':
       return signal.owner;
     case 'session-stop-requested':
       return signal.session_id;

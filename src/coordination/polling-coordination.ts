@@ -10,7 +10,7 @@ export interface PollingCoordinationOptions {
   store: Store;
   /**
    * How often the store is read for each kind of signal while someone listens to it.
-   * @default stop-requested and session-stop-requested 500, approval-answered 250, run-ended 100, notification-pending 500
+   * @default stop-requested, run-message and session-stop-requested 500, approval-answered 250, run-ended 100, notification-pending 500
    */
   pollMs?: Partial<Record<PolledSignalType, number>>;
   /**
@@ -34,6 +34,7 @@ const isPolled = (type: SignalType): type is PolledSignalType => !liveSignalType
 
 const defaultPollMs: Record<PolledSignalType, number> = {
   'stop-requested': 500,
+  'run-message': 500,
   'session-stop-requested': 500,
   'approval-answered': 250,
   'run-ended': 100,
@@ -120,6 +121,15 @@ export function createPollingCoordination({ store, pollMs = {}, watchMs = 20, on
         case 'stop-requested': {
           const runs = await store.listRuns({ lease_owner: key, stop_requested: true, statuses: ['queued', 'running'] });
           for (const run of runs) listeners.dispatch({ type, run_id: run.id, owner: key, cause: run.stop_requested_by ?? 'user', reason: run.stop_reason });
+          break;
+        }
+        case 'run-message': {
+          const runs = await store.listRuns({ lease_owner: key, messages_pending: true, statuses: ['running'] });
+          for (const run of runs) {
+            for (const message of run.messages ?? []) {
+              if (message.delivered_at === null) listeners.dispatch({ type, run_id: run.id, owner: key, message_id: message.id, interrupt: message.interrupt });
+            }
+          }
           break;
         }
         case 'session-stop-requested': {

@@ -2,6 +2,7 @@ import type { AgentRegistry } from '../agents/agent-registry.ts';
 import type { Limits } from '../config/limits.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
 import type { RunManager } from '../runs/run-manager.ts';
+import type { RunMessageInput, RunMessageReceipt } from '../runs/run-inbox.ts';
 import type { TokenBudget } from '../runs/token-budget.ts';
 import type { Store } from '../store/store.ts';
 import type { NewId, Now } from '../util/clock.ts';
@@ -22,6 +23,8 @@ export interface DelegationServices {
   newId: NewId;
   /** A label of the model a child session of this agent uses (for the session record). */
   modelLabelFor: (agent: string) => string;
+  /** Stores a message for a run and tells the process that runs it (`sendRunMessage` with the runtime's bus and coordination). */
+  sendRunMessage: (input: RunMessageInput) => Promise<RunMessageReceipt>;
   /** The permission rules on delegation (`agent(NAME)`, `agent(model:PATTERN)`). @default none: every delegation is allowed */
   delegationRules?: DelegationRules;
   /** The git worktrees of runs with `isolation: worktree`; without it such a run is refused. @default none */

@@ -1,9 +1,34 @@
-import type { MessageRecord } from '../store/records.ts';
+import type { MessageRecord, RunEventRecord, RunMessage, RunRecord } from '../store/records.ts';
 
-/** A child session's conversation as plain text, for `agent_output` with `detail: transcript`. */
-export function renderTranscript(messages: readonly MessageRecord[]): string {
+/**
+ * A child session's conversation as plain text, for `agent_output` with `detail: transcript`.
+ * `sent` names the messages that are messages sent to the run once it started (by `seq`, from
+ * their `message-deliver` events), so each shows where it arrived with who sent it.
+ */
+export function renderTranscript(messages: readonly MessageRecord[], sent: ReadonlyMap<number, RunMessage> = new Map()): string {
   if (messages.length === 0) return '(the transcript is empty)';
-  return messages.map((message) => `[${message.role}]\n${renderContent(message.content)}`).join('\n\n');
+  return messages
+    .map((message) => {
+      const from = sent.get(message.seq);
+      const label = from
+        ? `${message.role}: message from ${from.from === 'person' ? 'a person' : 'the parent'}${from.interrupt ? ', interrupting' : ''}`
+        : message.role;
+      return `[${label}]\n${renderContent(message.content)}`;
+    })
+    .join('\n\n');
+}
+
+/** The messages sent to runs, by the `seq` of the child session's message that carries each (their `message-deliver` events). */
+export function sentMessagesBySeq(runs: ReadonlyArray<{ run: Pick<RunRecord, 'messages'>; events: readonly RunEventRecord[] }>): Map<number, RunMessage> {
+  const bySeq = new Map<number, RunMessage>();
+  for (const { run, events } of runs) {
+    for (const event of events) {
+      if (event.type !== 'message-deliver') continue;
+      const message = run.messages?.find((each) => each.id === event.data.message_id);
+      if (message && typeof event.data.message_seq === 'number') bySeq.set(event.data.message_seq, message);
+    }
+  }
+  return bySeq;
 }
 
 function renderContent(content: unknown): string {

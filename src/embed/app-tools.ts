@@ -44,7 +44,7 @@ export interface AppToolsServices {
 }
 
 /**
- * cadre's five delegation tools for an app's own AI SDK loop (`generateText`, `streamText`,
+ * cadre's delegation tools (`agent_send` included) for an app's own AI SDK loop (`generateText`, `streamText`,
  * `ToolLoopAgent`), bound to the app's session. They are the tools cadre's own loop gives its
  * primary agent (the same runs: stored, capped and queued, approvals, stops, exports, recovery),
  * through the one tool pipeline: the input check, then, for `agent`, its run followed as

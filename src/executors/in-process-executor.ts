@@ -1,8 +1,9 @@
-import { AISDKError } from 'ai';
+import { AISDKError, type ModelMessage } from 'ai';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
 import { runAgentLoop, type AgentLoopResult } from '../loop/agent-loop.ts';
 import { ModelCallError } from '../models/model-call-error.ts';
-import { failedOutcome, shortMessage, type ExecutionOutcome, type RunExecutor, type RunPlace } from '../runs/run-executor.ts';
+import { failedOutcome, shortMessage, type ExecutionContext, type ExecutionOutcome, type RunExecutor, type RunMessageFeed } from '../runs/run-executor.ts';
+import { RunInterruptSignal } from '../runs/run-stop.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
 import type { TokenBudget } from '../runs/token-budget.ts';
 import type { RunRecord } from '../store/records.ts';
@@ -46,7 +47,15 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       : undefined;
 
   /** The run's loop, from its stored transcript, recorded as it goes. */
-  async function loop(run: RunRecord, signal: AbortSignal, setup: RunSetup, recorder: RunRecorder, journal: ToolCallJournal, structured?: StructuredAttempt) {
+  async function loop(
+    run: RunRecord,
+    signal: AbortSignal,
+    setup: RunSetup,
+    recorder: RunRecorder,
+    journal: ToolCallJournal,
+    structured?: StructuredAttempt,
+    messages?: RunMessageFeed,
+  ) {
     // An attempt after a repair message reads the transcript as it stands now.
     let stored = await (structured?.fresh ? store.listMessages(run.child_session_id) : (setup.history ?? store.listMessages(run.child_session_id)));
     // A recovered run's last step may hold calls its dead process never answered: this process
@@ -66,7 +75,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       redactor: options.redactor,
       telemetry: options.telemetry,
       stream: options.stream?.() ?? true,
-      takeInjectedMessages: setup.takeInjectedMessages,
+      takeInjectedMessages: withRunMessages(setup.takeInjectedMessages, messages),
       toolCalls: journal,
       shouldStop: stopCondition(
         structured?.stopAfterStep,
@@ -126,7 +135,8 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
   }
 
   return {
-    async execute(run: RunRecord, signal: AbortSignal, place?: RunPlace): Promise<ExecutionOutcome> {
+    async execute(run: RunRecord, signal: AbortSignal, context?: ExecutionContext): Promise<ExecutionOutcome> {
+      const messages = context?.messages;
       // A run whose session spent its budget while it waited (or a recovered run past its own)
       // makes no model call at all.
       const spent = await budget?.exceeded(run, run.usage);
@@ -148,7 +158,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           run,
           signal,
           { setActivity: (activity) => recorder.setActivity(activity), writePending: () => recorder.writePending() },
-          place,
+          context?.place,
         );
       } catch (error) {
         return failedOutcome(error);
@@ -163,7 +173,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
           store,
           bus,
           recorder,
-          attempt: (attemptSetup, attempt) => loop(run, signal, attemptSetup, recorder, journal, attempt),
+          attempt: (attemptSetup, attempt) => loop(run, signal, attemptSetup, recorder, journal, attempt, messages),
           outcomeOf: (result, budgetMessage) => outcomeOf(run, signal, setup, recorder, result, budgetMessage, true),
         }).catch((error: unknown) => failedOutcome(error, recorder.live.turns));
         budget?.release(run.id);
@@ -171,8 +181,8 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         await recorder.close();
         return outcome;
       }
-      const { result, budgetMessage } = await loop(run, signal, setup, recorder, journal);
-      await recorder.loopEnded();
+      const { result, budgetMessage } = await loop(run, signal, setup, recorder, journal, undefined, messages);
+      await recorder.loopEnded(RunInterruptSignal.isInstance(signal.reason) ? 'interrupted' : 'loop-ended');
       budget?.release(run.id);
       await setup.finish?.().catch(report);
       const outcome = await outcomeOf(run, signal, setup, recorder, result, budgetMessage);
@@ -190,6 +200,23 @@ function stopCondition(
   if (!attemptOver) return budgetSpent;
   if (!budgetSpent) return attemptOver;
   return () => attemptOver() || budgetSpent();
+}
+
+/**
+ * The messages a run's loop takes before each model call: notifications of its own runs, then the
+ * messages its parent or a person sent it (each stored in the transcript as it is delivered). A step
+ * with neither waiting pays nothing.
+ */
+function withRunMessages(notifications: RunSetup['takeInjectedMessages'], messages: RunMessageFeed | undefined): RunSetup['takeInjectedMessages'] {
+  if (!messages) return notifications;
+  return () => {
+    const taken = notifications?.() ?? [];
+    if (!messages.waiting()) return taken;
+    return Promise.resolve(taken).then(async (before) => {
+      const delivered = await messages.take();
+      return [...before, ...delivered.map((message): ModelMessage => ({ role: 'user', content: message.text }))];
+    });
+  };
 }
 
 /**

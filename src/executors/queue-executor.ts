@@ -42,8 +42,8 @@ export function createQueueExecutor(options: BullmqExecutorOptions): ClosableExe
       },
     ));
   return {
-    async execute(run, signal) {
-      return (await load()).execute(run, signal);
+    async execute(run, signal, context) {
+      return (await load()).execute(run, signal, context);
     },
     async close() {
       if (loading) await (await loading.catch(() => undefined))?.close();

@@ -56,8 +56,8 @@ export interface RunRecorder {
   stepFinished(step: RecordedStep): Promise<void>;
   /** Adds usage made outside the steps (a summary's). */
   addUsage(usage: Usage): void;
-  /** Answers the calls of a step that never ended, and waits for every write so far. */
-  loopEnded(): Promise<void>;
+  /** Answers the calls of a step that never ended (saying a message `interrupted` them), and waits for every write so far. */
+  loopEnded(reason?: 'loop-ended' | 'interrupted'): Promise<void>;
   /** The first write that failed, if any. */
   writeError(): unknown;
   /** Writes what is still held and waits for it; nothing is written for the run afterwards. */
@@ -202,10 +202,10 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     addUsage(more) {
       addUsage(usage, more);
     },
-    async loopEnded() {
+    async loopEnded(reason) {
       writePending();
-      // A step that never ended (stopped, failed) still answers every call it stored.
-      track(steps.finish());
+      // A step that never ended (stopped, failed, interrupted) still answers every call it stored.
+      track(steps.finish(reason));
       clearTimeout(pending);
       await Promise.allSettled(unsettled);
     },

@@ -32,7 +32,7 @@ export interface StepRecorder {
   /** Writes the held steps and announces them; undefined when nothing was held. */
   flush(): Promise<void> | undefined;
   /** Stores a result for every call of a step that never ended (stopped, failed), and announces it. */
-  finish(): Promise<void>;
+  finish(reason?: 'loop-ended' | 'interrupted'): Promise<void>;
 }
 
 /** Creates the {@link StepRecorder} of one loop. */
@@ -68,8 +68,8 @@ export function createStepRecorder(options: StepRecorderOptions): StepRecorder {
       if (unchanged.length > 0) publish(unchanged);
       return undefined;
     },
-    async finish() {
-      publish(await journal.finish());
+    async finish(reason) {
+      publish(await journal.finish(reason));
     },
   };
 }

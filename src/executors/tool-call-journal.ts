@@ -4,7 +4,7 @@ import type { MessageRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { toolInfo } from '../tools/define-tool.ts';
 import type { Now } from '../util/clock.ts';
-import { settledCallResult, unfinishedCallResult, type StoredToolCall } from './unfinished-call-result.ts';
+import { settledCallResult, unfinishedCallResult, type StoredToolCall, type UnfinishedReason } from './unfinished-call-result.ts';
 
 /** Where a stored call names the process it is running in while its step is under way. */
 export const pendingCallKey = 'cadre';
@@ -53,8 +53,11 @@ export interface StepRows {
 export interface ToolCallJournal extends ToolCallRecorder {
   /** What the step's messages become in the store; call it before writing them. */
   endStep(messages: readonly ModelMessage[]): Promise<StepRows>;
-  /** Stores a result for every call of an unfinished step (the loop was stopped or failed). */
-  finish(): Promise<MessageRecord[]>;
+  /**
+   * Stores a result for every call of an unfinished step (the loop was stopped or failed, or a
+   * message interrupted it: `reason`). @param reason @default 'loop-ended'
+   */
+  finish(reason?: Extract<UnfinishedReason, 'loop-ended' | 'interrupted'>): Promise<MessageRecord[]>;
 }
 
 /** Creates a {@link ToolCallJournal}. */
@@ -145,7 +148,7 @@ export function createToolCallJournal(options: ToolCallJournalOptions): ToolCall
       return { append: rest, rewrite };
     },
 
-    async finish() {
+    async finish(reason = 'loop-ended') {
       await writes;
       if (stored === null) return [];
       const message = stored;
@@ -155,7 +158,9 @@ export function createToolCallJournal(options: ToolCallJournalOptions): ToolCall
       const runs = unfinished.some((call) => !known.has(call.toolCallId)) ? await store.listRuns({ parent_session_id: sessionId }) : [];
       const results = unfinished.map((call) => {
         const outcome = known.get(call.toolCallId);
-        return outcome ? settledCallResult(call, outcome) : unfinishedCallResult(call, 'loop-ended', runs);
+        // A call that failed as a message interrupted it failed because of the interrupt: its result says so.
+        if (outcome && !(reason === 'interrupted' && !outcome.ok)) return settledCallResult(call, outcome);
+        return unfinishedCallResult(call, reason, runs);
       });
       // Results first: a call stays marked as under way until it has its result.
       const appended = await store.appendMessages([{ session_id: sessionId, role: 'tool', content: results, created_at: now() }]);

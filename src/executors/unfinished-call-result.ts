@@ -13,7 +13,7 @@ export interface StoredToolCall {
 }
 
 /** Why a call has no result of its own. */
-export type UnfinishedReason = 'process-died' | 'loop-ended';
+export type UnfinishedReason = 'process-died' | 'loop-ended' | 'interrupted';
 
 /**
  * The result given to a call that never finished (its process died, or its turn was stopped or
@@ -24,7 +24,9 @@ export function unfinishedCallResult(call: StoredToolCall, reason: UnfinishedRea
   const opening =
     reason === 'process-died'
       ? 'The process stopped before this call finished, so its result was lost.'
-      : 'The turn ended (stopped or failed) before this call finished.';
+      : reason === 'interrupted'
+        ? 'Interrupted: a new message arrived before this call finished.'
+        : 'The turn ended (stopped or failed) before this call finished.';
   const started = runs.filter((run) => run.tool_call_id === call.toolCallId);
   let text: string;
   if (started.length > 0) {

@@ -146,5 +146,7 @@ function contractFields(run: RunRecord): Omit<ExportedRun, 'events' | 'runs'> {
     ...(run.output_schema ? { output_schema: run.output_schema } : {}),
     ...(run.forked_from ? { forked_from: run.forked_from } : {}),
     ...(run.worktree ? { worktree: run.worktree } : {}),
+    // Only for a run someone sent a message to (docs/talking-to-runs.md).
+    ...(run.messages ? { messages: run.messages } : {}),
   };
 }

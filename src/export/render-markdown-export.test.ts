@@ -110,4 +110,21 @@ describe('renderMarkdownExport', () => {
     expect(markdown).toContain('_(no messages)_');
     expect(markdown).toContain('_(no subagent runs)_');
   });
+
+  it('lists the messages sent to a run, where each arrived, and keeps them in the JSON export', async () => {
+    await writeExportScenario(store);
+    const sent = { from: 'person' as const, interrupt: true, sent_at: '2025-01-01T00:00:05.000Z' };
+    await store.updateRun('run_1', {
+      messages: [
+        { ...sent, id: 'msg_1', text: 'Skip the tests.', delivered_at: '2025-01-01T00:00:06.000Z', delivered_to: 'transcript' },
+        { ...sent, id: 'msg_2', from: 'parent', interrupt: false, text: 'Then report.', delivered_at: null, delivered_to: null },
+      ],
+    });
+    const exported = await exportSession(store, 'ses_1', { now });
+    expect(exported.runs.find((run) => run.id === 'run_1')?.messages?.map((message) => message.id)).toEqual(['msg_1', 'msg_2']);
+    const markdown = renderMarkdownExport(exported);
+    expect(markdown).toContain(
+      '**Messages sent to it**\n\n- From a person (interrupting) at 2025-01-01T00:00:05.000Z, delivered at 2025-01-01T00:00:06.000Z: Skip the tests.\n- From the parent at 2025-01-01T00:00:05.000Z, pending: Then report.',
+    );
+  });
 });

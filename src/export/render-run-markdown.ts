@@ -15,10 +15,23 @@ export function renderRunMarkdown(run: ExportedRun, headingLevel: number): strin
     `**Task**\n\n${fencedBlock(cutMiddle(run.task, maxShownChars))}`,
   ];
   if (run.context) sections.push(`**Context from parent**\n\n${fencedBlock(cutMiddle(run.context, maxShownChars))}`);
+  if (run.messages && run.messages.length > 0) sections.push(`**Messages sent to it**\n\n${run.messages.map(sentMessage).join('\n')}`);
   sections.push(`**Timeline**\n\n${timeline(run)}`);
   sections.push(outcome(run));
   for (const nested of run.runs) sections.push(renderRunMarkdown(nested, headingLevel + 1));
   return sections.join('\n\n');
+}
+
+/** A message sent to the run, where it arrived (its place in the child's transcript is in the timeline's `message-deliver`). */
+function sentMessage(message: NonNullable<ExportedRun['messages']>[number]): string {
+  const from = message.from === 'person' ? 'a person' : 'the parent';
+  const where =
+    message.delivered_at === null
+      ? 'pending'
+      : message.delivered_to === 'task'
+        ? `added to the task at ${inlineText(message.delivered_at)}`
+        : `delivered at ${inlineText(message.delivered_at)}`;
+  return `- From ${from}${message.interrupt ? ' (interrupting)' : ''} at ${inlineText(message.sent_at)}, ${where}: ${inlineText(oneLine(cutEnd(message.text, 300)))}`;
 }
 
 function facts(run: ExportedRun): string[] {

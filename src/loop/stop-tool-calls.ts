@@ -8,7 +8,8 @@ const stopGraceMs = 2000;
  * The tool pipeline's stop entry: a call still running 2 s after its loop was stopped (the run's
  * abort signal) ends with the stop's reason, so a tool that ignores its signal cannot hold a
  * stopped run. A tool that honours the signal ends first with its own result (a foreground
- * delegation says which run it stopped). A call that answers at once pays nothing.
+ * delegation says which run it stopped); one that fails as a message interrupts its run fails with
+ * the interrupt's reason. A call that answers at once pays nothing.
  */
 export const stopToolCalls: ToolMiddleware = {
   name: 'stop',
@@ -36,9 +37,15 @@ export const stopToolCalls: ToolMiddleware = {
         },
         (error: unknown) => {
           settle();
-          reject(error);
+          // A call that failed as its loop was interrupted by a message says so, not how its tool saw the abort.
+          reject(signal.aborted && isInterrupt(signal.reason) ? signal.reason : error);
         },
       );
     });
   },
 };
+
+/** Whether an abort reason is a message's interrupt (`RunInterruptSignal`, by name: any copy of cadre). */
+function isInterrupt(reason: unknown): boolean {
+  return typeof reason === 'object' && reason !== null && (reason as { name?: string }).name === 'RunInterruptSignal';
+}

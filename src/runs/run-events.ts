@@ -34,6 +34,10 @@ export const runEventDataSchemas = {
   }),
   /** `error` says why a summary failed (`summary_length` 0 then). */
   summary: z.looseObject({ original_length: count, summary_length: count, error: text.nullable().optional() }),
+  /** A message sent to the run once it started (its `message_id` names it in the run's `messages`). */
+  'message-in': z.looseObject({ from: z.enum(['parent', 'person']), interrupt: z.boolean(), message_id: text.optional() }),
+  /** A message sent to the run reached its subagent: the `seq` of the child session's message that carries it. */
+  'message-deliver': z.looseObject({ message_id: text, message_seq: count }),
 } satisfies Record<RunEventType, z.ZodType>;
 
 const envelope = { run_id: text, seq: z.number().int(), at: text };
@@ -54,6 +58,8 @@ export const runEventSchema = z.discriminatedUnion('type', [
   member('approval-request'),
   member('approval-resolve'),
   member('summary'),
+  member('message-in'),
+  member('message-deliver'),
 ]);
 
 /** A run event, typed: `event.type === 'tool-call-start'` makes `event.data.label` a string. */
@@ -119,6 +125,10 @@ export function describeRunEvent(event: RunEvent): string {
       return event.data.mode;
     case 'run-start':
       return '';
+    case 'message-deliver':
+      return `message ${event.data.message_seq}`;
+    case 'message-in':
+      return `from ${event.data.from === 'person' ? 'a person' : 'the parent'}${event.data.interrupt ? ', interrupting' : ''}`;
   }
 }
 

@@ -1,4 +1,5 @@
 import type { RunErrorKind, RunRecord } from '../store/records.ts';
+import type { DeliveredMessage } from './run-inbox.ts';
 
 /** How a run's work ended, as the executor that carried it out reports it. */
 export interface ExecutionOutcome {
@@ -30,7 +31,20 @@ export interface ExecutionOutcome {
  * will be written for the run. It ends its work when `signal` aborts.
  */
 export interface RunExecutor {
-  execute(run: RunRecord, signal: AbortSignal, place?: RunPlace): Promise<ExecutionOutcome>;
+  /**
+   * Carries the run out until it ends or `signal` aborts, where `context.place` says, taking what
+   * its parent or a person sent it meanwhile from `context.messages` (an executor that cannot take
+   * them leaves them stored, for the next).
+   */
+  execute(run: RunRecord, signal: AbortSignal, context?: ExecutionContext): Promise<ExecutionOutcome>;
+}
+
+/** What the executor seam hands to whatever carries a run out, besides the run and its signal. */
+export interface ExecutionContext {
+  /** Where the run works. @default the workspace */
+  place?: RunPlace;
+  /** The messages sent to the run while it executes. @default none taken (they wait stored) */
+  messages?: RunMessageFeed;
 }
 
 /**
@@ -47,6 +61,20 @@ export interface RunPlace {
   writable?: readonly string[];
   /** Folders a command of the run must see read-only wherever they are (its repository's git folder). @default none */
   readable?: readonly string[];
+}
+
+/**
+ * The messages sent to a run while it executes (docs/talking-to-runs.md), as its loop takes them
+ * before each model call.
+ */
+export interface RunMessageFeed {
+  /** Whether messages may wait: one arrived (or waited when the execution started) since they were last taken. Cheap. */
+  waiting(): boolean;
+  /**
+   * Delivers what waits, in the order sent: each message is appended to the child session's
+   * transcript in the commit that marks it delivered. Resolves them, their texts as the subagent reads them.
+   */
+  take(): Promise<DeliveredMessage[]>;
 }
 
 /** An outcome for work that failed before or outside the loop (a setup that threw). */

@@ -56,8 +56,17 @@ export interface RunLedger {
    * notification, pending (or suppressed), in the same write (see `notificationAtEnd`), held by
    * `holder`: the process that delivers it (for a run a worker carried out, the host that sent it).
    * @param holder @default the run's lease owner
+   * @param check a further condition on the run as it stands, inside the compare-and-set (a run
+   * does not end while a message waits for it). @default none
    */
-  transition(runId: string, to: RunStatus, patch?: RunPatch, data?: Record<string, unknown>, holder?: string): Promise<RunRecord | null>;
+  transition(
+    runId: string,
+    to: RunStatus,
+    patch?: RunPatch,
+    data?: Record<string, unknown>,
+    holder?: string,
+    check?: (current: RunRecord) => boolean,
+  ): Promise<RunRecord | null>;
   /**
    * Makes an active foreground run background (`promoted_at`, a warning of `kind`), so it
    * notifies its parent when it ends; only while it is active, in one compare-and-set: a run that
@@ -97,7 +106,7 @@ export function createRunLedger({ store, bus, now, coordination, traceContext }:
       return run;
     },
 
-    async transition(runId, to, patch = {}, data = {}, holder) {
+    async transition(runId, to, patch = {}, data = {}, holder, check) {
       const from = sourcesOf.get(to) ?? [];
       if (from.length === 0) throw new Error(`No state moves to ${to}`);
       const at = now();
@@ -118,7 +127,7 @@ export function createRunLedger({ store, bus, now, coordination, traceContext }:
       const patchFor = finished
         ? (current: RunRecord) => notificationAtEnd({ ...current, ...fullPatch, lease_owner: holder ?? current.lease_owner }, to)
         : undefined;
-      const run = await store.transitionRun({ id: runId, from, to, patch: fullPatch, patchFor, event });
+      const run = await store.transitionRun({ id: runId, from, to, patch: fullPatch, patchFor, check, event });
       if (run) bus.publish({ type: 'run-event', run, event: { ...event, seq: event.seq ?? 0 } });
       if (run && finished && coordination) {
         coordination.publish({ type: 'run-ended', run_id: run.id, parent_session_id: run.parent_session_id, status: run.status });

@@ -1,7 +1,7 @@
 import type { Coordination } from '../coordination/coordination.ts';
 import { createPollingCoordination } from '../coordination/polling-coordination.ts';
 import type { RunErrorKind, RunMode, RunRecord, RunStatus, RunWorktree } from '../store/records.ts';
-import { isFinished } from '../store/records.ts';
+import { hasPendingMessages, isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { systemNowMs, type NewId, type Now, type NowMs } from '../util/clock.ts';
 import { onAbort } from '../util/on-abort.ts';
@@ -10,9 +10,10 @@ import { activityEventData, finalActivity, renderActivity, type RunActivity } fr
 import { createLeaseKeeper } from './lease-keeper.ts';
 import type { RunBus } from './run-bus.ts';
 import type { RunLedger } from './run-ledger.ts';
-import { failedOutcome, type ExecutionOutcome, type RunExecutor } from './run-executor.ts';
+import { failedOutcome, type ExecutionOutcome, type RunExecutor, type RunMessageFeed } from './run-executor.ts';
+import { deliverRunMessages } from './run-inbox.ts';
 import { decideRunEnd } from './run-outcome.ts';
-import { RunDetachSignal, RunStopSignal, stoppedStatus, type StopCause } from './run-stop.ts';
+import { RunDetachSignal, RunInterruptSignal, RunStopSignal, stoppedStatus, type StopCause } from './run-stop.ts';
 import { createScheduler, type Scheduler } from './scheduler.ts';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
 import { NotFoundError } from '../errors/not-found-error.ts';
@@ -141,6 +142,12 @@ interface Execution {
   stopCause?: StopCause;
   stopReason?: string;
   timedOut?: boolean;
+  /** Whether messages may wait for the run's loop (see {@link RunMessageFeed}). */
+  messagesWaiting: boolean;
+  /** Messages this execution has heard of, so a signal repeated by polling interrupts once. */
+  heardMessages: Set<string>;
+  /** The current pass of the run's loop: aborted by the run's own signal, or alone for a message with `interrupt`. */
+  interrupt: AbortController;
 }
 
 const queued: RunActivity = { kind: 'queued' };
@@ -154,6 +161,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
   const coordination = options.coordination ?? createPollingCoordination({ store, pollMs: { 'stop-requested': limits.stopPollMs ?? 500 }, onError: report });
   // Stop requests of other processes are listened for while this process holds runs.
   let stopRequests: (() => void) | null = null;
+  // Messages for runs this process executes, sent from any process, likewise.
+  let messageSignals: (() => void) | null = null;
   const scheduler: Scheduler = createScheduler(limits);
   const executions = new Map<string, Execution>();
   const local = new Set<string>();
@@ -164,6 +173,13 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     stopRequests ??= coordination.subscribe('stop-requested', ownerId, (signal) => {
       if (local.has(signal.run_id)) manager.stop(signal.run_id, signal.cause, signal.reason ?? undefined).catch(report);
     });
+    messageSignals ??= coordination.subscribe('run-message', ownerId, (signal) => {
+      const execution = executions.get(signal.run_id);
+      if (!execution || execution.heardMessages.has(signal.message_id)) return;
+      execution.heardMessages.add(signal.message_id);
+      execution.messagesWaiting = true;
+      if (signal.interrupt) execution.interrupt.abort(new RunInterruptSignal());
+    });
     localParents.set(run.parent_session_id, (localParents.get(run.parent_session_id) ?? 0) + 1);
   };
   const untrackLocal = (run: Pick<RunRecord, 'id' | 'parent_session_id'>) => {
@@ -171,6 +187,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     if (local.size === 0) {
       stopRequests?.();
       stopRequests = null;
+      messageSignals?.();
+      messageSignals = null;
     }
     const count = (localParents.get(run.parent_session_id) ?? 1) - 1;
     if (count > 0) localParents.set(run.parent_session_id, count);
@@ -246,17 +264,23 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       .catch(report);
   }
 
-  async function finish(runId: string, status: RunStatus, patch: Partial<RunRecord> = {}): Promise<RunRecord | null> {
+  async function finish(runId: string, status: RunStatus, patch: Partial<RunRecord> = {}, check?: (current: RunRecord) => boolean): Promise<RunRecord | null> {
     // Every caller passes the result, the error or the partial result, which the line shows.
     const merged = { result: null, error: null, partial_result: null, ...patch, status };
-    const run = await ledger.transition(runId, status, { ...patch, activity: finalActivity(merged) }, {}, options.announcerOf?.(runId) ?? ownerId);
+    const run = await ledger.transition(runId, status, { ...patch, activity: finalActivity(merged) }, {}, options.announcerOf?.(runId) ?? ownerId, check);
     if (run) settle(run);
     return run;
   }
 
   function execute(runId: string): Promise<void> {
     let ended!: () => void;
-    const execution: Execution = { controller: new AbortController(), done: new Promise<void>((resolve) => (ended = resolve)) };
+    const execution: Execution = {
+      controller: new AbortController(),
+      done: new Promise<void>((resolve) => (ended = resolve)),
+      messagesWaiting: false,
+      heardMessages: new Set(),
+      interrupt: new AbortController(),
+    };
     executions.set(runId, execution);
     return carryOut(runId, execution).finally(ended);
   }
@@ -264,7 +288,11 @@ export function createRunManager(options: RunManagerOptions): RunManager {
   async function carryOut(runId: string, execution: Execution): Promise<void> {
     let timeout: NodeJS.Timeout | undefined;
     try {
-      let run = await ledger.transition(runId, 'running', { lease_owner: ownerId, lease_expires_at: leaseUntil(), activity: { kind: 'waiting_for_model' } });
+      let run: RunRecord | null = await ledger.transition(runId, 'running', {
+        lease_owner: ownerId,
+        lease_expires_at: leaseUntil(),
+        activity: { kind: 'waiting_for_model' },
+      });
       // A run adopted from a dead process is already running: its loop goes on from its transcript.
       if (!run && adopted.delete(runId)) run = await store.getRun(runId);
       if (run?.status !== 'running') return;
@@ -275,22 +303,66 @@ export function createRunManager(options: RunManagerOptions): RunManager {
           execution.controller.abort(new Error('timeout'));
         }, limits.runTimeoutMs);
       }
-      const outcome = await executor.execute(run, execution.controller.signal).catch((error: unknown): ExecutionOutcome => failedOutcome(error));
-      if (execution.detached) {
-        // Hand the run over at once: its lease ends now, so the next process recovers it (unless
-        // a worker executes it and holds the lease).
-        if ((await store.getRun(runId))?.lease_owner === ownerId) await ledger.update(runId, { lease_expires_at: now() });
-        untrackLocal(run);
+      const feed: RunMessageFeed = {
+        waiting: () => execution.messagesWaiting,
+        take: async () => {
+          execution.messagesWaiting = false;
+          return deliverRunMessages({ store, bus: options.bus, now }, runId);
+        },
+      };
+      // Passes of the run's loop: one, unless a message interrupted it or arrived as it would end.
+      for (;;) {
+        // Messages that wait as a pass starts go to its first model call, without interrupting it.
+        for (const message of run.messages ?? []) {
+          if (message.delivered_at !== null) continue;
+          execution.heardMessages.add(message.id);
+          execution.messagesWaiting = true;
+        }
+        // The pass's own signal: aborted by the run's (a stop, a timeout, a shutdown) or by an
+        // interrupt. A plain controller the run's signal forwards to, not AbortSignal.any: every
+        // model and tool call listens to it, and a composite signal costs each of them more.
+        const pass = new AbortController();
+        execution.interrupt = pass;
+        const forward = () => pass.abort(execution.controller.signal.reason);
+        if (execution.controller.signal.aborted) forward();
+        else execution.controller.signal.addEventListener('abort', forward, { once: true });
+        const outcome = await executor
+          .execute(run, pass.signal, { messages: feed })
+          .catch((error: unknown): ExecutionOutcome => failedOutcome(error))
+          .finally(() => execution.controller.signal.removeEventListener('abort', forward));
+        if (execution.detached) {
+          // Hand the run over at once: its lease ends now, so the next process recovers it (unless
+          // a worker executes it and holds the lease).
+          if ((await store.getRun(runId))?.lease_owner === ownerId) await ledger.update(runId, { lease_expires_at: now() });
+          untrackLocal(run);
+          return;
+        }
+        if (execution.interrupt.signal.aborted && !execution.controller.signal.aborted) {
+          const current = await store.getRun(runId);
+          if (current?.status === 'running') {
+            run = current;
+            continue;
+          }
+        }
+        const end = decideRunEnd(outcome, {
+          stopCause: execution.stopCause,
+          timedOut: execution.timedOut,
+          runTimeoutMs: limits.runTimeoutMs,
+          maxTurns: run.max_turns,
+          maxResultChars: limits.maxResultChars,
+        });
+        // A run that would end by itself while a message waits takes the message and goes on.
+        const goesOn = end.status === 'completed' || end.status === 'completed_empty';
+        const ended = await finish(runId, end.status, end.patch, goesOn ? (current) => !hasPendingMessages(current) : undefined);
+        if (!ended && goesOn) {
+          const current = await store.getRun(runId);
+          if (current?.status === 'running' && hasPendingMessages(current)) {
+            run = current;
+            continue;
+          }
+        }
         return;
       }
-      const end = decideRunEnd(outcome, {
-        stopCause: execution.stopCause,
-        timedOut: execution.timedOut,
-        runTimeoutMs: limits.runTimeoutMs,
-        maxTurns: run.max_turns,
-        maxResultChars: limits.maxResultChars,
-      });
-      await finish(runId, end.status, end.patch);
     } finally {
       clearTimeout(timeout);
       executions.delete(runId);
@@ -439,6 +511,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       leases.close();
       stopRequests?.();
       stopRequests = null;
+      messageSignals?.();
+      messageSignals = null;
       if (!options.coordination) await coordination.close();
       const running = [...executions.entries()];
       for (const [, execution] of running) {

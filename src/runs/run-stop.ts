@@ -45,3 +45,19 @@ export class RunDetachSignal extends Error {
     return typeof reason === 'object' && reason !== null && (reason as { name?: string }).name === 'RunDetachSignal';
   }
 }
+
+/**
+ * The abort reason of the work under way in a run when a message with `interrupt` arrives: the
+ * model call and tool calls stop, the run does not; it goes on with the message.
+ */
+export class RunInterruptSignal extends Error {
+  constructor() {
+    super('Interrupted by a new message to the run');
+    this.name = 'RunInterruptSignal';
+  }
+
+  /** Whether an abort reason is a {@link RunInterruptSignal} (also from another copy of cadre). */
+  static isInstance(reason: unknown): boolean {
+    return typeof reason === 'object' && reason !== null && (reason as { name?: string }).name === 'RunInterruptSignal';
+  }
+}

@@ -6,6 +6,7 @@ import type { CadreNotifications } from '../embed/app-notifications.ts';
 import type { CadreToolsOptions } from '../embed/app-tools.ts';
 import type { CadreRunPartWriter, WriteRunPartsOptions } from '../embed/write-run-parts.ts';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
+import type { SendToRunResult } from '../delegation/send-to-run.ts';
 import type { Coordination } from '../coordination/coordination.ts';
 import type { CadreInterest, CadreListener, RunBus } from '../runs/run-bus.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
@@ -64,6 +65,15 @@ export interface Cadre {
   waitForIdle(sessionId: string, options?: { signal?: AbortSignal }): Promise<void>;
   /** A person's stop of a run (and what it started): `canceled_by_user`, from any process. */
   stopRun(runId: string, options?: { cause?: StopCause; reason?: string }): Promise<RunRecord | null>;
+  /**
+   * Sends a person's message to a run that already started (docs/talking-to-runs.md): it joins a
+   * queued run's task, reaches a running run's subagent before its next model call (at once with
+   * `interrupt`), or starts a follow-up run of a finished one, in this process. Stored before this
+   * resolves, wherever the run executes. Rejects an empty message and an unknown run, changing nothing.
+   * @example
+   * await cadre.sendToRun(run.id, 'Skip the tests; the docs matter more.', { interrupt: true });
+   */
+  sendToRun(runId: string, message: string, options?: { interrupt?: boolean }): Promise<SendToRunResult>;
   /** A person's stop of a session: its current turn and every active run. */
   stopSession(sessionId: string): Promise<RunRecord[]>;
   /**

@@ -33,6 +33,8 @@ import { createSecretRedactor } from '../models/secret-redactor.ts';
 import { createRunBus } from '../runs/run-bus.ts';
 import { createRunLedger } from '../runs/run-ledger.ts';
 import { createRunManager } from '../runs/run-manager.ts';
+import { sendRunMessage } from '../runs/run-inbox.ts';
+import { sendToRun } from '../delegation/send-to-run.ts';
 import { createTokenBudget } from '../runs/token-budget.ts';
 import { createAutoResume } from '../sessions/auto-resume.ts';
 import { createNotifier } from '../sessions/notifier.ts';
@@ -250,6 +252,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     newId,
     runs,
     modelLabelFor: (name) => models.agentModel(agents.get(name)) ?? models.defaultLabel,
+    sendRunMessage: (input) => sendRunMessage({ store, bus, now, newId, coordination }, input),
     delegationRules: createDelegationRules({ permissions: options.permissions, agents, broker, primarySessionOf }),
     worktrees,
   };
@@ -361,6 +364,8 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     },
 
     stopRun: (runId, { cause = 'user', reason } = {}) => runs.stop(runId, cause, reason),
+
+    sendToRun: (runId, message, { interrupt } = {}) => sendToRun(delegation, null, { runId, message, from: 'person', interrupt, mode: 'background' }),
 
     async stopSession(sessionId) {
       sessions.stopTurn(sessionId, 'user');

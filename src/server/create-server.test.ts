@@ -200,6 +200,27 @@ describe('the runs API', () => {
     expect((await post('/api/runs/run_missing/stop', {})).status).toBe(404);
   });
 
+  it("stores a person's message for a running run (202) and refuses bad input, changing nothing", async () => {
+    const { cadre, post } = setup();
+    const session = await cadre.createSession();
+    await cadre.send(session.id, 'Start the SLOW survey');
+    const running = await waitForRun(cadre, session.id, (run) => run.status === 'running');
+    expect((await post(`/api/runs/${running.id}/messages`, { message: '  ' })).status).toBe(400);
+    expect((await post(`/api/runs/${running.id}/messages`, { message: 'hi', interrupt: 'yes' })).status).toBe(400);
+    expect((await post('/api/runs/run_missing/messages', { message: 'hi' })).status).toBe(404);
+    expect((await cadre.store.getRun(running.id))?.messages).toBeUndefined();
+    const response = await post(`/api/runs/${running.id}/messages`, { message: 'Look at the docs first.' });
+    expect(response.status).toBe(202);
+    const body = await response.json();
+    expect(body).toMatchObject({
+      kind: 'running',
+      reachable: true,
+      run: { id: running.id },
+      message: { from: 'person', text: 'Look at the docs first.', delivered_at: null },
+    });
+    expect((await cadre.store.getRun(running.id))?.messages).toMatchObject([{ text: 'Look at the docs first.', delivered_at: null }]);
+  });
+
   it('stops a whole session and returns the runs it stopped', async () => {
     const { cadre, post } = setup();
     const session = await cadre.createSession();

@@ -11,6 +11,8 @@ export type {
   RunErrorKind,
   RunEventRecord,
   RunEventType,
+  RunMessage,
+  RunMessageSender,
   RunMode,
   RunRecord,
   RunResult,

@@ -133,6 +133,11 @@ export interface RunRecord {
   input_hash?: string | null;
   /** The run's own git worktree (`isolation: worktree`, docs/worktrees.md); null for a run in the workspace. */
   worktree: RunWorktree | null;
+  /**
+   * The messages its parent or a person sent the run once it was made (docs/talking-to-runs.md),
+   * in the order sent; absent until the first one. A message is pending until `delivered_at`.
+   */
+  messages?: RunMessage[];
 }
 
 /**
@@ -157,6 +162,37 @@ export interface RunWorktree {
   removed_at?: string | null;
 }
 
+/** Who sent a message to a run: its parent (the model, through `agent_send`) or a person. */
+export type RunMessageSender = 'parent' | 'person';
+
+/**
+ * A message sent to a run that already started (its inbox, kept on the run). It is stored before it
+ * is acknowledged, and marked delivered in the same commit that puts it in the child session's
+ * transcript (or, for a queued run, in its task).
+ */
+export interface RunMessage {
+  /** Its id, prefix `msg_`. */
+  id: string;
+  from: RunMessageSender;
+  /** The text as sent (without the person's marker). */
+  text: string;
+  /** Whether the model call and tool calls under way were to be aborted for it. */
+  interrupt: boolean;
+  sent_at: string;
+  /** When it reached the subagent; null while it waits. */
+  delivered_at: string | null;
+  /**
+   * Where it arrived: the child session's transcript (its `message-deliver` event names the
+   * message's `seq` there), or the task of a queued run.
+   */
+  delivered_to: 'transcript' | 'task' | null;
+}
+
+/** Whether a run has messages waiting to be delivered. */
+export function hasPendingMessages(run: Pick<RunRecord, 'messages'>): boolean {
+  return run.messages?.some((message) => message.delivered_at === null) ?? false;
+}
+
 /** The kebab-case event types of a run (docs/runs-and-limits.md). */
 export type RunEventType =
   | 'run-queued'
@@ -171,7 +207,9 @@ export type RunEventType =
   | 'result-consume'
   | 'approval-request'
   | 'approval-resolve'
-  | 'summary';
+  | 'summary'
+  | 'message-in'
+  | 'message-deliver';
 
 /** One stored event of a run, ordered by `seq` within the run. */
 export interface RunEventRecord {

@@ -237,5 +237,58 @@ export function runCases({ store }: StoreCaseContext): void {
       expect(await claim('run_c')).toBeNull();
       expect(await claim('run_missing')).toBeNull();
     });
+
+    it("keeps a run's messages in order, lists runs with one pending, and refuses a transition whose check fails", async () => {
+      await store().insertRun(runFixture({ status: 'running', lease_owner: 'proc_a' }), eventFixture('run_1', 'run-queued'));
+      await store().insertRun(runFixture({ id: 'run_2', status: 'running', lease_owner: 'proc_a' }), eventFixture('run_2', 'run-queued'));
+      expect((await store().getRun('run_1'))?.messages).toBeUndefined();
+      const message = (id: string, delivered_at: string | null) => ({
+        id,
+        from: 'parent' as const,
+        text: `Message ${id}`,
+        interrupt: false,
+        sent_at: '2025-01-01T00:00:05.000Z',
+        delivered_at,
+        delivered_to: delivered_at ? ('transcript' as const) : null,
+      });
+      const added = await store().transitionRun({
+        id: 'run_1',
+        from: ['running'],
+        to: 'running',
+        patchFor: (current) => ({ messages: [...(current.messages ?? []), message('msg_1', null)] }),
+        event: eventFixture('run_1', 'message-in', { from: 'parent', interrupt: false }),
+      });
+      expect(added?.messages).toEqual([message('msg_1', null)]);
+      await store().transitionRun({
+        id: 'run_1',
+        from: ['running'],
+        to: 'running',
+        patchFor: (current) => ({ messages: [...(current.messages ?? []), message('msg_2', null)] }),
+        event: eventFixture('run_1', 'message-in', { from: 'parent', interrupt: false }),
+      });
+      await store().updateRun('run_2', { messages: [message('msg_3', '2025-01-01T00:00:06.000Z')] });
+      expect((await store().getRun('run_1'))?.messages?.map((each) => each.id)).toEqual(['msg_1', 'msg_2']);
+      expect((await store().listRuns({ lease_owner: 'proc_a', messages_pending: true })).map((run) => run.id)).toEqual(['run_1']);
+      expect((await store().listRuns({ lease_owner: 'proc_a', messages_pending: false })).map((run) => run.id)).toEqual(['run_2']);
+      // A run does not end while a message waits for it: the check decides inside the compare-and-set.
+      const ended = await store().transitionRun({
+        id: 'run_1',
+        from: ['running'],
+        to: 'completed',
+        check: (current) => !(current.messages ?? []).some((each) => each.delivered_at === null),
+        event: eventFixture('run_1', 'run-end', { status: 'completed' }),
+      });
+      expect(ended).toBeNull();
+      expect((await store().getRun('run_1'))?.status).toBe('running');
+      expect(await typesOf('run_1')).toEqual(['run-queued', 'message-in', 'message-in']);
+      const endedOther = await store().transitionRun({
+        id: 'run_2',
+        from: ['running'],
+        to: 'completed',
+        check: (current) => !(current.messages ?? []).some((each) => each.delivered_at === null),
+        event: eventFixture('run_2', 'run-end', { status: 'completed' }),
+      });
+      expect(endedOther?.status).toBe('completed');
+    });
   });
 }

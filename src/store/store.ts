@@ -57,6 +57,8 @@ export interface RunQuery {
   notification_pending?: boolean;
   /** Only runs that have (true) or have not (false) a git worktree (`isolation: worktree`). */
   worktree?: boolean;
+  /** Only runs with a message sent to them that is not delivered yet (`RunMessage.delivered_at` null). */
+  messages_pending?: boolean;
   /** @default 'newest' */
   order?: 'newest' | 'oldest';
   limit?: number;
@@ -77,6 +79,11 @@ export interface RunTransition {
    * computed inside the compare-and-set and written with the rest; laid over `patch`.
    */
   patchFor?: (current: RunRecord) => RunPatch;
+  /**
+   * A further condition on the run as it stands at the move, checked inside the compare-and-set
+   * (a run does not end while a message waits for it): false writes nothing. @default none
+   */
+  check?: (current: RunRecord) => boolean;
   event: NewRunEvent;
 }
 

@@ -16,6 +16,12 @@ export interface TracedRun {
   mode: string;
 }
 
+/** What a run's work may add to its span while it goes on. */
+export interface RunSpan {
+  /** Adds an event to the run's span (a message that reached the subagent). */
+  addEvent(name: string, attributes: Record<string, string | number | boolean>): void;
+}
+
 /** How a traced piece of work ended, for its span's status. */
 export interface TracedOutcome {
   /** An error (a message, or a record with one): the span's status is then an error. */
@@ -36,7 +42,7 @@ export interface CadreTracer {
    * Runs a run's loop in a span that nests under `parent` (the stored context of the tool call
    * that started it), wherever and whenever it runs.
    */
-  inRun<T extends TracedOutcome>(run: TracedRun, parent: TraceCarrier | undefined, work: () => Promise<T>): Promise<T>;
+  inRun<T extends TracedOutcome>(run: TracedRun, parent: TraceCarrier | undefined, work: (span: RunSpan) => Promise<T>): Promise<T>;
   /**
    * Runs a workflow's script in a span (`cadre.workflow <name>`), nested under the caller's span:
    * the runs it starts nest under it. A replay after a crash is a span of its own.

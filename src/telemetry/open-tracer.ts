@@ -111,7 +111,7 @@ export async function openTracer(settings: ResolvedTelemetry, options: OpenTrace
       if (run.parent_run_id !== null) attributes['cadre.parent_run.id'] = run.parent_run_id;
       if (run.tool_call_id !== null) attributes['gen_ai.tool.call.id'] = run.tool_call_id;
       const span = tracer.startSpan(`cadre.run ${run.agent}`, { attributes }, parent);
-      return inSpan(span, parent, work);
+      return inSpan(span, parent, () => work({ addEvent: (name, eventAttributes) => span.addEvent(name, eventAttributes) }));
     },
 
     inWorkflow(workflow, work) {

@@ -10,6 +10,8 @@ export interface ReceivedSpan {
   attributes: Record<string, unknown>;
   links: Array<{ traceId: string; spanId: string }>;
   status: { code?: number; message?: string } | undefined;
+  /** The span's events, with their attributes. */
+  events: Array<{ name: string; attributes: Record<string, unknown> }>;
 }
 
 /** A tiny OTLP/HTTP collector on 127.0.0.1 that keeps what it is sent to `/v1/traces` (for tests). */
@@ -85,6 +87,10 @@ function spansOf(body: { resourceSpans?: Array<{ scopeSpans?: Array<{ spans?: an
           ),
           links: (span.links ?? []).map((link: { traceId: string; spanId: string }) => ({ traceId: link.traceId, spanId: link.spanId })),
           status: span.status,
+          events: (span.events ?? []).map((event: { name: string; attributes?: Array<{ key: string; value: JsonValue }> }) => ({
+            name: event.name,
+            attributes: Object.fromEntries((event.attributes ?? []).map((attribute) => [attribute.key, attributeValue(attribute.value)])),
+          })),
         });
       }
     }

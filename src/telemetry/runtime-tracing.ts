@@ -1,6 +1,6 @@
 import type { TelemetryOptions } from 'ai';
 import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
-import type { ExecutionOutcome, RunExecutor, RunPlace } from '../runs/run-executor.ts';
+import type { ExecutionContext, ExecutionOutcome, RunExecutor, RunMessageFeed } from '../runs/run-executor.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { setBounded } from '../util/bounded-map.ts';
@@ -51,6 +51,7 @@ const rememberedSessions = 10_000;
 /** Creates the {@link RuntimeTracing} and starts loading the tracer. */
 export function createRuntimeTracing(options: RuntimeTracingOptions): RuntimeTracing {
   const { store, onError } = options;
+  const recordContent = options.settings.recordContent;
   const loopTelemetry: TelemetryOptions = { ...options.telemetry, isEnabled: true, recordInputs: false, recordOutputs: false, integrations: [] };
   let tracer: CadreTracer | null = null;
   const ready: Promise<CadreTracer | null> = import('./open-tracer.ts')
@@ -89,17 +90,34 @@ export function createRuntimeTracing(options: RuntimeTracingOptions): RuntimeTra
 
     traceExecutor(executor) {
       return {
-        async execute(run: RunRecord, signal: AbortSignal, place?: RunPlace): Promise<ExecutionOutcome> {
+        async execute(run: RunRecord, signal: AbortSignal, context?: ExecutionContext): Promise<ExecutionOutcome> {
           const opened = await ready;
-          if (!opened) return executor.execute(run, signal, place);
+          if (!opened) return executor.execute(run, signal, context);
+          const messages = context?.messages;
           const parent = await storedContext(run.id).catch((error: unknown) => {
             onError(error);
             return undefined;
           });
-          return opened.inRun(run, parent, async () => {
+          return opened.inRun(run, parent, async (span) => {
             const runContext = opened.capture();
+            // Each message that reaches the subagent is an event of the run's span (its text only with recordContent).
+            const traced: RunMessageFeed | undefined = messages && {
+              waiting: () => messages.waiting(),
+              take: async () => {
+                const delivered = await messages.take();
+                for (const message of delivered) {
+                  span.addEvent('cadre.run.message', {
+                    'cadre.message.id': message.id,
+                    'cadre.message.from': message.from,
+                    'cadre.message.interrupt': message.interrupt,
+                    ...(recordContent ? { 'cadre.message.text': message.text } : {}),
+                  });
+                }
+                return delivered;
+              },
+            };
             try {
-              return await executor.execute(run, signal, place);
+              return await executor.execute(run, signal, { ...context, messages: traced });
             } finally {
               if (runContext) setBounded(wakers, run.parent_session_id, [...(wakers.get(run.parent_session_id) ?? []), runContext], rememberedSessions);
             }

@@ -277,6 +277,8 @@ describe('a run resumed by another process', () => {
       model,
     });
     cadres.push(cadre);
+    // A person's message waits for the run; it reaches the subagent once the run resumes.
+    await cadre.sendToRun('run_1', 'Only the store, please.');
     expect((await cadre.recover()).resumed).toEqual(['run_1']);
     await cadre.waitForIdle('ses_1');
     expect(await store.getRun('run_1')).toMatchObject({ status: 'completed', error: null });
@@ -284,6 +286,11 @@ describe('a run resumed by another process', () => {
     cadres.splice(cadres.indexOf(cadre), 1);
     const [runSpan] = byName(receiver.spans, 'cadre.run');
     expect(runSpan).toMatchObject({ traceId, parentSpanId: toolSpanId, attributes: { 'cadre.run.id': 'run_1', 'cadre.agent': 'general' } });
+    // One span event per message, its text left out without recordContent.
+    const messageEvents = runSpan.events.filter((event) => event.name === 'cadre.run.message');
+    expect(messageEvents).toHaveLength(1);
+    expect(messageEvents[0].attributes).toMatchObject({ 'cadre.message.from': 'person', 'cadre.message.interrupt': false });
+    expect(messageEvents[0].attributes['cadre.message.text']).toBeUndefined();
     expect(receiver.spans.filter((span) => span.attributes['gen_ai.operation.name'] === 'chat' && span.traceId === traceId).length).toBeGreaterThan(0);
   });
 

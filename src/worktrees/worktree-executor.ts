@@ -20,14 +20,18 @@ export interface RunWorktreesExecutorOptions {
  */
 export function withRunWorktrees(executor: RunExecutor, { worktrees, store, onError }: RunWorktreesExecutorOptions): RunExecutor {
   return {
-    async execute(run, signal, place) {
-      if (!run.worktree) return executor.execute(run, signal, place);
+    async execute(run, signal, context) {
+      if (!run.worktree) return executor.execute(run, signal, context);
+      const place = context?.place;
       const [cwd, git] = await Promise.all([worktrees.workingDirectory(run.worktree), worktrees.gitPaths(run.worktree)]);
       const outcome = await executor.execute(run, signal, {
-        ...place,
-        cwd,
-        writable: [...(place?.writable ?? []), ...git.writable],
-        readable: [...(place?.readable ?? []), ...git.readable],
+        ...context,
+        place: {
+          ...place,
+          cwd,
+          writable: [...(place?.writable ?? []), ...git.writable],
+          readable: [...(place?.readable ?? []), ...git.readable],
+        },
       });
       if (outcome.abandoned !== undefined || (signal.aborted && RunDetachSignal.isInstance(signal.reason))) return outcome;
       try {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { messageCounts } from '../../runs/run-inbox.ts';
 import { runStatuses, type RunRecord, type RunStatus } from '../../store/records.ts';
 import { defineTool } from '../../tools/define-tool.ts';
 import { totalTokens } from '../../runs/token-budget.ts';
@@ -41,6 +42,7 @@ export function createAgentListTool(services: DelegationServices, scope: Delegat
             formatElapsed(run, now),
             `latest: ${run.last_activity ?? '-'}`,
             `tokens: ${runTokens(run)}`,
+            ...(run.messages ? [describeMessages(run)] : []),
           ].join(' | '),
         );
       const input = all.reduce((sum, run) => sum + run.usage.input_tokens, 0);
@@ -54,4 +56,10 @@ export function createAgentListTool(services: DelegationServices, scope: Delegat
       return `${lines.join('\n')}\n${footer}`;
     },
   });
+}
+
+/** The messages sent to a run, on its line: how many reached it and how many wait. */
+function describeMessages(run: RunRecord): string {
+  const { pending, delivered } = messageCounts(run);
+  return `messages: ${delivered} delivered${pending > 0 ? `, ${pending} pending` : ''}`;
 }

@@ -5,7 +5,8 @@ import { ToolInputError, defineTool } from '../../tools/define-tool.ts';
 import type { DelegationScope, DelegationServices } from '../delegation-services.ts';
 import { formatRunOutput } from '../format-run-output.ts';
 import { describePage, pageResult } from '../page-result.ts';
-import { renderTranscript } from '../render-transcript.ts';
+import { messageCounts } from '../../runs/run-inbox.ts';
+import { renderTranscript, sentMessagesBySeq } from '../render-transcript.ts';
 import { consumeRun, formatElapsed, noSuchRun } from '../run-views.ts';
 import { readDescription } from './read-description.ts';
 
@@ -61,7 +62,14 @@ export function createAgentOutputTool(services: DelegationServices, scope: Deleg
       }
       run = await consumeRun(services, run, 'agent_output');
       if (detail === 'transcript') {
-        const transcript = renderTranscript(await services.store.listMessages(run.child_session_id));
+        // Every run of the child session (a follow-up continues it): the messages sent to each show where they arrived.
+        const ofChild = (await services.store.listRuns({ parent_session_id: run.parent_session_id })).filter(
+          (each) => each.child_session_id === run.child_session_id,
+        );
+        const withEvents = await Promise.all(
+          ofChild.map(async (each) => ({ run: each, events: each.messages ? await services.store.listRunEvents(each.id) : [] })),
+        );
+        const transcript = renderTranscript(await services.store.listMessages(run.child_session_id), sentMessagesBySeq(withEvents));
         return formatRunOutput(run, { maxResultChars: services.limits.maxResultChars * 4, body: transcript });
       }
       return formatRunOutput(run, format);
@@ -75,9 +83,11 @@ async function describeProgress(services: DelegationServices, run: RunRecord): P
     const detail = describeStoredRunEvent(event);
     return `- ${event.at} ${event.type}${detail ? ` ${detail}` : ''}`;
   });
+  const { pending, delivered } = messageCounts(run);
   return [
     `Elapsed: ${formatElapsed(run, services.now())}, turns so far: ${run.turns}, tokens: ${run.usage.input_tokens} input, ${run.usage.output_tokens} output`,
     `Latest activity: ${run.last_activity ?? 'none yet'}`,
+    ...(pending + delivered > 0 ? [`Messages sent to it: ${delivered} delivered, ${pending} waiting for its next model call`] : []),
     'Last events:',
     ...recent,
   ].join('\n');

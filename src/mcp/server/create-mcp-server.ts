@@ -13,7 +13,7 @@ import { timeSortedId, type NewId } from '../../util/clock.ts';
 import { callDelegationTool } from './call-delegation-tool.ts';
 
 /** The delegation tools `cadre mcp` offers, in the order hosts list them. */
-export const mcpToolNames = ['agent', 'agent_parallel', 'agent_list', 'agent_output', 'agent_stop'] as const;
+export const mcpToolNames = ['agent', 'agent_parallel', 'agent_list', 'agent_output', 'agent_stop', 'agent_send'] as const;
 
 /** Options of {@link createMcpServer}. */
 export interface CreateMcpServerOptions {
@@ -33,7 +33,7 @@ export interface CreateMcpServerOptions {
 /** What hosts read about the server once connected. */
 const instructions = [
   'cadre runs subagents as stored, schedulable runs. Delegate with agent (or agent_parallel); pass run_in_background: true for long work, then read it with agent_output.',
-  'Runs go on between calls and after you disconnect; agent_list shows them, agent_stop stops one. A finished background run is announced as a log message.',
+  'Runs go on between calls and after you disconnect; agent_list shows them, agent_send sends one a message (a follow-up once it finished), agent_stop stops one. A finished background run is announced as a log message.',
 ].join(' ');
 
 /**

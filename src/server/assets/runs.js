@@ -1,4 +1,4 @@
-// Run cards: live updates, a subagent's streamed text, details, stop.
+// Run cards: live updates, a subagent's streamed text, details, stop, a person's message.
 
 import { messageItem } from './conversation.js';
 import { api, attempt, byId, element, field, setBadge } from './dom.js';
@@ -17,6 +17,10 @@ export function upsertRun(run) {
     card.querySelector('[data-action="stop"]').addEventListener('click', () => attempt(() => stopRun(run.id)));
     card.querySelector('[data-action="details"]').addEventListener('click', () => attempt(() => toggleDetails(run.id)));
     card.querySelector('[data-action="changes"]').addEventListener('click', () => attempt(() => toggleChanges(run.id)));
+    field(card, 'send').addEventListener('submit', (event) => {
+      event.preventDefault();
+      attempt(() => sendToRun(run.id));
+    });
     state.cards.set(run.id, card);
     const parent = run.parent_run_id && state.cards.get(run.parent_run_id);
     (parent ? field(parent, 'children') : (workflowGroupFor(run) ?? byId('run-cards'))).append(card);
@@ -34,6 +38,8 @@ export function upsertRun(run) {
   if (!activeStatuses.has(run.status)) clearRunText(card);
   card.querySelector('[data-action="stop"]').hidden = !activeStatuses.has(run.status);
   showWorktree(card, run.worktree);
+  // The box is on a running run's card: a queued one takes a message too, into its task.
+  field(card, 'send').hidden = !activeStatuses.has(run.status);
   byId('no-runs').hidden = state.cards.size > 0;
   if (state.tokens) showSessionTokens();
   scheduleTimeline();
@@ -92,6 +98,29 @@ export async function toggleChanges(id) {
 export async function stopRun(id) {
   const { run } = await api(`/api/runs/${id}/stop`, { method: 'POST', body: {} });
   upsertRun(run);
+}
+
+/** Sends the text of a card's box to its run as a person's message; the box says where it went. */
+export async function sendToRun(id) {
+  const card = state.cards.get(id);
+  const input = field(card, 'message');
+  const text = input.value.trim();
+  if (text === '') return;
+  const interrupt = field(card, 'interrupt').checked;
+  const sent = await api(`/api/runs/${id}/messages`, { method: 'POST', body: { message: text, interrupt } });
+  input.value = '';
+  field(card, 'interrupt').checked = false;
+  field(card, 'sent').textContent =
+    sent.kind === 'queued'
+      ? 'Added to its task.'
+      : sent.kind === 'follow-up'
+        ? `It had finished: follow-up ${sent.run.id} started.`
+        : sent.reachable
+          ? interrupt
+            ? 'Sent: it is interrupted and goes on with it.'
+            : 'Sent: it reads it before its next model call.'
+          : 'Stored: its process cannot be reached now; it gets it when the run goes on.';
+  upsertRun(sent.run);
 }
 
 // What a run's subagent says, live: its streamed text on the card, its messages in the open details.

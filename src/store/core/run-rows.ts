@@ -46,6 +46,7 @@ export const runColumns = [
   'worktree',
   'workflow',
   'input_hash',
+  'messages',
 ] as const satisfies ReadonlyArray<keyof RunRecord>;
 
 /** The columns of `runs` and `sessions` that hold integers (every other one holds text, JSON as text): what an engine types its parameters by. */
@@ -84,6 +85,7 @@ const jsonRunColumns: ReadonlySet<string> = new Set([
   'output_schema',
   'worktree',
   'workflow',
+  'messages',
 ]);
 
 /** A run field as stored (either engine). */
@@ -132,6 +134,8 @@ export function runFromRow(row: readonly unknown[]): RunRecord {
   for (let index = 0; index < runColumns.length; index++) {
     const column = runColumns[index];
     const value = row[index];
+    // A run nobody sent a message to has no `messages` at all, as it was made.
+    if (column === 'messages' && value === null) continue;
     run[column] = value !== null && jsonRunColumns.has(column) ? JSON.parse(value as string) : value;
   }
   // The column keeps the typed value; a line stored before it was typed reads as text.

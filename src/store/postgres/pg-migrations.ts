@@ -204,6 +204,15 @@ export const pgMigrations: readonly PgMigration[] = [
         stop_requested_at ${text}
       );
       CREATE INDEX workflows_created_at ON workflows (created_at, id);
+      `,
+  },
+  {
+    version: 8,
+    name: 'messages sent to a run that already started (its inbox)',
+    // JSON array of RunMessage, in the order sent, as the SQLite store's schema 12; NULL for a run
+    // nobody sent a message to.
+    sql: `
+      ALTER TABLE runs ADD COLUMN messages TEXT;
     `,
   },
 ];

@@ -22,6 +22,10 @@ export function pgRunQuery(query: RunQuery): { sql: string; parameters: unknown[
   if (query.lease_expired_before !== undefined) conditions.push(`(lease_expires_at IS NULL OR lease_expires_at < ${parameter(query.lease_expired_before)})`);
   if (query.worktree !== undefined) conditions.push(query.worktree ? 'worktree IS NOT NULL' : 'worktree IS NULL');
   if (query.notification_pending !== undefined) conditions.push(query.notification_pending ? pgPendingNotification : `NOT (${pgPendingNotification})`);
+  if (query.messages_pending !== undefined) {
+    const pending = `messages IS NOT NULL AND messages::jsonb @> '[{"delivered_at": null}]'`;
+    conditions.push(query.messages_pending ? pending : `NOT (${pending})`);
+  }
   const where = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
   const direction = query.order === 'oldest' ? 'ASC' : 'DESC';
   let sql = `SELECT ${runColumnList} FROM runs${where} ORDER BY created_at ${direction}, id ${direction}`;

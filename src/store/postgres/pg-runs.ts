@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { isFinished, type NewRunEvent, type RunEventRecord, type RunRecord } from '../records.ts';
-import type { Store } from '../store.ts';
+import type { RunPatch, Store } from '../store.ts';
 import { addRunEvents, type EventRow } from '../core/event-rows.ts';
 import type { HeldSegment } from './pg-held-writes.ts';
 import { checkRunChange, encodeEvents, runFields, whenValid, type RunField } from '../core/run-fields.ts';
@@ -75,7 +75,9 @@ export function createPgRuns({ batches, name, write, read, lookup, ordered, refu
       );
     },
 
-    transitionRun({ id, from, to, patch = {}, patchFor, event }) {
+    transitionRun({ id, from, to, patch = {}, patchFor: patchForGiven, check, event }) {
+      // A check needs the run as it stands, as patchFor does: it goes the same way.
+      const patchFor = check ? (current: RunRecord) => (check(current) ? (patchForGiven?.(current) ?? {}) : refusedPatch) : patchForGiven;
       const allowed = from.filter((status) => !isFinished(status));
       return whenValid(
         () => checkRunChange(id, patch, [event]),
@@ -85,7 +87,9 @@ export function createPgRuns({ batches, name, write, read, lookup, ordered, refu
             let more: RunField[] = [];
             if (patchFor) {
               if (!current || !allowed.includes(current.status)) return Promise.resolve(null);
-              more = runFields(patchFor(copyRun(current)));
+              const decided = patchFor(copyRun(current));
+              if (decided === refusedPatch) return Promise.resolve(null);
+              more = runFields(decided);
             }
             // Later fields win, as in an object spread: patchFor's over patch's.
             const merged = new Map([{ field: 'status', column: 'status', value: to, stored: to }, ...fields, ...more].map((field) => [field.column, field]));
@@ -242,3 +246,6 @@ export function createPgRuns({ batches, name, write, read, lookup, ordered, refu
     },
   };
 }
+
+/** What a transition's check makes of its patch when it refuses the move: nothing is written. */
+const refusedPatch: RunPatch = Object.freeze({});

@@ -231,6 +231,14 @@ export const migrations: readonly Migration[] = [
       );
       CREATE INDEX workflows_created_at ON workflows (created_at, id);
       CREATE INDEX workflows_status ON workflows (status) WHERE status = 'running';
+      `,
+  },
+  {
+    version: 12,
+    name: 'messages sent to a run that already started (its inbox)',
+    // JSON array of RunMessage, in the order sent; NULL for a run nobody sent a message to.
+    sql: `
+      ALTER TABLE runs ADD COLUMN messages TEXT;
     `,
   },
 ];

@@ -44,6 +44,10 @@ export function runQuerySql(query: RunQuery): { sql: string; parameters: SQLInpu
     conditions.push(query.notification_pending ? pendingNotificationSql : `(notification IS NULL OR NOT (${pendingNotificationSql}))`);
   }
   if (query.worktree !== undefined) conditions.push(query.worktree ? 'worktree IS NOT NULL' : 'worktree IS NULL');
+  if (query.messages_pending !== undefined) {
+    const pending = "EXISTS (SELECT 1 FROM json_each(messages) WHERE json_extract(value, '$.delivered_at') IS NULL)";
+    conditions.push(query.messages_pending ? `messages IS NOT NULL AND ${pending}` : `(messages IS NULL OR NOT ${pending})`);
+  }
   const where = conditions.length > 0 ? ` WHERE ${conditions.join(' AND ')}` : '';
   const direction = query.order === 'oldest' ? 'ASC' : 'DESC';
   let sql = `SELECT ${runColumnList} FROM runs${where} ORDER BY created_at ${direction}, id ${direction}`;

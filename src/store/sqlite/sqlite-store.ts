@@ -229,12 +229,13 @@ export function createSqliteStore({
       );
     },
 
-    transitionRun({ id, from, to, patch = {}, patchFor, event }) {
+    transitionRun({ id, from, to, patch = {}, patchFor, check, event }) {
       // A finished status never changes, whatever the caller allows.
       const allowed = from.filter((status) => !isFinished(status));
       return writeRunChange(id, patch, [event], (fields, data) => {
         const current = heldRuns.load(id);
         if (current === null || !allowed.includes(current.status)) return null;
+        if (check && !check(copyRun(current))) return null;
         // Checked and encoded before anything is held, like `patch`.
         const more = patchFor ? runFields(patchFor(copyRun(current))) : [];
         held.holdEvents([event], data);
