@@ -28,6 +28,7 @@ const rank: Record<string, number> = {
   telemetry: 4,
   'mcp/client': 4,
   delegation: 5,
+  harnesses: 5,
   sessions: 6,
   runtime: 7,
   embed: 7,

@@ -22,6 +22,12 @@ export type AgentPermissionMode = 'default' | 'plan' | 'acceptEdits' | 'bypassPe
 /** The accepted values of {@link AgentPermissionMode}. */
 export const agentPermissionModes = ['default', 'plan', 'acceptEdits', 'bypassPermissions', 'dontAsk'] as const satisfies readonly AgentPermissionMode[];
 
+/** The agent programs that can carry an agent's runs out (`harness:`, docs/harnesses.md). */
+export type HarnessName = 'claude-code' | 'codex' | 'opencode';
+
+/** The accepted values of {@link HarnessName}, in the order shown in messages. */
+export const harnessNames = ['claude-code', 'codex', 'opencode'] as const satisfies readonly HarnessName[];
+
 /**
  * One entry of Claude Code's `mcpServers`: the name of a server configured elsewhere, or a server
  * defined inline (its configuration as written). Kept as data for the MCP client.
@@ -62,6 +68,8 @@ export interface AgentDefinition {
   color?: string;
   /** Claude Code's `mcpServers`, kept as written for the MCP client. */
   mcpServers?: readonly AgentMcpServer[];
+  /** The agent program that carries its runs out instead of cadre's own loop. @default cadre's loop */
+  harness?: HarnessName;
   /** The system prompt: the markdown body of the file, trimmed. */
   system: string;
   /** Where the definition came from: a file path, `'built-in'` or `'code'`. */
@@ -177,6 +185,7 @@ export const agentFrontMatterSchema = z.looseObject({
   permission_mode: z.string({ error: `must be one of ${agentPermissionModes.join(', ')}` }).optional(),
   color: colorSchema.optional(),
   mcp_servers: mcpServersSchema.optional(),
+  harness: z.enum(harnessNames, { error: (issue) => `must be one of ${harnessNames.join(', ')}, not '${String(issue.input)}'` }).optional(),
 });
 
 /** What {@link defineAgent} accepts: an {@link AgentDefinition} without `source`, with defaults. */
@@ -210,6 +219,8 @@ export interface AgentInput {
   color?: string;
   /** MCP servers it uses, for the MCP client. @default none */
   mcpServers?: AgentMcpServer[];
+  /** The agent program that carries its runs out (docs/harnesses.md). @default cadre's own loop */
+  harness?: HarnessName;
 }
 
 const agentInputSchema = z.strictObject({
@@ -230,6 +241,7 @@ const agentInputSchema = z.strictObject({
       error: 'must be a list of { name, config? }',
     })
     .optional(),
+  harness: z.enum(harnessNames, { error: `must be one of ${harnessNames.join(', ')}` }).optional(),
 });
 
 /** Every problem of a failed validation, one per offending key, in the order of the schema's keys. */

@@ -174,6 +174,7 @@ export function parseAgentFile(path: string, text: string, options: ParseAgentFi
     permission_mode,
     color,
     mcp_servers,
+    harness,
     ...unknown
   } = result.data;
   const selection = toolSelection(tools);
@@ -194,6 +195,7 @@ export function parseAgentFile(path: string, text: string, options: ParseAgentFi
     ...(permissionMode.mode !== undefined && { permissionMode: permissionMode.mode }),
     ...(color !== undefined && { color }),
     ...(mcp_servers !== undefined && { mcpServers: mcp_servers }),
+    ...(harness !== undefined && { harness }),
     system: parts.body.trim(),
     source: path,
     ...(warnings.length > 0 && { warnings }),

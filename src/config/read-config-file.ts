@@ -34,6 +34,14 @@ export const configFileSchema = z.strictObject({
   permissions: permissionsConfigSchema.optional(),
   sandbox: sandboxConfigSchema.optional(),
   mcpServers: mcpServersSchema.optional(),
+  // Agent programs that carry runs out (docs/harnesses.md): where each program is. Needs trust (it starts programs).
+  harnesses: z
+    .record(
+      z.enum(['claude-code', 'codex', 'opencode'], { error: "must be claude-code, codex or opencode" }),
+      z.strictObject({ command: text('the path of the program, like /usr/local/bin/claude') }, { error: 'must be { "command": "/path/to/program" }' }),
+      { error: 'must map claude-code, codex or opencode to { "command": "/path/to/program" }' },
+    )
+    .optional(),
   summarize: z
     .strictObject({
       model: text('a model spec like anthropic:claude-haiku-4-5').optional(),

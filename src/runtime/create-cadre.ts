@@ -22,6 +22,9 @@ import { createInProcessExecutor } from '../executors/in-process-executor.ts';
 import type { LoopContext } from '../executors/loop-context.ts';
 import { createQueueExecutor } from '../executors/queue-executor.ts';
 import { createRunSetup } from '../executors/run-setup.ts';
+import { createHarnessApprover } from '../harnesses/harness-approver.ts';
+import { createHarnessExecutor } from '../harnesses/harness-executor.ts';
+import { routeHarnessRuns } from '../harnesses/route-harness-runs.ts';
 import { defaultLogger } from '../logging/default-logger.ts';
 import { errorLogger } from '../logging/logger.ts';
 import { createAgentTools, mcpSecrets } from '../mcp/client/agent-tools.ts';
@@ -194,7 +197,21 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
           // Asks of runs on workers wait there for an answer from anywhere: this process's approver (a terminal) is one place to give it.
           onAsk: (approvalId) => void store.getApproval(approvalId).then((approval) => approval && broker.relay(approval), report),
         });
-  const executor = queued ?? createInProcessExecutor({ ...loops, ledger, budget, setup });
+  // Runs of `harness:` agents are carried out by their program, in the workspace (docs/harnesses.md).
+  const workspaceOf = () => options.workspace ?? process.cwd();
+  const harnesses = createHarnessExecutor({
+    ...loops,
+    ledger,
+    budget,
+    agent: (name) => agents.get(name),
+    commands: options.harnesses,
+    env: options.env ?? process.env,
+    workspaceOf,
+    modelTimeoutMs: limits.modelTimeoutMs,
+    approve: createHarnessApprover({ store, broker, permissions: options.permissions, primarySessionOf, workspaceOf }),
+  });
+  const executor =
+    queued ?? routeHarnessRuns(createInProcessExecutor({ ...loops, ledger, budget, setup }), harnesses, (run) => agents.get(run.agent)?.harness !== undefined);
   const jobs = new Map<string, string | undefined>();
   const runs = createRunManager({
     store,

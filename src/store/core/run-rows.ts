@@ -41,6 +41,7 @@ export const runColumns = [
   'stop_requested_at',
   'stop_requested_by',
   'stop_reason',
+  'harness',
 ] as const satisfies ReadonlyArray<keyof RunRecord>;
 
 /** The columns of `runs` and `sessions` that hold integers (every other one holds text, JSON as text): what an engine types its parameters by. */
@@ -69,7 +70,7 @@ export function setRunField(run: RunRecord, field: string, value: unknown): void
   if (field === 'activity') run.last_activity = value === null || value === undefined ? null : renderActivity(value as RunActivity);
 }
 
-const jsonRunColumns: ReadonlySet<string> = new Set(['result', 'error', 'usage', 'warnings', 'notification', 'activity']);
+const jsonRunColumns: ReadonlySet<string> = new Set(['result', 'error', 'usage', 'warnings', 'notification', 'activity', 'harness']);
 
 /** A run field as stored (either engine). */
 export function runValueToSql(column: string, value: unknown): StoredValue {

@@ -148,6 +148,14 @@ export const pgMigrations: readonly PgMigration[] = [
       ALTER TABLE approvals ADD COLUMN preview TEXT;
     `,
   },
+  {
+    version: 13,
+    name: 'the agent program that carries a run out (harness)',
+    // JSON {name, session_id, pid, host}, as the SQLite store's schema 13.
+    sql: `
+      ALTER TABLE runs ADD COLUMN harness TEXT;
+    `,
+  },
 ];
 
 /** The advisory lock that serializes migrations of every cadre process on one database. */

@@ -170,6 +170,14 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE approvals ADD COLUMN preview TEXT;
     `,
   },
+  {
+    version: 13,
+    name: 'the agent program that carries a run out (harness)',
+    // JSON {name, session_id, pid, host}; NULL for runs of cadre's own loop and runs stored earlier.
+    sql: `
+      ALTER TABLE runs ADD COLUMN harness TEXT;
+    `,
+  },
 ];
 
 /** The newest schema version this build writes. */

@@ -1,0 +1,221 @@
+// Runs carried out by the real Claude Code against the scripted server, under cadre's lifecycle
+// (CONTRACT section 21, docs/harnesses.md). The program is not a dependency of cadre: install it
+// elsewhere and point CADRE_TEST_CLAUDE at its executable (.ci/run does). The tests of a missing,
+// crashing or babbling program use small scripts in its place and always run.
+import { execFileSync } from 'node:child_process';
+import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunRecord } from '../src/store/records.ts';
+import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import type { ScriptedRequest, ScriptedTurn } from '../src/testing/index.ts';
+import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
+
+const claude = process.env.CADRE_TEST_CLAUDE;
+if (claude === undefined) console.warn('harness-runs: skipping the runs of the real Claude Code: set CADRE_TEST_CLAUDE to its executable (.ci/run does)');
+
+const coderAgent = `---
+description: Writes and runs code with Claude Code.
+harness: claude-code
+max_turns: 6
+mode: subagent
+---
+You are the coder. Be brief.
+`;
+
+let workspace: Workspace;
+/** Folders of programs standing in for claude: put first on the PATH of a run. */
+let fakes: string;
+/** A folder holding only a link to the real claude (and node, for the shell it runs). */
+let realBin: string;
+const answer = 'The notes say to remember the milk.';
+
+/** The scripted model: cadre's primary agent on Chat Completions, Claude Code on Messages. */
+function respond(request: ScriptedRequest): ScriptedTurn {
+  const first = request.messages.find((message) => message.role === 'user')?.content ?? '';
+  if (request.tools.includes('agent')) {
+    const task = first.includes('harness read')
+      ? { agent: 'coder', task: 'What do my notes say?' }
+      : first.includes('harness slow')
+        ? { agent: 'coder', task: 'Start the slow job.', run_in_background: true }
+        : first.includes('harness ask')
+          ? { agent: 'coder', task: 'Write the date to stamp.txt.' }
+          : { agent: 'coder', task: 'Just answer.' };
+    return request.turn === 0 ? { tool_calls: [{ name: 'agent', arguments: task }] } : { text: 'Done.' };
+  }
+  if (!request.tools.includes('Bash')) return { text: 'A title' };
+  if (first.includes('What do my notes say?')) {
+    return request.turn === 0
+      ? { text: 'Reading them.', tool_calls: [{ name: 'Read', arguments: { file_path: join(workspace.cwd, 'notes.txt') } }] }
+      : { text: answer, usage: { input_tokens: 100, output_tokens: 9, cache_read_input_tokens: 60 } };
+  }
+  if (first.includes('Start the slow job.')) {
+    return request.turn === 0
+      ? { text: 'Starting it.', tool_calls: [{ name: 'Bash', arguments: { command: '(setsid sleep 3127 >/dev/null 2>&1 &); sleep 3128', description: 'slow job' } }] }
+      : { text: 'It finished.' };
+  }
+  if (first.includes('Write the date to stamp.txt.')) {
+    return request.turn === 0
+      ? { text: 'Writing.', tool_calls: [{ name: 'Bash', arguments: { command: 'echo stamped > stamp.txt', description: 'stamp' } }] }
+      : { text: 'Stamped.' };
+  }
+  return { text: 'Nothing to do.' };
+}
+
+beforeAll(async () => {
+  workspace = await createWorkspace({ script: respond });
+  await writeFile(join(workspace.cwd, '.cadre', 'agents', 'coder.md'), coderAgent);
+  fakes = join(workspace.cwd, '.fakes');
+  realBin = join(workspace.cwd, '.real-bin');
+  await mkdir(fakes);
+  await mkdir(realBin);
+  if (claude !== undefined) await symlink(claude, join(realBin, 'claude'));
+});
+afterAll(() => workspace.close());
+
+/** The environment a run of the real claude gets, besides the workspace's. */
+function claudeEnv(): Record<string, string> {
+  return {
+    PATH: `${realBin}:${process.env.PATH ?? ''}`,
+    ANTHROPIC_BASE_URL: workspace.server.url,
+    ANTHROPIC_API_KEY: 'test-anthropic-key',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  };
+}
+
+async function runById(runId: string): Promise<RunRecord> {
+  return (await workspace.json<{ run: RunRecord }>(['show', runId])).run;
+}
+
+/** A stand-in `claude` whose body is `script` (sh). */
+async function fakeClaude(name: string, script: string): Promise<string> {
+  const folder = join(fakes, name);
+  await mkdir(folder);
+  await writeFile(join(folder, 'claude'), `#!/bin/sh\n${script}\n`);
+  await chmod(join(folder, 'claude'), 0o755);
+  return folder;
+}
+
+function sleepers(): string[] {
+  try {
+    return execFileSync('pgrep', ['-f', 'sleep 312[78]'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  } catch {
+    return [];
+  }
+}
+
+describe('a harness run of the real Claude Code', () => {
+  it.skipIf(claude === undefined)(
+    claude === undefined ? 'skipped: set CADRE_TEST_CLAUDE to run it' : 'completes with its tool use and text in the transcript, its session, usage and cost recorded',
+    async () => {
+      const result = await workspace.run(['run', ...workspace.modelFlags, '--json', 'harness read'], { env: claudeEnv() });
+      expect(result.code, result.stderr).toBe(0);
+      const runId = /"run_id":"(run_\w+)"/.exec(result.stdout)?.[1] ?? /(run_\w+)/.exec(result.stdout)?.[1];
+      expect(runId).toBeDefined();
+      const run = await runById(runId!);
+      expect(run).toMatchObject({ status: 'completed', agent: 'coder', result: { text: answer }, harness: { name: 'claude-code', pid: null } });
+      expect(run.harness?.session_id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(run.harness?.host).toBeTruthy();
+      expect(run.turns).toBe(2);
+      expect(run.usage.input_tokens).toBeGreaterThan(0);
+      expect(run.usage.cost_usd).toBeGreaterThan(0);
+
+      const store = createSqliteStore({ path: workspace.database });
+      try {
+        const messages = await store.listMessages(run.child_session_id);
+        const parts = messages.flatMap((message) => (Array.isArray(message.content) ? (message.content as Array<Record<string, any>>) : []));
+        expect(parts).toContainEqual(expect.objectContaining({ type: 'tool-call', toolName: 'Read' }));
+        expect(parts).toContainEqual(
+          expect.objectContaining({ type: 'tool-result', toolName: 'Read', output: expect.objectContaining({ value: expect.stringContaining('Remember the milk.') }) }),
+        );
+        expect(parts).toContainEqual({ type: 'text', text: answer });
+        const events = await store.listRunEvents(run.id);
+        expect(events.map((event) => event.type)).toEqual(expect.arrayContaining(['run-start', 'step-start', 'tool-call-start', 'tool-call-end', 'run-end']));
+      } finally {
+        await store.close();
+      }
+    },
+    120_000,
+  );
+
+  it.skipIf(claude === undefined)(
+    claude === undefined ? 'skipped: set CADRE_TEST_CLAUDE to run it' : 'is stopped from a second process: the program and the detached shell it started end within 2 s, its partial result kept',
+    async () => {
+      const first = workspace.start(['run', ...workspace.modelFlags, '--yes', 'harness slow'], { env: claudeEnv() });
+      const [, runId] = await first.waitForStderr(/\[(run_\w+) coder\] started/, 30_000);
+      // The slow job runs: both sleeps, one in a session of its own.
+      await waitUntil(() => sleepers().length >= 2, 60_000);
+      const stop = await workspace.run(['stop', runId, '--db', workspace.database]);
+      expect(stop.code, stop.stderr).toBe(0);
+      const stopped = await runById(runId);
+      expect(stopped.status).toBe('canceled_by_user');
+      expect(Date.parse(stopped.ended_at!) - Date.parse(stopped.stop_requested_at!)).toBeLessThan(2_000);
+      expect(stopped.partial_result).toBe('Starting it.');
+      expect(stopped.harness).toMatchObject({ name: 'claude-code', pid: null });
+      await waitUntil(() => sleepers().length === 0, 2_000);
+      expect((await first.exited).code).toBe(0);
+    },
+    120_000,
+  );
+
+  it.skipIf(claude === undefined)(
+    claude === undefined ? 'skipped: set CADRE_TEST_CLAUDE to run it' : "answers the program's ask for Bash with cadre approve from another process",
+    async () => {
+      const first = workspace.start(['run', ...workspace.modelFlags, '--approvals', 'wait', 'harness ask'], { env: claudeEnv() });
+      const [, approvalId] = await first.waitForStderr(/\[(apr_\w+)\] coder \(run_\w+\) asks to run: bash/, 60_000);
+      const approve = await workspace.run(['approve', approvalId, '--db', workspace.database]);
+      expect(approve.code, approve.stderr).toBe(0);
+      const result = await first.exited;
+      expect(result.code, result.stderr).toBe(0);
+      expect(execFileSync('cat', [join(workspace.cwd, 'stamp.txt')], { encoding: 'utf8' })).toBe('stamped\n');
+    },
+    120_000,
+  );
+});
+
+describe('a harness run whose program misbehaves', () => {
+  it('fails at its start with execution_error saying how to install a missing program', async () => {
+    const result = await workspace.run(['run', ...workspace.modelFlags, '--json', 'harness other'], { env: { PATH: dirname(process.execPath) } });
+    expect(result.code, result.stderr).toBe(0);
+    const runId = /(run_\w+)/.exec(result.stdout)![1];
+    const run = await runById(runId);
+    expect(run.status).toBe('failed');
+    expect(run.error?.kind).toBe('execution_error');
+    expect(run.error?.message).toContain("Claude Code is not installed here ('claude' is not on the PATH): install it with npm install -g @anthropic-ai/claude-code");
+  }, 60_000);
+
+  it('fails with the last lines of its error output, secrets redacted, when it crashes', async () => {
+    const folder = await fakeClaude(
+      'crash',
+      `echo '{"type":"system","subtype":"init","session_id":"ses-crash"}'\necho 'starting' >&2\necho "fatal: the key ANTHROPIC_API_KEY=$ANTHROPIC_API_KEY was refused" >&2\nexit 3`,
+    );
+    const result = await workspace.run(['run', ...workspace.modelFlags, '--json', 'harness other'], {
+      env: { PATH: `${folder}:${process.env.PATH ?? ''}`, ANTHROPIC_API_KEY: 'sk-ant-secret-value-1234567890' },
+    });
+    const runId = /(run_\w+)/.exec(result.stdout)![1];
+    const run = await runById(runId);
+    expect(run.status).toBe('failed');
+    expect(run.error?.message).toMatch(/^Claude Code exited with code 3\. Its last error output: starting \| fatal: the key ANTHROPIC_API_KEY=\S+ was refused$/);
+    expect(JSON.stringify(run)).not.toContain('sk-ant-secret-value-1234567890');
+    expect(run.harness).toMatchObject({ name: 'claude-code', session_id: 'ses-crash', pid: null });
+  }, 60_000);
+
+  it('fails saying so when it prints something other than its JSON events', async () => {
+    const folder = await fakeClaude('garbage', 'echo "Welcome to Claude!"\necho "<html>not json</html>"\nexit 0');
+    const result = await workspace.run(['run', ...workspace.modelFlags, '--json', 'harness other'], { env: { PATH: `${folder}:${process.env.PATH ?? ''}` } });
+    const runId = /(run_\w+)/.exec(result.stdout)![1];
+    const run = await runById(runId);
+    expect(run.status).toBe('failed');
+    expect(run.error?.message).toBe('Claude Code printed output that is not its JSON events ("Welcome to Claude!") and ended without a result.');
+  }, 60_000);
+});
+
+async function waitUntil(check: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
