@@ -41,7 +41,9 @@ function respond(request: ScriptedRequest): ScriptedTurn {
         : first.includes('harness ask')
           ? { agent: 'coder', task: 'Write the date to stamp.txt.' }
           : { agent: 'coder', task: 'Just answer.' };
-    return request.turn === 0 ? { tool_calls: [{ name: 'agent', arguments: task }] } : { text: 'Done.' };
+    const last = request.messages.findLast((message) => message.role === 'user')?.content;
+    // A notification of the run's end comes as a later user message: it is only noted.
+    return request.turn === 0 && last === first ? { tool_calls: [{ name: 'agent', arguments: task }] } : { text: 'Done.' };
   }
   if (!request.tools.includes('Bash')) return { text: 'A title' };
   if (first.includes('What do my notes say?')) {
@@ -146,7 +148,9 @@ describe('a harness run of the real Claude Code', () => {
       const first = workspace.start(['run', ...workspace.modelFlags, '--yes', 'harness slow'], { env: claudeEnv() });
       const [, runId] = await first.waitForStderr(/\[(run_\w+) coder\] started/, 30_000);
       // The slow job runs: both sleeps, one in a session of its own.
-      await waitUntil(() => sleepers().length >= 2, 60_000);
+      await waitUntil(() => sleepers().length >= 2, 60_000).catch((error: Error) => {
+        throw new Error(`${error.message}: ${first.output.stderr}`);
+      });
       const stop = await workspace.run(['stop', runId, '--db', workspace.database]);
       expect(stop.code, stop.stderr).toBe(0);
       const stopped = await runById(runId);
