@@ -271,6 +271,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         stop_requested_at: null,
         stop_requested_by: null,
         stop_reason: null,
+        harness: null,
       };
       if (closed) throw new Error('The run manager is closed');
       await ledger.insert(run);

@@ -56,6 +56,7 @@ export function runFixture(overrides: Partial<RunRecord> = {}): RunRecord {
     stop_requested_at: null,
     stop_requested_by: null,
     stop_reason: null,
+    harness: null,
     ...overrides,
     activity,
     last_activity: activity === null ? null : renderActivity(activity),
