@@ -3,7 +3,8 @@
 // elsewhere and point CADRE_TEST_CLAUDE at its executable (.ci/run does). The tests of a missing,
 // crashing or babbling program use small scripts in its place and always run.
 import { execFileSync } from 'node:child_process';
-import { chmod, mkdir, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../src/store/records.ts';
@@ -13,6 +14,8 @@ import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
 
 const claude = process.env.CADRE_TEST_CLAUDE;
 if (claude === undefined) console.warn('harness-runs: skipping the runs of the real Claude Code: set CADRE_TEST_CLAUDE to its executable (.ci/run does)');
+const codex = process.env.CADRE_TEST_CODEX;
+if (codex === undefined) console.warn('harness-runs: skipping the runs of the real Codex: set CADRE_TEST_CODEX to its executable (.ci/run does)');
 
 const coderAgent = `---
 description: Writes and runs code with Claude Code.
@@ -23,7 +26,17 @@ mode: subagent
 You are the coder. Be brief.
 `;
 
+const codexAgent = `---
+description: Answers with Codex.
+harness: codex
+mode: subagent
+---
+You are the Codex agent. Be brief.
+`;
+
 let workspace: Workspace;
+/** Codex's home: outside the temporary folder, where Codex refuses to make its sandbox's helpers. */
+let codexHome: string;
 /** Folders of programs standing in for claude: put first on the PATH of a run. */
 let fakes: string;
 /** A folder holding only a link to the real claude (and node, for the shell it runs). */
@@ -40,10 +53,18 @@ function respond(request: ScriptedRequest): ScriptedTurn {
         ? { agent: 'coder', task: 'Start the slow job.', run_in_background: true }
         : first.includes('harness ask')
           ? { agent: 'coder', task: 'Write the date to stamp.txt.' }
+          : first.includes('codex read')
+            ? { agent: 'codexer', task: 'Count the notes.' }
           : { agent: 'coder', task: 'Just answer.' };
     const last = request.messages.findLast((message) => message.role === 'user')?.content;
     // A notification of the run's end comes as a later user message: it is only noted.
     return request.turn === 0 && last === first ? { tool_calls: [{ name: 'agent', arguments: task }] } : { text: 'Done.' };
+  }
+  // Codex's first user message is its environment context: the task comes after it.
+  if (request.tools.includes('exec_command') && request.messages.some((message) => message.role === 'user' && message.content.includes('Count the notes.'))) {
+    return request.turn === 0
+      ? { text: 'Counting.', tool_calls: [{ name: 'exec_command', arguments: { cmd: 'cat notes.txt; echo counted > counted.txt' } }] }
+      : { text: 'There is one note: remember the milk.', usage: { input_tokens: 120, output_tokens: 11, cache_read_input_tokens: 40 } };
   }
   if (!request.tools.includes('Bash')) return { text: 'A title' };
   if (first.includes('What do my notes say?')) {
@@ -67,13 +88,32 @@ function respond(request: ScriptedRequest): ScriptedTurn {
 beforeAll(async () => {
   workspace = await createWorkspace({ script: respond });
   await writeFile(join(workspace.cwd, '.cadre', 'agents', 'coder.md'), coderAgent);
+  await writeFile(join(workspace.cwd, '.cadre', 'agents', 'codexer.md'), codexAgent);
+  await mkdir(join(homedir(), '.cache'), { recursive: true });
+  codexHome = await mkdtemp(join(homedir(), '.cache', 'cadre-test-codex-'));
+  const config = [
+    'model = "scripted"',
+    'model_provider = "scripted"',
+    '[model_providers.scripted]',
+    'name = "Scripted"',
+    `base_url = "${workspace.server.baseURL}"`,
+    'wire_api = "responses"',
+    'env_key = "SCRIPTED_API_KEY"',
+    'request_max_retries = 0',
+    'stream_max_retries = 0',
+  ];
+  await writeFile(join(codexHome, 'config.toml'), `${config.join('\n')}\n`);
   fakes = join(workspace.cwd, '.fakes');
   realBin = join(workspace.cwd, '.real-bin');
   await mkdir(fakes);
   await mkdir(realBin);
   if (claude !== undefined) await symlink(claude, join(realBin, 'claude'));
+  if (codex !== undefined) await symlink(codex, join(realBin, 'codex'));
 });
-afterAll(() => workspace.close());
+afterAll(async () => {
+  await workspace.close();
+  await rm(codexHome, { recursive: true, force: true });
+});
 
 /** The environment a run of the real claude gets, besides the workspace's. */
 function claudeEnv(): Record<string, string> {
@@ -174,6 +214,46 @@ describe('a harness run of the real Claude Code', () => {
       const result = await first.exited;
       expect(result.code, result.stderr).toBe(0);
       expect(execFileSync('cat', [join(workspace.cwd, 'stamp.txt')], { encoding: 'utf8' })).toBe('stamped\n');
+    },
+    120_000,
+  );
+});
+
+describe('a harness run of the real Codex', () => {
+  it.skipIf(codex === undefined)(
+    codex === undefined
+      ? 'skipped: set CADRE_TEST_CODEX to run it'
+      : 'asks once before it starts for the sandbox cadre would ask about, then completes with its command in the transcript and its usage',
+    async () => {
+      const env = { PATH: `${realBin}:${process.env.PATH ?? ''}`, CODEX_HOME: codexHome, SCRIPTED_API_KEY: 'test-key' };
+      const result = await workspace.run(['run', ...workspace.modelFlags, '--yes', '--json', 'codex read'], { env });
+      expect(result.code, result.stderr).toBe(0);
+      const runId = /(run_\w+)/.exec(result.stdout)![1];
+      const run = await runById(runId);
+      expect(run, JSON.stringify(run.error)).toMatchObject({ status: 'completed', result: { text: 'There is one note: remember the milk.' }, harness: { name: 'codex', pid: null } });
+      expect(run.harness?.session_id).toBeTruthy();
+      expect(run.usage).toMatchObject({ input_tokens: expect.any(Number), cache_read_tokens: 40 });
+      expect(run.usage.input_tokens).toBeGreaterThan(0);
+      // Writing and running commands ask by default: one ask before the start, answered by --yes,
+      // gave Codex its workspace-write sandbox.
+      const { events } = await workspace.json<{ events: Array<{ type: string; data: Record<string, unknown> }> }>(['show', runId]);
+      expect(events.filter((event) => event.type.startsWith('approval-')).map((event) => [event.type, event.data.tool ?? event.data.by])).toEqual([
+        ['approval-request', 'codex'],
+        ['approval-resolve', 'flag'],
+      ]);
+      expect(execFileSync('cat', [join(workspace.cwd, 'counted.txt')], { encoding: 'utf8' })).toBe('counted\n');
+      const store = createSqliteStore({ path: workspace.database });
+      try {
+        const parts = (await store.listMessages(run.child_session_id)).flatMap((message) =>
+          Array.isArray(message.content) ? (message.content as Array<Record<string, any>>) : [],
+        );
+        expect(parts).toContainEqual(expect.objectContaining({ type: 'tool-call', toolName: 'shell' }));
+        expect(parts).toContainEqual(
+          expect.objectContaining({ type: 'tool-result', toolName: 'shell', output: { type: 'text', value: expect.stringContaining('Remember the milk.') } }),
+        );
+      } finally {
+        await store.close();
+      }
     },
     120_000,
   );

@@ -34,32 +34,7 @@ export const claudeCodeDialect: HarnessDialect = {
     return { args, input: [userLine(start.prompt)], interactive: true };
   },
 
-  parse(line) {
-    switch (line.type) {
-      case 'system':
-        return line.subtype === 'init' && typeof line.session_id === 'string' ? [{ type: 'session', id: line.session_id }] : [];
-      case 'assistant':
-        return contentOf(line).flatMap((block): HarnessEvent[] => {
-          if (block.type === 'text' && typeof block.text === 'string') return [{ type: 'text', text: block.text }];
-          if (block.type === 'tool_use') return [{ type: 'tool-call', id: String(block.id), name: String(block.name), input: block.input ?? {} }];
-          return [];
-        });
-      case 'user':
-        return contentOf(line).flatMap((block): HarnessEvent[] =>
-          block.type === 'tool_result' ? [{ type: 'tool-result', id: String(block.tool_use_id), output: textOf(block.content), ok: block.is_error !== true }] : [],
-        );
-      case 'control_request': {
-        const request = line.request as Record<string, unknown> | undefined;
-        if (request?.subtype !== 'can_use_tool') return [];
-        const input = typeof request.input === 'object' && request.input !== null ? (request.input as Record<string, unknown>) : {};
-        return [{ type: 'ask', id: String(line.request_id), tool: String(request.tool_name), input }];
-      }
-      case 'result':
-        return resultEvents(line);
-      default:
-        return [];
-    }
-  },
+  createParser: () => parse,
 
   answer(ask, { allow, message }) {
     const response = allow ? { behavior: 'allow', updatedInput: ask.input } : { behavior: 'deny', message: message ?? 'Denied by cadre.' };
@@ -70,6 +45,34 @@ export const claudeCodeDialect: HarnessDialect = {
 
   toolName: (name) => toolNames[name] ?? name,
 };
+
+/** The events of one line of Claude Code's stream-json output. */
+function parse(line: Record<string, unknown>): HarnessEvent[] {
+  switch (line.type) {
+      case 'system':
+      return line.subtype === 'init' && typeof line.session_id === 'string' ? [{ type: 'session', id: line.session_id }] : [];
+    case 'assistant':
+      return contentOf(line).flatMap((block): HarnessEvent[] => {
+      if (block.type === 'text' && typeof block.text === 'string') return [{ type: 'text', text: block.text }];
+      if (block.type === 'tool_use') return [{ type: 'tool-call', id: String(block.id), name: String(block.name), input: block.input ?? {} }];
+      return [];
+      });
+    case 'user':
+      return contentOf(line).flatMap((block): HarnessEvent[] =>
+      block.type === 'tool_result' ? [{ type: 'tool-result', id: String(block.tool_use_id), output: textOf(block.content), ok: block.is_error !== true }] : [],
+      );
+    case 'control_request': {
+      const request = line.request as Record<string, unknown> | undefined;
+      if (request?.subtype !== 'can_use_tool') return [];
+      const input = typeof request.input === 'object' && request.input !== null ? (request.input as Record<string, unknown>) : {};
+      return [{ type: 'ask', id: String(line.request_id), tool: String(request.tool_name), input }];
+    }
+    case 'result':
+      return resultEvents(line);
+    default:
+      return [];
+    }
+}
 
 function userLine(text: string): string {
   return JSON.stringify({ type: 'user', message: { role: 'user', content: text } });

@@ -1,11 +1,14 @@
 import { isAbsolute, relative } from 'node:path';
 import type { ApprovalBroker } from '../approvals/approval-broker.ts';
 import { groupRules } from '../approvals/approval-broker.ts';
-import type { PermissionRisk } from '../permissions/permission-rule.ts';
+import type { AgentDefinition } from '../agents/agent-definition.ts';
+import type { PermissionCall, PermissionRisk } from '../permissions/permission-rule.ts';
 import { compilePermissions, decidePermission, type DecidedRule, type PermissionsConfig } from '../permissions/permissions.ts';
 import { clampActivity, toolActivity } from '../runs/activity.ts';
+import type { RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
-import type { HarnessApprover } from './harness-executor.ts';
+import type { HarnessAllowance } from './harness-dialect.ts';
+import type { HarnessApprover, HarnessExecutorOptions } from './harness-executor.ts';
 
 /** The risk of each of cadre's tools a program's tool maps to; any other tool is rated `network`, as unknown tools are. */
 const risks: Readonly<Record<string, PermissionRisk>> = {
@@ -36,17 +39,12 @@ export interface HarnessApproverOptions {
  * a person answers (CLI, dashboard, API; `--yes` answers yes). The program's own settings play no part.
  */
 export function createHarnessApprover(options: HarnessApproverOptions): HarnessApprover {
-  const rules = compilePermissions(options.permissions, 'permissions');
-  const agentRules = new WeakMap<object, DecidedRule[]>();
+  const decide = createDecider(options);
   return async function approve(ask) {
     const { run, agent, tool, input, live } = ask;
-    let ownRules = agentRules.get(agent);
-    if (!ownRules) agentRules.set(agent, (ownRules = compilePermissions(agent.permissions, `agent '${agent.name}'`)));
     const argument = argumentOf(tool, input, options.workspaceOf(run.id));
     const request = { tool, risk: risks[tool] ?? 'network', argument };
-    const sessionId = await options.primarySessionOf(run.parent_session_id);
-    const sessionRules = compilePermissions(groupRules(await options.store.listSessionRules(sessionId)), 'session rules');
-    const verdict = decidePermission({ rules, agentRules: ownRules, sessionRules }, request);
+    const { sessionId, verdict } = await decide(run, agent, request);
     const what = argument === undefined ? tool : `${tool} ${clampActivity(argument, 200)}`;
     if (verdict.decision === 'allow') return { allow: true };
     if (verdict.decision === 'deny') {
@@ -65,6 +63,55 @@ export function createHarnessApprover(options: HarnessApproverOptions): HarnessA
     }
     live.setActivity({ kind: 'denied', tool, ...(argument === undefined ? {} : { argument: clampActivity(argument, 200) }), by: approval.resolved_by ?? 'person' });
     return { allow: false, message: `Permission denied by cadre: ${what} was not approved (${approval.resolved_by ?? 'person'}). Do not retry it unchanged.` };
+  };
+}
+
+/** Decides a call with the configuration's, the agent's and the session's rules. */
+function createDecider(options: HarnessApproverOptions) {
+  const rules = compilePermissions(options.permissions, 'permissions');
+  const agentRules = new WeakMap<object, DecidedRule[]>();
+  return async (run: RunRecord, agent: AgentDefinition, request: PermissionCall) => {
+    let ownRules = agentRules.get(agent);
+    if (!ownRules) agentRules.set(agent, (ownRules = compilePermissions(agent.permissions, `agent '${agent.name}'`)));
+    const sessionId = await options.primarySessionOf(run.parent_session_id);
+    const sessionRules = compilePermissions(groupRules(await options.store.listSessionRules(sessionId)), 'session rules');
+    return { sessionId, verdict: decidePermission({ rules, agentRules: ownRules, sessionRules }, request) };
+  };
+}
+
+/**
+ * What a program that cannot ask mid-run (Codex) may do, from cadre's rules: writing in its
+ * workspace (`write_file`, risk write) and running commands (`bash`, risk exec), each allowed,
+ * denied, or, where a rule asks, asked of a person once before the program starts (one ask for
+ * both); network only where a rule allows it outright.
+ */
+export function createHarnessAllowance(options: HarnessApproverOptions): NonNullable<HarnessExecutorOptions['allowance']> {
+  const decide = createDecider(options);
+  return async function allowance(run, agent, signal, live) {
+    const write = await decide(run, agent, { tool: 'write_file', risk: 'write', argument: undefined });
+    const exec = await decide(run, agent, { tool: 'bash', risk: 'exec', argument: undefined });
+    const network = await decide(run, agent, { tool: 'web_fetch', risk: 'network', argument: undefined });
+    const allowed: HarnessAllowance = { write: write.verdict.decision === 'allow', exec: exec.verdict.decision === 'allow', network: network.verdict.decision === 'allow' };
+    const asked = [write.verdict.decision === 'ask' ? 'write files' : null, exec.verdict.decision === 'ask' ? 'run commands' : null].filter((what) => what !== null);
+    if (asked.length === 0) return allowed;
+    const program = agent.harness ?? 'program';
+    const argument = `${asked.join(' and ')} in ${options.workspaceOf(run.id)}`;
+    live.setActivity({ kind: 'awaiting_approval', tool: program, argument: clampActivity(argument, 200) });
+    live.writePending();
+    const approval = await options.broker.request(
+      {
+        sessionId: write.sessionId,
+        runId: run.id,
+        agent: agent.name,
+        tool: program,
+        argument,
+        risk: exec.verdict.decision === 'ask' ? 'exec' : 'write',
+        summary: clampActivity(`${program}: ${argument} (its sandbox for the whole run; it cannot ask while it works)`, 200),
+      },
+      signal,
+    );
+    if (approval.status !== 'approved') return allowed;
+    return { ...allowed, write: allowed.write || write.verdict.decision === 'ask', exec: allowed.exec || exec.verdict.decision === 'ask' };
   };
 }
 

@@ -65,8 +65,8 @@ export interface HarnessDialect {
   /** Whether it asks cadre before each tool use (else it gets its sandbox from cadre's rules before it starts). */
   readonly asksMidRun: boolean;
   invocation(start: HarnessStart): HarnessInvocation | Promise<HarnessInvocation>;
-  /** The events of one JSON line of its output (an object); none for a line it has no use for. */
-  parse(line: Record<string, unknown>): HarnessEvent[];
+  /** A reader of one invocation's output: the events of each JSON line (an object); none for a line it has no use for. */
+  createParser(): (line: Record<string, unknown>) => HarnessEvent[];
   /** The stdin line answering an ask. */
   answer?(ask: Extract<HarnessEvent, { type: 'ask' }>, decision: { allow: boolean; message?: string }): string;
   /** The stdin line giving a message to the program while it works. */

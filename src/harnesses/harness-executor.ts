@@ -14,6 +14,7 @@ import type { HarnessRecord, RunRecord, Usage } from '../store/records.ts';
 import { systemNowMs } from '../util/clock.ts';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
 import { claudeCodeDialect } from './claude-code-dialect.ts';
+import { codexDialect } from './codex-dialect.ts';
 import { startContained, type Containment, type ContainedProcess } from './contained-process.ts';
 import { displayName, findHarnessProgram, missingProgramMessage, type HarnessCommands } from './find-harness-program.ts';
 import type { HarnessAllowance, HarnessDialect, HarnessEvent } from './harness-dialect.ts';
@@ -63,6 +64,7 @@ export interface HarnessExecutorOptions extends LoopContext {
 /** The dialects cadre knows. */
 export const harnessDialects: Partial<Record<HarnessName, HarnessDialect>> = {
   'claude-code': claudeCodeDialect,
+  codex: codexDialect,
 };
 
 const noAllowance: HarnessAllowance = { write: false, exec: false, network: false };
@@ -250,6 +252,7 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
     }
 
     let queue: Promise<void> = Promise.resolve();
+    const parse = dialect.createParser();
     const lines = createInterface({ input: program.child.stdout, crlfDelay: Infinity });
     const linesClosed = new Promise<void>((resolve) => lines.once('close', resolve));
     lines.on('line', (line) => {
@@ -267,7 +270,7 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
         garbage ??= trimmed.slice(0, 200);
         return;
       }
-      const events = dialect.parse(parsed as Record<string, unknown>);
+      const events = parse(parsed as Record<string, unknown>);
       queue = queue.then(async () => {
         for (const event of events) await handle(event).catch(report);
         watchSilence();

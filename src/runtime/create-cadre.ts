@@ -22,7 +22,7 @@ import { createInProcessExecutor } from '../executors/in-process-executor.ts';
 import type { LoopContext } from '../executors/loop-context.ts';
 import { createQueueExecutor } from '../executors/queue-executor.ts';
 import { createRunSetup } from '../executors/run-setup.ts';
-import { createHarnessApprover } from '../harnesses/harness-approver.ts';
+import { createHarnessAllowance, createHarnessApprover } from '../harnesses/harness-approver.ts';
 import { createHarnessExecutor } from '../harnesses/harness-executor.ts';
 import { routeHarnessRuns } from '../harnesses/route-harness-runs.ts';
 import { defaultLogger } from '../logging/default-logger.ts';
@@ -209,6 +209,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     workspaceOf,
     modelTimeoutMs: limits.modelTimeoutMs,
     approve: createHarnessApprover({ store, broker, permissions: options.permissions, primarySessionOf, workspaceOf }),
+    allowance: createHarnessAllowance({ store, broker, permissions: options.permissions, primarySessionOf, workspaceOf }),
   });
   const executor =
     queued ?? routeHarnessRuns(createInProcessExecutor({ ...loops, ledger, budget, setup }), harnesses, (run) => agents.get(run.agent)?.harness !== undefined);
