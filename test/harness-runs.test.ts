@@ -14,6 +14,8 @@ import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
 
 const claude = process.env.CADRE_TEST_CLAUDE;
 if (claude === undefined) console.warn('harness-runs: skipping the runs of the real Claude Code: set CADRE_TEST_CLAUDE to its executable (.ci/run does)');
+const opencode = process.env.CADRE_TEST_OPENCODE;
+if (opencode === undefined) console.warn('harness-runs: skipping the runs of the real opencode: set CADRE_TEST_OPENCODE to its executable (.ci/run does)');
 const codex = process.env.CADRE_TEST_CODEX;
 if (codex === undefined) console.warn('harness-runs: skipping the runs of the real Codex: set CADRE_TEST_CODEX to its executable (.ci/run does)');
 
@@ -32,6 +34,14 @@ harness: codex
 mode: subagent
 ---
 You are the Codex agent. Be brief.
+`;
+
+const opencodeAgent = `---
+description: Answers with opencode.
+harness: opencode
+mode: subagent
+---
+You are the opencode agent. Be brief.
 `;
 
 let workspace: Workspace;
@@ -55,6 +65,8 @@ function respond(request: ScriptedRequest): ScriptedTurn {
           ? { agent: 'coder', task: 'Write the date to stamp.txt.' }
           : first.includes('codex read')
             ? { agent: 'codexer', task: 'Count the notes.' }
+            : first.includes('opencode read')
+              ? { agent: 'opener', task: 'List the notes.' }
           : { agent: 'coder', task: 'Just answer.' };
     const last = request.messages.findLast((message) => message.role === 'user')?.content;
     // A notification of the run's end comes as a later user message: it is only noted.
@@ -65,6 +77,11 @@ function respond(request: ScriptedRequest): ScriptedTurn {
     return request.turn === 0
       ? { text: 'Counting.', tool_calls: [{ name: 'exec_command', arguments: { cmd: 'cat notes.txt; echo counted > counted.txt' } }] }
       : { text: 'There is one note: remember the milk.', usage: { input_tokens: 120, output_tokens: 11, cache_read_input_tokens: 40 } };
+  }
+  if (request.tools.includes('bash') && request.messages.some((message) => message.role === 'user' && message.content.includes('List the notes.'))) {
+    return request.turn === 0
+      ? { text: 'Listing.', tool_calls: [{ name: 'bash', arguments: { command: 'cat notes.txt', description: 'list' } }] }
+      : { text: 'One note: the milk.', usage: { input_tokens: 90, output_tokens: 5 } };
   }
   if (!request.tools.includes('Bash')) return { text: 'A title' };
   if (first.includes('What do my notes say?')) {
@@ -89,6 +106,13 @@ beforeAll(async () => {
   workspace = await createWorkspace({ script: respond });
   await writeFile(join(workspace.cwd, '.cadre', 'agents', 'coder.md'), coderAgent);
   await writeFile(join(workspace.cwd, '.cadre', 'agents', 'codexer.md'), codexAgent);
+  await writeFile(join(workspace.cwd, '.cadre', 'agents', 'opener.md'), opencodeAgent);
+  // opencode's provider: its built-in Anthropic one, pointed at the scripted server's Messages wire.
+  const opencodeConfig = {
+    provider: { anthropic: { options: { baseURL: workspace.server.baseURL, apiKey: 'test-anthropic-key' }, models: { scripted: { name: 'scripted' } } } },
+    model: 'anthropic/scripted',
+  };
+  await writeFile(join(workspace.cwd, '.opencode-test.json'), JSON.stringify(opencodeConfig));
   await mkdir(join(homedir(), '.cache'), { recursive: true });
   codexHome = await mkdtemp(join(homedir(), '.cache', 'cadre-test-codex-'));
   const config = [
@@ -109,6 +133,7 @@ beforeAll(async () => {
   await mkdir(realBin);
   if (claude !== undefined) await symlink(claude, join(realBin, 'claude'));
   if (codex !== undefined) await symlink(codex, join(realBin, 'codex'));
+  if (opencode !== undefined) await symlink(opencode, join(realBin, 'opencode'));
 });
 afterAll(async () => {
   await workspace.close();
@@ -256,6 +281,42 @@ describe('a harness run of the real Codex', () => {
       }
     },
     120_000,
+  );
+});
+
+describe('a harness run of the real opencode', () => {
+  it.skipIf(opencode === undefined)(
+    opencode === undefined ? 'skipped: set CADRE_TEST_OPENCODE to run it' : 'completes with its bash call in the transcript and its usage, bash allowed once before it started',
+    async () => {
+      const env = {
+        PATH: `${realBin}:${process.env.PATH ?? ''}`,
+        OPENCODE_CONFIG: join(workspace.cwd, '.opencode-test.json'),
+        OPENCODE_DISABLE_MODELS_FETCH: '1',
+        OPENCODE_DISABLE_SHARE: '1',
+      };
+      const result = await workspace.run(['run', ...workspace.modelFlags, '--yes', '--json', 'opencode read'], { env });
+      expect(result.code, result.stderr).toBe(0);
+      const runId = /(run_\w+)/.exec(result.stdout)![1];
+      const run = await runById(runId);
+      expect(run, JSON.stringify(run.error)).toMatchObject({ status: 'completed', result: { text: 'One note: the milk.' }, harness: { name: 'opencode', pid: null } });
+      expect(run.harness?.session_id).toMatch(/^ses_/);
+      expect(run.turns).toBe(2);
+      expect(run.usage.input_tokens).toBeGreaterThan(90);
+      const store = createSqliteStore({ path: workspace.database });
+      try {
+        const parts = (await store.listMessages(run.child_session_id)).flatMap((message) =>
+          Array.isArray(message.content) ? (message.content as Array<Record<string, any>>) : [],
+        );
+        expect(parts).toContainEqual(expect.objectContaining({ type: 'tool-call', toolName: 'bash', input: expect.objectContaining({ command: 'cat notes.txt' }) }));
+        expect(parts).toContainEqual(
+          expect.objectContaining({ type: 'tool-result', toolName: 'bash', output: { type: 'text', value: expect.stringContaining('Remember the milk.') } }),
+        );
+      } finally {
+        await store.close();
+      }
+    },
+    // opencode takes long to start on a loaded machine (it installs nothing: its providers are built in).
+    240_000,
   );
 });
 

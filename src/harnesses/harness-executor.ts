@@ -15,6 +15,7 @@ import { systemNowMs } from '../util/clock.ts';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
 import { claudeCodeDialect } from './claude-code-dialect.ts';
 import { codexDialect } from './codex-dialect.ts';
+import { opencodeDialect } from './opencode-dialect.ts';
 import { startContained, type Containment, type ContainedProcess } from './contained-process.ts';
 import { displayName, findHarnessProgram, missingProgramMessage, type HarnessCommands } from './find-harness-program.ts';
 import type { HarnessAllowance, HarnessDialect, HarnessEvent } from './harness-dialect.ts';
@@ -65,6 +66,7 @@ export interface HarnessExecutorOptions extends LoopContext {
 export const harnessDialects: Partial<Record<HarnessName, HarnessDialect>> = {
   'claude-code': claudeCodeDialect,
   codex: codexDialect,
+  opencode: opencodeDialect,
 };
 
 const noAllowance: HarnessAllowance = { write: false, exec: false, network: false };
