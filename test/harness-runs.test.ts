@@ -320,6 +320,29 @@ describe('a harness run of the real opencode', () => {
   );
 });
 
+describe('cadre agents and harness agents', () => {
+  it('says for each harness agent whether its program was found, its version, and what cadre will allow it', async () => {
+    const folder = await fakeClaude('versioned', 'echo "9.9.9 (Claude Code)"');
+    const result = await workspace.run(['agents', '--json', '--db', workspace.database], { env: { PATH: `${folder}:${dirname(process.execPath)}:/usr/bin:/bin` } });
+    expect(result.code, result.stderr).toBe(0);
+    const agents = JSON.parse(result.stdout).agents as Array<{ name: string; harness: Record<string, unknown> | null }>;
+    const byName = Object.fromEntries(agents.map((agent) => [agent.name, agent.harness]));
+    expect(byName.scout).toBeNull();
+    expect(byName.coder).toEqual({
+      name: 'claude-code',
+      command: 'claude',
+      path: join(folder, 'claude'),
+      found: true,
+      version: '9.9.9 (Claude Code)',
+      allowed: { asks: 'each-call', write: 'ask', exec: 'ask', network: 'ask' },
+      install: null,
+    });
+    expect(byName.codexer).toMatchObject({ name: 'codex', found: false, version: null, allowed: { asks: 'before-start' }, install: expect.stringContaining('npm install -g @openai/codex') });
+    const table = await workspace.run(['agents', '--db', workspace.database], { env: { PATH: `${folder}:${dirname(process.execPath)}:/usr/bin:/bin` } });
+    expect(table.stdout).toContain(`coder: Claude Code 9.9.9 (Claude Code) at ${join(folder, 'claude')}; asks cadre before each tool use: write ask, exec ask, network ask`);
+  }, 60_000);
+});
+
 describe('a harness run whose program misbehaves', () => {
   it('fails at its start with execution_error saying how to install a missing program', async () => {
     const result = await workspace.run(['run', ...workspace.modelFlags, '--json', 'harness other'], { env: { PATH: dirname(process.execPath) } });

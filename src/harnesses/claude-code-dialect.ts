@@ -26,7 +26,8 @@ export const claudeCodeDialect: HarnessDialect = {
   asksMidRun: true,
 
   invocation(start) {
-    const args = ['-p', '--output-format', 'stream-json', '--input-format', 'stream-json', '--verbose', '--permission-prompt-tool', 'stdio'];
+    // No settings files: their allow lists and modes would widen what cadre's rules allow.
+    const args = ['-p', '--output-format', 'stream-json', '--input-format', 'stream-json', '--verbose', '--permission-prompt-tool', 'stdio', '--setting-sources', ''];
     args.push('--max-turns', String(start.maxTurns));
     if (start.system.trim() !== '') args.push('--append-system-prompt', start.system);
     if (start.model !== undefined) args.push('--model', start.model);

@@ -7,3 +7,4 @@ export { createHarnessAllowance, createHarnessApprover, type HarnessApproverOpti
 export type { HarnessAllowance, HarnessDialect, HarnessEvent, HarnessInvocation, HarnessName, HarnessStart } from './harness-dialect.ts';
 export { createHarnessExecutor, harnessDialects, type HarnessApprover, type HarnessAsk, type HarnessExecutorOptions } from './harness-executor.ts';
 export { routeHarnessRuns } from './route-harness-runs.ts';
+export { describeHarness, describeHarnessLine, type DescribeHarnessOptions, type HarnessDecision, type HarnessReport } from './describe-harness.ts';
