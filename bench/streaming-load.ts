@@ -13,13 +13,13 @@
  * double until the p99 passes the bound.
  * @module
  */
+import { stepCountIs, streamText } from 'ai';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { defineAgent } from '../src/agents/agent-definition.ts';
-import type { CadreEvent } from '../src/runs/run-bus.ts';
+import { sessionOfEvent, type CadreEvent } from '../src/runs/run-bus.ts';
 import { createCadre, type Cadre } from '../src/runtime/create-cadre.ts';
-import { sessionOfEvent } from '../src/server/event-stream.ts';
 import { openPostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
@@ -78,15 +78,18 @@ function streamingScript(): Parameters<typeof scriptedLanguageModel>[0] {
  */
 function watchSession(cadre: Cadre, sessionId: string, counts: { events: number; bytes: number }): () => void {
   const family = new Set([sessionId]);
-  return cadre.subscribe((event: CadreEvent) => {
-    const owner = sessionOfEvent(event);
-    if (event.type === 'run-event') {
-      if (!family.has(owner)) return;
-      family.add(event.run.child_session_id);
-    } else if (!family.has(owner)) return;
-    counts.events++;
-    counts.bytes += JSON.stringify(event).length;
-  });
+  return cadre.subscribe(
+    (event: CadreEvent) => {
+      const owner = sessionOfEvent(event);
+      if (event.type === 'run-event') {
+        if (!family.has(owner)) return;
+        family.add(event.run.child_session_id);
+      } else if (!family.has(owner)) return;
+      counts.events++;
+      counts.bytes += JSON.stringify(event).length;
+    },
+    { sessionId },
+  );
 }
 
 interface Trial {
@@ -165,6 +168,65 @@ async function trial(store: Store, count: number): Promise<Trial> {
     await cadre.close();
   }
 }
+
+/**
+ * The floor: `count` bare `streamText` consumers of the worker's script in one process, each
+ * reading its full stream and serializing every part as a view would, sampled from the last
+ * consumer's first part to the first one's end, as a cadre trial is.
+ */
+async function bareTrial(count: number): Promise<Trial> {
+  const model = scriptedLanguageModel(streamingScript());
+  const lag = monitorEventLoopDelay({ resolution: resolutionMs });
+  let started = 0;
+  let events = 0;
+  let eventsAtStart = 0;
+  let windowStart = 0;
+  let windowEnd = 0;
+  const consume = async () => {
+    const result = streamText({
+      model,
+      instructions: `${streamMarker}: check with noop, then answer.`,
+      prompt: 'Check the work and report.',
+      tools: { noop: noopTool },
+      stopWhen: stepCountIs(10),
+    });
+    let first = true;
+    for await (const part of result.fullStream) {
+      if (part.type === 'error') throw part.error;
+      if (first) {
+        first = false;
+        if (++started === count) {
+          windowStart = performance.now();
+          eventsAtStart = events;
+          lag.enable();
+        }
+      }
+      events++;
+      JSON.stringify(part);
+    }
+    if (windowEnd === 0) {
+      windowEnd = performance.now();
+      lag.disable();
+    }
+  };
+  await Promise.all(Array.from({ length: count }, consume));
+  if (started < count) throw new Error(`Only ${started} of ${count} bare consumers were streaming together; the trial says nothing.`);
+  const windowMs = windowEnd - windowStart;
+  return {
+    count,
+    p50: lagOf(lag.percentile(50)),
+    p99: lagOf(lag.percentile(99)),
+    max: lagOf(lag.max),
+    windowMs,
+    eventsPerSecond: ((events - eventsAtStart) * 1000) / windowMs,
+  };
+}
+
+/** What cadre may add to the lag p99 of as many bare consumers (issue 37). */
+export const addedLagBoundMs = 10;
+
+/** The counts the comparison with bare consumers is taken at, exactly. */
+const comparedCounts = [200, 1000, 2000];
 
 /** Doubles the count from `start` until the lag p99 passes the bound (or `limit` is reached). */
 async function search(
@@ -245,7 +307,26 @@ export async function runStreamingLoad({ postgresUrl, quick = false }: { postgre
   }
   if (!postgresUrl) summary.push('Postgres: skipped (pass --postgres URL or set CADRE_TEST_POSTGRES_URL)');
   const table = markdownTable(['store', 'watched runs', 'lag p50 ms', 'lag p99 ms', 'lag max ms', 'events to views per s', 'window ms'], rows);
-  return `## Streaming load\n\n${table}\n\n${summary.join('; ')}.`;
+  // The same counts against the floor: bare consumers first, then each store, one after another in this process.
+  const compared: string[][] = [];
+  for (const count of quick ? [20] : comparedCounts) {
+    const bare = await bareTrial(count);
+    const row = [String(count), fixed(bare.p99, 1)];
+    for (const [, open] of engines) {
+      const { store, dispose } = await open();
+      try {
+        const result = await trial(store, count);
+        const added = result.p99 - bare.p99;
+        row.push(fixed(result.p99, 1), `${fixed(added, 1)}${added <= addedLagBoundMs ? '' : ' (over)'}`);
+      } finally {
+        await dispose();
+      }
+    }
+    compared.push(row);
+  }
+  const columns = ['watched runs', 'bare streamText lag p99 ms', ...engines.flatMap(([name]) => [`${name} lag p99 ms`, `${name} added ms`])];
+  const comparison = markdownTable(columns, compared);
+  return `## Streaming load\n\n${table}\n\n${summary.join('; ')}.\n\nAgainst as many bare \`streamText\` consumers of the same script (target: cadre adds at most ${addedLagBoundMs} ms to their lag p99):\n\n${comparison}`;
 }
 
 if (import.meta.main) {

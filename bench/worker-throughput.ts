@@ -8,6 +8,9 @@
  * This process hosts the sessions (40 of them, each starting 25 background runs with one model
  * call, so the hosts' caps never hold the workers back) and times from the first message sent to
  * the last run finished; the workers are started and ready before.
+ *
+ * Diagnostics: `CADRE_BENCH_WORKER_TIMES=1` prints how many runs worked each second and three
+ * runs' event timelines; `CADRE_BENCH_WORKER_PROFILE=DIR` writes each worker's CPU profile there.
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -75,6 +78,7 @@ function startWorker(args: WorkerArgs): Promise<ChildProcess> {
   const child = spawn(
     process.execPath,
     [
+      ...(process.env.CADRE_BENCH_WORKER_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.CADRE_BENCH_WORKER_PROFILE}`] : []),
       import.meta.filename,
       '--worker',
       '--db',
@@ -141,6 +145,28 @@ async function measure({
     const seconds = elapsed().wallMs / 1000;
     const finished = await store.listRuns({ statuses: ['completed'] });
     if (finished.length !== sessions * runsPerSession) throw new Error(`${finished.length} of ${sessions * runsPerSession} runs completed.`);
+    if (process.env.CADRE_BENCH_WORKER_TIMES) {
+      const ms = (at: string | null) => (at ? Date.parse(at) : Number.NaN);
+      const spans = finished.map((run) => [ms(run.created_at), ms(run.started_at), ms(run.ended_at)]).sort((a, b) => a[1] - b[1]);
+      const t0 = Math.min(...spans.map((span) => span[0]));
+      const work = spans.map((span) => span[2] - span[1]).sort((a, b) => a - b);
+      const quantile = (values: number[], q: number) => values[Math.floor(q * (values.length - 1))];
+      console.error(
+        `run work ms p50 ${quantile(work, 0.5)} p90 ${quantile(work, 0.9)} max ${work.at(-1)}; first start +${spans[0][1] - t0} ms; last end +${Math.max(...spans.map((span) => span[2])) - t0} ms`,
+      );
+      for (let second = 0; second * 1000 < Math.max(...spans.map((span) => span[2])) - t0; second++) {
+        const at = t0 + second * 1000;
+        const running = spans.filter((span) => span[1] <= at && span[2] > at).length;
+        console.error(`t=${second}s running ${running}`);
+      }
+      for (const run of [finished[10], finished[120], finished[240]]) {
+        const events = await store.listRunEvents(run.id);
+        console.error(
+          run.id,
+          events.map((event) => `${event.type}${event.type === 'activity' ? JSON.stringify(event.data) : ''}@${ms(event.at) - t0}`).join(' '),
+        );
+      }
+    }
     return { seconds, perSecond: finished.length / seconds };
   } finally {
     for (const child of children) child.stdin!.end();

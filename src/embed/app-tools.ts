@@ -107,22 +107,25 @@ async function* followDelegation(
     output: null,
   };
   const changes = latestValue<CadreRunProgress>();
-  const unsubscribe = services.bus.subscribe((event) => {
-    if (event.type !== 'run-event') return;
-    const { run } = event;
-    if (run.tool_call_id !== toolCallId || run.parent_session_id !== sessionId || run.parent_run_id !== null) return;
-    const changed = advance(progress, run, activityOf(event));
-    // Each preliminary result costs the SDK a copy and the page a render: only what shows counts.
-    if (
-      changed.run_id === progress.run_id &&
-      changed.status === progress.status &&
-      changed.activity === progress.activity &&
-      sameUsage(changed.usage, progress.usage)
-    )
-      return;
-    progress = changed;
-    changes.push(progress);
-  });
+  const unsubscribe = services.bus.subscribe(
+    (event) => {
+      if (event.type !== 'run-event') return;
+      const { run } = event;
+      if (run.tool_call_id !== toolCallId || run.parent_session_id !== sessionId || run.parent_run_id !== null) return;
+      const changed = advance(progress, run, activityOf(event));
+      // Each preliminary result costs the SDK a copy and the page a render: only what shows counts.
+      if (
+        changed.run_id === progress.run_id &&
+        changed.status === progress.status &&
+        changed.activity === progress.activity &&
+        sameUsage(changed.usage, progress.usage)
+      )
+        return;
+      progress = changed;
+      changes.push(progress);
+    },
+    { sessionId },
+  );
   const done = Promise.resolve()
     .then(() => next() as Promise<string>)
     .then(

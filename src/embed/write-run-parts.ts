@@ -2,6 +2,7 @@ import type { CadreEvent, RunBus } from '../runs/run-bus.ts';
 import { activityOf } from './activity-of.ts';
 import { isFinished, type ApprovalRecord, type RunRecord, type RunStatus, type Usage } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
+import { listFamilyRuns } from '../runs/family-runs.ts';
 
 /** An ask of a run that waits for a person: answer it with `cadre.approve(id, { decision })`. */
 export interface CadreRunApproval {
@@ -153,11 +154,12 @@ export async function writeRunParts(services: RunPartsServices, writer: CadreRun
       applyRun(event.run, activityOf(event));
     } else if (event.type === 'approval') applyApproval(event.approval);
   };
-  const unsubscribe = bus.subscribe(onEvent);
+  const unsubscribe = bus.subscribe(onEvent, { sessionId });
   const onAbort = () => finish();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    for (const run of await familyRuns(store, sessionId)) {
+    for (const run of await listFamilyRuns(store, sessionId)) {
+      bus.follow(onEvent, run.child_session_id);
       if (options.runs !== 'active' || !isFinished(run.status)) applyRun(run, run.last_activity);
     }
     for (const approval of await store.listApprovals({ statuses: ['pending'], session_id: sessionId })) applyApproval(approval);
@@ -182,16 +184,4 @@ export async function writeRunParts(services: RunPartsServices, writer: CadreRun
 
 function totalOf(usage: Usage): number {
   return usage.input_tokens + usage.output_tokens;
-}
-
-/** The session's runs and, depth first, the runs they started; oldest first. */
-async function familyRuns(store: Store, sessionId: string): Promise<RunRecord[]> {
-  const runs: RunRecord[] = [];
-  let sessions = [sessionId];
-  for (let depth = 0; depth < 16 && sessions.length > 0; depth++) {
-    const level = (await Promise.all(sessions.map((id) => store.listRuns({ parent_session_id: id, order: 'oldest' })))).flat();
-    runs.push(...level);
-    sessions = level.map((run) => run.child_session_id);
-  }
-  return runs;
 }

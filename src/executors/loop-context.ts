@@ -12,7 +12,7 @@ export interface LoopContext {
   store: Store;
   bus: RunBus;
   now: Now;
-  /** The clock in epoch milliseconds (throttles). @default Date.now */
+  /** The clock in epoch milliseconds (throttles). @default systemNowMs */
   nowMs?: NowMs;
   /** This process's identity in leases: tool calls under way name it. */
   ownerId: string;

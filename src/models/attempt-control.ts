@@ -1,3 +1,5 @@
+import { type NowMs, systemNowMs } from '../util/clock.ts';
+
 /** Marks an attempt aborted because the provider did not answer in time. */
 export class AttemptTimeout extends Error {
   constructor() {
@@ -12,7 +14,7 @@ export class AttemptTimeout extends Error {
  * other bookkeeping). An attempt expires between its deadline and a tenth of the timeout later.
  * @param nowMs the clock deadlines are read on, in epoch milliseconds (reliableModel's `nowMs`)
  */
-export function createWatchdog(timeoutMs: number, nowMs: () => number = Date.now) {
+export function createWatchdog(timeoutMs: number, nowMs: NowMs = systemNowMs) {
   const deadlines = new Map<() => void, number>();
   let interval: NodeJS.Timeout | undefined;
   const periodMs = Math.min(1000, Math.max(5, Math.floor(timeoutMs / 10)));
@@ -46,7 +48,7 @@ export type Watchdog = ReturnType<typeof createWatchdog>;
 export interface AttemptControllerOptions {
   /** No answer (or, streamed, no new chunk) for this long aborts the attempt. */
   timeoutMs: number;
-  /** The clock deadlines are read on, in epoch milliseconds. @default Date.now */
+  /** The clock deadlines are read on, in epoch milliseconds. @default systemNowMs */
   nowMs?: () => number;
 }
 
@@ -62,7 +64,7 @@ export interface AttemptControllerOptions {
  * const attempt = attempts.start(callOptions.abortSignal);
  * const result = await attempt.race(model.doGenerate({ ...callOptions, abortSignal: attempt.signal }));
  */
-export function createAttemptController({ timeoutMs, nowMs = Date.now }: AttemptControllerOptions) {
+export function createAttemptController({ timeoutMs, nowMs = systemNowMs }: AttemptControllerOptions) {
   const watchdog = createWatchdog(timeoutMs, nowMs);
   /** The attempts following each caller signal; the signal's one listener aborts them. */
   const following = new WeakMap<AbortSignal, Set<Attempt>>();

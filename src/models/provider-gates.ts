@@ -38,7 +38,7 @@ export interface ProviderGates {
 
 /** Options of {@link createProviderGates}. */
 export interface ProviderGatesOptions {
-  /** The clock in epoch milliseconds. @default Date.now */
+  /** The clock in epoch milliseconds. @default systemNowMs */
   nowMs?: () => number;
   /** @default real timers */
   sleep?: Sleep;

@@ -5,6 +5,7 @@ import { ModelCallError } from './model-call-error.ts';
 import { partStream, type PartSink } from './pipe-parts.ts';
 import { createProviderGates, realSleep, type ProviderGates, type Sleep } from './provider-gates.ts';
 import type { SecretRedactor } from './secret-redactor.ts';
+import { systemNowMs } from '../util/clock.ts';
 
 /** Options of {@link reliableCalls}. */
 export interface ReliableCallsOptions {
@@ -22,7 +23,7 @@ export interface ReliableCallsOptions {
   retryDelayMs?: number;
   /** The longest `retry-after` honoured; a longer one fails the request at once. @default 60000 */
   maxRetryAfterMs?: number;
-  /** The clock in epoch milliseconds. @default Date.now */
+  /** The clock in epoch milliseconds. @default systemNowMs */
   nowMs?: () => number;
   /** @default real timers */
   sleep?: Sleep;
@@ -136,7 +137,7 @@ export function reliableCalls(options: ReliableCallsOptions): ModelMiddleware {
   const maxRetries = options.maxRetries ?? 2;
   const retryDelayMs = options.retryDelayMs ?? 2000;
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
-  const nowMs = options.nowMs ?? Date.now;
+  const nowMs = options.nowMs ?? systemNowMs;
   const sleep = options.sleep ?? realSleep;
   const gates = options.gates ?? createProviderGates({ nowMs, sleep });
   const attempts = createAttemptController({ timeoutMs, nowMs });

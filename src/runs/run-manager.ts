@@ -54,7 +54,7 @@ export interface RunManagerOptions {
   bus: RunBus;
   ledger: RunLedger;
   now: Now;
-  /** The clock in epoch milliseconds (waits for runs of other processes). @default Date.now */
+  /** The clock in epoch milliseconds (waits for runs of other processes). @default systemNowMs */
   nowMs?: NowMs;
   newId: NewId;
   limits: RunManagerLimits;
@@ -163,13 +163,18 @@ export function createRunManager(options: RunManagerOptions): RunManager {
 
   async function admit(run: RunRecord): Promise<void> {
     trackLocal(run);
-    const admission = scheduler.admit({
+    const entry = {
       runId: run.id,
       parentSessionId: run.parent_session_id,
       start: () => {
         execute(run.id).catch(report);
       },
-    });
+    };
+    // A running run was given its slot by the process that scheduled it (a worker's job comes from
+    // its host, whose caps decided): waiting here again for this process's own caps would hold a
+    // taken job idle.
+    if (adopted.has(run.id)) return scheduler.occupy(entry);
+    const admission = scheduler.admit(entry);
     if (admission === 'full') {
       await finish(run.id, 'failed', {
         error: {

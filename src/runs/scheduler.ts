@@ -27,6 +27,12 @@ export type Admission = 'started' | 'queued' | 'full';
  */
 export interface Scheduler {
   admit(entry: SchedulerEntry): Admission;
+  /**
+   * Starts a run that already holds its slot elsewhere (the host that scheduled a worker's job,
+   * or a dead process whose running run is resumed) at once, whatever the limits here: it
+   * counts as active, so runs admitted after it wait for it.
+   */
+  occupy(entry: SchedulerEntry): void;
   /** Frees the slot of a running run, or drops a queued one; starts whoever is next. */
   release(runId: string): void;
   /** Whether the run is waiting for a slot. */
@@ -116,6 +122,10 @@ export function createScheduler(limits: SchedulerLimits): Scheduler {
       queuedRuns.set(entry.runId, entry);
       markReady(entry.parentSessionId, slots);
       return 'queued';
+    },
+
+    occupy(entry) {
+      begin(entry, slotsOf(entry.parentSessionId));
     },
 
     release(runId) {

@@ -7,7 +7,7 @@ import type { CadreToolsOptions } from '../embed/app-tools.ts';
 import type { CadreRunPartWriter, WriteRunPartsOptions } from '../embed/write-run-parts.ts';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
 import type { Coordination } from '../coordination/coordination.ts';
-import type { CadreListener, RunBus } from '../runs/run-bus.ts';
+import type { CadreInterest, CadreListener, RunBus } from '../runs/run-bus.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
 import type { RunManager } from '../runs/run-manager.ts';
 import type { StopCause } from '../runs/run-stop.ts';
@@ -83,8 +83,13 @@ export interface Cadre {
    * settled) or `signal` aborts. Answer an ask shown on a card with {@link Cadre.approve}.
    */
   writeRunParts(writer: CadreRunPartWriter, options: WriteRunPartsOptions): Promise<void>;
-  /** Live events of this process. While anyone listens, model text is streamed (see `streaming`). */
-  subscribe(listener: CadreListener): () => void;
+  /**
+   * Live events of this process: all of them, or with `interest` one session's (the session and
+   * the child sessions of its runs at any depth, as the dashboard's view of a session shows them).
+   * A scoped listener costs nothing for the events of other sessions, so a process holds many
+   * views. While anyone listens, model text is streamed (see `streaming`).
+   */
+  subscribe(listener: CadreListener, interest?: CadreInterest): () => void;
   close(): Promise<void>;
 }
 

@@ -55,6 +55,7 @@ import { recoverRuns } from './recover-runs.ts';
 import { watchRunsElsewhere } from './watch-runs-elsewhere.ts';
 import { createSessionWakeups, waitForIdle } from './wait-for-idle.ts';
 import { isStoreFailure, watchStoreFailure } from './watch-store-failure.ts';
+import { listFamilyRuns } from '../runs/family-runs.ts';
 
 export type { Cadre, CadreRuntime } from './cadre.ts';
 export type { CadreOptions } from './cadre-options.ts';
@@ -362,8 +363,13 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
       return writeRunParts({ store, bus }, partWriter, partOptions);
     },
 
-    subscribe(listener) {
-      const unsubscribe = bus.subscribe(listener);
+    subscribe(listener, interest) {
+      const unsubscribe = bus.subscribe(listener, interest);
+      // Runs the session started before: their child sessions join its family (later ones join as they start).
+      if (interest)
+        listFamilyRuns(store, interest.sessionId).then((runs) => {
+          for (const run of runs) bus.follow(listener, run.child_session_id);
+        }, report);
       watchers++;
       let subscribed = true;
       return () => {

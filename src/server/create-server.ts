@@ -12,6 +12,7 @@ import { createAgentRoutes } from './agent-routes.ts';
 import { createApprovalRoutes } from './approval-routes.ts';
 import { createAccessToken, guardPosts, isLoopbackHost, isWildcardHost, requireAccess, securityHeaders } from './dashboard-security.ts';
 import { streamCadreEvents } from './event-stream.ts';
+import { shareListChanges } from './list-changes.ts';
 import { createExportRoute } from './export-route.ts';
 import { createRunRoutes } from './run-routes.ts';
 import { createSessionRoutes } from './session-routes.ts';
@@ -95,7 +96,8 @@ export function createDashboardApp({
   );
 
   app.route('/', createStaticAssets({ token }));
-  app.get('/api/events', (context) => streamCadreEvents(context, { cadre, heartbeatMs }));
+  const listChanges = shareListChanges(cadre);
+  app.get('/api/events', (context) => streamCadreEvents(context, { cadre, heartbeatMs, listChanges }));
   app.route('/api/sessions', createSessionRoutes({ cadre, onError }));
   app.route('/api/sessions', createExportRoute({ cadre }));
   app.route('/api/runs', createRunRoutes({ cadre }));

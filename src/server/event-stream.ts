@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import type { CadreEvent } from '../runs/run-bus.ts';
+import { sessionOfEvent, type CadreEvent } from '../runs/run-bus.ts';
+import { movesSessionRow, type ListChanges } from './list-changes.ts';
 import type { Cadre } from '../runtime/create-cadre.ts';
 import type { MessageRecord } from '../store/records.ts';
 import { followChanges } from './follow-changes.ts';
@@ -21,33 +22,8 @@ export interface EventStreamOptions {
    * @default 250
    */
   externalChangeMs?: number;
-  /** Milliseconds a `sessions-changed` event waits for more changes to join it: a list is read again at most this often. @default 1000 */
-  listChangeMs?: number;
-}
-
-/** Run events that may move a session's state (a run queued, started or ended). */
-const stateEvents: ReadonlySet<string> = new Set(['run-queued', 'run-start', 'run-end']);
-
-/** Whether an event may change a session's state or its row in the sessions list. */
-function movesState(event: CadreEvent): boolean {
-  return event.type === 'session-status' || event.type === 'approval' || (event.type === 'run-event' && stateEvents.has(event.event.type));
-}
-
-/**
- * The session an event belongs to: a run's events belong to the session that started the run
- * (`run.parent_session_id`); the others name their session.
- */
-export function sessionOfEvent(event: CadreEvent): string {
-  switch (event.type) {
-    case 'run-event':
-      return event.run.parent_session_id;
-    case 'message':
-      return event.message.session_id;
-    case 'approval':
-      return event.approval.session_id;
-    default:
-      return event.session_id;
-  }
+  /** The process's changes to the sessions list, shared by every stream with `?list=1` (see {@link shareListChanges}). */
+  listChanges: ListChanges;
 }
 
 /**
@@ -63,10 +39,7 @@ export function sessionOfEvent(event: CadreEvent): string {
  * changed (a session started, changed state, or another process wrote): read it again; without
  * `?session=`, such a stream sends nothing else. The subscription ends when the client goes away.
  */
-export function streamCadreEvents(
-  context: Context,
-  { cadre, heartbeatMs = 15_000, externalChangeMs = 250, listChangeMs = 1000 }: EventStreamOptions,
-): Response {
+export function streamCadreEvents(context: Context, { cadre, heartbeatMs = 15_000, externalChangeMs = 250, listChanges }: EventStreamOptions): Response {
   const sessionId = context.req.query('session') || null;
   const list = context.req.query('list') === '1';
   return streamSSE(context, async (stream) => {
@@ -106,24 +79,19 @@ export function streamCadreEvents(
             },
             reportToDefaultLogger,
           );
-    let listTimer: ReturnType<typeof setTimeout> | undefined;
     let closed = false;
     const listChanged = () => {
-      if (!list || closed || listTimer !== undefined) return;
-      listTimer = setTimeout(() => {
-        listTimer = undefined;
-        write('sessions-changed', {});
-      }, listChangeMs);
+      if (list && !closed) write('sessions-changed', {});
     };
+    const stopListChanges = list ? listChanges.watch(listChanged) : undefined;
     const send = (event: CadreEvent) => {
-      const moves = movesState(event);
-      if (moves) listChanged();
       if (!wanted(event)) return;
       if (event.type === 'message') writeMessage(event.message);
       else write(event.type, event);
-      if (moves) state?.poke();
+      if (movesSessionRow(event)) state?.poke();
     };
-    const unsubscribe = cadre.subscribe(send);
+    // A session's view hears only its own family's events; without a session it hears everything.
+    const unsubscribe = sessionId !== null ? cadre.subscribe(send, { sessionId }) : list ? () => {} : cadre.subscribe(send);
     const heartbeat = setInterval(() => {
       writing = writing.then(() => stream.write(': heartbeat\n\n'));
     }, heartbeatMs);
@@ -138,7 +106,7 @@ export function streamCadreEvents(
             () => {
               if (sessionId !== null) write('store-changed', {});
               state?.poke();
-              listChanged();
+              listChanges.poke();
             },
             reportToDefaultLogger,
           );
@@ -147,7 +115,7 @@ export function streamCadreEvents(
         if (closed) return;
         closed = true;
         clearInterval(heartbeat);
-        clearTimeout(listTimer);
+        stopListChanges?.();
         state?.stop();
         stopExternalWatch?.();
         unsubscribe();

@@ -14,5 +14,5 @@ export {
   type StartDashboardOptions,
 } from './create-server.ts';
 export { createAccessToken, isLoopbackHost } from './dashboard-security.ts';
-export { sessionOfEvent } from './event-stream.ts';
+export { sessionOfEvent } from '../runs/run-bus.ts';
 export type { SessionState, SessionSummary } from './session-views.ts';

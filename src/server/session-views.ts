@@ -1,5 +1,6 @@
 import type { MessageRecord, RunRecord, RunStatus, SessionRecord, Usage } from '../store/records.ts';
 import { viewRun, type RunView } from '../runs/run-owner.ts';
+import { listFamilyRuns } from '../runs/family-runs.ts';
 import type { StoreView } from '../store/store-view.ts';
 import { sessionState, type SessionState } from '../sessions/session-state.ts';
 
@@ -32,15 +33,7 @@ export function viewRuns(runs: readonly RunRecord[], now: string = new Date().to
  * Each run names its parent run in `parent_run_id`, so a view can nest them.
  */
 export async function listSessionRuns(store: StoreView, sessionId: string): Promise<RunRecord[]> {
-  const collected: RunRecord[] = [];
-  let sessionIds = [sessionId];
-  // Depth is small (limits.maxDepth), so one query per session and level is cheap enough.
-  while (sessionIds.length > 0) {
-    const level = (await Promise.all(sessionIds.map((id) => store.listRuns({ parent_session_id: id, order: 'oldest' })))).flat();
-    collected.push(...level);
-    sessionIds = level.map((run) => run.child_session_id);
-  }
-  return collected.sort((left, right) => (left.id < right.id ? -1 : left.id > right.id ? 1 : 0));
+  return listFamilyRuns(store, sessionId);
 }
 
 /** Sums the token usage of runs. */

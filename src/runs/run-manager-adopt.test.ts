@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
+import { eventFixture, runFixture, sessionFixture } from '../store/store-fixtures.ts';
+import { createRunBus } from './run-bus.ts';
+import { createRunLedger } from './run-ledger.ts';
+import type { RunExecutor } from './run-executor.ts';
+import { createRunManager } from './run-manager.ts';
+
+describe('runs a process adopts (a worker given jobs by its host)', () => {
+  it('carries out every adopted running run at once, whatever its own per-parent cap: the host’s caps already decided', async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    const bus = createRunBus();
+    let clock = Date.parse('2026-01-01T00:00:00.000Z');
+    const now = () => new Date((clock += 10)).toISOString();
+    const coordination = { publish: () => {}, subscribe: () => () => {}, close: async () => {} };
+    const ledger = createRunLedger({ store, bus, now, coordination });
+    const executing = new Set<string>();
+    let mostAtOnce = 0;
+    const release = Promise.withResolvers<void>();
+    const executor: RunExecutor = {
+      async execute(run) {
+        executing.add(run.id);
+        mostAtOnce = Math.max(mostAtOnce, executing.size);
+        await release.promise;
+        executing.delete(run.id);
+        return { text: 'done', lastText: 'done', finishReason: 'stop', steps: 1 };
+      },
+    };
+    const runs = createRunManager({
+      store,
+      bus,
+      ledger,
+      now,
+      newId: (prefix) => `${prefix}_new`,
+      ownerId: 'worker:1:me',
+      executor,
+      coordination,
+      limits: { maxActivePerParent: 2, maxQueuedPerParent: 50, maxActiveGlobal: 64, maxResultChars: 8000 },
+    });
+    await store.createSession(sessionFixture());
+    const adopted = [];
+    for (let index = 0; index < 5; index++) {
+      await store.createSession(sessionFixture({ id: `ses_child_${index}`, parent_run_id: `run_${index}` }));
+      const run = runFixture({ id: `run_${index}`, child_session_id: `ses_child_${index}`, status: 'running', started_at: now() });
+      await store.insertRun(run, eventFixture(run.id, 'run-start'));
+      adopted.push(run);
+    }
+    for (const run of adopted) runs.adopt(run);
+    await expect.poll(() => executing.size).toBe(5);
+    release.resolve();
+    const ended = await Promise.all(adopted.map((run) => runs.wait(run.id)));
+    expect(ended.map((run) => run?.status)).toEqual(Array(5).fill('completed'));
+    expect(mostAtOnce).toBe(5);
+    await runs.close();
+    await store.close();
+  });
+});
