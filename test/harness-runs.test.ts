@@ -63,6 +63,8 @@ function respond(request: ScriptedRequest): ScriptedTurn {
         ? { agent: 'coder', task: 'Start the slow job.', run_in_background: true }
         : first.includes('harness ask')
           ? { agent: 'coder', task: 'Write the date to stamp.txt.' }
+          : first.includes('harness nap')
+            ? { agent: 'coder', task: 'Take a nap, then answer.', run_in_background: true }
           : first.includes('codex read')
             ? { agent: 'codexer', task: 'Count the notes.' }
             : first.includes('opencode read')
@@ -88,6 +90,11 @@ function respond(request: ScriptedRequest): ScriptedTurn {
     return request.turn === 0
       ? { text: 'Reading them.', tool_calls: [{ name: 'Read', arguments: { file_path: join(workspace.cwd, 'notes.txt') } }] }
       : { text: answer, usage: { input_tokens: 100, output_tokens: 9, cache_read_input_tokens: 60 } };
+  }
+  if (first.includes('Take a nap, then answer.')) {
+    const last = request.messages.findLast((message) => message.role === 'user')?.content ?? '';
+    if (last.includes("cadre's process restarted")) return { text: 'Rested after the restart.' };
+    return { text: 'Napping.', tool_calls: [{ name: 'Bash', arguments: { command: 'echo napping; sleep 3129', description: 'nap' } }] };
   }
   if (first.includes('Start the slow job.')) {
     return request.turn === 0
@@ -165,9 +172,9 @@ async function fakeClaude(name: string, script: string): Promise<string> {
   return folder;
 }
 
-function sleepers(): string[] {
+function sleepers(pattern = 'sleep 312[78]'): string[] {
   try {
-    return execFileSync('pgrep', ['-f', 'sleep 312[78]'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
   } catch {
     return [];
   }
@@ -241,6 +248,35 @@ describe('a harness run of the real Claude Code', () => {
       expect(execFileSync('cat', [join(workspace.cwd, 'stamp.txt')], { encoding: 'utf8' })).toBe('stamped\n');
     },
     120_000,
+  );
+});
+
+describe('a harness run of the real Claude Code when cadre crashes', () => {
+  it.skipIf(claude === undefined)(
+    claude === undefined
+      ? 'skipped: set CADRE_TEST_CLAUDE to run it'
+      : "loses nothing: the program dies with cadre, and the next cadre process resumes the run in the program's own session",
+    async () => {
+      const first = workspace.start(['run', ...workspace.modelFlags, '--yes', 'harness nap'], { env: claudeEnv() });
+      const [, runId] = await first.waitForStderr(/\[(run_\w+) coder\] started/, 30_000);
+      await waitUntil(() => sleepers('sleep 3129').length >= 1, 60_000).catch(async (error: Error) => {
+        throw new Error(`${error.message}: ${first.output.stderr} ${JSON.stringify(await runById(runId))}`);
+      });
+      const before = await runById(runId);
+      expect(before.harness?.session_id).toBeTruthy();
+      first.child.kill('SIGKILL');
+      expect((await first.exited).signal).toBe('SIGKILL');
+      // The program's pid namespace died with cadre, its shell's sleep with it.
+      await waitUntil(() => sleepers('sleep 3129').length === 0, 2_000);
+      expect((await runById(runId)).status).toBe('running');
+
+      const second = await workspace.run(['run', ...workspace.modelFlags, '--yes', '--session', before.parent_session_id, 'How is it going?'], { env: claudeEnv() });
+      expect(second.code, second.stderr).toBe(0);
+      const run = await runById(runId);
+      expect(run).toMatchObject({ status: 'completed', result: { text: 'Rested after the restart.' }, harness: { session_id: before.harness!.session_id } });
+      expect(run.warnings.map((warning) => warning.kind)).toContain('recovered');
+    },
+    180_000,
   );
 });
 

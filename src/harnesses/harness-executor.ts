@@ -20,6 +20,7 @@ import { startContained, type Containment, type ContainedProcess } from './conta
 import { displayName, findHarnessProgram, missingProgramMessage, type HarnessCommands } from './find-harness-program.ts';
 import type { HarnessAllowance, HarnessDialect, HarnessEvent } from './harness-dialect.ts';
 import { createHarnessSteps, type HarnessSteps } from './harness-steps.ts';
+import { endLeftProgram } from './end-left-program.ts';
 import { createStderrTail } from './stderr-tail.ts';
 
 /** An ask of a program, for cadre's approvals. */
@@ -69,6 +70,9 @@ export const harnessDialects: Partial<Record<HarnessName, HarnessDialect>> = {
   opencode: opencodeDialect,
 };
 
+/** What a program resumed after cadre's process died is told. */
+const recoveredPrompt = "cadre's process restarted while you worked on the task above. Go on with it where you left off, and end with your answer.";
+
 const noAllowance: HarnessAllowance = { write: false, exec: false, network: false };
 
 /**
@@ -87,8 +91,13 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
   const redact = (text: string) => options.redactor?.redact(text) ?? text;
   const modelTimeoutMs = options.modelTimeoutMs ?? 600_000;
 
-  /** The message the program starts with: the newest user message of the child session (the task, or a resumed run's message). */
+  /**
+   * The message the program starts with: the newest user message of the child session (the task,
+   * or a resumed run's message); for a run recovered after a crash, its program's session already
+   * holds it, and it is told to go on.
+   */
   async function promptOf(run: RunRecord): Promise<string> {
+    if (run.harness?.session_id) return recoveredPrompt;
     const messages = await store.listMessages(run.child_session_id);
     const last = messages.findLast((message) => message.role === 'user');
     return last === undefined ? run.task : messageText(last.content);
@@ -109,6 +118,14 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
       const spent = await options.budget?.exceeded(run, run.usage);
       if (spent) return { text: '', lastText: '', finishReason: 'budget', steps: run.turns, error: { kind: 'budget_exceeded', message: spent } };
       const found = findHarnessProgram(dialect, options.commands ?? {}, env.PATH);
+      // A run recovered after a crash: its program may still be alive on this host, which goes
+      // first; then the run goes on in the program's own session, where there is one.
+      if (run.harness) {
+        await endLeftProgram(run.harness, found.path ?? found.command).catch(report);
+        if (!run.harness.session_id) {
+          return { text: '', lastText: '', finishReason: 'error', steps: run.turns, abandoned: `${displayName(dialect)} had not said its session when cadre's process died: it cannot be resumed.` };
+        }
+      }
       if (found.path === null) return failedOutcome(new Error(missingProgramMessage(dialect, found)));
       const recorder = createRunRecorder({
         run,
