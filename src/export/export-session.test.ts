@@ -127,6 +127,7 @@ describe('exportSession', () => {
       'warnings',
       'notification',
       'resumed_from',
+      'harness',
       'events',
       'runs',
     ]);
