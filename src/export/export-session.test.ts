@@ -127,7 +127,6 @@ describe('exportSession', () => {
       'warnings',
       'notification',
       'resumed_from',
-      'harness',
       'events',
       'runs',
     ]);

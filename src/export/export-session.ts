@@ -130,7 +130,8 @@ function contractFields(run: RunRecord): Omit<ExportedRun, 'events' | 'runs'> {
     warnings: run.warnings,
     notification: run.notification,
     resumed_from: run.resumed_from,
-    // The program's session (to resume it); its pid and host are this machine's bookkeeping.
-    harness: run.harness ? { name: run.harness.name, session_id: run.harness.session_id } : null,
+    // The program's session (to resume it); its pid and host are this machine's bookkeeping. Runs
+    // of cadre's own loop export as they always did.
+    ...(run.harness ? { harness: { name: run.harness.name, session_id: run.harness.session_id } } : {}),
   };
 }
