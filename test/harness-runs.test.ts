@@ -379,6 +379,19 @@ describe('cadre agents and harness agents', () => {
   }, 60_000);
 });
 
+describe('harnesses in the configuration', () => {
+  it('finds a program at harnesses.<name>.command, off the PATH', async () => {
+    const folder = await fakeClaude('configured', 'echo "8.8.8 (Claude Code)"');
+    await writeFile(join(workspace.cwd, 'harness.config.json'), JSON.stringify({ harnesses: { 'claude-code': { command: join(folder, 'claude') } } }));
+    const result = await workspace.run(['agents', '--json', '--config', 'harness.config.json', '--db', workspace.database], {
+      env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin` },
+    });
+    expect(result.code, result.stderr).toBe(0);
+    const coder = (JSON.parse(result.stdout).agents as Array<{ name: string; harness: unknown }>).find((agent) => agent.name === 'coder');
+    expect(coder?.harness).toMatchObject({ command: join(folder, 'claude'), found: true, version: '8.8.8 (Claude Code)' });
+  }, 60_000);
+});
+
 describe('a harness run whose program misbehaves', () => {
   it('fails at its start with execution_error saying how to install a missing program', async () => {
     const result = await workspace.run(['run', ...workspace.modelFlags, '--json', 'harness other'], { env: { PATH: dirname(process.execPath) } });
