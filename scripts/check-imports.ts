@@ -17,6 +17,7 @@ const rank: Record<string, number> = {
   config: 1,
   testing: 1,
   loop: 1,
+  output: 1,
   permissions: 1,
   coordination: 1,
   agents: 2,
@@ -62,7 +63,7 @@ for (const file of files(root)) {
   const text = readFileSync(file, 'utf8');
   if (file !== clockFile) {
     text.split('\n').forEach((line, index) => {
-      const read = /\b(Date\.now|Math\.random)\s*\(/.exec(line);
+      const read = /\b(Date\.now|Math\.random)\b/.exec(line);
       if (read)
         problems.push(`${relative(root, file)}:${index + 1}: ${read[1]}() outside util/clock.ts; take an injected NowMs, Random or NewId (util/clock.ts)`);
     });

@@ -73,6 +73,7 @@ export {
 } from './models/index.ts';
 export { CadreError, ConfigError } from './errors/index.ts';
 export { NotFoundError, type NotFoundKind } from './errors/index.ts';
+export { OutputSchemaError, checkOutputSchema, toOutputSchema, type OutputSchema } from './output/index.ts';
 export {
   createLogger,
   errorLogger,

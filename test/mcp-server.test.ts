@@ -30,6 +30,7 @@ beforeAll(async () => {
         when: { system_includes: 'You are the writer' },
         turns: [{ tool_calls: [{ name: 'write_file', arguments: { path: 'out.txt', content: 'hello' } }] }, { text: 'Wrote out.txt.' }],
       },
+      { when: { system_includes: 'general-purpose', user_includes: 'shaped' }, turns: [{ tool_calls: [{ name: 'final_result', arguments: { answer: 42 } }] }] },
       { when: { system_includes: 'general-purpose' }, turns: [{ text: 'Answer to: {{task}}' }] },
     ],
   });
@@ -91,11 +92,29 @@ describe('cadre mcp', () => {
       expect(tools.map((tool) => tool.name)).toEqual(['agent', 'agent_parallel', 'agent_list', 'agent_output', 'agent_stop']);
       const agent = tools.find((tool) => tool.name === 'agent')!;
       expect(agent.execution?.taskSupport).toBe('optional');
-      expect(Object.keys(agent.inputSchema.properties ?? {})).toEqual(['agent', 'task', 'description', 'context', 'run_in_background', 'max_turns', 'resume']);
+      expect(Object.keys(agent.inputSchema.properties ?? {})).toEqual([
+        'agent',
+        'task',
+        'description',
+        'context',
+        'run_in_background',
+        'max_turns',
+        'resume',
+        'output_schema',
+      ]);
       expect(agent.description).toContain('general:');
+      // cadre does not hold the host's conversation, so it offers no fork and says so.
+      expect(agent.description).toContain('fork is not offered here');
 
       const answer = text(await connection.client.callTool({ name: 'agent', arguments: { agent: 'general', task: 'What is in notes.txt?' } }));
       expect(answer).toMatch(/^run_id: run_\w+\nagent: general\nstatus: completed\n\nAnswer to: What is in notes.txt\?$/);
+
+      const output_schema = { type: 'object', properties: { answer: { type: 'integer' } }, required: ['answer'] };
+      const shaped = text(await connection.client.callTool({ name: 'agent', arguments: { agent: 'general', task: 'shaped answer', output_schema } }));
+      expect(shaped).toMatch(/^run_id: run_\w+\nagent: general\nstatus: completed\noutput: json\n\n\{\n {2}"answer": 42\n\}$/);
+      const badSchema = await connection.client.callTool({ name: 'agent', arguments: { agent: 'general', task: 'x', output_schema: { type: 'array' } } });
+      expect(badSchema.isError).toBe(true);
+      expect(text(badSchema)).toContain('output_schema: the top level must be an object');
 
       const unknown = await connection.client.callTool({ name: 'agent', arguments: { agent: 'nobody', task: 'x' } });
       expect(unknown.isError).toBe(true);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors/index.ts';
+import { toOutputSchema } from '../output/to-output-schema.ts';
 import { parsePermissionRule } from '../permissions/permission-rule.ts';
 import { permissionsConfigSchema, type PermissionsConfig } from '../permissions/permissions.ts';
 import { allTools, type ToolSelection } from './tool-selection.ts';
@@ -70,6 +71,11 @@ export interface AgentDefinition {
   mcpServers?: readonly AgentMcpServer[];
   /** The agent program that carries its runs out instead of cadre's own loop. @default cadre's loop */
   harness?: HarnessName;
+  /**
+   * The JSON Schema (top level an object) its runs' results must match, unless a call gives its
+   * own (docs/structured-output.md). @default free text
+   */
+  outputSchema?: Readonly<Record<string, unknown>>;
   /** The system prompt: the markdown body of the file, trimmed. */
   system: string;
   /** Where the definition came from: a file path, `'built-in'` or `'code'`. */
@@ -186,6 +192,7 @@ export const agentFrontMatterSchema = z.looseObject({
   color: colorSchema.optional(),
   mcp_servers: mcpServersSchema.optional(),
   harness: z.enum(harnessNames, { error: (issue) => `must be one of ${harnessNames.join(', ')}, not '${String(issue.input)}'` }).optional(),
+  output_schema: z.unknown().optional(),
 });
 
 /** What {@link defineAgent} accepts: an {@link AgentDefinition} without `source`, with defaults. */
@@ -221,6 +228,12 @@ export interface AgentInput {
   mcpServers?: AgentMcpServer[];
   /** The agent program that carries its runs out (docs/harnesses.md). @default cadre's own loop */
   harness?: HarnessName;
+  /**
+   * The shape of its runs' results: a JSON Schema whose top level is an object, or a zod 4
+   * schema (converted with `z.toJSONSchema`). A call's `output_schema` wins. @default free text
+   * @example outputSchema: z.object({ title: z.string(), tags: z.array(z.string()) })
+   */
+  outputSchema?: Record<string, unknown> | z.ZodType;
 }
 
 const agentInputSchema = z.strictObject({
@@ -242,6 +255,7 @@ const agentInputSchema = z.strictObject({
     })
     .optional(),
   harness: z.enum(harnessNames, { error: `must be one of ${harnessNames.join(', ')}` }).optional(),
+  outputSchema: z.unknown().optional(),
 });
 
 /** Every problem of a failed validation, one per offending key, in the order of the schema's keys. */
@@ -282,15 +296,29 @@ export function defineAgent(input: AgentInput): AgentDefinition {
     const { field, message } = describeValidationError(result.error, Object.keys(agentInputSchema.shape));
     throw new ConfigError(`${label}: ${field === null ? '' : `${field}: `}${message}`);
   }
-  const { tools, system, permissions, ...rest } = result.data;
+  const { tools, system, permissions, outputSchema, ...rest } = result.data;
+  const label = `Agent '${result.data.name}'`;
   const definition: AgentDefinition = {
     ...withoutUndefined(rest),
+    ...(outputSchema !== undefined && { outputSchema: outputSchemaOf(outputSchema, (message) => new ConfigError(`${label}: outputSchema: ${message}`)) }),
     tools: tools === undefined ? allTools : { kind: 'list', names: tools },
     system: system.trim(),
     source: 'code',
   };
   if (permissions) definition.permissions = permissions;
   return definition;
+}
+
+/**
+ * An agent's output schema from what it was given (JSON Schema, or zod in code), or the error
+ * `fail` makes of what is wrong with it.
+ */
+export function outputSchemaOf(given: unknown, fail: (message: string) => Error): Record<string, unknown> {
+  try {
+    return toOutputSchema(given);
+  } catch (error) {
+    throw fail((error as Error).message);
+  }
 }
 
 /** The object without its keys whose value is undefined, so definitions compare and print cleanly. */

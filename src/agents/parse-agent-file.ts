@@ -1,5 +1,12 @@
 import { basename } from 'node:path';
-import { agentFrontMatterSchema, agentPermissionModes, describeValidationErrors, type AgentDefinition, type AgentPermissionMode } from './agent-definition.ts';
+import {
+  agentFrontMatterSchema,
+  agentPermissionModes,
+  describeValidationErrors,
+  outputSchemaOf,
+  type AgentDefinition,
+  type AgentPermissionMode,
+} from './agent-definition.ts';
 import { agentIdFromName } from './agent-id.ts';
 import { mapAgentToolNames } from './agent-tool-names.ts';
 import { isCadrePermissions, opencodePermissionRules } from './opencode-permission.ts';
@@ -47,6 +54,7 @@ const keyAliases: Readonly<Record<string, string>> = {
   disallowedTools: 'disallowed_tools',
   permissionMode: 'permission_mode',
   mcpServers: 'mcp_servers',
+  outputSchema: 'output_schema',
 };
 
 /** How a person grants what a widening `permissionMode` would have granted. */
@@ -175,8 +183,17 @@ export function parseAgentFile(path: string, text: string, options: ParseAgentFi
     color,
     mcp_servers,
     harness,
+    output_schema,
     ...unknown
   } = result.data;
+  let outputSchema: Record<string, unknown> | undefined;
+  if (output_schema !== undefined && output_schema !== null) {
+    try {
+      outputSchema = outputSchemaOf(output_schema, (message) => new Error(message));
+    } catch (error) {
+      return { ok: false, error: agentLoadErrors(path, [{ field: 'output_schema', message: (error as Error).message }]) };
+    }
+  }
   const selection = toolSelection(tools);
   const disallowed = mapAgentToolNames([...(disallowed_tools ?? []), ...selection.off]);
   const permissionMode = permissionModeOf(permission_mode);
@@ -196,6 +213,7 @@ export function parseAgentFile(path: string, text: string, options: ParseAgentFi
     ...(color !== undefined && { color }),
     ...(mcp_servers !== undefined && { mcpServers: mcp_servers }),
     ...(harness !== undefined && { harness }),
+    ...(outputSchema !== undefined && { outputSchema }),
     system: parts.body.trim(),
     source: path,
     ...(warnings.length > 0 && { warnings }),

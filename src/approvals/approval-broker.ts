@@ -1,7 +1,7 @@
 import type { Coordination } from '../coordination/coordination.ts';
 import { createPollingCoordination } from '../coordination/polling-coordination.ts';
-import { compilePermissions, matchRules } from '../permissions/permissions.ts';
-import type { PermissionRisk } from '../permissions/permission-rule.ts';
+import { callOfAsk, compilePermissions, matchRules } from '../permissions/permissions.ts';
+import { delegationTool, type PermissionRisk } from '../permissions/permission-rule.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
 import type { ApprovalPreview, ApprovalRecord, ApprovalResolver, ApprovalStatus } from '../store/records.ts';
@@ -9,6 +9,7 @@ import type { Store } from '../store/store.ts';
 import type { NewId, Now } from '../util/clock.ts';
 import { alwaysRuleOf, answerApproval, type AnsweredApproval, type ApprovalAnswer } from './answer-approval.ts';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
+import { ConfigError } from '../errors/config-error.ts';
 
 /**
  * What happens to an ask: `ask` a person through the approver (and take an answer from
@@ -69,6 +70,13 @@ export interface ApprovalBroker {
    * aborts: the run stopped). Never rejects for a missing answer.
    */
   request(ask: NewAsk, signal: AbortSignal): Promise<ApprovalRecord>;
+  /**
+   * Waits again for an ask stored earlier (a delegation's, after a restart): as {@link request}
+   * waits, except that an answer given meanwhile returns at once, the time since the ask was made
+   * counts toward the timeout, and no approver missing denies it (`deny` mode waits too).
+   * @throws {ConfigError} when there is no such ask.
+   */
+  resume(id: string, signal: AbortSignal): Promise<ApprovalRecord>;
   /** A person's answer given in this process (library, dashboard, API); wakes the ask at once. */
   answer(id: string, answer: ApprovalAnswer): Promise<AnsweredApproval>;
   /** Asks this process waits for. */
@@ -89,6 +97,8 @@ interface Waiter {
   prompt?: AbortController;
   /** Raised by another process, which records its request and its answer as run events. */
   relayed?: boolean;
+  /** Stops waiting without an answer (its timer and listening): an ask on a delegation left for recovery at close. */
+  forget?: () => void;
 }
 
 /** Creates the {@link ApprovalBroker}. */
@@ -160,7 +170,7 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
     for (const waiter of [...waiters.values()]) {
       const { approval } = waiter;
       if (approval.session_id !== sessionId) continue;
-      const verdict = matchRules(rules, { tool: approval.tool, risk: approval.risk as PermissionRisk, argument: approval.argument ?? undefined });
+      const verdict = matchRules(rules, callOfAsk(approval));
       if (verdict && verdict.decision !== 'ask') await resolve(approval.id, verdict.decision === 'allow' ? 'approved' : 'denied', 'rule');
     }
   }
@@ -191,6 +201,37 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
         prompting = null;
         pump();
       });
+  }
+
+  /** Waits for an answer from anywhere (and this process's approver in `ask` mode), the timeout or a stop. */
+  function awaitAnswer(approval: ApprovalRecord, answered: Promise<ApprovalRecord>, signal: AbortSignal, timeoutMs: number): void {
+    const timer = setTimeout(() => resolve(approval.id, 'denied', 'timeout').catch(report), timeoutMs);
+    timer.unref();
+    const onAbort = () => resolve(approval.id, 'canceled', 'stop').catch(report);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const stopListening = listenForAnswer(approval.id);
+    const forget = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      stopListening();
+    };
+    answered.finally(forget).catch(report);
+    const waiter = waiters.get(approval.id);
+    if (waiter) waiter.forget = forget;
+    if (mode === 'ask' && waiter) {
+      queue.push(waiter);
+      pump();
+    }
+  }
+
+  /** Resolves `done` too when the ask already waited for here ends. */
+  function chain(id: string, done: (approval: ApprovalRecord) => void): void {
+    const waiter = waiters.get(id)!;
+    const first = waiter.done;
+    waiter.done = (approval) => {
+      first(approval);
+      done(approval);
+    };
   }
 
   async function answerHere(id: string, answer: ApprovalAnswer): Promise<AnsweredApproval> {
@@ -227,28 +268,23 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
       await store.flush();
       await announce(approval);
       const answered = new Promise<ApprovalRecord>((done) => waiters.set(approval.id, { approval, done }));
-      const waiter = waiters.get(approval.id)!;
       if (signal.aborted) await resolve(approval.id, 'canceled', 'stop');
       else if (mode === 'yes') await resolve(approval.id, 'approved', 'flag');
       else if (mode === 'deny' || (mode === 'ask' && !approver)) await resolve(approval.id, 'denied', 'no_approver');
-      else {
-        const timer = setTimeout(() => resolve(approval.id, 'denied', 'timeout').catch(report), options.timeoutMs);
-        timer.unref();
-        const onAbort = () => resolve(approval.id, 'canceled', 'stop').catch(report);
-        signal.addEventListener('abort', onAbort, { once: true });
-        const stopListening = listenForAnswer(approval.id);
-        answered
-          .finally(() => {
-            clearTimeout(timer);
-            signal.removeEventListener('abort', onAbort);
-            stopListening();
-          })
-          .catch(report);
-        if (mode === 'ask' && waiters.has(approval.id)) {
-          queue.push(waiter);
-          pump();
-        }
-      }
+      else awaitAnswer(approval, answered, signal, options.timeoutMs);
+      return answered;
+    },
+
+    async resume(id, signal) {
+      const stored = await store.getApproval(id);
+      if (!stored) throw new ConfigError(`No approval '${id}'.`);
+      if (stored.status !== 'pending' || waiters.has(id)) return stored.status !== 'pending' ? stored : new Promise((done) => chain(id, done));
+      const answered = new Promise<ApprovalRecord>((done) => waiters.set(id, { approval: stored, done }));
+      // Time spent before the restart counts: the ask was made when it was stored.
+      const waited = Math.max(0, Date.parse(now()) - Date.parse(stored.created_at));
+      if (signal.aborted) await resolve(id, 'canceled', 'stop');
+      else if (mode === 'yes') await resolve(id, 'approved', 'flag');
+      else awaitAnswer(stored, answered, signal, Math.max(0, options.timeoutMs - waited));
       return answered;
     },
 
@@ -272,6 +308,12 @@ export function createApprovalBroker(options: ApprovalBrokerOptions): ApprovalBr
     close() {
       if (!options.coordination) coordination.close().catch(report);
       for (const waiter of waiters.values()) waiter.prompt?.abort();
+      // An ask on a delegation stays pending for whoever recovers its run: nothing here answers it any more.
+      for (const [id, waiter] of waiters) {
+        if (waiter.approval.tool !== delegationTool || waiter.relayed) continue;
+        waiter.forget?.();
+        waiters.delete(id);
+      }
     },
   };
 }

@@ -108,3 +108,27 @@ describe('cadre agents', () => {
     expect(io.stderr()).toMatch(/note: agents run on the session's model .*gpt5 \(1 file\) is no model cadre knows/);
   });
 });
+
+describe('cadre agents and rules on delegation', () => {
+  it("shows the rules on delegation in effect (an untrusted workspace's allow rule left out), and how to write one when there is none", async () => {
+    const none = context();
+    expect(await main(['agents'], none.value)).toBe(0);
+    expect(none.stdout()).toContain('Delegation rules: none, every delegation is allowed (add agent(NAME) or agent(model:PATTERN) rules');
+
+    // An untrusted workspace's allow rule is left out; its deny and ask rules narrow and apply.
+    await writeFile(
+      join(cwd, 'cadre.config.json'),
+      JSON.stringify({ permissions: { deny: ['Task(model:openai:*)', 'bash'], ask: ['agent(docs)'], allow: ['agent(review-*)'] } }),
+    );
+    const some = context();
+    expect(await main(['agents'], some.value)).toBe(0);
+    expect(some.stdout()).toContain('Delegation rules: deny Task(model:openai:*); ask agent(docs) (agent(NAME), agent(model:PATTERN)');
+    const trusted = context();
+    expect(await main(['agents', '--trust'], trusted.value)).toBe(0);
+    expect(trusted.stdout()).toContain('Delegation rules: deny Task(model:openai:*); ask agent(docs); allow agent(review-*) (agent(NAME)');
+
+    const json = context();
+    expect(await main(['agents', '--json'], json.value)).toBe(0);
+    expect(JSON.parse(json.stdout()).delegation_rules).toEqual({ allow: [], ask: ['agent(docs)'], deny: ['Task(model:openai:*)'] });
+  });
+});

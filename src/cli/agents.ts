@@ -1,3 +1,5 @@
+import { delegationTool, parsePermissionRule } from '../permissions/permission-rule.ts';
+import type { PermissionsConfig } from '../permissions/permissions.ts';
 import { relative, sep } from 'node:path';
 import type { ToolSet } from 'ai';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
@@ -115,6 +117,7 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
       model_fallbacks: fallbacks,
       unused_keys: Object.fromEntries(unused.map(({ key, files }) => [key, files])),
       sandbox,
+      delegation_rules: delegationRules(config.permissions),
       mcp_server_status: mcp.status,
       workspace: {
         path: workspace.workspace,
@@ -138,6 +141,7 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
     if (programs.length > 0) writeLine(context.stdout, `\nAgent programs (docs/harnesses.md):\n${programs.join('\n')}`);
     // How every agent's bash is confined: the same box for all of them.
     writeLine(context.stdout, `\n${describeWorkspaceTrust(workspace)}`);
+    writeLine(context.stdout, describeDelegationRules(config.permissions));
     writeLine(context.stdout, describeSandbox(sandbox));
   }
   if (agents.errors.length > 0) {
@@ -152,6 +156,27 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
     writeLine(context.stderr, `note: front-matter keys cadre does not use, kept under "extra" in --json: ${keys}`);
   }
   return 0;
+}
+
+/** The configuration's and the flags' rules on delegation (`agent`, `agent(NAME)`, `agent(model:PATTERN)`, Claude Code's `Agent`/`Task`), per decision. */
+function delegationRules(permissions: PermissionsConfig): Required<PermissionsConfig> {
+  const onDelegation = (rules: string[] | undefined) =>
+    (rules ?? []).filter((text) => {
+      const rule = parsePermissionRule(text);
+      return rule.kind === 'agent' || (rule.kind === 'tool' && rule.tool === delegationTool);
+    });
+  return { allow: onDelegation(permissions.allow), ask: onDelegation(permissions.ask), deny: onDelegation(permissions.deny) };
+}
+
+/** `Delegation rules: deny agent(model:openai:*); ask agent(review-*)`, or how to write one when there is none. */
+export function describeDelegationRules(permissions: PermissionsConfig): string {
+  const rules = delegationRules(permissions);
+  const parts = (['deny', 'ask', 'allow'] as const)
+    .filter((decision) => rules[decision].length > 0)
+    .map((decision) => `${decision} ${rules[decision].join(', ')}`);
+  return parts.length > 0
+    ? `Delegation rules: ${parts.join('; ')} (agent(NAME), agent(model:PATTERN); agents' front matter can only narrow them)`
+    : 'Delegation rules: none, every delegation is allowed (add agent(NAME) or agent(model:PATTERN) rules under "permissions" to deny or ask)';
 }
 
 /** Starts the MCP servers agents may use (configured, or trusted in `.mcp.json`): their tools, where each stands, and what failed. */

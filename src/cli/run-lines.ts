@@ -22,6 +22,8 @@ export function shortRunId(id: string): string {
 /** What a finished run came to, in one line of at most `max` characters. */
 export function endDetail(run: Pick<RunRecord, 'status' | 'result' | 'error' | 'partial_result'>, max = 80): string {
   if (run.error) return clampActivity(`${run.error.kind}: ${run.error.message}`, max);
+  // A value reads best as compact JSON on one line.
+  if (run.result?.value !== undefined) return clampActivity(`json ${JSON.stringify(run.result.value)}`, max);
   if (run.result && run.result.text.trim() !== '') return clampActivity(run.result.text, max);
   if (run.partial_result && run.partial_result.trim() !== '') return clampActivity(`partial: ${run.partial_result}`, max);
   if (run.status === 'abandoned') return 'its process died';

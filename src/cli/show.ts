@@ -1,5 +1,6 @@
 import { formatElapsed } from '../delegation/run-views.ts';
 import { ConfigError } from '../errors/config-error.ts';
+import { cacheTokensText } from '../export/cache-tokens-text.ts';
 import { displayStatus, elapsedUntil, viewRun } from '../runs/run-owner.ts';
 import { totalTokens } from '../runs/token-budget.ts';
 import type { RunEventRecord, RunRecord } from '../store/records.ts';
@@ -46,13 +47,18 @@ export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[
     `  session:     ${run.parent_session_id}${run.parent_run_id ? ` (from run ${run.parent_run_id})` : ''} -> ${run.child_session_id}`,
     `  mode:        ${run.mode}${run.promoted_at ? ` (promoted ${run.promoted_at})` : ''}, depth ${run.depth}, turns ${run.turns}/${run.max_turns}`,
     `  time:        created ${run.created_at}, ${formatElapsed(run, elapsedUntil(run, now))}${run.ended_at ? `, ended ${run.ended_at}` : status === run.status ? ' so far' : `, until its lease ended at ${run.lease_expires_at}`}`,
-    `  tokens:      ${run.usage.input_tokens} in, ${run.usage.output_tokens} out${budget}`,
+    `  tokens:      ${run.usage.input_tokens} in, ${run.usage.output_tokens} out${budget}${cacheTokensText(run.usage)}`,
   ];
   if (status !== run.status) {
     lines.push(`  owner:       ${run.lease_owner ?? 'none'} is gone; cadre run --session ${run.parent_session_id} (or cadre serve) recovers the run`);
   }
   if (run.resumed_from) lines.push(`  resumed:     from ${run.resumed_from}`);
+  if (run.forked_from) lines.push(`  forked:      from ${run.forked_from} (started with its conversation so far)`);
   if (run.notification) lines.push(`  notified:    ${notificationState(run.notification)}`);
+  if (run.output_schema)
+    lines.push(
+      `  output:      json, matching its output_schema (${Object.keys((run.output_schema.properties as object | undefined) ?? {}).join(', ') || 'an object'})`,
+    );
   if (run.warnings.length > 0) lines.push(`  warnings:    ${run.warnings.map((warning) => `${warning.kind} at ${warning.at}`).join(', ')}`);
   lines.push('', 'Task:', ...run.task.split('\n').map((line) => `  ${line}`));
   if (run.context) lines.push('', 'Context:', ...run.context.split('\n').map((line) => `  ${line}`));
@@ -61,7 +67,10 @@ export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[
   const typeWidth = Math.max(0, ...events.map((event) => event.type.length));
   for (const event of events) lines.push(`  ${seconds(start, event.at).padStart(8)}  ${event.type.padEnd(typeWidth)}  ${describeEvent(event)}`.trimEnd());
   if (run.error) lines.push('', `Error: ${run.error.kind}: ${run.error.message}`);
-  if (run.result) {
+  if (run.result?.value !== undefined) {
+    const note = run.result.truncated ? ` (the parent saw its top-level keys; ${run.result.original_length} characters)` : '';
+    lines.push('', `Value (output: json)${note}:`, run.result.text);
+  } else if (run.result) {
     const { summarized, summary, summary_error: summaryError } = run.result;
     if (summarized && summary) lines.push('', `Summary the parent got (${summary.length} of ${run.result.original_length} characters):`, summary);
     else if (summaryError) lines.push('', `No summary: ${summaryError}.`);

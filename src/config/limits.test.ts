@@ -18,6 +18,7 @@ describe('limits', () => {
       modelTimeoutMs: 600_000,
       maxRetries: 2,
       approvalTimeoutMs: 300_000,
+      maxOutputRepairs: 2,
     });
     expect(Object.isFrozen(defaultLimits)).toBe(true);
   });

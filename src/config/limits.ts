@@ -48,6 +48,11 @@ export interface Limits {
   maxTokensPerSession: number | undefined;
   /** How long an ask for approval waits for a person before it is denied (`by: timeout`). @default 300000 */
   approvalTimeoutMs: number;
+  /**
+   * Times a missing or invalid structured value (`output_schema`) goes back to the subagent with
+   * what is wrong; then the run fails `invalid_output`. @default 2
+   */
+  maxOutputRepairs: number;
 }
 
 /** The limits that apply when nothing overrides them. */
@@ -68,6 +73,7 @@ export const defaultLimits: Readonly<Limits> = Object.freeze({
   maxTokensPerRun: undefined,
   maxTokensPerSession: undefined,
   approvalTimeoutMs: 300_000,
+  maxOutputRepairs: 2,
 });
 
 const positiveInteger = z.int({ error: 'must be a positive whole number' }).positive({ error: 'must be a positive whole number' });
@@ -90,6 +96,7 @@ export const limitsSchema = z.strictObject({
   maxTokensPerRun: positiveInteger.optional(),
   maxTokensPerSession: positiveInteger.optional(),
   approvalTimeoutMs: positiveInteger.optional(),
+  maxOutputRepairs: z.int({ error: 'must be a whole number, 0 or more' }).nonnegative({ error: 'must be a whole number, 0 or more' }).optional(),
 }) satisfies z.ZodType<Partial<Limits>>;
 
 /** What an unknown key under `limits` is told. */

@@ -21,7 +21,16 @@ export function formatRunOutput(run: RunRecord, { maxResultChars = 8000, note, b
   const notes: string[] = [];
   if (run.status === 'failed' && run.error) lines.push(`error: ${run.error.kind}: ${run.error.message}`);
   let text = body ?? describeOutcome(run);
-  if (body === undefined && run.result?.summarized && run.result.summary) {
+  if (run.result?.value !== undefined) lines.push('output: json');
+  if (body === undefined && run.result?.value !== undefined) {
+    // A value is never cut in the middle: whole, or its keys and how to page its JSON.
+    const json = run.result.text;
+    if (json.length > maxResultChars) {
+      lines.push(`truncated: ${json.length} characters, ${json.length} omitted`);
+      notes.push(`The value is longer than ${maxResultChars} characters; page through its JSON with agent_output (run_id: ${run.id}, offset, limit).`);
+      text = describeValueKeys(run.result.value, json.length);
+    } else text = json;
+  } else if (body === undefined && run.result?.summarized && run.result.summary) {
     lines.push(`summarized: ${run.result.original_length} characters`);
     notes.push(`This is a summary; page through the full result with agent_output (run_id: ${run.id}, offset, limit).`);
     text = run.result.summary;
@@ -46,6 +55,21 @@ export function formatRunOutput(run: RunRecord, { maxResultChars = 8000, note, b
   return `${lines.join('\n')}\n\n${text}`;
 }
 
+/** The top-level keys of a value too long to show, each with its kind and size. */
+function describeValueKeys(value: Record<string, unknown>, length: number): string {
+  const keys = Object.entries(value).map(([key, entry]) => `- ${key}: ${describeEntry(entry)}`);
+  return [`A JSON object of ${length} characters, too long to show whole. Its top-level keys:`, ...keys].join('\n');
+}
+
+function describeEntry(entry: unknown): string {
+  const size = (JSON.stringify(entry) ?? '').length;
+  if (Array.isArray(entry)) return `array of ${entry.length} item${entry.length === 1 ? '' : 's'} (${size} characters)`;
+  if (entry === null) return 'null';
+  if (typeof entry === 'object') return `object of ${Object.keys(entry).length} key${Object.keys(entry).length === 1 ? '' : 's'} (${size} characters)`;
+  if (typeof entry === 'string') return `string (${entry.length} characters)`;
+  return `${typeof entry} ${size <= 40 ? JSON.stringify(entry) : ''}`.trimEnd();
+}
+
 function describeOutcome(run: RunRecord): string {
   switch (run.status) {
     case 'completed_empty':
@@ -65,4 +89,16 @@ function describeOutcome(run: RunRecord): string {
     default:
       return 'The subagent returned no text.';
   }
+}
+
+/** The body for a run that has not finished yet: waiting for a person, for a slot, or working. */
+export function progressBody(run: RunRecord): string {
+  if (run.status === 'queued' && run.activity?.kind === 'awaiting_approval')
+    return `The run waits for a person's approval (${run.last_activity}); it starts once approved, and ends failed / denied if refused.`;
+  return `The run is ${run.status === 'queued' ? 'waiting for a slot' : 'working'}.`;
+}
+
+/** The section of a delegation the rules denied: no run was made. */
+export function deniedOutput(agent: string, message: string): string {
+  return `agent: ${agent}\nstatus: denied (no run was started)\n\n${message}`;
 }

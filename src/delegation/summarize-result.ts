@@ -61,6 +61,9 @@ export async function summarizeResult(
     });
     usage.input_tokens = result.usage.inputTokens ?? 0;
     usage.output_tokens = result.usage.outputTokens ?? 0;
+    const { cacheReadTokens, cacheWriteTokens } = result.usage.inputTokenDetails ?? {};
+    if (cacheReadTokens) usage.cache_read_tokens = cacheReadTokens;
+    if (cacheWriteTokens) usage.cache_write_tokens = cacheWriteTokens;
     const summary = result.text.trim();
     if (summary === '') return { ok: false, reason: 'the summary came back empty', usage };
     return { ok: true, summary: summary.length <= maxChars ? summary : cutSummary(summary, maxChars), usage };

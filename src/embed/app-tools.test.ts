@@ -1,4 +1,4 @@
-import { generateText, isStepCount, readUIMessageStream, streamText, tool, ToolLoopAgent, toUIMessageStream, type ToolSet } from 'ai';
+import { asSchema, generateText, isStepCount, readUIMessageStream, streamText, tool, ToolLoopAgent, toUIMessageStream, type ToolSet } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../agents/agent-definition.ts';
@@ -59,6 +59,15 @@ describe('cadre.tools in an app’s own loop', () => {
     expect(run!.consumed_at).not.toBeNull();
     const session = await cadre.store.getSession('chat-1');
     expect(session).toMatchObject({ agent: '(app)', parent_run_id: null });
+  });
+
+  it('offer no fork (cadre does not hold the app’s conversation) and say so', async () => {
+    const { cadre } = makeCadre(delegateOnce);
+    const agent = cadre.tools({ sessionId: 'chat-1' }).agent!;
+    const schema = (await asSchema(agent.inputSchema).jsonSchema) as { properties: Record<string, unknown>; required: string[] };
+    expect(Object.keys(schema.properties)).not.toContain('fork');
+    expect(schema.required).toContain('agent');
+    expect(agent.description).toContain('fork is not offered here');
   });
 
   it('streams a foreground run’s progress as preliminary results in streamText, ending with the final one', async () => {

@@ -26,6 +26,8 @@ export interface CadreRunPartData {
   parent_run_id: string | null;
   /** The ask this run waits on, if any. */
   approval: CadreRunApproval | null;
+  /** The value of a finished run with an `output_schema` (`result.value`); absent otherwise. */
+  value?: Record<string, unknown>;
 }
 
 /** A UI message stream part for one run; `id` is the run id, so `useChat` updates it in place. */
@@ -122,6 +124,8 @@ export async function writeRunParts(services: RunPartsServices, writer: CadreRun
       parent_run_id: run.parent_run_id,
       approval: isFinished(status) ? null : (card?.approval ?? null),
     };
+    const value = run.result?.value ?? card?.value;
+    if (value !== undefined) next.value = value;
     cards.set(run.id, next);
     touch(run.id, card?.status !== next.status);
     if (isFinished(next.status)) maybeEnd();

@@ -13,6 +13,7 @@ import { createRunRecorder, type RunRecorder } from './run-recorder.ts';
 import type { RunSetup, RunSummary, SetUpRun } from './run-setup.ts';
 import { createToolCallJournal, type ToolCallJournal } from './tool-call-journal.ts';
 import type { LoopContext } from './loop-context.ts';
+import { giveStructuredOutput, type StructuredAttempt } from './structured-output.ts';
 
 export type { RunLive, RunSetup, RunSummary } from './run-setup.ts';
 
@@ -25,6 +26,8 @@ export interface InProcessExecutorOptions extends LoopContext {
   activityIntervalMs?: number;
   /** Token budgets, checked before the first model call and after each step. @default none */
   budget?: TokenBudget;
+  /** Times a missing or invalid structured value goes back to the subagent (`limits.maxOutputRepairs`). @default 2 */
+  maxOutputRepairs?: number;
 }
 
 /**
@@ -43,8 +46,9 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       : undefined;
 
   /** The run's loop, from its stored transcript, recorded as it goes. */
-  async function loop(run: RunRecord, signal: AbortSignal, setup: RunSetup, recorder: RunRecorder, journal: ToolCallJournal) {
-    let stored = await (setup.history ?? store.listMessages(run.child_session_id));
+  async function loop(run: RunRecord, signal: AbortSignal, setup: RunSetup, recorder: RunRecorder, journal: ToolCallJournal, structured?: StructuredAttempt) {
+    // An attempt after a repair message reads the transcript as it stands now.
+    let stored = await (structured?.fresh ? store.listMessages(run.child_session_id) : (setup.history ?? store.listMessages(run.child_session_id)));
     // A recovered run's last step may hold calls its dead process never answered: this process
     // holds the run now, and its loop starts below.
     if (await answerOrphanedCalls({ store, sessionId: run.child_session_id, now, leaseMs: options.leaseMs, messages: stored, takenOver: [run.id] }))
@@ -57,19 +61,22 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       messages: toModelMessages(stored),
       tools: setup.tools,
       toolMiddleware: setup.toolMiddleware,
-      maxTurns: Math.max(1, run.max_turns - run.turns),
+      maxTurns: Math.max(1, run.max_turns - recorder.live.turns),
       abortSignal: signal,
       redactor: options.redactor,
       telemetry: options.telemetry,
       stream: options.stream?.() ?? true,
       takeInjectedMessages: setup.takeInjectedMessages,
       toolCalls: journal,
-      shouldStop: budget
-        ? async () => {
-            budgetMessage = await budget.exceeded(recorder.live, recorder.usage);
-            return budgetMessage !== null;
-          }
-        : undefined,
+      shouldStop: stopCondition(
+        structured?.stopAfterStep,
+        budget
+          ? async () => {
+              budgetMessage = await budget.exceeded(recorder.live, recorder.usage);
+              return budgetMessage !== null;
+            }
+          : undefined,
+      ),
       onStepStart: (stepNumber) => recorder.stepStarted(stepNumber),
       onTextDelta: (delta, textSoFar) => recorder.textDelta(delta, textSoFar),
       onToolCall: ({ toolName, input }) => recorder.toolCall(toolName, input),
@@ -91,6 +98,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
     recorder: RunRecorder,
     result: AgentLoopResult,
     budgetMessage: string | null,
+    structured = false,
   ): Promise<ExecutionOutcome> {
     const outcome: ExecutionOutcome = { text: result.text, lastText: result.lastText, finishReason: result.finishReason, steps: run.turns + result.steps };
     const writeError = recorder.writeError();
@@ -100,7 +108,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       outcome.error = { kind: 'budget_exceeded', message: budgetMessage };
     } else if (writeError !== undefined) {
       outcome.error = { kind: 'execution_error', message: `A step could not be stored: ${shortMessage(writeError)}` };
-    } else if (setup.summarize && !result.aborted && result.text.trim() !== '') {
+    } else if (setup.summarize && !structured && !result.aborted && result.text.trim() !== '') {
       const summary = await setup
         .summarize(result.text, signal)
         .catch((error: unknown): RunSummary => ({ summary: null, error: shortMessage(error), usage: { input_tokens: 0, output_tokens: 0 } }));
@@ -140,6 +148,24 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       } catch (error) {
         return failedOutcome(error);
       }
+      if (run.output_schema) {
+        const outcome = await giveStructuredOutput({
+          run,
+          schema: run.output_schema,
+          setup,
+          maxRepairs: options.maxOutputRepairs ?? 2,
+          now,
+          store,
+          bus,
+          recorder,
+          attempt: (attemptSetup, attempt) => loop(run, signal, attemptSetup, recorder, journal, attempt),
+          outcomeOf: (result, budgetMessage) => outcomeOf(run, signal, setup, recorder, result, budgetMessage, true),
+        }).catch((error: unknown) => failedOutcome(error, recorder.live.turns));
+        budget?.release(run.id);
+        await setup.finish?.().catch(report);
+        await recorder.close();
+        return outcome;
+      }
       const { result, budgetMessage } = await loop(run, signal, setup, recorder, journal);
       await recorder.loopEnded();
       budget?.release(run.id);
@@ -149,6 +175,16 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       return outcome;
     },
   };
+}
+
+/** The loop's stop condition: the end of a structured attempt, a spent budget, either, or none. */
+function stopCondition(
+  attemptOver: (() => boolean) | undefined,
+  budgetSpent: (() => Promise<boolean>) | undefined,
+): (() => boolean | Promise<boolean>) | undefined {
+  if (!attemptOver) return budgetSpent;
+  if (!budgetSpent) return attemptOver;
+  return () => attemptOver() || budgetSpent();
 }
 
 /**

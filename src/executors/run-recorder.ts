@@ -2,6 +2,7 @@ import type { ModelMessage } from 'ai';
 import { activityEventData, lastSentence, renderActivity, toolActivity, type RunActivity } from '../runs/activity.ts';
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RecordedEvent, RunLedger } from '../runs/run-ledger.ts';
+import { addUsage, usageOf, type ReportedUsage } from '../store/add-usage.ts';
 import type { RunEventType, RunRecord, Usage } from '../store/records.ts';
 import type { RunPatch, Store } from '../store/store.ts';
 import type { Now, NowMs } from '../util/clock.ts';
@@ -28,7 +29,7 @@ export interface RunRecorderOptions {
 export interface RecordedStep {
   text: string;
   finishReason: string;
-  usage: { inputTokens: number; outputTokens: number };
+  usage: ReportedUsage;
   messages: readonly ModelMessage[];
 }
 
@@ -195,8 +196,7 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
       if (step.finishReason !== 'tool-calls' && step.text !== summarized && step.text.trim() !== '')
         setActivity({ kind: 'text', text: lastSentence(step.text.slice(-sentenceWindow)) });
       turns++;
-      usage.input_tokens += step.usage.inputTokens;
-      usage.output_tokens += step.usage.outputTokens;
+      addUsage(usage, usageOf(step.usage));
       live = { ...live, turns, usage: { ...usage } };
       // The loop goes on without waiting for the step's rows (the run's end waits for all of
       // them, and fails if one was refused).
@@ -205,8 +205,7 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
       queueStepWrite();
     },
     addUsage(more) {
-      usage.input_tokens += more.input_tokens;
-      usage.output_tokens += more.output_tokens;
+      addUsage(usage, more);
     },
     reportUsage(base, reported) {
       for (const key of usageKeys) {

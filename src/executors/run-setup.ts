@@ -72,8 +72,11 @@ export interface RunSetupOptions {
   inbox: RunInbox;
   /** The primary session a session belongs to (asks and "always" rules are per primary session). */
   primarySessionOf: (sessionId: string) => Promise<string>;
-  /** The delegation tools of a run that may start runs of its own (below `maxDepth`); none otherwise. */
-  delegationTools: (run: RunRecord) => ToolSet | undefined;
+  /**
+   * The delegation tools of a run that may start runs of its own (below `maxDepth`), and of a fork of
+   * its parent's own agent (`forksParent`), which keeps its parent's tools; none otherwise.
+   */
+  delegationTools: (run: RunRecord, fork: { forksParent: boolean }) => ToolSet | undefined;
   /** Summarizes a result too long for the parent. @default no summaries */
   summarize?: (run: RunRecord, text: string, model: LanguageModel, signal: AbortSignal, setActivity: RunLive['setActivity']) => Promise<RunSummary | null>;
   onError: (error: unknown) => void;
@@ -96,9 +99,14 @@ export function createRunSetup(options: RunSetupOptions): SetUpRun {
     const history = store.listMessages(childId);
     history.catch(() => {});
     try {
-      const [session, sessionId] = await Promise.all([store.getSession(childId), options.primarySessionOf(run.parent_session_id)]);
+      // A fork reads its parent session too: a fork of the parent's own agent keeps its tools.
+      const [session, sessionId, parent] = await Promise.all([
+        store.getSession(childId),
+        options.primarySessionOf(run.parent_session_id),
+        run.forked_from ? store.getSession(run.parent_session_id) : undefined,
+      ]);
       const workspace = options.tools.select(agent, await options.tools.available(agent));
-      const tools: ToolSet = { ...workspace, ...options.delegationTools(run) };
+      const tools: ToolSet = { ...workspace, ...options.delegationTools(run, { forksParent: parent?.agent === run.agent }) };
       const model = models.modelFor(models.agentModel(agent) ?? session?.model);
       const summarize = options.summarize;
       return {

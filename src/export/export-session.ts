@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors/config-error.ts';
 import { type Now, systemNow } from '../util/clock.ts';
 import type { RunRecord, SessionRecord, Usage } from '../store/records.ts';
+import { addUsage } from '../store/add-usage.ts';
 import { redactSecretsDeep } from '../store/redact-secrets.ts';
 import type { ExportedRun, SessionExport } from './session-export.ts';
 import type { StoreView } from '../store/store-view.ts';
@@ -72,8 +73,7 @@ async function agentUsageOf(store: StoreView, session: SessionRecord): Promise<U
   if (run === null) return usage;
   for (const sibling of await store.listRuns({ parent_session_id: run.parent_session_id })) {
     if (sibling.child_session_id !== session.id) continue;
-    usage.input_tokens += sibling.usage.input_tokens;
-    usage.output_tokens += sibling.usage.output_tokens;
+    addUsage(usage, sibling.usage);
   }
   return usage;
 }
@@ -82,8 +82,7 @@ async function agentUsageOf(store: StoreView, session: SessionRecord): Promise<U
 async function exportRuns(store: StoreView, sessionId: string, visitedSessions: Set<string>, usage: Usage): Promise<ExportedRun[]> {
   const exported: ExportedRun[] = [];
   for (const run of await store.listRuns({ parent_session_id: sessionId, order: 'oldest' })) {
-    usage.input_tokens += run.usage.input_tokens;
-    usage.output_tokens += run.usage.output_tokens;
+    addUsage(usage, run.usage);
     const events = await store.listRunEvents(run.id);
     let nested: ExportedRun[] = [];
     if (!visitedSessions.has(run.child_session_id)) {
@@ -133,5 +132,8 @@ function contractFields(run: RunRecord): Omit<ExportedRun, 'events' | 'runs'> {
     // The program's session (to resume it); its pid and host are this machine's bookkeeping. Runs
     // of cadre's own loop export as they always did.
     ...(run.harness ? { harness: { name: run.harness.name, session_id: run.harness.session_id } } : {}),
+    // Only runs with a schema carry it (their `result.value` is the value it accepted).
+    ...(run.output_schema ? { output_schema: run.output_schema } : {}),
+    ...(run.forked_from ? { forked_from: run.forked_from } : {}),
   };
 }

@@ -1,5 +1,6 @@
 import { inlineText } from '../store/markdown-text.ts';
 import { redactSecrets } from '../store/redact-secrets.ts';
+import { cacheTokensText } from './cache-tokens-text.ts';
 import { renderMessageMarkdown } from './render-message-markdown.ts';
 import { renderRunMarkdown } from './render-run-markdown.ts';
 import type { ExportedRun, SessionExport } from './session-export.ts';
@@ -27,8 +28,8 @@ export function renderMarkdownExport(document: SessionExport): string {
       `- Created: ${inlineText(session.created_at)}`,
       `- Exported: ${inlineText(document.exported_at)}`,
       `- Messages: ${document.messages.length}; subagent runs: ${runCount}`,
-      `- Subagent usage: ${numbers.format(document.usage.input_tokens)} input tokens, ${numbers.format(document.usage.output_tokens)} output tokens`,
-      `- Primary agent usage: ${numbers.format(document.agent_usage.input_tokens)} input tokens, ${numbers.format(document.agent_usage.output_tokens)} output tokens`,
+      `- Subagent usage: ${numbers.format(document.usage.input_tokens)} input tokens, ${numbers.format(document.usage.output_tokens)} output tokens${cacheTokensText(document.usage, numbers.format)}`,
+      `- Primary agent usage: ${numbers.format(document.agent_usage.input_tokens)} input tokens, ${numbers.format(document.agent_usage.output_tokens)} output tokens${cacheTokensText(document.agent_usage, numbers.format)}`,
       ...budgetLines(document),
     ].join('\n'),
     '## Conversation',

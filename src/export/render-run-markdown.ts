@@ -1,4 +1,5 @@
 import { codeSpan, cutEnd, cutMiddle, fencedBlock, formatDuration, inlineText, millisecondsBetween, oneLine } from '../store/markdown-text.ts';
+import { cacheTokensText } from './cache-tokens-text.ts';
 import type { ExportedRun, ExportedRunEvent } from './session-export.ts';
 
 const maxShownChars = 2000;
@@ -29,11 +30,12 @@ function facts(run: ExportedRun): string[] {
     `- Depth: ${run.depth}${run.parent_run_id ? `, started by run ${inlineText(run.parent_run_id)}` : ''}`,
     `- Timing: created ${inlineText(run.created_at)}, started ${inlineText(run.started_at ?? '-')}, ended ${inlineText(run.ended_at ?? '-')}${elapsed(run)}`,
     `- Turns: ${run.turns} of ${run.max_turns}`,
-    `- Usage: ${numbers.format(run.usage.input_tokens)} input tokens, ${numbers.format(run.usage.output_tokens)} output tokens`,
+    `- Usage: ${numbers.format(run.usage.input_tokens)} input tokens, ${numbers.format(run.usage.output_tokens)} output tokens${cacheTokensText(run.usage, numbers.format)}`,
   ];
   if (run.resumed_from) lines.push(`- Resumed from: ${inlineText(run.resumed_from)}`);
   if (run.harness) lines.push(`- Agent program: ${inlineText(run.harness.name)}${run.harness.session_id ? `, its session ${inlineText(run.harness.session_id)}` : ''}`);
   if (run.usage.cost_usd !== undefined) lines.push(`- Cost reported by the program: $${run.usage.cost_usd.toFixed(4)}`);
+  if (run.forked_from) lines.push(`- Forked from: ${inlineText(run.forked_from)} (its conversation so far)`);
   if (run.last_activity) lines.push(`- Last activity: ${inlineText(run.last_activity)}`);
   if (run.warnings.length > 0) {
     lines.push(`- Warnings: ${run.warnings.map((warning) => `${inlineText(warning.kind)} at ${inlineText(warning.at)}`).join('; ')}`);
@@ -99,6 +101,9 @@ function eventDetail(event: ExportedRunEvent): string {
 }
 
 function outcome(run: ExportedRun): string {
+  if (run.result?.value !== undefined) {
+    return `**Value** (output: json, ${numbers.format(run.result.original_length)} characters, matched its output_schema)\n\n${fencedBlock(cutMiddle(run.result.text, maxShownChars), 'json')}`;
+  }
   if (run.result) {
     const { text, truncated, original_length: length } = run.result;
     const { summarized, summary, summary_error: summaryError } = run.result;

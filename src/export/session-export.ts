@@ -28,9 +28,14 @@ export interface ExportedRunEvent {
 }
 
 /** The run record fields of the contract; the store's lease and stop bookkeeping stays out. */
-export type ExportedRunFields = Omit<RunRecord, 'lease_owner' | 'lease_expires_at' | 'stop_requested_at' | 'stop_requested_by' | 'stop_reason' | 'activity'> & {
+export type ExportedRunFields = Omit<
+  RunRecord,
+  'lease_owner' | 'lease_expires_at' | 'stop_requested_at' | 'stop_requested_by' | 'stop_reason' | 'activity' | 'forked_from'
+> & {
   /** The typed activity beside its text, `last_activity`; absent from an export written before it was typed. */
   activity?: RunActivity | null;
+  /** The parent run or session whose conversation a forked run copied; absent for a run that was not forked. */
+  forked_from?: string;
 };
 
 /** A run with its events and the runs started from within its child session. */

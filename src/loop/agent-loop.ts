@@ -24,8 +24,13 @@ import { watchToolCalls } from './watch-tool-calls.ts';
 
 /** Token counts of one step or a whole loop. */
 export interface LoopUsage {
+  /** Every input token, cached ones included. */
   inputTokens: number;
   outputTokens: number;
+  /** Of `inputTokens`, those read from the provider's prompt cache, when it reported them. */
+  cacheReadTokens?: number;
+  /** Of `inputTokens`, those written to the provider's prompt cache, when it reported them. */
+  cacheWriteTokens?: number;
 }
 
 /** One finished step (one model call and the tool calls it asked for). */
@@ -152,9 +157,12 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<AgentLoop
   };
   const onStepEnd = async (step: StepResult<ToolSet>) => {
     steps++;
-    const stepUsage = { inputTokens: step.usage.inputTokens ?? 0, outputTokens: step.usage.outputTokens ?? 0 };
+    const stepUsage: LoopUsage = { inputTokens: step.usage.inputTokens ?? 0, outputTokens: step.usage.outputTokens ?? 0 };
     usage.inputTokens += stepUsage.inputTokens;
     usage.outputTokens += stepUsage.outputTokens;
+    const { cacheReadTokens, cacheWriteTokens } = step.usage.inputTokenDetails ?? {};
+    if (cacheReadTokens) usage.cacheReadTokens = (usage.cacheReadTokens ?? 0) + (stepUsage.cacheReadTokens = cacheReadTokens);
+    if (cacheWriteTokens) usage.cacheWriteTokens = (usage.cacheWriteTokens ?? 0) + (stepUsage.cacheWriteTokens = cacheWriteTokens);
     const messages = step.response.messages as ModelMessage[];
     conversation.push(...messages);
     text = step.text;

@@ -1,4 +1,5 @@
 import { composeModel, compositionOf } from './compose-model.ts';
+import { markPromptCache, readsAnthropicCacheMarks } from './mark-prompt-cache.ts';
 import { redactModelOutput } from './redact-model-output.ts';
 import { reliableCalls, reliableCallsEntry, type ReliableCallsOptions } from './reliable-calls.ts';
 import type { LanguageModelInstance } from './resolve-model.ts';
@@ -22,9 +23,13 @@ export interface ReliableModelOptions extends ReliableCallsOptions {
  * stream that breaks after output keeps it and ends with an error saying so. Errors, output text
  * and tool-call arguments are redacted before cadre sees them. Call it with the SDK's own retries
  * off (`maxRetries: 0`), so this is the only policy; a model that has it already is returned as it is.
+ * An Anthropic model also gets its prompt-cache marks on every request (`markPromptCache`).
  * @example reliableModel(resolveModel('openai:gpt-5'), { redactor: createSecretRedactor(), timeoutMs: 600_000, maxRetries: 2 })
  */
 export function reliableModel(model: LanguageModelInstance, options: ReliableModelOptions): LanguageModelInstance {
   if (compositionOf(model)?.middleware.some((entry) => reliableCallsEntry in entry)) return model;
-  return composeModel(model, [redactModelOutput(options.redactor), reliableCalls(options)]) as LanguageModelInstance;
+  const entries = [redactModelOutput(options.redactor), reliableCalls(options)];
+  // Anthropic's cache needs marks in every request; other providers cache by themselves (or not) and pay nothing here.
+  if (readsAnthropicCacheMarks(model)) entries.unshift(markPromptCache());
+  return composeModel(model, entries) as LanguageModelInstance;
 }

@@ -1,5 +1,6 @@
 /** Permission rules: parsing, the defaults, and deciding one tool call. */
 export {
+  delegationTool,
   exactPattern,
   normalizeArgument,
   parsePermissionRule,
@@ -7,19 +8,24 @@ export {
   permissionRisks,
   ruleMatches,
   specificity,
+  type AgentRule,
   type PermissionCall,
   type PermissionDecision,
   type PermissionRisk,
   type PermissionRule,
 } from './permission-rule.ts';
 export {
+  callOfAsk,
   compilePermissions,
+  decideDelegation,
   decidePermission,
+  delegationCall,
   defaultPermissions,
   matchRules,
   permissionsConfigSchema,
   stricter,
   type DecidedRule,
+  type DelegationCall,
   type PermissionLayers,
   type PermissionsConfig,
   type PermissionVerdict,

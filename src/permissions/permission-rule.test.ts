@@ -219,3 +219,58 @@ describe('specificity and exactPattern', () => {
     expect(matches(`bash(${exactPattern('rm *')})`, bash('rm -rf'))).toBe(false);
   });
 });
+
+describe('rules on delegation (agent, agent(NAME), agent(model:PATTERN))', () => {
+  const delegation = (agent: string, model = 'openai:gpt-5'): PermissionCall => ({ tool: 'agent', risk: 'exec', argument: agent, model });
+
+  it('parses agent(NAME) as a glob over the agent name and agent(model:PATTERN) over the model spec', () => {
+    expect(parsePermissionRule('agent(review-*)')).toMatchObject({ kind: 'agent', target: 'name', pattern: 'review-*', exact: false, text: 'agent(review-*)' });
+    expect(parsePermissionRule('agent(reviewer)')).toMatchObject({ kind: 'agent', target: 'name', exact: true });
+    expect(parsePermissionRule('agent(model:openai:*)')).toMatchObject({ kind: 'agent', target: 'model', pattern: 'openai:*', exact: false });
+    expect(parsePermissionRule('agent')).toMatchObject({ kind: 'tool', tool: 'agent' });
+  });
+
+  it("reads Claude Code's Agent(...) and Task(...) the same, keeping the rule as written", () => {
+    expect(parsePermissionRule('Agent(review-*)')).toMatchObject({ kind: 'agent', target: 'name', pattern: 'review-*', text: 'Agent(review-*)' });
+    expect(parsePermissionRule('Task(model:anthropic:*)')).toMatchObject({ kind: 'agent', target: 'model', text: 'Task(model:anthropic:*)' });
+    expect(parsePermissionRule('Task')).toMatchObject({ kind: 'tool', tool: 'agent', text: 'Task' });
+    expect(matches('Task(explore)', delegation('explore'))).toBe(true);
+    expect(matches('Agent', delegation('anything'))).toBe(true);
+  });
+
+  it('matches names by glob, whole name only', () => {
+    expect(matches('agent(review-*)', delegation('review-security'))).toBe(true);
+    expect(matches('agent(review-*)', delegation('reviewer'))).toBe(false);
+    expect(matches('agent(review-*)', delegation('my-review-x'))).toBe(false);
+    expect(matches('agent(reviewer)', delegation('reviewer'))).toBe(true);
+    expect(matches('agent(reviewer)', delegation('reviewer2'))).toBe(false);
+  });
+
+  it('matches models against provider:model-id, or the model id when the pattern names no provider', () => {
+    expect(matches('agent(model:openai:*)', delegation('x', 'openai:gpt-5'))).toBe(true);
+    expect(matches('agent(model:openai:*)', delegation('x', 'anthropic:claude-opus-4'))).toBe(false);
+    expect(matches('agent(model:claude-opus-*)', delegation('x', 'anthropic:claude-opus-4'))).toBe(true);
+    expect(matches('agent(model:*opus*)', delegation('x', 'anthropic:claude-opus-4'))).toBe(true);
+    expect(matches('agent(model:anthropic:claude-opus-4)', delegation('x', 'anthropic:claude-opus-4'))).toBe(true);
+    // A model pattern never matches a name, nor a name pattern a model.
+    expect(matches('agent(model:reviewer)', delegation('reviewer', 'openai:gpt-5'))).toBe(false);
+    expect(matches('agent(gpt-5)', delegation('reviewer', 'openai:gpt-5'))).toBe(false);
+  });
+
+  it('applies to delegations only', () => {
+    expect(matches('agent(*)', bash('ls'))).toBe(false);
+    expect(matches('agent', bash('ls'))).toBe(false);
+  });
+
+  it('rates a named agent or model above a glob, and a glob above the bare tool', () => {
+    expect(specificity(parsePermissionRule('agent(reviewer)'))).toBeGreaterThan(specificity(parsePermissionRule('agent(review*)')));
+    expect(specificity(parsePermissionRule('agent(model:openai:*)'))).toBeGreaterThan(specificity(parsePermissionRule('agent')));
+    expect(specificity(parsePermissionRule('agent(review\\*)'))).toBe(specificity(parsePermissionRule('agent(reviewer)')));
+  });
+
+  it('refuses an empty name or model with what to write', () => {
+    expect(parseError('agent()')).toMatch(/empty argument pattern|names no agent/);
+    expect(parseError('agent(model:)')).toMatch(/names no model: .*agent\(model:openai:\*\)/);
+    expect(parseError('Task(model:  )')).toMatch(/names no model/);
+  });
+});

@@ -2,7 +2,16 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../errors/config-error.ts';
 import { exactPattern, parsePermissionRule, type PermissionCall, type PermissionDecision, type PermissionRisk } from './permission-rule.ts';
-import { compilePermissions, decidePermission, stricter, type DecidedRule, type PermissionsConfig } from './permissions.ts';
+import {
+  callOfAsk,
+  compilePermissions,
+  decideDelegation,
+  decidePermission,
+  matchRules,
+  stricter,
+  type DecidedRule,
+  type PermissionsConfig,
+} from './permissions.ts';
 
 const bash = (argument: string): PermissionCall => ({ tool: 'bash', risk: 'exec', argument });
 const write = (argument: string): PermissionCall => ({ tool: 'write_file', risk: 'write', argument });
@@ -236,5 +245,62 @@ describe('deny at equal specificity', () => {
       ),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('decideDelegation', () => {
+  const decide = (config: PermissionsConfig, agent: string, model = 'openai:gpt-5', agentConfig?: PermissionsConfig, session?: PermissionsConfig) =>
+    decideDelegation(
+      {
+        rules: compilePermissions(config, 'config'),
+        agentRules: agentConfig && compilePermissions(agentConfig, 'agent'),
+        sessionRules: session && compilePermissions(session, 'session'),
+      },
+      { agent, model },
+    );
+
+  it('allows a delegation no rule matches, whatever the risk rules say', () => {
+    expect(decide({}, 'reviewer')).toEqual({ decision: 'allow', rule: null });
+    expect(decide({ deny: ['exec', 'network', 'bash'], ask: ['write'] }, 'reviewer')).toEqual({ decision: 'allow', rule: null });
+  });
+
+  it('lets the most specific rule win: a named agent over a glob over the bare tool', () => {
+    expect(decide({ deny: ['agent'], allow: ['agent(review-*)'] }, 'review-ui')).toEqual({ decision: 'allow', rule: 'agent(review-*)' });
+    expect(decide({ deny: ['agent'], allow: ['agent(review-*)'] }, 'coder')).toEqual({ decision: 'deny', rule: 'agent' });
+    expect(decide({ deny: ['agent(review-*)'], ask: ['agent(review-ui)'] }, 'review-ui')).toEqual({ decision: 'ask', rule: 'agent(review-ui)' });
+  });
+
+  it('lets deny beat allow at equal specificity, a model rule against a name glob', () => {
+    expect(decide({ allow: ['agent(review-*)'], deny: ['agent(model:openai:*)'] }, 'review-ui')).toEqual({ decision: 'deny', rule: 'agent(model:openai:*)' });
+    expect(decide({ allow: ['agent(review-*)'], deny: ['agent(model:openai:*)'] }, 'review-ui', 'anthropic:claude-x')).toEqual({
+      decision: 'allow',
+      rule: 'agent(review-*)',
+    });
+  });
+
+  it('reads Task(...) and Agent(...) in a configuration as agent(...), quoting them as written', () => {
+    expect(decide({ deny: ['Task(model:*opus*)'] }, 'x', 'anthropic:claude-opus-4')).toEqual({ decision: 'deny', rule: 'Task(model:*opus*)' });
+    expect(decide({ ask: ['Agent'] }, 'x')).toEqual({ decision: 'ask', rule: 'Agent' });
+  });
+
+  it("lets an agent's own rules narrow and never widen", () => {
+    expect(decide({}, 'coder', undefined, { deny: ['agent(coder)'] })).toEqual({ decision: 'deny', rule: 'agent(coder)' });
+    expect(decide({ ask: ['agent'] }, 'coder', undefined, { allow: ['agent(coder)'] })).toEqual({ decision: 'ask', rule: 'agent' });
+  });
+
+  it('answers an ask with a rule a person set for the session', () => {
+    expect(decide({ ask: ['agent'] }, 'coder', undefined, undefined, { allow: ['agent(coder)'] })).toEqual({ decision: 'allow', rule: 'agent(coder)' });
+    expect(decide({ ask: ['agent'] }, 'x', 'openai:o3', undefined, { deny: ['agent(model:openai:o3)'] })).toEqual({
+      decision: 'deny',
+      rule: 'agent(model:openai:o3)',
+    });
+  });
+});
+
+describe('callOfAsk', () => {
+  it('reads an ask on a delegation model as a model call, so its "always" rule answers the next one', () => {
+    const rules = compilePermissions({ allow: ['agent(model:openai:o3)'] }, 'session');
+    expect(matchRules(rules, callOfAsk({ tool: 'agent', risk: 'exec', argument: 'model:openai:o3' }))?.decision).toBe('allow');
+    expect(callOfAsk({ tool: 'bash', risk: 'exec', argument: 'ls' })).toEqual({ tool: 'bash', risk: 'exec', argument: 'ls' });
   });
 });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors/config-error.ts';
 import {
+  delegationTool,
   parsePermissionRule,
   permissionDecisions,
   ruleMatches,
@@ -116,10 +117,15 @@ export interface PermissionLayers {
 /**
  * Decides one tool call: the rules (else the default of the call's risk), made stricter by the
  * agent's rules, and an `ask` answered by a rule a person set for the session.
+ * @param fallback what a call no rule matches gets. @default the default of its risk
  * @example decidePermission({ rules: compilePermissions({ allow: ['bash(npm test*)'] }, 'config') }, { tool: 'bash', risk: 'exec', argument: 'npm test' })
  */
-export function decidePermission(layers: PermissionLayers, call: PermissionCall): PermissionVerdict {
-  let verdict = matchRules(layers.rules, call) ?? { decision: defaultPermissions[call.risk], rule: null };
+export function decidePermission(
+  layers: PermissionLayers,
+  call: PermissionCall,
+  fallback: PermissionDecision = defaultPermissions[call.risk],
+): PermissionVerdict {
+  let verdict = matchRules(layers.rules, call) ?? { decision: fallback, rule: null };
   const agent = layers.agentRules ? matchRules(layers.agentRules, call) : null;
   if (agent && stricter(verdict.decision, agent.decision) !== verdict.decision) verdict = agent;
   if (verdict.decision === 'ask' && layers.sessionRules) {
@@ -127,4 +133,45 @@ export function decidePermission(layers: PermissionLayers, call: PermissionCall)
     if (session) verdict = session;
   }
   return verdict;
+}
+
+/** One delegation as rules see it (CONTRACT section 19). */
+export interface DelegationCall {
+  /** The agent delegated to. */
+  agent: string;
+  /** Its resolved model spec, `provider:model-id`. */
+  model: string;
+}
+
+/** Whether a rule is about delegation: `agent`, `agent(NAME)`, `agent(model:PATTERN)` (or Claude Code's `Agent`/`Task`). */
+function onDelegation({ rule }: DecidedRule): boolean {
+  return rule.kind === 'agent' || (rule.kind === 'tool' && rule.tool === delegationTool);
+}
+
+/**
+ * Decides one delegation: only rules on delegation apply (a risk rule like `exec` does not); the
+ * most specific matching one decides (`agent(reviewer)` > `agent(review-*)` or
+ * `agent(model:openai:*)` > `agent`), deny beating allow at equal specificity; the agent's own
+ * rules can only make it stricter; an `ask` is answered by a rule a person set for the session.
+ * With no rule, delegation is allowed.
+ * @example decideDelegation({ rules: compilePermissions({ deny: ['agent(model:openai:*)'] }, 'config') }, { agent: 'reviewer', model: 'openai:gpt-5' })
+ */
+export function decideDelegation(layers: PermissionLayers, delegation: DelegationCall): PermissionVerdict {
+  const call = delegationCall(delegation);
+  const only = (rules: readonly DecidedRule[] | undefined) => rules?.filter(onDelegation);
+  return decidePermission({ rules: only(layers.rules) ?? [], agentRules: only(layers.agentRules), sessionRules: only(layers.sessionRules) }, call, 'allow');
+}
+
+/** The call rules match for a delegation. */
+export function delegationCall({ agent, model }: DelegationCall): PermissionCall {
+  return { tool: delegationTool, risk: 'exec', argument: agent, model };
+}
+
+/**
+ * The call an ask stands for, as rules match it: an ask about a delegation's model has the
+ * argument `model:SPEC` (so that "always" makes the rule `agent(model:SPEC)`).
+ */
+export function callOfAsk(ask: { tool: string; risk: string; argument: string | null }): PermissionCall {
+  if (ask.tool === delegationTool && ask.argument?.startsWith('model:')) return { tool: ask.tool, risk: 'exec', model: ask.argument.slice('model:'.length) };
+  return { tool: ask.tool, risk: ask.risk as PermissionRisk, argument: ask.argument ?? undefined };
 }

@@ -72,7 +72,9 @@ function sentenceBoundaryBefore(text: string, before: number): number {
 
 /** The activity of a finished run: its status and the start of its result or error. */
 export function finalActivity(run: Pick<RunRecord, 'status' | 'result' | 'error' | 'partial_result'>): RunActivity {
-  const detail = run.result?.text ?? run.error?.message ?? run.partial_result ?? '';
+  // A value (output_schema) as compact JSON: its indented text would show little on one line.
+  const value = run.result?.value === undefined ? undefined : `json ${JSON.stringify(run.result.value).slice(0, 200)}`;
+  const detail = value ?? run.result?.text ?? run.error?.message ?? run.partial_result ?? '';
   // Only what the line can show is kept.
   return detail.trim() === '' ? { kind: 'finished', status: run.status } : { kind: 'finished', status: run.status, detail: clampActivity(detail) };
 }

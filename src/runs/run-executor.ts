@@ -6,7 +6,12 @@ export interface ExecutionOutcome {
   lastText: string;
   finishReason: string;
   steps: number;
-  error?: { kind: Extract<RunErrorKind, 'model_error' | 'execution_error' | 'budget_exceeded'>; message: string };
+  error?: { kind: Extract<RunErrorKind, 'model_error' | 'execution_error' | 'budget_exceeded' | 'invalid_output' | 'max_turns'>; message: string };
+  /**
+   * The value a run with an `output_schema` gave, as the schema accepted it; `text` is then its
+   * JSON. Absent for runs without a schema.
+   */
+  value?: Record<string, unknown>;
   /** A summary of the text for the parent (`summarize.enabled`), or why it failed; absent when none was tried. */
   summary?: { summary: string | null; error: string | null };
   /**

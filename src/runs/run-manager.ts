@@ -1,6 +1,6 @@
 import type { Coordination } from '../coordination/coordination.ts';
 import { createPollingCoordination } from '../coordination/polling-coordination.ts';
-import type { RunMode, RunRecord, RunStatus } from '../store/records.ts';
+import type { RunErrorKind, RunMode, RunRecord, RunStatus } from '../store/records.ts';
 import { isFinished } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { systemNowMs, type NewId, type Now, type NowMs } from '../util/clock.ts';
@@ -46,7 +46,25 @@ export interface NewRunInput {
   depth: number;
   max_turns: number;
   resumed_from: string | null;
+  /** The JSON Schema the run's result must match (docs/structured-output.md). @default null (free text) */
+  output_schema?: Record<string, unknown> | null;
+  /** The parent run or session whose conversation the child session copied (`fork`). @default null */
+  forked_from?: string | null;
 }
+
+/**
+ * What keeps a new run `queued`, holding no place in the slot queue, until it settles: an ask on a
+ * delegation (CONTRACT section 19). Once it lets the run go, the run joins the queue at its end.
+ */
+export interface RunHold {
+  /** The run's activity while held (`awaiting approval: agent reviewer`). */
+  activity: RunActivity;
+  /** Settles with whether the run may go; `signal` aborts when the run is stopped meanwhile. */
+  wait(run: RunRecord, signal: AbortSignal): Promise<HoldOutcome>;
+}
+
+/** How a {@link RunHold} ended: the run goes, or it ends `failed` with the error. */
+export type HoldOutcome = { go: true } | { go: false; error: { kind: RunErrorKind; message: string } };
 
 /** Options of {@link createRunManager}. */
 export interface RunManagerOptions {
@@ -75,6 +93,11 @@ export interface RunManagerOptions {
    * @default this process
    */
   announcerOf?: (runId: string) => string | undefined;
+  /**
+   * The hold of a run recovered while it was held (a queued run whose activity awaits approval of
+   * a delegation): it is held again, never started, until its hold lets it go. @default none: it is queued
+   */
+  resumeHold?: (run: RunRecord) => RunHold | undefined;
   onError?: (error: unknown) => void;
 }
 
@@ -84,8 +107,11 @@ export interface RunManagerOptions {
  * processes. Every state change goes through the {@link RunLedger}.
  */
 export interface RunManager {
-  /** Creates a run, takes a slot or queues it; a run refused by the queue cap ends `failed` at once. */
-  start(input: NewRunInput): Promise<RunRecord>;
+  /**
+   * Creates a run, takes a slot or queues it; a run refused by the queue cap ends `failed` at once.
+   * With a `hold`, the run waits `queued` outside the queue until the hold lets it go.
+   */
+  start(input: NewRunInput, options?: { hold?: RunHold }): Promise<RunRecord>;
   /** Resolves with the run when it finishes, or with its current record on timeout or abort. */
   wait(runId: string, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<RunRecord>;
   /** Stops a queued or running run and the runs it started; finished runs are returned as they are. */
@@ -146,6 +172,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     else localParents.delete(run.parent_session_id);
   };
   const adopted = new Set<string>();
+  /** Runs waiting for their hold to let them go, with what aborts the hold when they stop. */
+  const held = new Map<string, AbortController>();
   const waiters = new Map<string, Array<(run: RunRecord) => void>>();
   let closed = false;
 
@@ -161,7 +189,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     untrackLocal(run);
   }
 
-  async function admit(run: RunRecord): Promise<void> {
+  async function admit(run: RunRecord, approved = false): Promise<void> {
     trackLocal(run);
     const entry = {
       runId: run.id,
@@ -169,6 +197,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       start: () => {
         execute(run.id).catch(report);
       },
+      pastQueueCap: approved,
     };
     // A running run was given its slot by the process that scheduled it (a worker's job comes from
     // its host, whose caps decided): waiting here again for this process's own caps would hold a
@@ -185,6 +214,31 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     } else if (admission === 'queued') {
       void ledger.update(run.id, { activity: waitingForSlot }, { type: 'activity', data: activityEventData(waitingForSlot) }).catch(report);
     }
+  }
+
+  /** Keeps a run out of the queue until its hold settles; then queues it, or ends it `failed`. */
+  function hold(run: RunRecord, runHold: RunHold): void {
+    trackLocal(run);
+    const controller = new AbortController();
+    held.set(run.id, controller);
+    const current = () => held.get(run.id) === controller && !closed;
+    runHold
+      .wait(run, controller.signal)
+      .catch((error: unknown): HoldOutcome => ({ go: false, error: { kind: 'execution_error', message: (error as Error).message } }))
+      .then(async (outcome) => {
+        // Stopped meanwhile (the stop ended it), or this process shuts down (it stays held for recovery).
+        if (!current()) return;
+        held.delete(run.id);
+        if (!outcome.go) {
+          await finish(run.id, 'failed', { error: outcome.error });
+          return;
+        }
+        const latest = await store.getRun(run.id);
+        // Let go by a person: the queue cap, which bounds what a model piles up, does not refuse it now.
+        if (latest?.status === 'queued') await admit(latest, true);
+        else if (latest && isFinished(latest.status)) settle(latest);
+      })
+      .catch(report);
   }
 
   async function finish(runId: string, status: RunStatus, patch: Partial<RunRecord> = {}): Promise<RunRecord | null> {
@@ -250,12 +304,13 @@ export function createRunManager(options: RunManagerOptions): RunManager {
   }
 
   const manager: RunManager = {
-    async start(input) {
+    async start(input, startOptions) {
       const at = now();
       const { id, ...fields } = input;
       const run: RunRecord = {
         id: id ?? options.newId('run'),
         ...fields,
+        forked_from: fields.forked_from ?? null,
         status: 'queued',
         turns: 0,
         created_at: at,
@@ -263,8 +318,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         ended_at: null,
         promoted_at: null,
         consumed_at: null,
-        last_activity: renderActivity(queued),
-        activity: queued,
+        last_activity: renderActivity(startOptions?.hold?.activity ?? queued),
+        activity: startOptions?.hold?.activity ?? queued,
         result: null,
         partial_result: null,
         error: null,
@@ -280,7 +335,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       };
       if (closed) throw new Error('The run manager is closed');
       await ledger.insert(run);
-      await admit(run);
+      if (startOptions?.hold) hold(run, startOptions.hold);
+      else await admit(run);
       return (await store.getRun(run.id)) ?? run;
     },
 
@@ -325,6 +381,14 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       const run = await store.getRun(runId);
       if (!run || isFinished(run.status)) return run;
       const status = stoppedStatus(cause);
+      const holding = held.get(runId);
+      if (holding) {
+        held.delete(runId);
+        holding.abort(new RunStopSignal(cause, reason));
+        const stopped = await finish(runId, status, { error: null });
+        if (stopped) await cascade(stopped);
+        return stopped ?? store.getRun(runId);
+      }
       if (scheduler.isQueued(runId)) {
         scheduler.release(runId);
         const stopped = await finish(runId, status, { error: null });
@@ -357,6 +421,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     },
 
     adopt(run) {
+      const resumed = run.status === 'queued' ? options.resumeHold?.(run) : undefined;
+      if (resumed) return hold(run, resumed);
       if (run.status === 'running') adopted.add(run.id);
       admit(run).catch(report);
     },

@@ -25,7 +25,7 @@ export interface RunEnd {
 /**
  * The end of a run whose execution is over, beside the ledger's legal moves: a stop wins, then a
  * run its executor could not carry on (`abandoned`), the run's timeout, an error, a final text
- * (`completed`, cut or summarized for the parent), all turns spent on tool calls (`max_turns`),
+ * (`completed`, cut or summarized for the parent), a structured value (`completed`, never summarized), all turns spent on tool calls (`max_turns`),
  * and otherwise `completed_empty`. Whatever text came before an unfinished end is kept as the
  * partial result.
  */
@@ -39,6 +39,14 @@ export function decideRunEnd(outcome: ExecutionOutcome, facts: RunEndFacts): Run
   if (outcome.abandoned !== undefined) return unfinished('abandoned', null);
   if (facts.timedOut) return unfinished('failed', { kind: 'timeout', message: `The run took longer than ${facts.runTimeoutMs} ms.` });
   if (outcome.error) return unfinished('failed', outcome.error);
+  // A structured value is never summarized, and never `completed_empty`.
+  if (outcome.value !== undefined) {
+    const text = outcome.text;
+    return {
+      status: 'completed',
+      patch: { result: { text, truncated: text.length > facts.maxResultChars, original_length: text.length, value: outcome.value } },
+    };
+  }
   if (outcome.text.trim() !== '') {
     const text = outcome.text;
     const summarized = outcome.summary?.summary != null;

@@ -14,6 +14,8 @@ export interface SchedulerEntry {
   parentSessionId: string;
   /** Called once when the run gets its slot. */
   start: () => void;
+  /** Queue it even past `maxQueuedPerParent`: a run a person already approved (an ask on a delegation) is not refused after. */
+  pastQueueCap?: boolean;
 }
 
 /** What {@link Scheduler.admit} did with a run. */
@@ -116,7 +118,7 @@ export function createScheduler(limits: SchedulerLimits): Scheduler {
         begin(entry, slots);
         return 'started';
       }
-      if (slots.waiting >= limits.maxQueuedPerParent) return 'full';
+      if (slots.waiting >= limits.maxQueuedPerParent && !entry.pastQueueCap) return 'full';
       slots.queue.push(entry);
       slots.waiting++;
       queuedRuns.set(entry.runId, entry);

@@ -10,6 +10,7 @@ import { resolveLimits } from '../config/limits.ts';
 import { createPollingCoordination } from '../coordination/polling-coordination.ts';
 import { shareProviderGates } from '../coordination/share-provider-gates.ts';
 import { createDelegationTools } from '../delegation/create-delegation-tools.ts';
+import { createDelegationRules, resumeDelegationHold } from '../delegation/delegation-rules.ts';
 import type { DelegationServices } from '../delegation/delegation-services.ts';
 import { createRunSummarizer } from '../delegation/summarize-run.ts';
 import { createAppNotifications } from '../embed/app-notifications.ts';
@@ -169,8 +170,11 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     primarySessionOf,
     onError: report,
     inbox: { open: inbox.open, close: inbox.close, take: (sessionId) => takeAndStore(inbox, sessionId) },
-    delegationTools: (run) =>
-      run.depth < limits.maxDepth ? createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id }) : undefined,
+    // A fork of its parent's own agent keeps the parent's tools at any depth: past the limit they refuse to delegate.
+    delegationTools: (run, { forksParent }) =>
+      run.depth < limits.maxDepth || forksParent
+        ? createDelegationTools(delegation, { sessionId: run.child_session_id, depth: run.depth, parentRunId: run.id, agent: run.agent })
+        : undefined,
     summarize: createRunSummarizer({
       settings: options.summarize,
       maxResultChars: limits.maxResultChars,
@@ -213,7 +217,12 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     allowance: createHarnessAllowance({ store, broker, permissions: options.permissions, primarySessionOf, workspaceOf }),
   });
   const executor =
-    queued ?? routeHarnessRuns(createInProcessExecutor({ ...loops, ledger, budget, setup }), harnesses, (run) => agents.get(run.agent)?.harness !== undefined);
+    queued ??
+    routeHarnessRuns(
+      createInProcessExecutor({ ...loops, ledger, budget, setup, maxOutputRepairs: limits.maxOutputRepairs }),
+      harnesses,
+      (run) => agents.get(run.agent)?.harness !== undefined,
+    );
   const jobs = new Map<string, string | undefined>();
   const runs = createRunManager({
     store,
@@ -228,6 +237,8 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     executor: tracing ? tracing.traceExecutor(executor) : executor,
     limits: { ...limits, leaseMs: options.leaseMs },
     announcerOf: (runId) => jobs.get(runId),
+    // A run recovered while its delegation awaited a person's answer waits for it again.
+    resumeHold: (run) => resumeDelegationHold(delegation, run),
     // A run carried out for a host (a job) is announced by that host, which hosts its parent.
     onRunFinished: (run) => void (jobs.has(run.id) || notifier.runFinished(run).catch(report)),
   });
@@ -244,6 +255,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     newId,
     runs,
     modelLabelFor: (name) => models.agentModel(agents.get(name)) ?? models.defaultLabel,
+    delegationRules: createDelegationRules({ permissions: options.permissions, agents, broker, primarySessionOf }),
   };
   const writer = createSessionWriter({ store, bus });
   const sessions = createSessionRunner({

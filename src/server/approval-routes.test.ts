@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Cadre } from '../runtime/create-cadre.ts';
+import type { PermissionsConfig } from '../permissions/permissions.ts';
 import type { ApprovalRecord } from '../store/records.ts';
 import { createDashboardApp } from './create-server.ts';
 import { createTestCadre, waitForRun } from './server-fixtures.ts';
@@ -13,9 +14,9 @@ afterEach(async () => {
   }
 });
 
-function setup() {
+function setup(permissions?: PermissionsConfig) {
   const notes: string[] = [];
-  const cadre = createTestCadre({ notes });
+  const cadre = createTestCadre({ notes, permissions });
   open.push(cadre);
   const app = createDashboardApp({
     cadre,
@@ -73,6 +74,33 @@ describe('the approvals API', () => {
     expect((await app.request('/api/approvals/apr_missing')).status).toBe(404);
     expect((await post(`/api/approvals/${ask.id}`, { decision: 'deny' })).status).toBe(200);
     await waitForRun(cadre, sessionId, (each) => each.status === 'completed');
+    expect(notes).toEqual([]);
+  });
+});
+
+describe('the approvals API and rules on delegation', () => {
+  it('lists an ask on a delegation while its run waits queued, and starts the run once approved with POST /api/approvals/:id', async () => {
+    const { cadre, app, post, notes } = setup({ ask: ['agent(writer)'] });
+    const { session_id: sessionId } = await (await post('/api/sessions', { prompt: 'Write a NOTE' })).json();
+    const ask = await pendingAsk(app, sessionId);
+    expect(ask).toMatchObject({ tool: 'agent', argument: 'writer', summary: 'agent writer', status: 'pending' });
+    const held = await waitForRun(cadre, sessionId, (each) => each.id === ask.run_id);
+    expect(held).toMatchObject({ status: 'queued', started_at: null, last_activity: 'awaiting approval: agent writer' });
+    expect((await post(`/api/approvals/${ask.id}`, { decision: 'approve' })).status).toBe(200);
+    // Started, the writer's own call asks next, as any tool call does.
+    const noteAsk = await eventually(async () => (await cadre.pendingApprovals({ sessionId })).find((each) => each.tool === 'note'), { what: 'the note ask' });
+    expect((await post(`/api/approvals/${noteAsk.id}`, { decision: 'approve' })).status).toBe(200);
+    await waitForRun(cadre, sessionId, (each) => each.id === ask.run_id && each.status === 'completed');
+    expect(notes).toEqual(['docs/notes.md: hello']);
+  });
+
+  it('ends the run failed / denied when the ask is denied with POST /api/approvals/:id', async () => {
+    const { cadre, app, post, notes } = setup({ ask: ['agent(writer)'] });
+    const { session_id: sessionId } = await (await post('/api/sessions', { prompt: 'Write a NOTE' })).json();
+    const ask = await pendingAsk(app, sessionId);
+    expect((await post(`/api/approvals/${ask.id}`, { decision: 'deny' })).status).toBe(200);
+    const run = await waitForRun(cadre, sessionId, (each) => each.id === ask.run_id && each.status === 'failed');
+    expect(run.error).toMatchObject({ kind: 'denied', message: expect.stringContaining('a person denied it') });
     expect(notes).toEqual([]);
   });
 });

@@ -1,3 +1,4 @@
+import type { PermissionsConfig } from '../permissions/permissions.ts';
 import { z } from 'zod';
 import { defineAgent } from '../agents/agent-definition.ts';
 import type { Limits } from '../config/limits.ts';
@@ -64,7 +65,7 @@ export function dashboardScript({ slowDelayMs = 20_000, streamDelayMs = 250 } = 
  * tool (risk `write`) asks, with a diff; each note it is allowed to write is added to `notes`.
  */
 export function createTestCadre(
-  options: { slowDelayMs?: number; streamDelayMs?: number; notes?: string[]; limits?: Partial<Limits>; store?: Store } = {},
+  options: { slowDelayMs?: number; streamDelayMs?: number; notes?: string[]; limits?: Partial<Limits>; store?: Store; permissions?: PermissionsConfig } = {},
 ): Cadre {
   const notes = options.notes ?? [];
   const note = defineTool({
@@ -88,6 +89,7 @@ export function createTestCadre(
     tools: { note, check_status: checkStatus },
     approvals: 'wait',
     limits: options.limits,
+    permissions: options.permissions,
     onError: (error) => console.error(error),
   });
 }

@@ -1,4 +1,5 @@
 import type { MessageRecord, RunRecord, RunStatus, SessionRecord, Usage } from '../store/records.ts';
+import { addUsage } from '../store/add-usage.ts';
 import { viewRun, type RunView } from '../runs/run-owner.ts';
 import { listFamilyRuns } from '../runs/family-runs.ts';
 import type { StoreView } from '../store/store-view.ts';
@@ -39,10 +40,7 @@ export async function listSessionRuns(store: StoreView, sessionId: string): Prom
 /** Sums the token usage of runs. */
 export function sumUsage(runs: readonly RunRecord[]): Usage {
   const usage: Usage = { input_tokens: 0, output_tokens: 0 };
-  for (const run of runs) {
-    usage.input_tokens += run.usage.input_tokens;
-    usage.output_tokens += run.usage.output_tokens;
-  }
+  for (const run of runs) addUsage(usage, run.usage);
   return usage;
 }
 

@@ -16,6 +16,7 @@ import type { ToolMiddleware } from '../loop/tool-pipeline.ts';
 import type { RunManager } from '../runs/run-manager.ts';
 import { RunStopSignal, type StopCause } from '../runs/run-stop.ts';
 import { shortMessage } from '../runs/run-executor.ts';
+import { usageOf } from '../store/add-usage.ts';
 import type { MessageRecord, RunRecord, SessionRecord } from '../store/records.ts';
 import { setBounded } from '../util/bounded-map.ts';
 import type { NewId } from '../util/clock.ts';
@@ -180,7 +181,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
       const workspace = await options.toolsFor(agent, session);
       const tools: ToolSet = {
         ...workspace,
-        ...createDelegationTools(options.delegation, { sessionId, depth: 0, parentRunId: null }),
+        ...createDelegationTools(options.delegation, { sessionId, depth: 0, parentRunId: null, agent: agent.name }),
       };
       const result = await runAgentLoop({
         model: options.modelFor(agent, session),
@@ -199,7 +200,7 @@ export function createSessionRunner(options: SessionRunnerOptions): SessionRunne
         // The primary agent's own tokens count against the session's budget (limits.maxTokensPerSession)
         // once the model has answered, before the tools it called (delegations) run.
         onModelUsage: (usage) => {
-          store.addSessionUsage(sessionId, { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens }).catch(report);
+          store.addSessionUsage(sessionId, usageOf(usage)).catch(report);
         },
         onStepFinish: async (step) => {
           await steps.endStep(step.messages);

@@ -32,7 +32,17 @@ export function isNotificationPending(run: Pick<RunRecord, 'notification'>): boo
 }
 
 /** Why a run failed. */
-export type RunErrorKind = 'model_error' | 'execution_error' | 'max_turns' | 'timeout' | 'too_many_active' | 'budget_exceeded';
+export type RunErrorKind =
+  | 'model_error'
+  | 'execution_error'
+  | 'max_turns'
+  | 'timeout'
+  | 'too_many_active'
+  | 'budget_exceeded'
+  /** A run with an `output_schema` that gave no value the schema accepts, after its repairs. */
+  | 'invalid_output'
+  /** A delegation a person or a rule refused (CONTRACT section 19). */
+  | 'denied';
 
 /** Whether the parent waits for the run (`foreground`) or carries on (`background`). */
 export type RunMode = 'foreground' | 'background';
@@ -52,10 +62,16 @@ export interface RunResult {
   summary?: string | null;
   /** Why a summary that was tried is missing (it failed or took too long): the parent got a cut. */
   summary_error?: string | null;
+  /**
+   * The value a run with an `output_schema` gave, as the schema accepted it; `text` is its JSON
+   * (2-space indented), never summarized. Absent for runs without a schema.
+   */
+  value?: Record<string, unknown>;
 }
 
 /** Token usage of a run or a session. */
 export interface Usage {
+  /** Every input token, cached ones included (budgets count them). */
   input_tokens: number;
   output_tokens: number;
   /** Of `input_tokens`, those read from the provider's prompt cache, where it reports them. */
@@ -111,6 +127,13 @@ export interface RunRecord {
   resumed_from: string | null;
   /** The agent program that carries the run out (docs/harnesses.md); null or absent for cadre's own loop. */
   harness?: HarnessRecord | null;
+  /**
+   * The JSON Schema (top level an object) the run's result must match (docs/structured-output.md);
+   * null (or absent, in records made before it existed) for a run with free text. A follow-up keeps it.
+   */
+  output_schema?: Record<string, unknown> | null;
+  /** The parent run or session whose conversation this run's child session started with (`fork`), or null. */
+  forked_from: string | null;
   /** The process that executes the run; renewed while it works (crash survival). */
   lease_owner: string | null;
   lease_expires_at: string | null;

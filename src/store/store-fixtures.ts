@@ -51,6 +51,8 @@ export function runFixture(overrides: Partial<RunRecord> = {}): RunRecord {
     warnings: [],
     notification: null,
     resumed_from: null,
+    output_schema: null,
+    forked_from: null,
     lease_owner: null,
     lease_expires_at: null,
     stop_requested_at: null,

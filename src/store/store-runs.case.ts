@@ -24,6 +24,34 @@ export function runCases({ store }: StoreCaseContext): void {
       expect(await store().getRun('run_missing')).toBeNull();
     });
 
+    it("keeps a run's output_schema and its result's structured value, nested, as given, sharing nothing with the caller", async () => {
+      const schema = { type: 'object', properties: { items: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' } } } } } };
+      await store().insertRun(runFixture({ output_schema: schema }), eventFixture('run_1', 'run-queued'));
+      const value = { items: [{ id: 1 }, { id: 2, tags: ['a', 'b'] }], note: null };
+      const result = { text: JSON.stringify(value, null, 2), truncated: false, original_length: 60, value };
+      const moved = await store().transitionRun({ id: 'run_1', from: ['queued'], to: 'completed', patch: { result }, event: eventFixture('run_1', 'run-end') });
+      value.items[0].id = 99;
+      schema.properties.items.type = 'string';
+      const stored = await store().getRun('run_1');
+      expect(stored?.output_schema).toEqual({
+        type: 'object',
+        properties: { items: { type: 'array', items: { type: 'object', properties: { id: { type: 'integer' } } } } },
+      });
+      expect(stored?.result?.value).toEqual({ items: [{ id: 1 }, { id: 2, tags: ['a', 'b'] }], note: null });
+      expect(moved?.result?.value).toEqual(stored?.result?.value);
+      expect((await store().listRuns({ parent_session_id: 'ses_1' }))[0].result?.value).toEqual(stored?.result?.value);
+    });
+
+    it('keeps what a forked run copied (forked_from) and the cache counts of its usage', async () => {
+      const run = runFixture({ forked_from: 'ses_1', usage: { input_tokens: 120, output_tokens: 5, cache_read_tokens: 100, cache_write_tokens: 15 } });
+      await store().insertRun(run, eventFixture('run_1', 'run-queued'));
+      expect(await store().getRun('run_1')).toEqual(run);
+      expect((await store().listRuns({ parent_session_id: 'ses_1' }))[0]).toMatchObject({ forked_from: 'ses_1', usage: { cache_read_tokens: 100 } });
+      await store().patchRun('run_1', { usage: { input_tokens: 130, output_tokens: 6, cache_read_tokens: 110, cache_write_tokens: 15 } });
+      expect((await store().getRun('run_1'))?.usage).toEqual({ input_tokens: 130, output_tokens: 6, cache_read_tokens: 110, cache_write_tokens: 15 });
+      expect((await store().getRun('run_1'))?.forked_from).toBe('ses_1');
+    });
+
     it('moves a run that is in an allowed state, applies the patch and writes the event', async () => {
       await store().insertRun(runFixture(), eventFixture('run_1', 'run-queued'));
       const moved = await store().transitionRun({

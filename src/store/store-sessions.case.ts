@@ -45,6 +45,14 @@ export function sessionCases({ store }: StoreCaseContext): void {
       expect(await store().getSession('ses_1')).toEqual(sessionFixture());
       expect(await store().getSessionUsage('ses_missing')).toBeNull();
     });
+
+    it('adds the prompt-cache tokens a provider reported, which are parts of the input tokens', async () => {
+      await store().createSession(sessionFixture());
+      await store().addSessionUsage('ses_1', { input_tokens: 100, output_tokens: 20, cache_write_tokens: 90 });
+      await store().addSessionUsage('ses_1', { input_tokens: 110, output_tokens: 5, cache_read_tokens: 90 });
+      await store().addSessionUsage('ses_1', { input_tokens: 1, output_tokens: 1 });
+      expect(await store().getSessionUsage('ses_1')).toEqual({ input_tokens: 211, output_tokens: 26, cache_read_tokens: 90, cache_write_tokens: 90 });
+    });
   });
 
   describe('messages', () => {

@@ -5,7 +5,7 @@ import { eventFixture, runFixture, sessionFixture } from '../../src/store/store-
 import { approvalFixture } from '../../src/store/store-approvals.case.ts';
 import { openStore } from '../../src/store/open-store.ts';
 import { pgMigrations } from '../../src/store/postgres/pg-migrations.ts';
-import { runColumnList, runToSql } from '../../src/store/core/run-rows.ts';
+import { runColumns, runToSql } from '../../src/store/core/run-rows.ts';
 import { dropSchemas, freshSchema, postgresReason, postgresUrl, schemaUrl } from './service-urls.ts';
 
 const schemas: string[] = [];
@@ -195,8 +195,15 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
         JSON.stringify(event.data),
       ]);
     }
-    const values = runToSql(runFixture({ status: 'running' })) as unknown[];
-    await client.query(`INSERT INTO runs (${runColumnList}) VALUES (${values.map((_, index) => `$${index + 1}`).join(', ')})`, values);
+    // Only the columns schema 1 has: later versions add some (forked_from).
+    const { rows: present } = await client.query<{ column_name: string }>(
+      "SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'runs'",
+      [schema],
+    );
+    const columns = new Set(present.map((row) => row.column_name));
+    const values = (runToSql(runFixture({ status: 'running' })) as unknown[]).filter((_, index) => columns.has(runColumns[index]));
+    const names = runColumns.filter((column) => columns.has(column)).join(', ');
+    await client.query(`INSERT INTO runs (${names}) VALUES (${values.map((_, index) => `$${index + 1}`).join(', ')})`, values);
     const store = await openPostgresStore({ connectionString: postgresUrl!, schema });
     const expected = old.map((event) => ({ run_id: 'run_1', ...event }));
     expect(await store.listRunEvents('run_1')).toEqual(expected);

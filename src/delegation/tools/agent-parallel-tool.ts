@@ -3,12 +3,13 @@ import { ToolInputError, defineTool } from '../../tools/define-tool.ts';
 import type { RunRecord } from '../../store/records.ts';
 import { awaitForeground, promotedNote } from '../await-foreground.ts';
 import type { DelegationScope, DelegationServices } from '../delegation-services.ts';
-import { formatRunOutput } from '../format-run-output.ts';
+import { ToolDeniedError } from '../../approvals/tool-denied-error.ts';
+import { deniedOutput, formatRunOutput, progressBody } from '../format-run-output.ts';
 import { checkDelegation, startDelegation } from '../start-delegation.ts';
 import { agentInputSchema } from './agent-tool.ts';
 import { readDescription } from './read-description.ts';
 
-const taskSchema = agentInputSchema.pick({ agent: true, task: true, description: true, context: true, max_turns: true });
+const taskSchema = agentInputSchema.pick({ agent: true, task: true, description: true, context: true, max_turns: true, output_schema: true });
 
 /** One schema per `maxParallelTasks` value, so its JSON schema is converted once. */
 const inputSchemas = new Map<number, ReturnType<typeof parallelInputSchema>>();
@@ -44,29 +45,43 @@ export function createAgentParallelTool(services: DelegationServices, scope: Del
       }
       if (problems.length > 0) throw new ToolInputError(`No run was started. ${problems.join(' ')}`);
       const started: RunRecord[] = [];
-      for (const task of input.tasks) {
-        started.push(await startDelegation(services, scope, { ...task, mode: background ? 'background' : 'foreground', toolCallId }));
+      // Each task meets the rules on delegation on its own: a denied one makes no run, its siblings start.
+      const denied = new Map<number, string>();
+      for (const [index, task] of input.tasks.entries()) {
+        try {
+          started.push(await startDelegation(services, scope, { ...task, mode: background ? 'background' : 'foreground', toolCallId }));
+        } catch (error) {
+          if (!ToolDeniedError.isInstance(error)) throw error;
+          denied.set(index, deniedOutput(task.agent, error.message));
+        }
       }
+      if (started.length === 0) throw new ToolDeniedError([...denied.values()].join('\n---\n'));
       const format = { maxResultChars: services.limits.maxResultChars };
       if (background) {
-        return started
-          .map((run) =>
-            formatRunOutput(run, {
-              ...format,
-              note: run.status === 'failed' ? undefined : 'Started in the background; you will be notified when it finishes.',
-              body: run.status === 'failed' ? undefined : `The run is ${run.status === 'queued' ? 'waiting for a slot' : 'working'}.`,
-            }),
-          )
-          .join('\n---\n');
+        const sections = started.map((run) =>
+          formatRunOutput(run, {
+            ...format,
+            note: run.status === 'failed' ? undefined : 'Started in the background; you will be notified when it finishes.',
+            body: run.status === 'failed' ? undefined : progressBody(run),
+          }),
+        );
+        return inTaskOrder(sections, denied).join('\n---\n');
       }
       const done = await awaitForeground(services, started, abortSignal ?? new AbortController().signal, 'agent_parallel');
-      return done
-        .map((run) =>
-          run.status === 'running' || run.status === 'queued'
-            ? formatRunOutput(run, { ...format, note: promotedNote(services), body: `Latest activity: ${run.last_activity ?? 'none yet'}` })
-            : formatRunOutput(run, format),
-        )
-        .join('\n---\n');
+      const sections = done.map((run) =>
+        run.status === 'running' || run.status === 'queued'
+          ? formatRunOutput(run, { ...format, note: promotedNote(services), body: `Latest activity: ${run.last_activity ?? 'none yet'}` })
+          : formatRunOutput(run, format),
+      );
+      return inTaskOrder(sections, denied).join('\n---\n');
     },
   });
+}
+
+/** The runs' sections with the denied tasks' sections put back at their places. */
+function inTaskOrder(sections: string[], denied: ReadonlyMap<number, string>): string[] {
+  const all: string[] = [];
+  let next = 0;
+  for (let index = 0; index < sections.length + denied.size; index++) all.push(denied.get(index) ?? sections[next++]);
+  return all;
 }

@@ -1,7 +1,15 @@
 // Values as a person reads them: tokens, times, durations, tool calls, states.
 
 export function formatTokens(usage) {
-  return `${usage.input_tokens} in / ${usage.output_tokens} out`;
+  return `${usage.input_tokens} in${cacheText(usage)} / ${usage.output_tokens} out`;
+}
+
+/** ` (900 cached, 100 cache writes)`: the prompt-cache part of the input, where the provider reported it. */
+export function cacheText(usage) {
+  const parts = [];
+  if (usage.cache_read_tokens) parts.push(`${usage.cache_read_tokens} cached`);
+  if (usage.cache_write_tokens) parts.push(`${usage.cache_write_tokens} cache writes`);
+  return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
 }
 
 export function totalTokens(usage) {

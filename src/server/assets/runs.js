@@ -23,7 +23,7 @@ export function upsertRun(run) {
   setBadge(field(card, 'status'), run.status);
   field(card, 'status').textContent = runStatusText(run);
   paintAgent(field(card, 'agent'), run.agent).textContent = run.harness ? `${run.agent} (${harnessLabels[run.harness.name] ?? run.harness.name})` : run.agent;
-  field(card, 'description').textContent = run.description;
+  field(card, 'description').textContent = run.forked_from ? `${run.description} (forked from ${run.forked_from})` : run.description;
   field(card, 'id').textContent = run.id;
   field(card, 'id').title = `cadre stop ${run.id}`;
   field(card, 'elapsed').textContent = formatElapsed(run);
@@ -110,10 +110,14 @@ export async function toggleDetails(id, { refresh = false } = {}) {
     run.result?.summarized && run.result.summary
       ? [element('h4', '', `Summary the parent got (of ${run.result.original_length} characters)`), element('div', 'text', run.result.summary)]
       : [];
+  // A run with an output_schema shows its value as the JSON its parent got.
+  const valued = run.result?.value !== undefined;
+  const result = element(valued ? 'pre' : 'div', valued ? 'text mono' : 'text', outcome);
+  result.dataset.field = valued ? 'value' : 'result';
   details.replaceChildren(
     ...summary,
-    element('h4', '', 'Result'),
-    element('div', 'text', outcome),
+    element('h4', '', valued ? 'Value (output: json)' : 'Result'),
+    result,
     element('h4', '', 'Transcript'),
     transcript,
     element('h4', '', 'Events'),

@@ -1,4 +1,4 @@
-import type { ApprovalPreview, ApprovalRecord, MessageRecord, SessionRecord } from '../records.ts';
+import type { ApprovalPreview, ApprovalRecord, MessageRecord, SessionRecord, Usage } from '../records.ts';
 
 type Row = Record<string, unknown>;
 
@@ -57,6 +57,19 @@ export function sessionFromRow(row: Row): SessionRecord {
     auto_resumes: row.auto_resumes as number,
     user_canceled_at: row.user_canceled_at as string | null,
   };
+}
+
+/**
+ * A session's usage from its token columns (numbers, or a driver's text for BIGINT): the cache
+ * counts only when some were reported, as a run's usage has them.
+ */
+export function usageOfRow(row: { input_tokens: unknown; output_tokens: unknown; cache_read_tokens?: unknown; cache_write_tokens?: unknown }): Usage {
+  const usage: Usage = { input_tokens: Number(row.input_tokens), output_tokens: Number(row.output_tokens) };
+  const read = Number(row.cache_read_tokens ?? 0);
+  const written = Number(row.cache_write_tokens ?? 0);
+  if (read > 0) usage.cache_read_tokens = read;
+  if (written > 0) usage.cache_write_tokens = written;
+  return usage;
 }
 
 /** A `messages` row as a record. */

@@ -36,12 +36,14 @@ export const runColumns = [
   'warnings',
   'notification',
   'resumed_from',
+  'output_schema',
   'lease_owner',
   'lease_expires_at',
   'stop_requested_at',
   'stop_requested_by',
   'stop_reason',
   'harness',
+  'forked_from',
 ] as const satisfies ReadonlyArray<keyof RunRecord>;
 
 /** The columns of `runs` and `sessions` that hold integers (every other one holds text, JSON as text): what an engine types its parameters by. */
@@ -70,7 +72,7 @@ export function setRunField(run: RunRecord, field: string, value: unknown): void
   if (field === 'activity') run.last_activity = value === null || value === undefined ? null : renderActivity(value as RunActivity);
 }
 
-const jsonRunColumns: ReadonlySet<string> = new Set(['result', 'error', 'usage', 'warnings', 'notification', 'activity', 'harness']);
+const jsonRunColumns: ReadonlySet<string> = new Set(['result', 'error', 'usage', 'warnings', 'notification', 'activity', 'output_schema', 'harness']);
 
 /** A run field as stored (either engine). */
 export function runValueToSql(column: string, value: unknown): StoredValue {
@@ -84,6 +86,8 @@ export function runValueToSql(column: string, value: unknown): StoredValue {
  */
 export function copyRunValue(column: string, value: unknown): unknown {
   if (value === null || typeof value !== 'object' || !jsonRunColumns.has(column)) return value;
+  // A schema and a structured value nest: they are copied whole (only runs that have them pay).
+  if (column === 'output_schema' || (column === 'result' && (value as { value?: unknown }).value !== undefined)) return structuredClone(value);
   return Array.isArray(value) ? value.map((item: unknown) => (typeof item === 'object' && item !== null ? { ...item } : item)) : { ...value };
 }
 

@@ -84,7 +84,7 @@ describe('held writes of the Postgres store', () => {
       ]),
     );
     segment.runs.set('run_3', new Map<string, unknown>([['last_activity', null]]));
-    segment.sessions.set('ses_1', { fields: new Map([['status', 'idle']]), input_tokens: 10, output_tokens: 2 });
+    segment.sessions.set('ses_1', { fields: new Map([['status', 'idle']]), input_tokens: 10, output_tokens: 2, cache_read_tokens: 0, cache_write_tokens: 0 });
     const { text, values } = segmentStatement([segment])!;
     expect(text.match(/UPDATE runs SET/g)).toHaveLength(2);
     expect(text).toContain('UPDATE runs SET turns = held.turns, usage = held.usage FROM unnest($1::text[], $2::int[], $3::text[])');
@@ -102,11 +102,11 @@ describe('held writes of the Postgres store', () => {
     const second = createHeldSegment();
     first.messages.hold({ key: 'ses_1', seq: 1, role: 'assistant', content: '"old"', created_at: '2026-01-01T00:00:00.000Z', record: { seq: 1 } });
     first.runs.set('run_1', new Map<string, unknown>([['turns', 1]]));
-    first.sessions.set('ses_1', { fields: new Map(), input_tokens: 5, output_tokens: 1 });
+    first.sessions.set('ses_1', { fields: new Map(), input_tokens: 5, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0 });
     second.contents.set('ses_1\u00001', ['ses_1', 1, '"new"']);
     second.contents.set('ses_1\u00000', ['ses_1', 0, '"stored"']);
     second.runs.set('run_1', new Map<string, unknown>([['turns', 2]]));
-    second.sessions.set('ses_1', { fields: new Map(), input_tokens: 7, output_tokens: 2 });
+    second.sessions.set('ses_1', { fields: new Map(), input_tokens: 7, output_tokens: 2, cache_read_tokens: 0, cache_write_tokens: 0 });
     const { text, values } = segmentStatement([first, second])!;
     expect(values.slice(0, 5)).toEqual([['ses_1'], [1], ['assistant'], ['"new"'], ['2026-01-01T00:00:00.000Z']]);
     expect(text.match(/UPDATE messages SET content/g)).toHaveLength(1);

@@ -26,6 +26,8 @@ export interface HeldSession {
   fields: Map<string, unknown>;
   input_tokens: number;
   output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
 }
 
 /** An empty segment. */
@@ -160,11 +162,13 @@ export function segmentStatement(segments: readonly HeldSegment[]): { text: stri
     }
     for (const [id, held] of segment.sessions) {
       const merged = sessions.get(id);
-      if (!merged) sessions.set(id, { fields: new Map(held.fields), input_tokens: held.input_tokens, output_tokens: held.output_tokens });
+      if (!merged) sessions.set(id, { ...held, fields: new Map(held.fields) });
       else {
         for (const [column, value] of held.fields) merged.fields.set(column, value);
         merged.input_tokens += held.input_tokens;
         merged.output_tokens += held.output_tokens;
+        merged.cache_read_tokens += held.cache_read_tokens;
+        merged.cache_write_tokens += held.cache_write_tokens;
       }
     }
   });
@@ -182,6 +186,10 @@ export function segmentStatement(segments: readonly HeldSegment[]): { text: stri
       if (held.input_tokens !== 0 || held.output_tokens !== 0) {
         fields.set('+input_tokens', held.input_tokens);
         fields.set('+output_tokens', held.output_tokens);
+      }
+      if (held.cache_read_tokens !== 0 || held.cache_write_tokens !== 0) {
+        fields.set('+cache_read_tokens', held.cache_read_tokens);
+        fields.set('+cache_write_tokens', held.cache_write_tokens);
       }
       fieldsOf.set(id, fields);
     }

@@ -149,6 +149,24 @@ export const pgMigrations: readonly PgMigration[] = [
     `,
   },
   {
+    version: 4,
+    name: "the JSON Schema a run's result must match (output_schema)",
+    // JSON of the schema, as the SQLite store's schema 8; NULL for free-text runs and runs stored earlier.
+    sql: `
+      ALTER TABLE runs ADD COLUMN output_schema TEXT;
+      `,
+  },
+  {
+    version: 5,
+    name: 'forked runs name what they copied; prompt-cache tokens of a session',
+    // As the SQLite store's schema 9.
+    sql: `
+      ALTER TABLE runs ADD COLUMN forked_from TEXT;
+      ALTER TABLE sessions ADD COLUMN cache_read_tokens BIGINT NOT NULL DEFAULT 0;
+      ALTER TABLE sessions ADD COLUMN cache_write_tokens BIGINT NOT NULL DEFAULT 0;
+    `,
+  },
+  {
     version: 13,
     name: 'the agent program that carries a run out (harness)',
     // JSON {name, session_id, pid, host}, as the SQLite store's schema 13.

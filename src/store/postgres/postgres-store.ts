@@ -3,7 +3,7 @@ import { redactConnectionString } from '../redact-connection-string.ts';
 import type { Store } from '../store.ts';
 import { createKnownRuns } from '../core/known-runs.ts';
 import type { NewRunEvent } from '../records.ts';
-import { patchColumns, patchableSessionColumns, sessionFromRow } from '../core/record-rows.ts';
+import { patchColumns, patchableSessionColumns, sessionFromRow, usageOfRow } from '../core/record-rows.ts';
 import { whenValid } from '../core/run-fields.ts';
 import { createSeqCounters } from '../core/seq-counters.ts';
 import { createPgApprovals } from './pg-approvals.ts';
@@ -199,7 +199,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   function heldSession(id: string): HeldSession {
     const segment = batches.held();
     let held = segment.sessions.get(id);
-    if (!held) segment.sessions.set(id, (held = { fields: new Map(), input_tokens: 0, output_tokens: 0 }));
+    if (!held) segment.sessions.set(id, (held = { fields: new Map(), input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0 }));
     return held;
   }
 
@@ -258,12 +258,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       const held = heldSession(id);
       held.input_tokens += usage.input_tokens;
       held.output_tokens += usage.output_tokens;
+      held.cache_read_tokens += usage.cache_read_tokens ?? 0;
+      held.cache_write_tokens += usage.cache_write_tokens ?? 0;
       return Promise.resolve();
     },
 
     async getSessionUsage(id) {
       const row = await lookup(sessionRowOp(id));
-      return row ? { input_tokens: Number(row.input_tokens), output_tokens: Number(row.output_tokens) } : null;
+      return row ? usageOfRow(row as Parameters<typeof usageOfRow>[0]) : null;
     },
 
     ...createPgMessages(context),

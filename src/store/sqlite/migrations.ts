@@ -171,6 +171,26 @@ export const migrations: readonly Migration[] = [
     `,
   },
   {
+    version: 8,
+    name: "the JSON Schema a run's result must match (output_schema)",
+    // JSON of the schema; NULL for runs with a free-text result and runs stored earlier. A
+    // follow-up run reads it back to keep the schema of the run it follows.
+    sql: `
+      ALTER TABLE runs ADD COLUMN output_schema TEXT;
+      `,
+  },
+  {
+    version: 9,
+    name: 'forked runs name what they copied; prompt-cache tokens of a session',
+    // forked_from: the parent run or session whose conversation a forked run's child session
+    // started with (NULL for every other run). The cache columns are parts of input_tokens.
+    sql: `
+      ALTER TABLE runs ADD COLUMN forked_from TEXT;
+      ALTER TABLE sessions ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE sessions ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
+  {
     version: 13,
     name: 'the agent program that carries a run out (harness)',
     // JSON {name, session_id, pid, host}; NULL for runs of cadre's own loop and runs stored earlier.

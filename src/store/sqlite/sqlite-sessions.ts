@@ -1,7 +1,7 @@
 import type { SQLInputValue, StatementSync } from 'node:sqlite';
 import type { SessionRecord } from '../records.ts';
 import type { Store } from '../store.ts';
-import { patchColumns, patchableSessionColumns, sessionColumns, sessionFromRow, sessionRecord } from '../core/record-rows.ts';
+import { patchColumns, patchableSessionColumns, sessionColumns, sessionFromRow, sessionRecord, usageOfRow } from '../core/record-rows.ts';
 import type { SeqCounters } from '../core/seq-counters.ts';
 import { setBounded } from '../../util/bounded-map.ts';
 import { whenValid } from '../core/run-fields.ts';
@@ -78,20 +78,18 @@ export function createSqliteSessions({ prepared, write, ensureOpen, knownIsCurre
 
     addSessionUsage(id, usage) {
       return write(() => {
-        prepared('UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?').run(
-          usage.input_tokens,
-          usage.output_tokens,
-          id,
-        );
+        prepared(
+          'UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ? WHERE id = ?',
+        ).run(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens ?? 0, usage.cache_write_tokens ?? 0, id);
       });
     },
 
     async getSessionUsage(id) {
       ensureOpen();
-      const row = prepared('SELECT input_tokens, output_tokens FROM sessions WHERE id = ?').get(id) as
-        | { input_tokens: number; output_tokens: number }
+      const row = prepared('SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens FROM sessions WHERE id = ?').get(id) as
+        | { input_tokens: number; output_tokens: number; cache_read_tokens: number; cache_write_tokens: number }
         | undefined;
-      return row ? { input_tokens: row.input_tokens, output_tokens: row.output_tokens } : null;
+      return row ? usageOfRow(row) : null;
     },
   };
   return { methods, forget: () => known.clear() };
