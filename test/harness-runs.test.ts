@@ -67,6 +67,8 @@ function respond(request: ScriptedRequest): ScriptedTurn {
             ? { agent: 'coder', task: 'Take a nap, then answer.', run_in_background: true }
           : first.includes('codex read')
             ? { agent: 'codexer', task: 'Count the notes.' }
+            : first.includes('harness shaped')
+              ? { agent: 'coder', task: 'Count the notes as JSON.', output_schema: { type: 'object', properties: { count: { type: 'number' } }, required: ['count'] } }
             : first.includes('opencode read')
               ? { agent: 'opener', task: 'List the notes.' }
           : { agent: 'coder', task: 'Just answer.' };
@@ -376,6 +378,22 @@ describe('cadre agents and harness agents', () => {
     expect(byName.codexer).toMatchObject({ name: 'codex', found: false, version: null, allowed: { asks: 'before-start' }, install: expect.stringContaining('npm install -g @openai/codex') });
     const table = await workspace.run(['agents', '--db', workspace.database], { env: { PATH: `${folder}:${dirname(process.execPath)}:/usr/bin:/bin` } });
     expect(table.stdout).toContain(`coder: Claude Code 9.9.9 (Claude Code) at ${join(folder, 'claude')}; asks cadre before each tool use: write ask, exec ask, network ask`);
+  }, 60_000);
+});
+
+describe('a harness run with output_schema', () => {
+  it("checks the program's final message against the schema and keeps its value", async () => {
+    const result = (text: string) =>
+      `echo '{"type":"system","subtype":"init","session_id":"ses-shaped"}'\necho '${JSON.stringify({ type: 'result', subtype: 'success', result: text, usage: { input_tokens: 5, output_tokens: 2 } })}'`;
+    const good = await fakeClaude('shaped-good', result('{"count": 2}'));
+    const first = await workspace.run(['run', ...workspace.modelFlags, '--json', 'harness shaped'], { env: { PATH: `${good}:${process.env.PATH ?? ''}` } });
+    const run = await runById(/(run_\w+)/.exec(first.stdout)![1]);
+    expect(run).toMatchObject({ status: 'completed', result: { value: { count: 2 } } });
+    const bad = await fakeClaude('shaped-bad', result('{"count": "two"}'));
+    const second = await workspace.run(['run', ...workspace.modelFlags, '--json', 'harness shaped'], { env: { PATH: `${bad}:${process.env.PATH ?? ''}` } });
+    const failed = await runById(/(run_\w+)/.exec(second.stdout)![1]);
+    expect(failed).toMatchObject({ status: 'failed', error: { kind: 'invalid_output' }, partial_result: '{"count": "two"}' });
+    expect(failed.error?.message).toContain('count');
   }, 60_000);
 });
 

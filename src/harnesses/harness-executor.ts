@@ -12,6 +12,8 @@ import type { RunLedger } from '../runs/run-ledger.ts';
 import type { TokenBudget } from '../runs/token-budget.ts';
 import type { HarnessRecord, RunRecord, Usage } from '../store/records.ts';
 import { systemNowMs } from '../util/clock.ts';
+import { jsonText } from '../output/output-capture.ts';
+import { outputValidator } from '../output/output-schema.ts';
 import { reportToDefaultLogger } from '../logging/default-logger.ts';
 import { claudeCodeDialect } from './claude-code-dialect.ts';
 import { codexDialect } from './codex-dialect.ts';
@@ -152,6 +154,7 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
           ...(sessionId !== undefined ? { sessionId } : {}),
           scratch,
           allowed,
+          ...(run.output_schema ? { outputSchema: run.output_schema } : {}),
         });
         const program = startContained(found.path, invocation.args, {
           cwd,
@@ -324,8 +327,29 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
       return { text: '', lastText: steps.lastText, finishReason: 'error', steps: stepCount, error: { kind: 'execution_error', message: `${name} ${what}.${said}` } };
     }
     const text = result.text.trim() === '' ? steps.lastText : redact(result.text);
+    if (run.output_schema) return shapedOutcome(run.output_schema, text, steps.lastText, stepCount, name);
     return { text, lastText: steps.lastText, finishReason: 'stop', steps: stepCount };
   }
+}
+
+/**
+ * The outcome of a run with an `output_schema` (docs/structured-output.md): the program's final
+ * text must be JSON alone that the schema accepts (Codex is given the schema with
+ * `--output-schema`; the others have what their task says). A program's invocation is not repaired: a missing or invalid value
+ * ends the run `invalid_output`, its text kept as the partial result.
+ */
+function shapedOutcome(schema: Record<string, unknown>, text: string, lastText: string, steps: number, name: string): ExecutionOutcome {
+  let value: unknown;
+  try {
+    value = JSON.parse(text.trim());
+  } catch {
+    return { text: '', lastText: text || lastText, finishReason: 'stop', steps, error: { kind: 'invalid_output', message: `${name}'s final message is not JSON alone, as output_schema needs.` } };
+  }
+  const problems = outputValidator(schema)(value);
+  if (problems.length > 0 || typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return { text: '', lastText: text, finishReason: 'stop', steps, error: { kind: 'invalid_output', message: `${name}'s result does not match output_schema: ${problems.join('; ') || 'it is not an object'}` } };
+  }
+  return { text: jsonText(value), lastText: text, finishReason: 'stop', steps, value: value as Record<string, unknown> };
 }
 
 /** A stopped run's outcome: the run manager decides its state; its last text is the partial result. */
