@@ -30,6 +30,7 @@ const rank: Record<string, number> = {
   'mcp/client': 4,
   worktrees: 4,
   delegation: 5,
+  harnesses: 5,
   sessions: 6,
   workflows: 6.5,
   runtime: 7,

@@ -23,6 +23,12 @@ export type AgentPermissionMode = 'default' | 'plan' | 'acceptEdits' | 'bypassPe
 /** The accepted values of {@link AgentPermissionMode}. */
 export const agentPermissionModes = ['default', 'plan', 'acceptEdits', 'bypassPermissions', 'dontAsk'] as const satisfies readonly AgentPermissionMode[];
 
+/** The agent programs that can carry an agent's runs out (`harness:`, docs/harnesses.md). */
+export type HarnessName = 'claude-code' | 'codex' | 'opencode';
+
+/** The accepted values of {@link HarnessName}, in the order shown in messages. */
+export const harnessNames = ['claude-code', 'codex', 'opencode'] as const satisfies readonly HarnessName[];
+
 /**
  * One entry of Claude Code's `mcpServers`: the name of a server configured elsewhere, or a server
  * defined inline (its configuration as written). Kept as data for the MCP client.
@@ -63,6 +69,8 @@ export interface AgentDefinition {
   color?: string;
   /** Claude Code's `mcpServers`, kept as written for the MCP client. */
   mcpServers?: readonly AgentMcpServer[];
+  /** The agent program that carries its runs out instead of cadre's own loop. @default cadre's loop */
+  harness?: HarnessName;
   /**
    * The JSON Schema (top level an object) its runs' results must match, unless a call gives its
    * own (docs/structured-output.md). @default free text
@@ -185,6 +193,7 @@ export const agentFrontMatterSchema = z.looseObject({
   permission_mode: z.string({ error: `must be one of ${agentPermissionModes.join(', ')}` }).optional(),
   color: colorSchema.optional(),
   mcp_servers: mcpServersSchema.optional(),
+  harness: z.enum(harnessNames, { error: (issue) => `must be one of ${harnessNames.join(', ')}, not '${String(issue.input)}'` }).optional(),
   output_schema: z.unknown().optional(),
   isolation: z.literal('worktree', { error: "must be 'worktree' (a git worktree of its own for each run)" }).optional(),
 });
@@ -220,6 +229,8 @@ export interface AgentInput {
   color?: string;
   /** MCP servers it uses, for the MCP client. @default none */
   mcpServers?: AgentMcpServer[];
+  /** The agent program that carries its runs out (docs/harnesses.md). @default cadre's own loop */
+  harness?: HarnessName;
   /**
    * The shape of its runs' results: a JSON Schema whose top level is an object, or a zod 4
    * schema (converted with `z.toJSONSchema`). A call's `output_schema` wins. @default free text
@@ -248,6 +259,7 @@ const agentInputSchema = z.strictObject({
       error: 'must be a list of { name, config? }',
     })
     .optional(),
+  harness: z.enum(harnessNames, { error: `must be one of ${harnessNames.join(', ')}` }).optional(),
   outputSchema: z.unknown().optional(),
   isolation: z.literal('worktree', { error: "must be 'worktree'" }).optional(),
 });

@@ -182,6 +182,7 @@ export function parseAgentFile(path: string, text: string, options: ParseAgentFi
     permission_mode,
     color,
     mcp_servers,
+    harness,
     output_schema,
     isolation,
     ...unknown
@@ -212,6 +213,7 @@ export function parseAgentFile(path: string, text: string, options: ParseAgentFi
     ...(permissionMode.mode !== undefined && { permissionMode: permissionMode.mode }),
     ...(color !== undefined && { color }),
     ...(mcp_servers !== undefined && { mcpServers: mcp_servers }),
+    ...(harness !== undefined && { harness }),
     ...(outputSchema !== undefined && { outputSchema }),
     ...(isolation !== undefined && { isolation }),
     system: parts.body.trim(),

@@ -4,6 +4,7 @@ import { relative, sep } from 'node:path';
 import type { ToolSet } from 'ai';
 import type { AgentRegistry } from '../agents/agent-registry.ts';
 import type { AgentReport } from '../agents/report-agent.ts';
+import type { HarnessReport } from '../harnesses/describe-harness.ts';
 import { clampActivity } from '../runs/activity.ts';
 import { writeLine, type CliContext } from './cli-context.ts';
 import type { RuntimeFlags } from './command-options.ts';
@@ -31,7 +32,7 @@ function displaySource(context: CliContext, source: string): string {
   return path.startsWith(`..${sep}`) ? source : path;
 }
 
-function toJson(report: AgentReport) {
+function toJson(report: AgentReport, harness: HarnessReport | null) {
   const { agent, tools, model } = report;
   return {
     name: agent.name,
@@ -55,6 +56,7 @@ function toJson(report: AgentReport) {
     warnings: agent.warnings ?? [],
     warning: report.warning,
     extra: agent.extra ?? {},
+    harness,
   };
 }
 
@@ -102,9 +104,14 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
   const unused = unusedKeys(agents.list());
   const fallbacks = describeModelFallbacks(reports);
   const sandbox = await configuredSandboxStatus(context, flags, config);
+  // Harness agents: whether each program is here, its version, what cadre's rules allow it.
+  const { describeHarness, describeHarnessLine } = await import('../harnesses/describe-harness.ts');
+  const harnesses = await Promise.all(
+    reports.map((report) => describeHarness(report.agent, { commands: config.harnesses, env: context.env, permissions: config.permissions })),
+  );
   if (flags.json) {
     const document = {
-      agents: reports.map(toJson),
+      agents: reports.map((report, index) => toJson(report, harnesses[index])),
       errors: agents.errors,
       warnings,
       model_fallbacks: fallbacks,
@@ -130,6 +137,8 @@ export async function agentsCommand(context: CliContext, flags: RuntimeFlags): P
       clampActivity(report.agent.description, 72),
     ]);
     writeLine(context.stdout, formatTable(['NAME', 'MODE', 'MODEL', 'TOOLS', 'SOURCE', 'DESCRIPTION'], rows));
+    const programs = reports.flatMap((report, index) => (harnesses[index] === null ? [] : [describeHarnessLine(report.agent.name, harnesses[index])]));
+    if (programs.length > 0) writeLine(context.stdout, `\nAgent programs (docs/harnesses.md):\n${programs.join('\n')}`);
     // How every agent's bash is confined: the same box for all of them.
     writeLine(context.stdout, `\n${describeWorkspaceTrust(workspace)}`);
     writeLine(context.stdout, describeDelegationRules(config.permissions));

@@ -258,6 +258,7 @@ export async function openRuntime({
     summarize: config.summarize,
     tracing: config.telemetry,
     mcpServers,
+    harnesses: config.harnesses,
     approvals,
     approver,
     workspace: context.cwd,

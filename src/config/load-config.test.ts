@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       agentsDirs: [],
       agent: 'main',
       mcpServers: {},
+      harnesses: {},
       permissions: {},
       sandbox: { mode: 'auto', network: false, writable: [] },
       worktree: { baseRef: 'HEAD' },

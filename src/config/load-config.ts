@@ -113,6 +113,8 @@ export interface CadreConfig {
   worktree: { baseRef: string };
   /** MCP servers whose tools agents may use: the user's file's, then the project's (same name: the project's). @default {} */
   mcpServers: Record<string, McpServerConfig>;
+  /** Where the agent programs of `harness:` agents are, where not on the PATH (docs/harnesses.md). @default {} */
+  harnesses: Partial<Record<'claude-code' | 'codex' | 'opencode', { command: string }>>;
   /** Absolute agent directories: the file's `agents`, then each `--agents` flag. @default [] */
   agentsDirs: string[];
   /** The primary agent's name. @default 'main' */
@@ -231,6 +233,7 @@ export async function loadConfig(options: LoadConfigOptions): Promise<CadreConfi
     telemetry: file?.telemetry,
     worktree: { baseRef: file?.worktree?.baseRef ?? 'HEAD' },
     mcpServers: { ...file?.mcpServers },
+    harnesses: { ...file?.harnesses },
     agentsDirs: [
       ...(file?.agents ?? []).map((directory) => resolve(fileDirectory, directory)),
       ...(flags.agentsDirs ?? []).map((directory) => resolve(cwd, directory)),

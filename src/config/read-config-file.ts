@@ -34,6 +34,14 @@ export const configFileSchema = z.strictObject({
   permissions: permissionsConfigSchema.optional(),
   sandbox: sandboxConfigSchema.optional(),
   mcpServers: mcpServersSchema.optional(),
+  // Agent programs that carry runs out (docs/harnesses.md): where each program is. Needs trust (it starts programs).
+  harnesses: z
+    .partialRecord(
+      z.enum(['claude-code', 'codex', 'opencode'], { error: 'must be claude-code, codex or opencode' }),
+      z.strictObject({ command: text('the path of the program, like /usr/local/bin/claude') }, { error: 'must be { "command": "/path/to/program" }' }),
+      { error: 'must map claude-code, codex or opencode to { "command": "/path/to/program" }' },
+    )
+    .optional(),
   summarize: z
     .strictObject({
       model: text('a model spec like anthropic:claude-haiku-4-5').optional(),
@@ -74,6 +82,7 @@ function unknownKeyMessage(parent: string, key: string) {
   if (parent === 'limits') return unknownLimitMessage;
   if (parent === 'permissions') return 'unknown key (known keys: allow, ask, deny)';
   if (parent === 'sandbox') return 'unknown key (known keys: mode, network, writable)';
+  if (parent === 'harnesses') return 'unknown agent program (known: claude-code, codex, opencode)';
   if (parent === 'telemetry') return 'unknown key (known keys: enabled, endpoint, protocol, recordContent)';
   if (parent === 'worktree') return 'unknown key (known keys: baseRef)';
   const allowed =

@@ -56,6 +56,11 @@ export interface RunRecorder {
   stepFinished(step: RecordedStep): Promise<void>;
   /** Adds usage made outside the steps (a summary's). */
   addUsage(usage: Usage): void;
+  /**
+   * Sets the run's usage to totals reported by who carried it out (an agent program counts its
+   * own tokens and cost): `base` plus `reported`, stored with the next rows.
+   */
+  reportUsage(base: Usage, reported: Usage): void;
   /** Answers the calls of a step that never ended (saying a message `interrupted` them), and waits for every write so far. */
   loopEnded(reason?: 'loop-ended' | 'interrupted'): Promise<void>;
   /** The first write that failed, if any. */
@@ -78,7 +83,7 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     },
   });
   let turns = run.turns;
-  const usage = { ...run.usage };
+  const usage: Usage = { ...run.usage };
   let activity = run.activity;
   /** The line of `activity`, which a change must alter to be shown. */
   let activityText = run.last_activity ?? '';
@@ -202,6 +207,15 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     addUsage(more) {
       addUsage(usage, more);
     },
+    reportUsage(base, reported) {
+      for (const key of usageKeys) {
+        const total = (base[key] ?? 0) + (reported[key] ?? 0);
+        if (base[key] !== undefined || reported[key] !== undefined) usage[key] = total;
+      }
+      live = { ...live, usage: { ...usage } };
+      stepPatch = { ...stepPatch, usage: { ...usage } };
+      queueStepWrite();
+    },
     async loopEnded(reason) {
       writePending();
       // A step that never ended (stopped, failed, interrupted) still answers every call it stored.
@@ -222,6 +236,8 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     },
   };
 }
+
+const usageKeys = ['input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'cost_usd'] as const satisfies ReadonlyArray<keyof Usage>;
 
 const waitingForModel: RunActivity = { kind: 'waiting_for_model' };
 

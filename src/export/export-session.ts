@@ -142,6 +142,9 @@ function contractFields(run: RunRecord): Omit<ExportedRun, 'events' | 'runs'> {
     warnings: run.warnings,
     notification: run.notification,
     resumed_from: run.resumed_from,
+    // The program's session (to resume it); its pid and host are this machine's bookkeeping. Runs
+    // of cadre's own loop export as they always did.
+    ...(run.harness ? { harness: { name: run.harness.name, session_id: run.harness.session_id } } : {}),
     // Only runs with a schema carry it (their `result.value` is the value it accepted).
     ...(run.output_schema ? { output_schema: run.output_schema } : {}),
     ...(run.forked_from ? { forked_from: run.forked_from } : {}),

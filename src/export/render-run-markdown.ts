@@ -46,6 +46,9 @@ function facts(run: ExportedRun): string[] {
     `- Usage: ${numbers.format(run.usage.input_tokens)} input tokens, ${numbers.format(run.usage.output_tokens)} output tokens${cacheTokensText(run.usage, numbers.format)}`,
   ];
   if (run.resumed_from) lines.push(`- Resumed from: ${inlineText(run.resumed_from)}`);
+  if (run.harness)
+    lines.push(`- Agent program: ${inlineText(run.harness.name)}${run.harness.session_id ? `, its session ${inlineText(run.harness.session_id)}` : ''}`);
+  if (run.usage.cost_usd !== undefined) lines.push(`- Cost reported by the program: $${run.usage.cost_usd.toFixed(4)}`);
   if (run.forked_from) lines.push(`- Forked from: ${inlineText(run.forked_from)} (its conversation so far)`);
   if (run.last_activity) lines.push(`- Last activity: ${inlineText(run.last_activity)}`);
   if (run.warnings.length > 0) {

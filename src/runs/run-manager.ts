@@ -411,6 +411,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         worktree: fields.worktree ?? null,
         workflow: fields.workflow ?? null,
         input_hash: fields.input_hash ?? null,
+        harness: null,
       };
       if (closed) throw new Error('The run manager is closed');
       await ledger.insert(run);

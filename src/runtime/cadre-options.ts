@@ -6,6 +6,7 @@ import type { Limits } from '../config/limits.ts';
 import type { Coordination } from '../coordination/coordination.ts';
 import type { SummarizeSettings } from '../delegation/summarize-result.ts';
 import type { QueueOptions } from '../executors/queue-executor.ts';
+import type { HarnessCommands } from '../harnesses/find-harness-program.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { McpOptions } from '../mcp/client/agent-tools.ts';
 import type { McpServerError } from '../mcp/client/mcp-server-error.ts';
@@ -124,6 +125,12 @@ export interface CadreOptions extends CadreReliabilityOptions, McpOptions, Queue
    * (`createLogger` makes one). @default warnings and errors to stderr, JSON lines off a terminal
    */
   logger?: Logger;
+  /**
+   * Where the programs of `harness:` agents are, where not on the PATH (docs/harnesses.md).
+   * @default each found on the PATH of `env`
+   * @example { 'claude-code': { command: '/opt/claude/bin/claude' } }
+   */
+  harnesses?: HarnessCommands;
   /**
    * OpenTelemetry traces over OTLP (the configuration's `telemetry` key): a span per primary turn
    * and run (`cadre.run.id`, `cadre.session.id`, `cadre.agent`, `cadre.parent_run.id`), with the AI

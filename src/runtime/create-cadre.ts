@@ -24,6 +24,9 @@ import { createInProcessExecutor } from '../executors/in-process-executor.ts';
 import type { LoopContext } from '../executors/loop-context.ts';
 import { createQueueExecutor } from '../executors/queue-executor.ts';
 import { createRunSetup } from '../executors/run-setup.ts';
+import { createHarnessAllowance, createHarnessApprover } from '../harnesses/harness-approver.ts';
+import { createHarnessExecutor } from '../harnesses/harness-executor.ts';
+import { routeHarnessRuns } from '../harnesses/route-harness-runs.ts';
 import { defaultLogger } from '../logging/default-logger.ts';
 import { errorLogger } from '../logging/logger.ts';
 import { createAgentTools, mcpSecrets } from '../mcp/client/agent-tools.ts';
@@ -210,12 +213,30 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
         });
   const worktrees = createRunWorktrees({ workspace: options.workspace ?? process.cwd(), baseRef: options.worktree?.baseRef });
   const worktreeRecords = { store, now };
-  // Runs with a worktree of their own work there, and their changes are committed when they end.
-  const executor = withRunWorktrees(queued ?? createInProcessExecutor({ ...loops, ledger, budget, setup, maxOutputRepairs: limits.maxOutputRepairs }), {
-    worktrees,
-    store,
-    onError: report,
+  // Runs of `harness:` agents are carried out by their program, in the workspace or the run's own worktree (docs/harnesses.md).
+  const workspaceOf = () => options.workspace ?? process.cwd();
+  const harnesses = createHarnessExecutor({
+    ...loops,
+    ledger,
+    budget,
+    agent: (name) => agents.get(name),
+    commands: options.harnesses,
+    env: options.env ?? process.env,
+    workspaceOf,
+    modelTimeoutMs: limits.modelTimeoutMs,
+    approve: createHarnessApprover({ store, broker, permissions: options.permissions, primarySessionOf, workspaceOf }),
+    allowance: createHarnessAllowance({ store, broker, permissions: options.permissions, primarySessionOf, workspaceOf }),
   });
+  // Runs with a worktree of their own work there, and their changes are committed when they end.
+  const executor = withRunWorktrees(
+    queued ??
+      routeHarnessRuns(
+        createInProcessExecutor({ ...loops, ledger, budget, setup, maxOutputRepairs: limits.maxOutputRepairs }),
+        harnesses,
+        (run) => agents.get(run.agent)?.harness !== undefined,
+      ),
+    { worktrees, store, onError: report },
+  );
   const jobs = new Map<string, string | undefined>();
   const runs = createRunManager({
     store,

@@ -78,6 +78,18 @@ export interface Usage {
   cache_read_tokens?: number;
   /** Of `input_tokens`, those written to the provider's prompt cache, where it reports them. */
   cache_write_tokens?: number;
+  /** What an agent program (section 21) says the run cost, in US dollars, where it reports it. */
+  cost_usd?: number;
+}
+
+/** The agent program of a run, its own session id (to resume it), and where its process runs. */
+export interface HarnessRecord {
+  name: string;
+  /** The program's session, once it said which; null before. */
+  session_id: string | null;
+  /** The program's process (its pid namespace's bubblewrap) and host, while it may be alive. */
+  pid?: number | null;
+  host?: string | null;
 }
 
 /** The `SubagentRun` record (docs/runs-and-limits.md). */
@@ -113,6 +125,8 @@ export interface RunRecord {
   warnings: Array<{ kind: string; at: string }>;
   notification: { delivered_at: string | null; suppressed: boolean } | null;
   resumed_from: string | null;
+  /** The agent program that carries the run out (docs/harnesses.md); null or absent for cadre's own loop. */
+  harness?: HarnessRecord | null;
   /**
    * The JSON Schema (top level an object) the run's result must match (docs/structured-output.md);
    * null (or absent, in records made before it existed) for a run with free text. A follow-up keeps it.

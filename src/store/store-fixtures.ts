@@ -61,6 +61,7 @@ export function runFixture(overrides: Partial<RunRecord> = {}): RunRecord {
     worktree: null,
     workflow: null,
     input_hash: null,
+    harness: null,
     ...overrides,
     activity,
     last_activity: activity === null ? null : renderActivity(activity),

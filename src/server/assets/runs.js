@@ -28,7 +28,7 @@ export function upsertRun(run) {
   card.dataset.status = run.status;
   setBadge(field(card, 'status'), run.status);
   field(card, 'status').textContent = runStatusText(run);
-  paintAgent(field(card, 'agent'), run.agent).textContent = run.agent;
+  paintAgent(field(card, 'agent'), run.agent).textContent = run.harness ? `${run.agent} (${harnessLabels[run.harness.name] ?? run.harness.name})` : run.agent;
   field(card, 'description').textContent = run.forked_from ? `${run.description} (forked from ${run.forked_from})` : run.description;
   field(card, 'id').textContent = run.id;
   field(card, 'id').title = `cadre stop ${run.id}`;
@@ -44,6 +44,9 @@ export function upsertRun(run) {
   if (state.tokens) showSessionTokens();
   scheduleTimeline();
 }
+
+/** The agent programs a run may be carried out by (docs/harnesses.md), as people call them. */
+const harnessLabels = { 'claude-code': 'Claude Code', codex: 'Codex', opencode: 'opencode' };
 
 // Events whose run record comes fresh from the store. The frequent ones (step-start, tool-call-start,
 // tool-call-end, activity) carry the run as its process sees it while it works (turns, tokens,

@@ -42,6 +42,7 @@ export const runColumns = [
   'stop_requested_at',
   'stop_requested_by',
   'stop_reason',
+  'harness',
   'forked_from',
   'worktree',
   'workflow',
@@ -86,6 +87,7 @@ const jsonRunColumns: ReadonlySet<string> = new Set([
   'worktree',
   'workflow',
   'messages',
+  'harness',
 ]);
 
 /** A run field as stored (either engine). */

@@ -213,6 +213,14 @@ export const pgMigrations: readonly PgMigration[] = [
     // nobody sent a message to.
     sql: `
       ALTER TABLE runs ADD COLUMN messages TEXT;
+      `,
+  },
+  {
+    version: 9,
+    name: 'the agent program that carries a run out (harness)',
+    // JSON {name, session_id, pid, host}, as the SQLite store's schema 13.
+    sql: `
+      ALTER TABLE runs ADD COLUMN harness TEXT;
     `,
   },
 ];

@@ -239,6 +239,14 @@ export const migrations: readonly Migration[] = [
     // JSON array of RunMessage, in the order sent; NULL for a run nobody sent a message to.
     sql: `
       ALTER TABLE runs ADD COLUMN messages TEXT;
+      `,
+  },
+  {
+    version: 13,
+    name: 'the agent program that carries a run out (harness)',
+    // JSON {name, session_id, pid, host}; NULL for runs of cadre's own loop and runs stored earlier.
+    sql: `
+      ALTER TABLE runs ADD COLUMN harness TEXT;
     `,
   },
 ];
