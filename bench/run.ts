@@ -24,7 +24,7 @@ const { values } = parseArgs({
     child: { type: 'boolean', default: false },
   },
 });
-const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale', 'streaming', 'workers', 'telemetry', 'mcp', 'workflow'];
+const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale', 'streaming', 'workers', 'telemetry', 'mcp', 'workflow', 'cache'];
 if (values.only !== undefined && !benchmarks.includes(values.only)) {
   console.error(`--only must be one of ${benchmarks.join(', ')}, not '${values.only}'.`);
   process.exit(2);
@@ -61,6 +61,8 @@ if (!values.child) {
   if (values.only === undefined || values.only === 'mcp') cases.push(['--only', 'mcp']);
   // A workflow of 1,000 runs, 50 at once, and its replay after a SIGKILL: see bench/workflow-replay.ts.
   if (values.only === undefined || values.only === 'workflow') cases.push(['--only', 'workflow']);
+  // Input tokens billed at the full rate with and without Anthropic cache breakpoints: see bench/prompt-cache.ts.
+  if (values.only === undefined || values.only === 'cache') cases.push(['--only', 'cache']);
   for (const args of cases) {
     const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', ...(quick ? ['--quick'] : []), ...args], {
       stdio: 'inherit',
@@ -78,6 +80,9 @@ if (!values.child) {
 } else if (values.only === 'workflow') {
   const { runWorkflowReplay } = await import('./workflow-replay.ts');
   console.log(await runWorkflowReplay({ runs: quick ? 100 : 1000 }));
+} else if (values.only === 'cache') {
+  const { runPromptCache } = await import('./prompt-cache.ts');
+  console.log(await runPromptCache({ turns: quick ? 5 : 20 }));
 } else if (values.only === 'mcp') {
   console.log(await runMcpCall(quick ? { calls: 100, rounds: 3, warmUp: 1 } : {}));
 } else if (values.only === 'own-loop') {
