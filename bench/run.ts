@@ -24,7 +24,7 @@ const { values } = parseArgs({
     child: { type: 'boolean', default: false },
   },
 });
-const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale', 'streaming', 'workers', 'telemetry', 'mcp', 'workflow', 'cache'];
+const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale', 'streaming', 'workers', 'telemetry', 'mcp', 'workflow', 'cache', 'harness'];
 if (values.only !== undefined && !benchmarks.includes(values.only)) {
   console.error(`--only must be one of ${benchmarks.join(', ')}, not '${values.only}'.`);
   process.exit(2);
@@ -63,6 +63,8 @@ if (!values.child) {
   if (values.only === undefined || values.only === 'workflow') cases.push(['--only', 'workflow']);
   // Input tokens billed at the full rate with and without Anthropic cache breakpoints: see bench/prompt-cache.ts.
   if (values.only === undefined || values.only === 'cache') cases.push(['--only', 'cache']);
+  // What cadre adds to a run of the real Claude Code (skipped without it): see bench/harness-overhead.ts.
+  if (values.only === undefined || values.only === 'harness') cases.push(['--only', 'harness']);
   for (const args of cases) {
     const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', ...(quick ? ['--quick'] : []), ...args], {
       stdio: 'inherit',
@@ -83,6 +85,9 @@ if (!values.child) {
 } else if (values.only === 'cache') {
   const { runPromptCache } = await import('./prompt-cache.ts');
   console.log(await runPromptCache({ turns: quick ? 5 : 20 }));
+} else if (values.only === 'harness') {
+  const { runHarnessOverhead } = await import('./harness-overhead.ts');
+  console.log(await runHarnessOverhead(quick ? { rounds: 1, warmUp: 0 } : {}));
 } else if (values.only === 'mcp') {
   console.log(await runMcpCall(quick ? { calls: 100, rounds: 3, warmUp: 1 } : {}));
 } else if (values.only === 'own-loop') {

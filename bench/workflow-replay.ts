@@ -23,6 +23,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createCadre } from '../src/runtime/create-cadre.ts';
+import type { WorkflowOutcome } from '../src/workflows/workflow-api.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel } from '../src/testing/scripted-language-model.ts';
 import { fixed, markdownTable, median, probeMemory, startClock, temporaryFolder } from './measure.ts';
@@ -184,7 +185,7 @@ export async function runWorkflowReplay({ runs = 1000, crashAt = Math.round(runs
     const resumeClock = startClock();
     const { store, cadre } = openCadre(crashDb);
     let resumedMs: number;
-    let outcome;
+    let outcome: WorkflowOutcome;
     try {
       const resumed = await cadre.resumeWorkflow(id!);
       resumedMs = resumeClock().wallMs;
