@@ -101,6 +101,7 @@ describe('cadre mcp', () => {
         'max_turns',
         'resume',
         'output_schema',
+        'isolation',
       ]);
       expect(agent.description).toContain('general:');
       // cadre does not hold the host's conversation, so it offers no fork and says so.
