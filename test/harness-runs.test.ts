@@ -63,19 +63,21 @@ function respond(request: ScriptedRequest): ScriptedTurn {
         ? { agent: 'coder', task: 'Start the slow job.', run_in_background: true }
         : first.includes('harness ask')
           ? { agent: 'coder', task: 'Write the date to stamp.txt.' }
-          : first.includes('harness nap')
-            ? { agent: 'coder', task: 'Take a nap, then answer.', run_in_background: true }
-            : first.includes('codex read')
-              ? { agent: 'codexer', task: 'Count the notes.' }
-              : first.includes('harness shaped')
-                ? {
-                    agent: 'coder',
-                    task: 'Count the notes as JSON.',
-                    output_schema: { type: 'object', properties: { count: { type: 'number' } }, required: ['count'] },
-                  }
-                : first.includes('opencode read')
-                  ? { agent: 'opener', task: 'List the notes.' }
-                  : { agent: 'coder', task: 'Just answer.' };
+          : first.includes('harness chat')
+            ? { agent: 'coder', task: 'Wait for the go.', run_in_background: true }
+            : first.includes('harness nap')
+              ? { agent: 'coder', task: 'Take a nap, then answer.', run_in_background: true }
+              : first.includes('codex read')
+                ? { agent: 'codexer', task: 'Count the notes.' }
+                : first.includes('harness shaped')
+                  ? {
+                      agent: 'coder',
+                      task: 'Count the notes as JSON.',
+                      output_schema: { type: 'object', properties: { count: { type: 'number' } }, required: ['count'] },
+                    }
+                  : first.includes('opencode read')
+                    ? { agent: 'opener', task: 'List the notes.' }
+                    : { agent: 'coder', task: 'Just answer.' };
     const last = request.messages.findLast((message) => message.role === 'user')?.content;
     // A notification of the run's end comes as a later user message: it is only noted.
     return request.turn === 0 && last === first ? { tool_calls: [{ name: 'agent', arguments: task }] } : { text: 'Done.' };
@@ -96,6 +98,16 @@ function respond(request: ScriptedRequest): ScriptedTurn {
     return request.turn === 0
       ? { text: 'Reading them.', tool_calls: [{ name: 'Read', arguments: { file_path: join(workspace.cwd, 'notes.txt') } }] }
       : { text: answer, usage: { input_tokens: 100, output_tokens: 9, cache_read_input_tokens: 60 } };
+  }
+  if (first.includes('Wait for the go.')) {
+    // A message sent while it waited comes as a user message, however Claude Code puts it in.
+    if (request.messages.some((message) => message.role === 'user' && message.content.includes('Say the word'))) return { text: 'The word is milk.' };
+    return request.turn === 0
+      ? {
+          text: 'Waiting.',
+          tool_calls: [{ name: 'Bash', arguments: { command: 'while [ ! -e go.txt ]; do sleep 0.1; done; echo gone 3130', description: 'wait' } }],
+        }
+      : { text: 'Went.' };
   }
   if (first.includes('Take a nap, then answer.')) {
     const last = request.messages.findLast((message) => message.role === 'user')?.content ?? '';
@@ -263,6 +275,32 @@ describe('a harness run of the real Claude Code', () => {
       const result = await first.exited;
       expect(result.code, result.stderr).toBe(0);
       expect(execFileSync('cat', [join(workspace.cwd, 'stamp.txt')], { encoding: 'utf8' })).toBe('stamped\n');
+    },
+    120_000,
+  );
+});
+
+describe('a message to a harness run of the real Claude Code', () => {
+  it.skipIf(claude === undefined)(
+    claude === undefined
+      ? 'skipped: set CADRE_TEST_CLAUDE to run it'
+      : 'reaches it as its turn ends, on its stream-json input, and the run ends with its answer to the message',
+    async () => {
+      const first = workspace.start(['run', ...workspace.modelFlags, '--yes', 'harness chat'], { env: claudeEnv() });
+      const [, runId] = await first.waitForStderr(/\[(run_\w+) coder\] started/, 30_000);
+      // Its Bash command waits for go.txt: the program is at work.
+      await waitUntil(() => sleepers('gone 3130').length >= 1, 60_000).catch((error: Error) => {
+        throw new Error(`${error.message}: ${first.output.stderr}`);
+      });
+      const sent = await workspace.run(['send', runId, 'Say the word.', '--db', workspace.database]);
+      expect(sent.code, sent.stderr).toBe(0);
+      await waitUntil(async () => (await runById(runId)).messages?.length === 1, 10_000);
+      await writeFile(join(workspace.cwd, 'go.txt'), 'go\n');
+      const result = await first.exited;
+      expect(result.code, result.stderr).toBe(0);
+      const run = await runById(runId);
+      expect(run, JSON.stringify(run.error)).toMatchObject({ id: runId, status: 'completed', result: { text: 'The word is milk.' } });
+      expect(run.messages).toMatchObject([{ text: 'Say the word.', delivered_to: 'transcript' }]);
     },
     120_000,
   );
@@ -490,9 +528,9 @@ describe('a harness run whose program misbehaves', () => {
   }, 60_000);
 });
 
-async function waitUntil(check: () => boolean, timeoutMs: number): Promise<void> {
+async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

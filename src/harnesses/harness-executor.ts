@@ -64,8 +64,6 @@ export interface HarnessExecutorOptions extends LoopContext {
   /** @default Claude Code, Codex and opencode */
   dialects?: Partial<Record<HarnessName, HarnessDialect>>;
   activityIntervalMs?: number;
-  /** How often a working program that takes input is checked for messages sent to its run. @default 200 */
-  messagePollMs?: number;
 }
 
 /** The dialects cadre knows. */
@@ -95,7 +93,6 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
   const dialects = { ...harnessDialects, ...options.dialects };
   const redact = (text: string) => options.redactor?.redact(text) ?? text;
   const modelTimeoutMs = options.modelTimeoutMs ?? 600_000;
-  const messagePollMs = options.messagePollMs ?? 200;
 
   /**
    * The message the program starts with: the newest user message of the child session (the task,
@@ -268,24 +265,23 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
         modelTimeoutMs,
       );
     };
-    // A program that takes input while it works gets each message sent meanwhile as a user message
-    // (one for those that wait together), which it reads when its current step ends.
+    // A program that takes input while it works gets the messages sent meanwhile as its next user
+    // message (one for those that wait together) when its turn ends, in the same process and session.
     const takesMessages = context.invocation.interactive && dialect.message !== undefined && messages !== undefined;
-    let queries = 1;
+    // Whether its stdin is open for messages: until a turn ends with none waiting. (Claude Code
+    // drops a user message it read mid-turn once its stdin closes, and one written mid-turn kept
+    // it from ending its turn when tried: a message goes in as a turn ends.)
+    let open = takesMessages;
+    let unanswered = 1;
     const deliver = async (): Promise<boolean> => {
-      if (!takesMessages || signal.aborted || queries < 0 || !messages.waiting()) return false;
-      const taken = await messages.take();
+      if (!open || signal.aborted || !messages!.waiting()) return false;
+      const taken = await messages!.take();
       if (taken.length === 0) return false;
       program.child.stdin.write(`${dialect.message!(messagesPrompt(taken))}\n`);
-      queries++;
+      unanswered++;
       result = undefined;
       return true;
     };
-    const listening = takesMessages
-      ? setInterval(() => {
-          if (queries > 0 && messages.waiting()) queue = queue.then(() => deliver().then(() => {})).catch(report);
-        }, messagePollMs)
-      : undefined;
     const stop = () => void program.kill();
     signal.addEventListener('abort', stop, { once: true });
     if (signal.aborted) stop();
@@ -314,10 +310,13 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
         case 'result':
           result = event;
           base = { ...recorder.usage };
-          queries--;
           // A message that waits as its turn ends is its next turn; else a program that keeps
           // stdin open for messages ends once it closes.
-          if (queries === 0 && context.invocation.interactive && !(await deliver())) program.child.stdin.end();
+          unanswered--;
+          if (context.invocation.interactive && unanswered <= 0 && !(await deliver())) {
+            open = false;
+            program.child.stdin.end();
+          }
           return;
         case 'ask': {
           asking++;
@@ -368,8 +367,7 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
       });
     });
     const exit = await program.exited;
-    clearInterval(listening);
-    queries = -1;
+    open = false;
     clearTimeout(silence);
     signal.removeEventListener('abort', stop);
     await linesClosed;

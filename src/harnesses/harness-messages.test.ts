@@ -68,29 +68,26 @@ async function execute(harness: HarnessName, program: string, feed: RunMessageFe
     commands: { [harness]: { command: program } },
     workspaceOf: () => folder,
     containment: 'process-tree',
-    messagePollMs: 10,
   });
   const run = (await store.getRun('run_1'))!;
   return executor.execute(run, new AbortController().signal, { messages: feed });
 }
 
 describe('messages to a harness run', () => {
-  it('reach Claude Code at once, as a user message on its stream-json input while it works', async () => {
+  it('reach Claude Code as its next user message on its stream-json input when its turn ends, in the same process', async () => {
     const mark = join(folder, 'working');
     const seen = join(folder, 'seen');
-    // It says it works, then waits (5 s at most) for a second user message before its first turn ends.
+    // It works on its first turn, ends it, then waits (5 s at most) for a next user message.
     const claude = await fakeProgram(
       'claude',
       `read -r first
 echo '{"type":"system","subtype":"init","session_id":"ses-fake"}'
 echo '{"type":"assistant","message":{"content":[{"type":"text","text":"Working."}]}}'
 touch '${mark}'
+echo '{"type":"result","subtype":"success","result":"First done.","usage":{"input_tokens":3,"output_tokens":1}}'
 if read -r -t 5 second; then
   printf '%s\\n' "$second" > '${seen}'
-  echo '{"type":"result","subtype":"success","result":"First done.","usage":{"input_tokens":3,"output_tokens":1}}'
   echo '{"type":"result","subtype":"success","result":"Checked the tests too.","usage":{"input_tokens":4,"output_tokens":2}}'
-else
-  echo '{"type":"result","subtype":"success","result":"Alone.","usage":{"input_tokens":3,"output_tokens":1}}'
 fi
 read -r -t 5 third && echo "{\\"unexpected\\": 1}"
 exit 0`,
