@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only fanout|lifecycle|coldstart|own-loop|scale|streaming|workers|telemetry] [-- --quick] [-- --max-active-global 64,1000]`:
+ * `npm run bench [-- --only fanout|lifecycle|coldstart|own-loop|scale|streaming|workers|telemetry|mcp|workflow] [-- --quick] [-- --max-active-global 64,1000]`:
  * runs cadre's benchmarks and prints Markdown tables. `--quick` uses small sizes, as a smoke
  * test that ends in seconds.
  * @module
@@ -24,7 +24,7 @@ const { values } = parseArgs({
     child: { type: 'boolean', default: false },
   },
 });
-const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale', 'streaming', 'workers', 'telemetry', 'mcp'];
+const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale', 'streaming', 'workers', 'telemetry', 'mcp', 'workflow', 'cache', 'harness'];
 if (values.only !== undefined && !benchmarks.includes(values.only)) {
   console.error(`--only must be one of ${benchmarks.join(', ')}, not '${values.only}'.`);
   process.exit(2);
@@ -59,6 +59,12 @@ if (!values.child) {
   if (values.only === undefined || values.only === 'workers') cases.push(['--only', 'workers']);
   if (values.only === undefined || values.only === 'telemetry') cases.push(['--only', 'telemetry']);
   if (values.only === undefined || values.only === 'mcp') cases.push(['--only', 'mcp']);
+  // A workflow of 1,000 runs, 50 at once, and its replay after a SIGKILL: see bench/workflow-replay.ts.
+  if (values.only === undefined || values.only === 'workflow') cases.push(['--only', 'workflow']);
+  // Input tokens billed at the full rate with and without Anthropic cache breakpoints: see bench/prompt-cache.ts.
+  if (values.only === undefined || values.only === 'cache') cases.push(['--only', 'cache']);
+  // What cadre adds to a run of the real Claude Code (skipped without it): see bench/harness-overhead.ts.
+  if (values.only === undefined || values.only === 'harness') cases.push(['--only', 'harness']);
   for (const args of cases) {
     const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--child', ...(quick ? ['--quick'] : []), ...args], {
       stdio: 'inherit',
@@ -73,6 +79,15 @@ if (!values.child) {
         { fanOut: 200, toolCalls: 3 },
       ];
   console.log(await runFanOut({ sizes, rounds: quick ? 3 : 20, warmUp: quick ? 1 : 3, answerChars: 2000 }));
+} else if (values.only === 'workflow') {
+  const { runWorkflowReplay } = await import('./workflow-replay.ts');
+  console.log(await runWorkflowReplay({ runs: quick ? 100 : 1000 }));
+} else if (values.only === 'cache') {
+  const { runPromptCache } = await import('./prompt-cache.ts');
+  console.log(await runPromptCache({ turns: quick ? 5 : 20 }));
+} else if (values.only === 'harness') {
+  const { runHarnessOverhead } = await import('./harness-overhead.ts');
+  console.log(await runHarnessOverhead(quick ? { rounds: 1, warmUp: 0 } : {}));
 } else if (values.only === 'mcp') {
   console.log(await runMcpCall(quick ? { calls: 100, rounds: 3, warmUp: 1 } : {}));
 } else if (values.only === 'own-loop') {

@@ -21,6 +21,19 @@ describe('toolFailureLines', () => {
     expect(lines[2].line).toBe(`write_file failed: ${'x'.repeat(199)}…`);
   });
 
+  it('says why a result in the agent shape failed: its error line, or the body of a denied section, not its header', () => {
+    const denied = "agent: counter\nstatus: denied (no run was started)\n\nDelegation denied by the rule deny 'agent(counter)'.\n---\nagent: other";
+    const failed = 'run_id: run_1\nagent: counter\nstatus: failed\nerror: model_error: the provider did not answer';
+    const lines = toolFailureLines({
+      role: 'tool',
+      content: [result('c1', 'agent_parallel', { type: 'error-text', value: denied }), result('c2', 'agent', { type: 'error-text', value: failed })],
+    });
+    expect(lines.map((line) => line.line)).toEqual([
+      "agent_parallel failed: Delegation denied by the rule deny 'agent(counter)'.",
+      'agent failed: model_error: the provider did not answer',
+    ]);
+  });
+
   it('is nothing for other messages', () => {
     expect(toolFailureLines({ role: 'assistant', content: [result('c1', 'agent', { type: 'error-text', value: 'no' })] })).toEqual([]);
     expect(toolFailureLines({ role: 'tool', content: 'text' })).toEqual([]);

@@ -18,7 +18,7 @@ export interface ToolFailureLine {
  */
 export function toolFailureLines(message: Pick<MessageRecord, 'role' | 'content'>): ToolFailureLine[] {
   if (message.role !== 'tool' || !Array.isArray(message.content)) return [];
-  const lines: ToolFailureLine[] = [];
+  const failures: ToolFailureLine[] = [];
   for (const part of message.content as unknown[]) {
     if (typeof part !== 'object' || part === null) continue;
     const { type, toolCallId, toolName, output } = part as { type?: unknown; toolCallId?: unknown; toolName?: unknown; output?: unknown };
@@ -26,9 +26,15 @@ export function toolFailureLines(message: Pick<MessageRecord, 'role' | 'content'
     const result = output as { type?: unknown; value?: unknown };
     if (result.type !== 'error-text' && result.type !== 'error-json') continue;
     const text = typeof result.value === 'string' ? result.value : (JSON.stringify(result.value) ?? '');
-    const first = text.trim().split('\n')[0]?.trim() || 'no reason given';
+    // A result in the agent shape (agent_parallel's sections) starts with headers: its `error:` line says why.
+    const lines = text.trim().split('\n');
+    const body = lines.indexOf('');
+    const reason =
+      lines.find((line) => line.startsWith('error: '))?.slice('error: '.length) ??
+      (lines[0]?.startsWith('agent: ') && body > 0 ? lines.slice(body + 1).find((line) => line.trim() !== '') : undefined);
+    const first = (reason ?? lines[0])?.trim() || 'no reason given';
     const shown = first.length > maxErrorChars ? `${first.slice(0, maxErrorChars - 1)}…` : first;
-    lines.push({ toolCallId: String(toolCallId), line: `${String(toolName)} failed: ${shown}` });
+    failures.push({ toolCallId: String(toolCallId), line: `${String(toolName)} failed: ${shown}` });
   }
-  return lines;
+  return failures;
 }

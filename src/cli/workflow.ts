@@ -21,6 +21,8 @@ export interface WorkflowRunFlags extends RuntimeFlags {
   /** `--background`: store it and let a process of its own run it. */
   background?: boolean;
   yes?: boolean;
+  /** `--approvals wait|deny`: what an ask of its runs does (`--yes` approves them all). */
+  approvals?: string;
 }
 
 const exitCodes: Record<string, number> = { completed: 0, failed: 1, canceled_by_user: 130, abandoned: 1, running: 0 };
@@ -83,6 +85,7 @@ function repeatedFlags(flags: WorkflowRunFlags): string[] {
   for (const rule of flags.deny ?? []) args.push('--deny', rule);
   if (flags.trust) args.push('--trust');
   if (flags.yes) args.push('--yes');
+  if (flags.approvals !== undefined) args.push('--approvals', flags.approvals);
   return args;
 }
 
@@ -182,7 +185,7 @@ function finishView(
 /** `cadre workflow run FILE [--input JSON] [--background]`. */
 export async function workflowRunCommand(context: CliContext, file: string, flags: WorkflowRunFlags): Promise<number> {
   const input = parseInput(flags.input);
-  const runtime = await openRuntime({ context, flags, requireModel: true, approvals: flags.yes ? 'yes' : 'deny' });
+  const runtime = await openRuntime({ context, flags, requireModel: true, approvals: workflowApprovals(flags) });
   const restoreConsole = quietConsole(flags.debug === true);
   try {
     if (flags.background) {
@@ -214,7 +217,7 @@ export async function workflowRunCommand(context: CliContext, file: string, flag
 
 /** `cadre workflow resume WF_ID`: replays a workflow whose process died, and follows it as `workflow run` does. */
 export async function workflowResumeCommand(context: CliContext, workflowId: string, flags: WorkflowRunFlags): Promise<number> {
-  const runtime = await openRuntime({ context, flags, requireModel: true, approvals: flags.yes ? 'yes' : 'deny' });
+  const runtime = await openRuntime({ context, flags, requireModel: true, approvals: workflowApprovals(flags) });
   const restoreConsole = quietConsole(flags.debug === true);
   try {
     const record = await runtime.store.getWorkflow(workflowId);
@@ -275,4 +278,16 @@ export async function workflowShowCommand(context: CliContext, workflowId: strin
   } finally {
     await close();
   }
+}
+
+/**
+ * What an ask of a workflow's runs does: `--yes` approves, `--approvals wait` waits for an answer
+ * from anywhere (`cadre approve`, the dashboard), and otherwise it is denied at once.
+ * @throws {ConfigError} for another mode, or `--yes` with `--approvals`.
+ */
+export function workflowApprovals(flags: Pick<WorkflowRunFlags, 'yes' | 'approvals'>): 'yes' | 'wait' | 'deny' {
+  if (flags.approvals !== undefined && flags.approvals !== 'wait' && flags.approvals !== 'deny')
+    throw new ConfigError(`--approvals of a workflow must be wait or deny, not '${flags.approvals}' (its live view does not prompt).`);
+  if (flags.yes && flags.approvals !== undefined) throw new ConfigError('--yes approves every ask; leave out --approvals, or leave out --yes.');
+  return flags.yes ? 'yes' : ((flags.approvals ?? 'deny') as 'wait' | 'deny');
 }

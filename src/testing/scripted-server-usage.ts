@@ -3,8 +3,9 @@
 /** What `cadre-scripted-server --help` prints, and a bad command line after its error. */
 export const usage = `Usage: cadre-scripted-server --script FILE [--port PORT]
 
-Serves cadre's scripted model as an OpenAI-compatible Chat Completions server on 127.0.0.1, so
-cadre (or any OpenAI-compatible client) runs without an LLM, a key or the network.
+Serves cadre's scripted model on 127.0.0.1 on three wires: OpenAI Chat Completions
+(/v1/chat/completions), the OpenAI Responses API (/v1/responses) and the Anthropic Messages API
+(/v1/messages), so cadre, Claude Code or Codex run without an LLM, a key or the network.
 
 Options:
   --script FILE   the script: YAML (.yaml, .yml) or JSON (.json), a list of rules or { rules: [...] }

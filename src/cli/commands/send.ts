@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import type { CliContext, ExitCode } from '../cli-context.ts';
-import type { StoreFlags } from '../command-options.ts';
+import type { RuntimeFlags } from '../command-options.ts';
 
 /** Flags of `cadre send`. */
-export interface SendFlags extends StoreFlags {
+export interface SendFlags extends RuntimeFlags {
   interrupt?: boolean;
 }
 
@@ -17,6 +17,8 @@ export function registerSend(program: Command, context: CliContext, exit: ExitCo
     .argument('<run-id>', 'a run id, or the short id the live view shows for an active run')
     .argument('<message>', 'what the subagent should know or do next')
     .option('--interrupt', 'abort its model call and tool calls under way first')
+    .option('--model <spec>', "for a follow-up of a finished run: the model spec, when it is not the session's (or CADRE_MODEL)")
+    .option('--base-url <url>', 'for a follow-up of a finished run: the base URL of the model API (or CADRE_BASE_URL)')
     .action(async (runId: string, message: string, _flags: SendFlags, command: Command) => {
       const { sendCommand } = await import('../send.ts');
       exit.code = await sendCommand(context, runId, message, command.optsWithGlobals());

@@ -13,7 +13,8 @@ export function registerWorkflow(program: Command, context: CliContext, exit: Ex
       .option('--base-url <url>', 'base URL of the model API, for openai-compatible: (or CADRE_BASE_URL)')
       .option('--allow <rule>', "allow tool calls this rule matches, e.g. 'bash(npm test*)' (repeatable)", collect)
       .option('--deny <rule>', 'deny tool calls this rule matches, e.g. network (repeatable)', collect)
-      .option('--yes', 'approve every ask for approval (otherwise asks are denied)');
+      .option('--yes', 'approve every ask for approval (otherwise asks are denied)')
+      .option('--approvals <mode>', 'asks of its runs: wait (for cadre approve or the dashboard) or deny (the default)');
   runtimeOptions(
     workflow
       .command('run')
