@@ -328,6 +328,34 @@ describe('a message to a harness run of the real Claude Code', () => {
   );
 });
 
+describe('an interrupting message to a harness run of the real Claude Code', () => {
+  it.skipIf(claude === undefined)(
+    claude === undefined
+      ? 'skipped: set CADRE_TEST_CLAUDE to run it'
+      : 'stops the program at once and starts it again in its own session with the message; the run keeps its id',
+    async () => {
+      // The earlier test's go: its command must wait here.
+      await rm(join(workspace.cwd, 'go.txt'), { force: true });
+      const first = workspace.start(['run', ...workspace.modelFlags, '--yes', 'harness chat'], { env: claudeEnv() });
+      const [, runId] = await first.waitForStderr(/\[(run_\w+) coder\] started/, 30_000);
+      await waitUntil(() => sleepers('gone 3130').length >= 1, 60_000).catch((error: Error) => {
+        throw new Error(`${error.message}: ${first.output.stderr}`);
+      });
+      const session = (await runById(runId)).harness?.session_id;
+      const sent = await workspace.run(['send', runId, 'Say the word.', '--interrupt', '--db', workspace.database]);
+      expect(sent.code, sent.stderr).toBe(0);
+      // No go.txt: the waiting command ends only with the program.
+      const result = await first.exited;
+      expect(result.code, result.stderr).toBe(0);
+      const run = await runById(runId);
+      expect(run, JSON.stringify(run.error)).toMatchObject({ id: runId, status: 'completed', result: { text: 'The word is milk.' } });
+      expect(run.harness?.session_id).toBe(session);
+      expect(sleepers('gone 3130')).toEqual([]);
+    },
+    120_000,
+  );
+});
+
 describe('a harness run of the real Claude Code when cadre crashes', () => {
   it.skipIf(claude === undefined)(
     claude === undefined
