@@ -63,22 +63,46 @@ function respond(request: ScriptedRequest): ScriptedTurn {
         ? { agent: 'coder', task: 'Start the slow job.', run_in_background: true }
         : first.includes('harness ask')
           ? { agent: 'coder', task: 'Write the date to stamp.txt.' }
-          : first.includes('harness nap')
-            ? { agent: 'coder', task: 'Take a nap, then answer.', run_in_background: true }
-            : first.includes('codex read')
-              ? { agent: 'codexer', task: 'Count the notes.' }
-              : first.includes('harness shaped')
-                ? {
-                    agent: 'coder',
-                    task: 'Count the notes as JSON.',
-                    output_schema: { type: 'object', properties: { count: { type: 'number' } }, required: ['count'] },
-                  }
-                : first.includes('opencode read')
-                  ? { agent: 'opener', task: 'List the notes.' }
-                  : { agent: 'coder', task: 'Just answer.' };
+          : first.includes('harness chat')
+            ? { agent: 'coder', task: 'Wait for the go.', run_in_background: true }
+            : first.includes('opencode chat')
+              ? { agent: 'opener', task: 'Wait for the opencode go.', run_in_background: true }
+              : first.includes('codex chat')
+                ? { agent: 'codexer', task: 'Wait for the codex go.', run_in_background: true }
+                : first.includes('harness nap')
+                  ? { agent: 'coder', task: 'Take a nap, then answer.', run_in_background: true }
+                  : first.includes('codex read')
+                    ? { agent: 'codexer', task: 'Count the notes.' }
+                    : first.includes('harness shaped')
+                      ? {
+                          agent: 'coder',
+                          task: 'Count the notes as JSON.',
+                          output_schema: { type: 'object', properties: { count: { type: 'number' } }, required: ['count'] },
+                        }
+                      : first.includes('opencode read')
+                        ? { agent: 'opener', task: 'List the notes.' }
+                        : { agent: 'coder', task: 'Just answer.' };
     const last = request.messages.findLast((message) => message.role === 'user')?.content;
     // A notification of the run's end comes as a later user message: it is only noted.
     return request.turn === 0 && last === first ? { tool_calls: [{ name: 'agent', arguments: task }] } : { text: 'Done.' };
+  }
+  if (
+    request.tools.includes('exec_command') &&
+    request.messages.some((message) => message.role === 'user' && message.content.includes('Wait for the codex go.'))
+  ) {
+    if (request.messages.some((message) => message.role === 'user' && message.content.includes('Say the word'))) return { text: 'The word is milk.' };
+    return request.turn === 0
+      ? { text: 'Waiting.', tool_calls: [{ name: 'exec_command', arguments: { cmd: 'while [ ! -e go2.txt ]; do sleep 0.1; done; echo gone 3131' } }] }
+      : { text: 'Went.' };
+  }
+  if (request.tools.includes('bash') && request.messages.some((message) => message.role === 'user' && message.content.includes('Wait for the opencode go.'))) {
+    if (request.messages.some((message) => message.role === 'user' && message.content.includes('Say the word'))) return { text: 'The word is milk.' };
+    return request.turn === 0
+      ? {
+          text: 'Waiting.',
+          tool_calls: [{ name: 'bash', arguments: { command: 'while [ ! -e go3.txt ]; do sleep 0.1; done; echo gone 3132', description: 'wait' } }],
+        }
+      : { text: 'Went.' };
   }
   // Codex's first user message is its environment context: the task comes after it.
   if (request.tools.includes('exec_command') && request.messages.some((message) => message.role === 'user' && message.content.includes('Count the notes.'))) {
@@ -96,6 +120,16 @@ function respond(request: ScriptedRequest): ScriptedTurn {
     return request.turn === 0
       ? { text: 'Reading them.', tool_calls: [{ name: 'Read', arguments: { file_path: join(workspace.cwd, 'notes.txt') } }] }
       : { text: answer, usage: { input_tokens: 100, output_tokens: 9, cache_read_input_tokens: 60 } };
+  }
+  if (first.includes('Wait for the go.')) {
+    // A message sent while it waited comes as a user message, however Claude Code puts it in.
+    if (request.messages.some((message) => message.role === 'user' && message.content.includes('Say the word'))) return { text: 'The word is milk.' };
+    return request.turn === 0
+      ? {
+          text: 'Waiting.',
+          tool_calls: [{ name: 'Bash', arguments: { command: 'while [ ! -e go.txt ]; do sleep 0.1; done; echo gone 3130', description: 'wait' } }],
+        }
+      : { text: 'Went.' };
   }
   if (first.includes('Take a nap, then answer.')) {
     const last = request.messages.findLast((message) => message.role === 'user')?.content ?? '';
@@ -268,6 +302,60 @@ describe('a harness run of the real Claude Code', () => {
   );
 });
 
+describe('a message to a harness run of the real Claude Code', () => {
+  it.skipIf(claude === undefined)(
+    claude === undefined
+      ? 'skipped: set CADRE_TEST_CLAUDE to run it'
+      : 'reaches it as its turn ends, on its stream-json input, and the run ends with its answer to the message',
+    async () => {
+      const first = workspace.start(['run', ...workspace.modelFlags, '--yes', 'harness chat'], { env: claudeEnv() });
+      const [, runId] = await first.waitForStderr(/\[(run_\w+) coder\] started/, 30_000);
+      // Its Bash command waits for go.txt: the program is at work.
+      await waitUntil(() => sleepers('gone 3130').length >= 1, 60_000).catch((error: Error) => {
+        throw new Error(`${error.message}: ${first.output.stderr}`);
+      });
+      const sent = await workspace.run(['send', runId, 'Say the word.', '--db', workspace.database]);
+      expect(sent.code, sent.stderr).toBe(0);
+      await waitUntil(async () => (await runById(runId)).messages?.length === 1, 10_000);
+      await writeFile(join(workspace.cwd, 'go.txt'), 'go\n');
+      const result = await first.exited;
+      expect(result.code, result.stderr).toBe(0);
+      const run = await runById(runId);
+      expect(run, JSON.stringify(run.error)).toMatchObject({ id: runId, status: 'completed', result: { text: 'The word is milk.' } });
+      expect(run.messages).toMatchObject([{ text: 'Say the word.', delivered_to: 'transcript' }]);
+    },
+    120_000,
+  );
+});
+
+describe('an interrupting message to a harness run of the real Claude Code', () => {
+  it.skipIf(claude === undefined)(
+    claude === undefined
+      ? 'skipped: set CADRE_TEST_CLAUDE to run it'
+      : 'stops the program at once and starts it again in its own session with the message; the run keeps its id',
+    async () => {
+      // The earlier test's go: its command must wait here.
+      await rm(join(workspace.cwd, 'go.txt'), { force: true });
+      const first = workspace.start(['run', ...workspace.modelFlags, '--yes', 'harness chat'], { env: claudeEnv() });
+      const [, runId] = await first.waitForStderr(/\[(run_\w+) coder\] started/, 30_000);
+      await waitUntil(() => sleepers('gone 3130').length >= 1, 60_000).catch((error: Error) => {
+        throw new Error(`${error.message}: ${first.output.stderr}`);
+      });
+      const session = (await runById(runId)).harness?.session_id;
+      const sent = await workspace.run(['send', runId, 'Say the word.', '--interrupt', '--db', workspace.database]);
+      expect(sent.code, sent.stderr).toBe(0);
+      // No go.txt: the waiting command ends only with the program.
+      const result = await first.exited;
+      expect(result.code, result.stderr).toBe(0);
+      const run = await runById(runId);
+      expect(run, JSON.stringify(run.error)).toMatchObject({ id: runId, status: 'completed', result: { text: 'The word is milk.' } });
+      expect(run.harness?.session_id).toBe(session);
+      expect(sleepers('gone 3130')).toEqual([]);
+    },
+    120_000,
+  );
+});
+
 describe('a harness run of the real Claude Code when cadre crashes', () => {
   it.skipIf(claude === undefined)(
     claude === undefined
@@ -338,6 +426,63 @@ describe('a harness run of the real Codex', () => {
       } finally {
         await store.close();
       }
+    },
+    120_000,
+  );
+});
+
+describe('a message to a harness run of the real Codex', () => {
+  it.skipIf(codex === undefined)(
+    codex === undefined
+      ? 'skipped: set CADRE_TEST_CODEX to run it'
+      : 'reaches it once its invocation ends, by codex exec resume in its own session, and the run ends with its answer',
+    async () => {
+      const env = { PATH: `${realBin}:${process.env.PATH ?? ''}`, CODEX_HOME: codexHome, SCRIPTED_API_KEY: 'test-key' };
+      const first = workspace.start(['run', ...workspace.modelFlags, '--yes', 'codex chat'], { env });
+      const [, runId] = await first.waitForStderr(/\[(run_\w+) codexer\] started/, 30_000);
+      await waitUntil(() => sleepers('gone 3131').length >= 1, 60_000).catch((error: Error) => {
+        throw new Error(`${error.message}: ${first.output.stderr}`);
+      });
+      const sent = await workspace.run(['send', runId, 'Say the word.', '--db', workspace.database]);
+      expect(sent.code, sent.stderr).toBe(0);
+      await waitUntil(async () => (await runById(runId)).messages?.length === 1, 10_000);
+      await writeFile(join(workspace.cwd, 'go2.txt'), 'go\n');
+      const result = await first.exited;
+      expect(result.code, result.stderr).toBe(0);
+      const run = await runById(runId);
+      expect(run, JSON.stringify(run.error)).toMatchObject({ id: runId, status: 'completed', result: { text: 'The word is milk.' } });
+      expect(run.messages).toMatchObject([{ text: 'Say the word.', delivered_to: 'transcript' }]);
+    },
+    120_000,
+  );
+});
+
+describe('a message to a harness run of the real opencode', () => {
+  it.skipIf(opencode === undefined)(
+    opencode === undefined
+      ? 'skipped: set CADRE_TEST_OPENCODE to run it'
+      : 'reaches it once its invocation ends, by opencode run --session, and the run ends with its answer',
+    async () => {
+      const env = {
+        PATH: `${realBin}:${process.env.PATH ?? ''}`,
+        OPENCODE_CONFIG: join(workspace.cwd, '.opencode-test.json'),
+        OPENCODE_DISABLE_MODELS_FETCH: '1',
+        OPENCODE_DISABLE_SHARE: '1',
+      };
+      const first = workspace.start(['run', ...workspace.modelFlags, '--yes', 'opencode chat'], { env });
+      const [, runId] = await first.waitForStderr(/\[(run_\w+) opener\] started/, 30_000);
+      await waitUntil(() => sleepers('gone 3132').length >= 1, 60_000).catch((error: Error) => {
+        throw new Error(`${error.message}: ${first.output.stderr}`);
+      });
+      const sent = await workspace.run(['send', runId, 'Say the word.', '--db', workspace.database]);
+      expect(sent.code, sent.stderr).toBe(0);
+      await waitUntil(async () => (await runById(runId)).messages?.length === 1, 10_000);
+      await writeFile(join(workspace.cwd, 'go3.txt'), 'go\n');
+      const result = await first.exited;
+      expect(result.code, result.stderr).toBe(0);
+      const run = await runById(runId);
+      expect(run, JSON.stringify(run.error)).toMatchObject({ id: runId, status: 'completed', result: { text: 'The word is milk.' } });
+      expect(run.messages).toMatchObject([{ text: 'Say the word.', delivered_to: 'transcript' }]);
     },
     120_000,
   );
@@ -490,9 +635,9 @@ describe('a harness run whose program misbehaves', () => {
   }, 60_000);
 });
 
-async function waitUntil(check: () => boolean, timeoutMs: number): Promise<void> {
+async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -42,4 +42,11 @@ describe('cadre show', () => {
     );
     expect(renderRunDetail(runFixture(), [], '2025-01-01T00:00:10.000Z')).not.toContain('Messages:');
   });
+
+  it('shows the cost of a run whose usage says it, and no cost line for one whose does not', () => {
+    const show = (usage: { input_tokens: number; output_tokens: number; cost_usd?: number }) =>
+      renderRunDetail(runFixture({ status: 'completed', ended_at: '2025-01-01T00:00:09.000Z', usage }), [], '2025-01-01T00:00:10.000Z');
+    expect(show({ input_tokens: 10, output_tokens: 2, cost_usd: 0.01234 })).toContain('  cost:        $0.0123');
+    expect(show({ input_tokens: 10, output_tokens: 2 })).not.toContain('cost:');
+  });
 });

@@ -62,6 +62,8 @@ export function renderRunDetail(run: RunRecord, events: readonly RunEventRecord[
     `  time:        created ${run.created_at}, ${formatElapsed(run, elapsedUntil(run, now))}${run.ended_at ? `, ended ${run.ended_at}` : status === run.status ? ' so far' : `, until its lease ended at ${run.lease_expires_at}`}`,
     `  tokens:      ${run.usage.input_tokens} in, ${run.usage.output_tokens} out${budget}${cacheTokensText(run.usage)}`,
   ];
+  // What the provider or the agent program said the run cost, where it said.
+  if (run.usage.cost_usd !== undefined) lines.push(`  cost:        $${run.usage.cost_usd.toFixed(4)}`);
   if (status !== run.status) {
     lines.push(`  owner:       ${run.lease_owner ?? 'none'} is gone; cadre run --session ${run.parent_session_id} (or cadre serve) recovers the run`);
   }

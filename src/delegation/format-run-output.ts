@@ -52,16 +52,24 @@ export function formatRunOutput(run: RunRecord, { maxResultChars = 8000, note, b
     }
     text = `Partial result (the run did not finish):\n${cut.text}`;
   }
-  if (run.worktree) notes.push(worktreeNote(run.worktree));
+  if (run.worktree) notes.push(worktreeNote(run, run.worktree));
   if (note) notes.unshift(note);
   if (notes.length > 0) lines.push(`note: ${notes.join(' ')}`);
   return `${lines.join('\n')}\n\n${text}`;
 }
 
-/** Where an isolated run works, and what it does not see. */
-function worktreeNote(worktree: RunWorktree): string {
-  if (worktree.commit) return `Its changes are committed on branch ${worktree.branch}; a person merges them with cadre worktree merge.`;
-  return `It works in its own git worktree on branch ${worktree.branch} (from ${worktree.base.slice(0, 12)}); uncommitted changes of the workspace are not in it.`;
+/** Where an isolated run works, and what it does not see; for a follow-up, whose worktree it went on in. */
+function worktreeNote(run: RunRecord, worktree: RunWorktree): string {
+  const follows =
+    run.resumed_from === null
+      ? ''
+      : run.warnings.some((warning) => warning.kind === 'worktree_fresh')
+        ? `The worktree of the run it follows (${run.resumed_from}) was merged or removed, so it works in a fresh one made from that branch's tip. `
+        : worktree.branch !== `cadre/${run.id}`
+          ? `It goes on in the worktree of the run it follows (${run.resumed_from}). `
+          : '';
+  if (worktree.commit) return `${follows}Its changes are committed on branch ${worktree.branch}; a person merges them with cadre worktree merge.`;
+  return `${follows}It works in its own git worktree on branch ${worktree.branch} (from ${worktree.base.slice(0, 12)}); uncommitted changes of the workspace are not in it.`;
 }
 
 /** The top-level keys of a value too long to show, each with its kind and size. */

@@ -92,7 +92,10 @@ export async function startDelegation(services: DelegationServices, scope: Deleg
   // A fork of the caller itself goes on with the caller's model, as with its prompt and tools.
   const parentSession = request.fork !== undefined && definition.name === scope.agent ? await services.store.getSession(scope.sessionId) : null;
   // Made before anything else, so a worktree that cannot be made (no commit to start from) starts no run.
-  const worktree = (request.isolation ?? definition.isolation) === 'worktree' ? await worktreesOf(services).create(runId).catch(asToolError) : null;
+  // A follow-up goes on in the worktree of the run it follows (a fresh one from its branch's tip where that one is gone).
+  const followed = earlier?.worktree ? await worktreesOf(services).follow(earlier.worktree, runId).catch(asToolError) : null;
+  const worktree =
+    followed?.worktree ?? ((request.isolation ?? definition.isolation) === 'worktree' ? await worktreesOf(services).create(runId).catch(asToolError) : null);
   if (!earlier) {
     await services.store.createSession({
       id: childSessionId,
@@ -134,6 +137,7 @@ export async function startDelegation(services: DelegationServices, scope: Deleg
       output_schema: request.output_schema ?? earlier?.output_schema ?? definition.outputSchema ?? null,
       forked_from: request.fork === undefined ? null : (scope.parentRunId ?? scope.sessionId),
       worktree,
+      ...(followed?.fresh ? { warnings: [{ kind: 'worktree_fresh', at }] } : {}),
       ...(request.workflow ? { workflow: { id: request.workflow.id, key: request.workflow.key }, input_hash: request.workflow.input_hash } : {}),
     },
     hold ? { hold } : undefined,

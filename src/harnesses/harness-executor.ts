@@ -7,7 +7,8 @@ import type { LoopContext } from '../executors/loop-context.ts';
 import { messageText } from '../executors/message-codec.ts';
 import { createRunRecorder, type RunRecorder } from '../executors/run-recorder.ts';
 import type { RunLive } from '../executors/run-setup.ts';
-import { failedOutcome, type ExecutionOutcome, type RunExecutor } from '../runs/run-executor.ts';
+import { failedOutcome, type ExecutionOutcome, type RunExecutor, type RunMessageFeed } from '../runs/run-executor.ts';
+import type { DeliveredMessage } from '../runs/run-inbox.ts';
 import type { RunLedger } from '../runs/run-ledger.ts';
 import type { TokenBudget } from '../runs/token-budget.ts';
 import type { HarnessRecord, RunRecord, Usage } from '../store/records.ts';
@@ -95,11 +96,12 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
 
   /**
    * The message the program starts with: the newest user message of the child session (the task,
-   * or a resumed run's message); for a run recovered after a crash, its program's session already
-   * holds it, and it is told to go on.
+   * or a resumed run's message); for a run that already went on in its program's session (a later
+   * pass, after a message came as it ended or interrupted it), the messages taken; for a run
+   * recovered after a crash, its program's session already holds the task, and it is told to go on.
    */
-  async function promptOf(run: RunRecord): Promise<string> {
-    if (run.harness?.session_id) return recoveredPrompt;
+  async function promptOf(run: RunRecord, taken: readonly DeliveredMessage[]): Promise<string> {
+    if (run.harness?.session_id) return taken.length > 0 ? messagesPrompt(taken) : recoveredPrompt;
     const messages = await store.listMessages(run.child_session_id);
     const last = messages.findLast((message) => message.role === 'user');
     return last === undefined ? run.task : messageText(last.content);
@@ -114,6 +116,7 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
 
   return {
     async execute(run, signal, context) {
+      const messages = context?.messages;
       const agent = options.agent(run.agent);
       const dialect = agent?.harness === undefined ? undefined : dialects[agent.harness];
       if (!agent || !dialect) return failedOutcome(new Error(`Agent '${run.agent}' names no agent program cadre knows.`));
@@ -149,26 +152,44 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
       const live: RunLive = { setActivity: (activity) => recorder.setActivity(activity), writePending: () => recorder.writePending() };
       const scratch = await mkdtemp(join(tmpdir(), 'cadre-harness-'));
       try {
+        // A later pass of a run that went on in its program's session starts with what was sent.
+        const taken = run.harness?.session_id && messages?.waiting() ? await messages.take() : [];
         // A run in its own worktree starts its program there (the executor seam's place).
-        const [prompt, sessionId, cwd] = await Promise.all([promptOf(run), previousSession(run), context?.place?.cwd ?? options.workspaceOf(run)]);
+        const [first, previous, cwd] = await Promise.all([promptOf(run, taken), previousSession(run), context?.place?.cwd ?? options.workspaceOf(run)]);
         const allowed = dialect.asksMidRun ? noAllowance : ((await options.allowance?.(run, agent, signal, live)) ?? noAllowance);
-        if (signal.aborted) return stoppedOutcome(run, '', 0);
-        const invocation = await dialect.invocation({
-          prompt,
-          system: agent.system,
-          ...(agent.model !== undefined ? { model: agent.model } : {}),
-          maxTurns: Math.max(1, run.max_turns - run.turns),
-          ...(sessionId !== undefined ? { sessionId } : {}),
-          scratch,
-          allowed,
-          ...(run.output_schema ? { outputSchema: run.output_schema } : {}),
-        });
-        const program = startContained(found.path, invocation.args, {
-          cwd,
-          env: { ...stringEnv(env), ...invocation.env },
-          containment: options.containment,
-        });
-        const outcome = await carryOut({ run, agent, dialect, program, invocation, recorder, live, signal, sessionId });
+        let prompt = first;
+        let sessionId = previous;
+        let turns = run.turns;
+        let outcome: ExecutionOutcome;
+        // Invocations of the program: one, and one more resuming its session for each batch of
+        // messages that waits as the last ends (docs/harnesses.md).
+        for (;;) {
+          if (signal.aborted) return stoppedOutcome(run, '', turns - run.turns);
+          const invocation = await dialect.invocation({
+            prompt,
+            system: agent.system,
+            ...(agent.model !== undefined ? { model: agent.model } : {}),
+            maxTurns: Math.max(1, run.max_turns - turns),
+            ...(sessionId !== undefined ? { sessionId } : {}),
+            scratch,
+            allowed,
+            ...(run.output_schema ? { outputSchema: run.output_schema } : {}),
+          });
+          const program = startContained(found.path, invocation.args, {
+            cwd,
+            env: { ...stringEnv(env), ...invocation.env },
+            containment: options.containment,
+          });
+          const base: Usage = { ...recorder.usage };
+          const ended = await carryOut({ run, turns, base, agent, dialect, program, invocation, recorder, live, signal, sessionId, messages });
+          outcome = ended.outcome;
+          if (outcome.error || outcome.finishReason !== 'stop' || signal.aborted || ended.sessionId === null || !messages?.waiting()) break;
+          const more = await messages.take();
+          if (more.length === 0) break;
+          prompt = messagesPrompt(more);
+          sessionId = ended.sessionId;
+          turns = outcome.steps;
+        }
         await recorder.loopEnded();
         options.budget?.release(run.id);
         await recorder.close();
@@ -184,6 +205,11 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
 
   interface Invocation {
     run: RunRecord;
+    /** The run's turns before this invocation. */
+    turns: number;
+    /** The run's usage before this invocation (the program reports its own totals). */
+    base: Usage;
+    messages: RunMessageFeed | undefined;
     agent: AgentDefinition;
     dialect: HarnessDialect;
     program: ContainedProcess;
@@ -194,11 +220,20 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
     sessionId: string | undefined;
   }
 
-  /** Runs the program to its end (or until the run stops), recording what it reports. */
-  async function carryOut(context: Invocation): Promise<ExecutionOutcome> {
-    const { run, agent, dialect, program, recorder, live, signal } = context;
+  /**
+   * Runs the program to its end (or until the run stops), recording what it reports; a program
+   * that takes input while it works is given the messages sent meanwhile. Resolves its outcome and
+   * the program's session (null where it said none).
+   */
+  async function carryOut(context: Invocation): Promise<{ outcome: ExecutionOutcome; sessionId: string | null }> {
+    const harness: HarnessRecord = { name: context.dialect.name, session_id: context.sessionId ?? null, pid: context.program.pid, host: hostname() };
+    const outcome = await invoke(context, harness);
+    return { outcome, sessionId: harness.session_id };
+  }
+
+  async function invoke(context: Invocation, harness: HarnessRecord): Promise<ExecutionOutcome> {
+    const { run, agent, dialect, program, recorder, live, signal, messages } = context;
     const name = displayName(dialect);
-    const harness: HarnessRecord = { name: dialect.name, session_id: context.sessionId ?? null, pid: program.pid, host: hostname() };
     const recordHarness = () => ledger.update(run.id, { harness: { ...harness } }).catch(report);
     const started = recordHarness();
     const steps: HarnessSteps = createHarnessSteps({ recorder, redact });
@@ -208,11 +243,13 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
     for (const line of context.invocation.input ?? []) program.child.stdin.write(`${line}\n`);
     if (!context.invocation.interactive) program.child.stdin.end();
 
-    const base: Usage = { ...run.usage };
+    // Each result reports its own query's totals: a later query's go on from the earlier's.
+    let base: Usage = { ...context.base };
     let result: Extract<HarnessEvent, { type: 'result' }> | undefined;
     let garbage: string | undefined;
     let failure: ExecutionOutcome['error'] | undefined;
     let asking = 0;
+    let queue: Promise<void> = Promise.resolve();
     let silence: NodeJS.Timeout | undefined;
     const end = (error: NonNullable<ExecutionOutcome['error']>) => {
       failure ??= error;
@@ -227,6 +264,23 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
         () => end({ kind: 'execution_error', message: `${name} printed nothing for ${modelTimeoutMs} ms while waiting for its model; it was stopped.` }),
         modelTimeoutMs,
       );
+    };
+    // A program that takes input while it works gets the messages sent meanwhile as its next user
+    // message (one for those that wait together) when its turn ends, in the same process and session.
+    const takesMessages = context.invocation.interactive && dialect.message !== undefined && messages !== undefined;
+    // Whether its stdin is open for messages: until a turn ends with none waiting. (Claude Code
+    // drops a user message it read mid-turn once its stdin closes, and one written mid-turn kept
+    // it from ending its turn when tried: a message goes in as a turn ends.)
+    let open = takesMessages;
+    let unanswered = 1;
+    const deliver = async (): Promise<boolean> => {
+      if (!open || signal.aborted || !messages!.waiting()) return false;
+      const taken = await messages!.take();
+      if (taken.length === 0) return false;
+      program.child.stdin.write(`${dialect.message!(messagesPrompt(taken))}\n`);
+      unanswered++;
+      result = undefined;
+      return true;
     };
     const stop = () => void program.kill();
     signal.addEventListener('abort', stop, { once: true });
@@ -255,8 +309,14 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
         }
         case 'result':
           result = event;
-          // Its turn is over: a program that keeps stdin open for messages ends once it closes.
-          if (context.invocation.interactive) program.child.stdin.end();
+          base = { ...recorder.usage };
+          // A message that waits as its turn ends is its next turn; else a program that keeps
+          // stdin open for messages ends once it closes.
+          unanswered--;
+          if (context.invocation.interactive && unanswered <= 0 && !(await deliver())) {
+            open = false;
+            program.child.stdin.end();
+          }
           return;
         case 'ask': {
           asking++;
@@ -282,7 +342,6 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
       }
     }
 
-    let queue: Promise<void> = Promise.resolve();
     const parse = dialect.createParser();
     const lines = createInterface({ input: program.child.stdout, crlfDelay: Infinity });
     const linesClosed = new Promise<void>((resolve) => lines.once('close', resolve));
@@ -308,6 +367,7 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
       });
     });
     const exit = await program.exited;
+    open = false;
     clearTimeout(silence);
     signal.removeEventListener('abort', stop);
     await linesClosed;
@@ -318,8 +378,8 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
     harness.pid = null;
     await recordHarness();
 
-    const stepCount = run.turns + steps.count;
-    if (signal.aborted) return stoppedOutcome(run, steps.lastText, steps.count);
+    const stepCount = context.turns + steps.count;
+    if (signal.aborted) return stoppedOutcome(run, steps.lastText, stepCount - run.turns);
     if (failure) return { text: '', lastText: steps.lastText, finishReason: 'error', steps: stepCount, error: failure };
     const tail = stderr.lines().map(redact);
     const said = tail.length === 0 ? '' : ` Its last error output: ${tail.join(' | ')}`;
@@ -392,6 +452,11 @@ function shapedOutcome(schema: Record<string, unknown>, text: string, lastText: 
     };
   }
   return { text: jsonText(value), lastText: text, finishReason: 'stop', steps, value: value as Record<string, unknown> };
+}
+
+/** The user message a program is given for messages sent to its run: their texts, in the order sent. */
+function messagesPrompt(taken: readonly DeliveredMessage[]): string {
+  return taken.map((message) => message.text).join('\n\n');
 }
 
 /** A stopped run's outcome: the run manager decides its state; its last text is the partial result. */

@@ -56,6 +56,8 @@ export interface NewRunInput {
   forked_from?: string | null;
   /** The run's own git worktree, made before it starts (`isolation: worktree`). @default null */
   worktree?: RunWorktree | null;
+  /** Warnings the run starts with (`worktree_fresh`: the worktree of the run it follows was gone). @default none */
+  warnings?: RunRecord['warnings'];
 }
 
 /**
@@ -401,7 +403,7 @@ export function createRunManager(options: RunManagerOptions): RunManager {
         partial_result: null,
         error: null,
         usage: { input_tokens: 0, output_tokens: 0 },
-        warnings: [],
+        warnings: fields.warnings ?? [],
         notification: null,
         lease_owner: ownerId,
         lease_expires_at: leaseUntil(),

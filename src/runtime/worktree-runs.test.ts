@@ -9,6 +9,7 @@ import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { scriptedLanguageModel, type Script } from '../testing/index.ts';
 import { createWorkspaceTools } from '../tools/workspace-tools.ts';
 import { detectSandboxOnce } from '../tools/sandbox/detect-sandbox.ts';
+import { formatRunOutput } from '../delegation/format-run-output.ts';
 import { createDashboardApp } from '../server/create-server.ts';
 import { createCadre, type Cadre } from './create-cadre.ts';
 import { toolOutputs } from './runtime-fixtures.ts';
@@ -203,5 +204,45 @@ describe('runs in their own git worktree', () => {
     expect(await cadre.worktrees()).toEqual([]);
     await expect(cadre.mergeWorktree(run.id)).rejects.toThrow(/removed already/);
     expect((await app.request(`/api/runs/${run.id}/worktree`)).status).toBe(404);
+  });
+
+  it('gives a follow-up run the worktree of the run it follows; a fresh one from its branch tip once that one was merged', async () => {
+    const cadre = makeCadre([
+      {
+        when: { system_includes: 'Coder agent', last_user_includes: 'Also write c.txt' },
+        turns: [{ tool_calls: [{ name: 'write_file', arguments: { path: 'c.txt', content: 'c\n' } }] }, { text: 'Wrote c.txt.' }],
+      },
+      {
+        when: { system_includes: 'Coder agent', last_user_includes: 'And d.txt' },
+        turns: [{ tool_calls: [{ name: 'bash', arguments: { command: 'cat b.txt c.txt > d.txt' } }] }, { text: 'Wrote d.txt.' }],
+      },
+      {
+        when: { system_includes: 'Coder agent' },
+        turns: [{ tool_calls: [{ name: 'write_file', arguments: { path: 'b.txt', content: 'b\n' } }] }, { text: 'Wrote b.txt.' }],
+      },
+      { when: { last_user_includes: 'subagent-notification' }, turns: [{ text: 'noted' }] },
+      { turns: [{ tool_calls: [{ name: 'agent', arguments: { agent: 'coder', task: 'Write b.txt' } }] }, { text: 'Done.' }] },
+    ]);
+    const { session } = await finishedTurn(cadre);
+    const [first] = await cadre.store.listRuns({ parent_session_id: session.id });
+    expect(first.worktree).toMatchObject({ branch: `cadre/${first.id}`, files_changed: 1 });
+    const ended = async (runId: string) => {
+      await expect.poll(async () => (await cadre.store.getRun(runId))?.status, { timeout: 20_000 }).toBe('completed');
+      return (await cadre.store.getRun(runId))!;
+    };
+    // agent_send to the finished run: its follow-up works in the same worktree, on the same branch.
+    const sent = await cadre.sendToRun(first.id, 'Also write c.txt');
+    expect(sent.kind).toBe('follow-up');
+    const second = await ended(sent.run.id);
+    expect(second.worktree).toMatchObject({ path: first.worktree!.path, branch: `cadre/${first.id}`, base: first.worktree!.base, files_changed: 2 });
+    expect(git(repo, 'ls-tree', '--name-only', `cadre/${first.id}`).split('\n')).toEqual(expect.arrayContaining(['b.txt', 'c.txt']));
+    expect(git(repo, 'branch', '--list', 'cadre/*').trim().split('\n')).toHaveLength(1);
+    expect(formatRunOutput(second)).toContain(`It goes on in the worktree of the run it follows (${first.id}).`);
+    // Merged (which removes the worktree): the next follow-up gets a fresh worktree from the branch's tip, and is told so.
+    await cadre.mergeWorktree(second.id);
+    const third = await ended((await cadre.sendToRun(second.id, 'And d.txt')).run.id);
+    expect(third.worktree).toMatchObject({ branch: `cadre/${third.id}`, base: second.worktree!.commit, files_changed: 1 });
+    expect(git(repo, 'show', `cadre/${third.id}:d.txt`)).toBe('b\nc\n');
+    expect(formatRunOutput(third)).toContain(`The worktree of the run it follows (${second.id}) was merged or removed`);
   });
 });

@@ -54,8 +54,14 @@ export interface RunWorktrees {
   readonly workspace: string;
   /** The repository, or a {@link WorktreeError} `not_a_repository` saying the workspace is in none. */
   repository(): Promise<Repository>;
-  /** Makes `.cadre/worktrees/<run_id>` on a new branch `cadre/<run_id>` from `baseRef`. */
-  create(runId: string): Promise<RunWorktree>;
+  /** Makes `.cadre/worktrees/<run_id>` on a new branch `cadre/<run_id>` from `from` (a commit). @default from `baseRef` */
+  create(runId: string, from?: string): Promise<RunWorktree>;
+  /**
+   * The worktree a follow-up run goes on in (docs/worktrees.md): the earlier run's, where it is
+   * still there with its branch and not merged (`fresh: false`); else a new one for `runId` made
+   * from the earlier branch's tip (its commit, where git still has it; else `baseRef`).
+   */
+  follow(earlier: RunWorktree, runId: string): Promise<{ worktree: RunWorktree; fresh: boolean }>;
   /** Where the run works: the workspace's place inside its worktree. */
   workingDirectory(worktree: RunWorktree): Promise<string>;
   /**
@@ -110,29 +116,47 @@ export function createRunWorktrees({ workspace, baseRef = 'HEAD' }: { workspace:
     await runGit(path, [...noSigning, ...(await identityOptions(path)), 'commit', '--no-verify', '-q', '-m', message]);
   }
 
+  /** Makes `.cadre/worktrees/<run_id>` on a new branch `cadre/<run_id>` from `from`, else `baseRef`. */
+  async function make(found: Repository, runId: string, from?: string): Promise<RunWorktree> {
+    const resolved = await runGit(found.top, ['rev-parse', '--verify', '--quiet', `${from ?? baseRef}^{commit}`], { allowFailure: true });
+    const base = resolved.stdout.trim();
+    if (resolved.code !== 0 || base === '') {
+      throw new WorktreeError(
+        'no_commit',
+        baseRef === 'HEAD'
+          ? `The repository of ${root} has no commit yet, so there is nothing to make a worktree from: commit first.`
+          : `worktree.baseRef '${baseRef}' is no commit of the repository of ${root}.`,
+      );
+    }
+    await excludeWorktrees(found);
+    const path = join(root, '.cadre', 'worktrees', runId);
+    const branch = `cadre/${runId}`;
+    await runGit(found.top, ['worktree', 'add', '--quiet', '-b', branch, path, base]);
+    return { path, branch, base, commit: null, files_changed: 0, insertions: 0, deletions: 0 };
+  }
+
   return {
     workspace: root,
     repository,
     exclusive,
 
-    create: (runId) =>
-      exclusive(async (found) => {
-        const resolved = await runGit(found.top, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`], { allowFailure: true });
-        const base = resolved.stdout.trim();
-        if (resolved.code !== 0 || base === '') {
-          throw new WorktreeError(
-            'no_commit',
-            baseRef === 'HEAD'
-              ? `The repository of ${root} has no commit yet, so there is nothing to make a worktree from: commit first.`
-              : `worktree.baseRef '${baseRef}' is no commit of the repository of ${root}.`,
-          );
-        }
-        await excludeWorktrees(found);
-        const path = join(root, '.cadre', 'worktrees', runId);
-        const branch = `cadre/${runId}`;
-        await runGit(found.top, ['worktree', 'add', '--quiet', '-b', branch, path, base]);
-        return { path, branch, base, commit: null, files_changed: 0, insertions: 0, deletions: 0 };
-      }),
+    create: (runId, from) => exclusive((found) => make(found, runId, from)),
+
+    async follow(earlier, runId) {
+      const kept = await exclusive(async (found) => {
+        if (earlier.merged_at || earlier.removed_at || !existsSync(earlier.path)) return false;
+        const branch = await runGit(found.top, ['rev-parse', '--verify', '--quiet', `refs/heads/${earlier.branch}`], { allowFailure: true });
+        const checkedOut = await runGit(earlier.path, ['symbolic-ref', '--quiet', '--short', 'HEAD'], { allowFailure: true });
+        return branch.code === 0 && checkedOut.code === 0 && checkedOut.stdout.trim() === earlier.branch;
+      });
+      // Its base stays: the branch's changes, the earlier run's and this one's, count against it.
+      if (kept) return { worktree: { ...earlier, commit: null, files_changed: 0, insertions: 0, deletions: 0 }, fresh: false };
+      const tip = earlier.commit ?? earlier.branch;
+      return exclusive(async (found) => {
+        const known = await runGit(found.top, ['rev-parse', '--verify', '--quiet', `${tip}^{commit}`], { allowFailure: true });
+        return { worktree: await make(found, runId, known.code === 0 ? known.stdout.trim() : undefined), fresh: true };
+      });
+    },
 
     async workingDirectory(worktree) {
       const { prefix } = await repository();

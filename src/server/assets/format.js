@@ -4,6 +4,11 @@ export function formatTokens(usage) {
   return `${usage.input_tokens} in${cacheText(usage)} / ${usage.output_tokens} out`;
 }
 
+/** ` · $0.0123`: what the run cost, where its provider or agent program said. */
+export function costText(usage) {
+  return typeof usage.cost_usd === 'number' ? ` · $${usage.cost_usd.toFixed(4)}` : '';
+}
+
 /** ` (900 cached, 100 cache writes)`: the prompt-cache part of the input, where the provider reported it. */
 export function cacheText(usage) {
   const parts = [];

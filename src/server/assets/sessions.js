@@ -3,7 +3,7 @@
 import { showApprovals } from './approvals.js';
 import { messageItem } from './conversation.js';
 import { api, attempt, byId, element, withToken } from './dom.js';
-import { formatTime, formatTokens, stateText, totalTokens } from './format.js';
+import { costText, formatTime, formatTokens, stateText, totalTokens } from './format.js';
 import { connectEvents } from './live.js';
 import { upsertRun } from './runs.js';
 import { state } from './state.js';
@@ -11,7 +11,7 @@ import { state } from './state.js';
 /** A card's token line, with `limits.maxTokensPerRun` when the session has one. */
 export function runTokensText(run) {
   const budget = state.tokens?.max_tokens_per_run;
-  return `${formatTokens(run.usage)} tokens${budget ? ` (${totalTokens(run.usage)} of ${budget})` : ''}`;
+  return `${formatTokens(run.usage)} tokens${budget ? ` (${totalTokens(run.usage)} of ${budget})` : ''}${costText(run.usage)}`;
 }
 
 /** The session's spend: its primary agent (as last loaded) and its runs (live), against its budget. */
