@@ -6,6 +6,7 @@ import type {
   LanguageModelV4StreamPart,
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
+import { setTimeout as delay } from 'node:timers/promises';
 import { convertArrayToReadableStream } from 'ai/test';
 
 /** Marks the worker's system prompt, so the model knows which side of a delegation it plays. */
@@ -21,6 +22,8 @@ export interface BenchScenario {
   toolCalls: number;
   /** Characters of the worker's final answer. */
   answerChars: number;
+  /** How long each model call waits (a timer) before it answers, in ms; 0 or absent: at once. */
+  latencyMs?: number;
 }
 
 /** A deterministic in-process model that counts its calls. */
@@ -84,12 +87,14 @@ export function createBenchModel(scenario: BenchScenario): BenchModel {
 
     async doGenerate(options: LanguageModelV4CallOptions) {
       model.calls++;
+      if (scenario.latencyMs) await delay(scenario.latencyMs);
       const content = reply(options.prompt);
       return { content, finishReason: finishOf(content), usage, warnings: [] };
     },
 
     async doStream(options: LanguageModelV4CallOptions) {
       model.calls++;
+      if (scenario.latencyMs) await delay(scenario.latencyMs);
       const content = reply(options.prompt);
       const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: [] }];
       for (const part of content) {

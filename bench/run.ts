@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only fanout|lifecycle|coldstart|own-loop|scale|streaming|workers|telemetry|mcp|workflow] [-- --quick] [-- --max-active-global 64,1000]`:
+ * `npm run bench [-- --only fanout|lifecycle|coldstart|own-loop|scale|postgres|streaming|workers|telemetry|mcp|workflow|cache|harness] [-- --quick] [-- --max-active-global 64,1000]`:
  * runs cadre's benchmarks and prints Markdown tables. `--quick` uses small sizes, as a smoke
  * test that ends in seconds.
  * @module
@@ -24,7 +24,21 @@ const { values } = parseArgs({
     child: { type: 'boolean', default: false },
   },
 });
-const benchmarks = ['fanout', 'lifecycle', 'coldstart', 'own-loop', 'scale', 'streaming', 'workers', 'telemetry', 'mcp', 'workflow', 'cache', 'harness'];
+const benchmarks = [
+  'fanout',
+  'lifecycle',
+  'coldstart',
+  'own-loop',
+  'scale',
+  'postgres',
+  'streaming',
+  'workers',
+  'telemetry',
+  'mcp',
+  'workflow',
+  'cache',
+  'harness',
+];
 if (values.only !== undefined && !benchmarks.includes(values.only)) {
   console.error(`--only must be one of ${benchmarks.join(', ')}, not '${values.only}'.`);
   process.exit(2);
@@ -53,6 +67,8 @@ if (!values.child) {
   if (values.only === undefined || values.only === 'own-loop') cases.push(['--only', 'own-loop']);
   // Postgres next to SQLite, and signals between processes: needs CADRE_TEST_POSTGRES_URL (see bench/scale-out.ts).
   if (values.only === undefined || values.only === 'scale') cases.push(['--only', 'scale']);
+  // Postgres against SQLite: CPU per model call, and runs per second with a 200 ms model (see bench/postgres-ratio.ts).
+  if ((values.only === undefined && process.env.CADRE_TEST_POSTGRES_URL) || values.only === 'postgres') cases.push(['--only', 'postgres']);
   // Watched runs one process holds (SQLite, and Postgres with CADRE_TEST_POSTGRES_URL): see bench/streaming-load.ts.
   if (values.only === undefined || values.only === 'streaming') cases.push(['--only', 'streaming']);
   // 1/2/4 worker processes on Postgres and Redis (CADRE_TEST_POSTGRES_URL, CADRE_TEST_REDIS_URL): see bench/worker-throughput.ts.
@@ -94,6 +110,14 @@ if (!values.child) {
   console.log(await runOwnLoop(quick ? { fanOut: 5, toolCalls: 2, rounds: 3, warmUp: 1 } : {}));
 } else if (values.only === 'scale') {
   await import('./scale-out.ts');
+} else if (values.only === 'postgres') {
+  const postgresUrl = process.env.CADRE_TEST_POSTGRES_URL;
+  if (!postgresUrl) {
+    console.error('--only postgres needs a Postgres server: set CADRE_TEST_POSTGRES_URL.');
+    process.exit(2);
+  }
+  const { runPostgresRatio } = await import('./postgres-ratio.ts');
+  console.log(await runPostgresRatio(quick ? { postgresUrl, cpuRounds: 3, latencyRounds: 1, latencyFanOut: 20, latencyMs: 50 } : { postgresUrl }));
 } else if (values.only === 'streaming') {
   console.log(await runStreamingLoad({ postgresUrl: process.env.CADRE_TEST_POSTGRES_URL, quick }));
 } else if (values.only === 'workers') {
