@@ -15,6 +15,7 @@ const files = [
   'test/cli-reliability.test.ts',
   'test/cli-agent-files.test.ts',
   'test/cli-errors.test.ts',
+  'test/cli-send.test.ts',
   'test/cli-structured-output.test.ts',
 ];
 const url = process.env.CADRE_TEST_POSTGRES_URL;

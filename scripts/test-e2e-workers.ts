@@ -17,6 +17,7 @@ const files = [
   'test/cli-reliability.test.ts',
   'test/cli-agent-files.test.ts',
   'test/cli-errors.test.ts',
+  'test/cli-send.test.ts',
   'test/cli-workflow-run.test.ts',
 ];
 const redis = process.env.CADRE_TEST_REDIS_URL;
