@@ -70,7 +70,10 @@ describe('published collections of agent files', () => {
             .split(',')
             .map((name) => name.trim().replace(/\(.*\)$/, ''))
             .filter(Boolean);
-          for (const name of claudeNames) if (Object.hasOwn(agentToolNames, name)) expect(selected.names, agent.source).toContain(agentToolNames[name]);
+          // Delegation tools (Task, Agent, SendMessage -> agent_send) come with delegation, not the workspace.
+          for (const name of claudeNames)
+            if (Object.hasOwn(agentToolNames, name) && !delegationToolAliases.has(agentToolNames[name]))
+              expect(selected.names, agent.source).toContain(agentToolNames[name]);
           expect([...selected.names, ...selected.missing].length, agent.source).toBe(agent.tools.names.length);
         }
         const { warning } = reportAgent(agent, { tools: workspaceTools, env: {} });
