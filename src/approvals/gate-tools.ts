@@ -7,6 +7,7 @@ import type { Store } from '../store/store.ts';
 import { toolInfo, ToolInputError, type ToolInfo } from '../tools/define-tool.ts';
 import type { SecretRedactor } from '../models/secret-redactor.ts';
 import { groupRules, type ApprovalBroker } from './approval-broker.ts';
+import { deniedAskReason } from './denied-ask-reason.ts';
 import { ToolDeniedError } from './tool-denied-error.ts';
 
 /**
@@ -137,13 +138,5 @@ function deniedByRule(tool: string, argument: string | undefined, verdict: Permi
 
 function deniedAsk(approval: ApprovalRecord): string {
   const call = what(approval.tool, approval.argument ?? undefined);
-  const reason =
-    approval.resolved_by === 'person'
-      ? 'a person denied it'
-      : approval.resolved_by === 'rule'
-        ? 'a person denied it for the rest of the session'
-        : approval.resolved_by === 'timeout'
-          ? 'nobody answered the ask in time'
-          : 'it needs a person’s approval and nobody could answer (cadre run off a terminal or with --approvals deny)';
-  return `Permission denied: ${call} was not run: ${reason}. Do not retry it unchanged; do the task another way or say what you need. ${howToAllow(approval.tool, approval.argument ?? undefined)} Answering asks: cadre approve ID, --yes, or --approvals wait.`;
+  return `Permission denied: ${call} was not run: ${deniedAskReason(approval)}. Do not retry it unchanged; do the task another way or say what you need. ${howToAllow(approval.tool, approval.argument ?? undefined)} Answering asks: cadre approve ID, --yes, or --approvals wait.`;
 }

@@ -1,3 +1,4 @@
+import { deniedAskReason } from '../approvals/denied-ask-reason.ts';
 import { ToolDeniedError } from '../approvals/tool-denied-error.ts';
 import { groupRules } from '../approvals/approval-broker.ts';
 import { delegationTool } from '../permissions/permission-rule.ts';
@@ -118,15 +119,6 @@ function deniedByRule(agent: string, model: string, verdict: PermissionVerdict):
 }
 
 function deniedAsk(approval: ApprovalRecord, agent: string): string {
-  const reason =
-    approval.status === 'canceled'
-      ? 'its ask was closed'
-      : approval.resolved_by === 'person'
-        ? 'a person denied it'
-        : approval.resolved_by === 'rule'
-          ? 'a person denied it for the rest of the session'
-          : approval.resolved_by === 'timeout'
-            ? 'nobody answered the ask in time'
-            : 'it needs a person’s approval and nobody could answer (cadre run off a terminal or with --approvals deny)';
+  const reason = approval.status === 'canceled' ? 'its ask was closed' : deniedAskReason(approval);
   return `Delegation denied: the run of agent '${agent}' was not started: ${reason} (approval ${approval.id}). Do not retry it unchanged; do the task yourself or another way, or say what you need. Answering asks: cadre approve ID, --yes, or --approvals wait.`;
 }
