@@ -54,4 +54,49 @@ describe('runs a process adopts (a worker given jobs by its host)', () => {
     await runs.close();
     await store.close();
   });
+
+  it('starts an adopted running run from the record given as fresh, without moving or reading it first', async () => {
+    const store = createSqliteStore({ path: ':memory:' });
+    const bus = createRunBus();
+    let clock = Date.parse('2026-01-01T00:00:00.000Z');
+    const now = () => new Date((clock += 10)).toISOString();
+    const coordination = { publish: () => {}, subscribe: () => () => {}, close: async () => {} };
+    const ledger = createRunLedger({ store, bus, now, coordination });
+    const given: Array<string | null> = [];
+    const executor: RunExecutor = {
+      async execute(run) {
+        given.push(run.lease_owner);
+        return { text: 'done', lastText: 'done', finishReason: 'stop', steps: 1 };
+      },
+    };
+    const runs = createRunManager({
+      store,
+      bus,
+      ledger,
+      now,
+      newId: (prefix) => `${prefix}_new`,
+      ownerId: 'worker:1:me',
+      executor,
+      coordination,
+      limits: { maxActivePerParent: 2, maxQueuedPerParent: 50, maxActiveGlobal: 64, maxResultChars: 8000 },
+    });
+    await store.createSession(sessionFixture());
+    await store.createSession(sessionFixture({ id: 'ses_child_0', parent_run_id: 'run_0' }));
+    const run = runFixture({ id: 'run_0', child_session_id: 'ses_child_0', status: 'running', started_at: now() });
+    await store.insertRun(run, eventFixture(run.id, 'run-start'));
+    const claimed = await ledger.update(run.id, { lease_owner: 'worker:1:me' });
+    let reads = 0;
+    let moves = 0;
+    const getRun = store.getRun.bind(store);
+    const transitionRun = store.transitionRun.bind(store);
+    store.getRun = (id) => (reads++, getRun(id));
+    store.transitionRun = (change) => (change.to === 'running' && moves++, transitionRun(change));
+    runs.adopt(claimed!, { fresh: true });
+    const ended = await runs.wait(run.id);
+    expect(ended.status).toBe('completed');
+    expect(given).toEqual(['worker:1:me']);
+    expect({ reads, moves }).toEqual({ reads: 0, moves: 0 });
+    await runs.close();
+    await store.close();
+  });
 });

@@ -130,8 +130,12 @@ export interface RunManager {
   isLocal(runId: string): boolean;
   /** Runs of this parent session that this process has not settled yet (notifications included). */
   localRunsOf(parentSessionId: string): number;
-  /** Adopts a run recovered from a dead process: queues it again for execution. */
-  adopt(run: RunRecord): void;
+  /**
+   * Adopts a run recovered from a dead process (or taken from the queue by a worker): queues it
+   * again for execution. `fresh` says `run` is as the store holds it now (the caller just wrote
+   * it, as a worker's claim does): a running run then starts from it without reading it again.
+   */
+  adopt(run: RunRecord, options?: { fresh?: boolean }): void;
   close(): Promise<void>;
 }
 
@@ -196,7 +200,8 @@ export function createRunManager(options: RunManagerOptions): RunManager {
     if (count > 0) localParents.set(run.parent_session_id, count);
     else localParents.delete(run.parent_session_id);
   };
-  const adopted = new Set<string>();
+  /** Adopted runs that are running already, with the record to start from when it is fresh (else null). */
+  const adopted = new Map<string, RunRecord | null>();
   /** Runs waiting for their hold to let them go, with what aborts the hold when they stop. */
   const held = new Map<string, AbortController>();
   const waiters = new Map<string, Array<(run: RunRecord) => void>>();
@@ -290,13 +295,21 @@ export function createRunManager(options: RunManagerOptions): RunManager {
   async function carryOut(runId: string, execution: Execution): Promise<void> {
     let timeout: NodeJS.Timeout | undefined;
     try {
-      let run: RunRecord | null = await ledger.transition(runId, 'running', {
-        lease_owner: ownerId,
-        lease_expires_at: leaseUntil(),
-        activity: { kind: 'waiting_for_model' },
-      });
-      // A run adopted from a dead process is already running: its loop goes on from its transcript.
-      if (!run && adopted.delete(runId)) run = await store.getRun(runId);
+      // A run adopted from a dead process (or a worker's job) is already running: its loop goes
+      // on from its transcript. Only a queued run moves to running (the move is not tried for an
+      // adopted one, which it could not change).
+      const adoptedRun = adopted.get(runId);
+      let run: RunRecord | null = null;
+      if (adoptedRun === undefined) {
+        run = await ledger.transition(runId, 'running', {
+          lease_owner: ownerId,
+          lease_expires_at: leaseUntil(),
+          activity: { kind: 'waiting_for_model' },
+        });
+      } else {
+        adopted.delete(runId);
+        run = adoptedRun ?? (await store.getRun(runId));
+      }
       if (run?.status !== 'running') return;
       if (execution.stopCause) execution.controller.abort(new RunStopSignal(execution.stopCause));
       if (limits.runTimeoutMs !== undefined) {
@@ -502,10 +515,10 @@ export function createRunManager(options: RunManagerOptions): RunManager {
       return localParents.get(parentSessionId) ?? 0;
     },
 
-    adopt(run) {
+    adopt(run, { fresh = false } = {}) {
       const resumed = run.status === 'queued' ? options.resumeHold?.(run) : undefined;
       if (resumed) return hold(run, resumed);
-      if (run.status === 'running') adopted.add(run.id);
+      if (run.status === 'running') adopted.set(run.id, fresh ? run : null);
       admit(run).catch(report);
     },
 

@@ -184,16 +184,16 @@ export async function createCadreWorker(options: CadreWorkerOptions): Promise<Ca
     // BullMQ gave the job again while its holder may still carry the run out (it lost Redis for a
     // while, not its life): wait until that holder's lease in the store runs out or the run ends.
     if (data.holder !== undefined && data.holder !== ownerId && run.lease_owner === data.holder && leaseAlive(run, nowMs())) return job.later(1_000);
-    // The lease follows the job: stops and views find the run's executor through it.
-    const claimed = await ledger.update(run.id, { lease_owner: ownerId, lease_expires_at: addMs(now(), leaseMs) });
+    // The lease follows the job: stops and views find the run's executor through it. The job
+    // records its holder meanwhile (a run that ended meanwhile leaves a holder that holds nothing).
+    const [claimed] = await Promise.all([ledger.update(run.id, { lease_owner: ownerId, lease_expires_at: addMs(now(), leaseMs) }), job.hold(ownerId)]);
     if (!claimed || isFinished(claimed.status)) return { status: claimed?.status ?? run.status };
-    await job.hold(ownerId);
     jobs.set(run.id, data.host);
     active.add(run.id);
     runtime.active++;
     const unfollow = relay.follow(claimed, data);
     try {
-      runs.adopt(claimed);
+      runs.adopt(claimed, { fresh: true });
       // A stop asked before this worker held the lease.
       if (claimed.stop_requested_at !== null) void runs.stop(run.id, claimed.stop_requested_by ?? 'user', claimed.stop_reason ?? undefined).catch(report);
       const onAbort = () => void runs.stop(run.id, 'user', 'The job was canceled.').catch(report);
