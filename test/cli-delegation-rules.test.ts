@@ -30,7 +30,7 @@ describe.each(scriptedWires)('an ask on a delegation, on the %s wire', (wire) =>
   it('keeps the run queued awaiting approval until cadre approve answers from another process, then runs it', async () => {
     const { flags, env } = onWire(wire);
     const first = workspace.start(['run', ...flags, '--config', 'ask-agent.config.json', '--approvals', 'wait', 'delegate please'], { env });
-    const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main \((run_\w+)\) asks to run: agent scout/);
+    const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main asks to start agent scout \((run_\w+)\)/);
 
     const [held] = (await workspace.json<RunRecord[]>(['runs'])).filter((run) => run.id === runId);
     expect(held).toMatchObject({ agent: 'scout', status: 'queued', started_at: null, last_activity: 'awaiting approval: agent scout' });
@@ -76,7 +76,7 @@ describe('rules on delegation from the command line', () => {
 
   it('ends a run awaiting its ask as any stop does, from cadre stop in another process, and closes the ask', async () => {
     const first = workspace.start(['run', ...workspace.modelFlags, '--config', 'ask-agent.config.json', '--approvals', 'wait', 'delegate please']);
-    const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main \((run_\w+)\) asks to run: agent scout/);
+    const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main asks to start agent scout \((run_\w+)\)/);
     const stop = await workspace.run(['stop', runId, '--db', workspace.database]);
     expect(stop.code).toBe(0);
     expect((await first.exited).code).toBe(0);
@@ -104,7 +104,7 @@ describe('rules on delegation from the command line', () => {
 describe('an ask on a delegation across a crash', () => {
   it('survives cadre run killed with SIGKILL: the next process holds the run again, and cadre approve starts it', async () => {
     const first = workspace.start(['run', ...workspace.modelFlags, '--config', 'ask-agent.config.json', '--approvals', 'wait', 'delegate please']);
-    const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main \((run_\w+)\) asks to run: agent scout/);
+    const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main asks to start agent scout \((run_\w+)\)/);
     const store = createSqliteStore({ path: workspace.database });
     try {
       const held = (await store.getRun(runId))!;
