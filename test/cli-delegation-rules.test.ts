@@ -2,15 +2,16 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalRecord, RunEventRecord, RunRecord } from '../src/store/records.ts';
-import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { openStore } from '../src/store/open-store.ts';
 import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
 import { eventually } from './helpers/eventually.ts';
-import { scriptedWires, wireModelFlags } from './helpers/wires.ts';
+import { scriptedWires, wireModelFlags, wireModels } from './helpers/wires.ts';
 import type { ScriptedWire } from '../src/testing/index.ts';
 
 let workspace: Workspace;
 beforeAll(async () => {
-  workspace = await createWorkspace();
+  // With workers (scripts/test-e2e-workers.ts), they carry out the runs of sessions on every wire: they get the keys too.
+  workspace = await createWorkspace({ workerEnv: { ...wireModels.messages.env, ...wireModels.responses.env } });
   // The scripted primary agent answers 'delegate please' by delegating to the scout.
   await writeFile(join(workspace.cwd, 'ask-agent.config.json'), JSON.stringify({ permissions: { ask: ['agent(scout)'] } }));
   await writeFile(join(workspace.cwd, 'deny-agent.config.json'), JSON.stringify({ permissions: { deny: ['Agent(sco*)'] } }));
@@ -83,7 +84,7 @@ describe('rules on delegation from the command line', () => {
     const shown = await workspace.json<{ run: RunRecord; events: RunEventRecord[] }>(['show', runId]);
     expect(shown.run).toMatchObject({ status: 'canceled_by_user', started_at: null });
     expect((await workspace.json<ApprovalRecord[]>(['approvals'])).map((each) => each.id)).not.toContain(approvalId);
-    const store = createSqliteStore({ path: workspace.database });
+    const store = await openStore(workspace.database);
     try {
       expect(await store.getApproval(approvalId)).toMatchObject({ status: 'canceled', resolved_by: 'stop' });
     } finally {
@@ -105,7 +106,7 @@ describe('an ask on a delegation across a crash', () => {
   it('survives cadre run killed with SIGKILL: the next process holds the run again, and cadre approve starts it', async () => {
     const first = workspace.start(['run', ...workspace.modelFlags, '--config', 'ask-agent.config.json', '--approvals', 'wait', 'delegate please']);
     const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main asks to start agent scout \((run_\w+)\)/);
-    const store = createSqliteStore({ path: workspace.database });
+    const store = await openStore(workspace.database);
     try {
       const held = (await store.getRun(runId))!;
       first.child.kill('SIGKILL');
