@@ -60,8 +60,9 @@ export function splitSchema(connectionString: string): { url: string; schema: st
  * acknowledged at once and written with the next commit, many rows per statement; writes that
  * must read (transitions, claims, answers, notification deliveries, a seq nobody here knows)
  * resolve after their commit and lock what they check (`FOR UPDATE`), so of racing processes
- * exactly one wins. Reads wait for this process's earlier writes, so they see them; nothing is
- * read from memory. Writes and reads of one kind in a batch share one statement (see
+ * exactly one wins. Reads wait for this process's earlier writes, so they see them (a lookup of a
+ * run or session with none of them uncommitted goes on the pool at once); nothing is read from
+ * memory. Writes and reads of one kind in a batch share one statement (see
  * `PgMergeable`). A compare-and-set whose patch depends on the run (a run's end) is sent at once,
  * guarded by the whole row being as this process last left it, and reads the run first only when
  * that guard fails (see `createKnownRuns`). Statements are named (prepared once per connection).
