@@ -147,7 +147,7 @@ export function createPgMessages({ batches, name, lookup, ordered, refusal, mess
     },
 
     listMessages(sessionId, { afterSeq = 0 } = {}) {
-      return lookup(messagesOp(sessionId, afterSeq), `s:${sessionId}`);
+      return lookup(messagesOp(sessionId, afterSeq));
     },
 
     updateMessageContent(sessionId, seq, content) {

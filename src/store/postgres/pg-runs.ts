@@ -193,7 +193,7 @@ export function createPgRuns({ batches, name, write, read, lookup, ordered, refu
     },
 
     getRun(id) {
-      return lookup(runOp(id), `r:${id}`);
+      return lookup(runOp(id));
     },
 
     async listRuns(query) {

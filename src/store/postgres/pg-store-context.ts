@@ -18,8 +18,8 @@ export interface PgStoreContext {
     values?: unknown[],
     options?: { array?: boolean; listing?: boolean },
   ) => Promise<R[]>;
-  /** A lookup of run or session `key` (`r:<id>`, `s:<id>`) after this process's earlier writes of it (see `PgMergeable`). */
-  lookup: <I, T>(op: PgMergeable<I, T>, key: string) => Promise<T>;
+  /** A lookup by key after this process's earlier writes (see `PgMergeable`). */
+  lookup: <I, T>(op: PgMergeable<I, T>) => Promise<T>;
   /** A write of these runs and sessions, in their order (see `createKeyOrder`). */
   ordered: <T>(keys: readonly string[], decide: () => T | Promise<T>) => Promise<T>;
   /** Why the store takes no writes now (closed, failed), or null. */

@@ -11,7 +11,6 @@ import { createPgWorkflows } from './pg-workflows.ts';
 import { createPgBatches, isConnectionError, type PgWork, type PgWorkOptions } from './pg-batches.ts';
 import { createStatementNames, type HeldSession } from './pg-held-writes.ts';
 import { createKeyOrder } from './pg-key-order.ts';
-import { createPendingKeys, createPoolLookups } from './pg-pending-keys.ts';
 import { migratePostgres } from './pg-migrations.ts';
 import { createPgMessages } from './pg-messages.ts';
 import { createPgRuns } from './pg-runs.ts';
@@ -60,9 +59,8 @@ export function splitSchema(connectionString: string): { url: string; schema: st
  * acknowledged at once and written with the next commit, many rows per statement; writes that
  * must read (transitions, claims, answers, notification deliveries, a seq nobody here knows)
  * resolve after their commit and lock what they check (`FOR UPDATE`), so of racing processes
- * exactly one wins. Reads wait for this process's earlier writes, so they see them (a lookup of a
- * run or session with none of them uncommitted goes on the pool at once); nothing is read from
- * memory. Writes and reads of one kind in a batch share one statement (see
+ * exactly one wins. Reads wait for this process's earlier writes, so they see them; nothing is
+ * read from memory. Writes and reads of one kind in a batch share one statement (see
  * `PgMergeable`). A compare-and-set whose patch depends on the run (a run's end) is sent at once,
  * guarded by the whole row being as this process last left it, and reads the run first only when
  * that guard fails (see `createKnownRuns`). Statements are named (prepared once per connection).
@@ -130,9 +128,6 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
   });
   const order = createKeyOrder();
-  // Runs and sessions with writes of this process not committed yet: a lookup of any other goes
-  // on the pool, beside the writer, rather than behind its batches (see `lookup`).
-  const pending = createPendingKeys();
   // Runs as this process's writes left them: a run's end is then one guarded write, no read first.
   const known = createKnownRuns({ limit: 5_000 });
   let closed = false;
@@ -145,31 +140,18 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   /** Queues a write that reads; resolves after its commit. */
   function write<T, R = undefined>(work: PgWork<T, R>, workOptions?: PgWorkOptions<R>): Promise<T> {
     const refused = refusal();
-    if (refused) return Promise.reject(refused);
-    const written = batches.write(work, workOptions);
-    // Its rows are not known: lookups wait for it.
-    if (!workOptions?.readOnly) pending.markUnknown(written);
-    return written;
+    return refused ? Promise.reject(refused) : batches.write(work, workOptions);
   }
 
   /** A write of runs and sessions `keys` (see `createKeyOrder`), refused once the store is closed or failed. */
   function ordered<T>(keys: readonly string[], decide: () => T | Promise<T>): Promise<T> {
     const refused = refusal();
     if (refused) return Promise.reject(refused);
-    let held = false;
-    const result = order.run(keys, () => {
+    return order.run(keys, () => {
       const late = refusal();
       if (late) throw late;
-      const decided = decide();
-      held = !(decided instanceof Promise);
-      return decided;
+      return decide();
     });
-    // Written once committed: a write held (acknowledged at once) with the batch that holds it.
-    pending.mark(
-      keys,
-      result.then(() => (held ? batches.settled() : undefined)),
-    );
-    return result;
   }
 
   /** After a commit: the seqs of events written in SQL are known now. */
@@ -192,36 +174,26 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await order.started();
     const query = (array ? { ...name({ text, values }), rowMode: 'array' } : name({ text, values })) as pg.QueryConfig;
     if (!listing || batches.busy()) return batches.read((client) => client.query<R>(query).then((result) => result.rows));
-    return (await onPool<R>(query)).rows;
-  }
-
-  /** Sends one statement on the pool, retried while the server restarts (up to `reconnectMs`). */
-  async function onPool<R extends pg.QueryResultRow>(query: pg.QueryConfig): Promise<pg.QueryResult<R>> {
     // Idle connections the server dropped fail one by one; the pool then opens new ones.
     const deadline = nowMs() + reconnectMs;
     for (let attempt = 0; ; attempt++) {
       try {
-        return await pool.query<R>(query);
+        return (await pool.query<R>(query)).rows;
       } catch (error) {
         if (!isConnectionError(error) || closed || nowMs() >= deadline) throw error;
         if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1_000, 50 * 2 ** Math.min(attempt, 5))));
       }
     }
   }
-  const poolLookup = createPoolLookups(onPool, name);
 
   /**
-   * A lookup of run or session `key` after this process's earlier writes of it. While one of
-   * them is not committed (or a write whose rows are not known), it goes on the writer's
-   * connection behind them; else on the pool, so a run's start or end never waits for the steps
-   * of other runs being committed. Either way the lookups of one kind requested together share
-   * one statement.
+   * A lookup by key after this process's earlier writes, on the writer's connection behind them;
+   * the lookups of one kind in a batch share one statement.
    */
-  async function lookup<I, T>(op: PgMergeable<I, T>, key: string): Promise<T> {
+  async function lookup<I, T>(op: PgMergeable<I, T>): Promise<T> {
     if (closed) throw new Error(`The store ${label} is closed.`);
     await order.started();
-    if (pending.pending(key)) return batches.read((_client, _read, merge) => merge(op));
-    return poolLookup(op);
+    return batches.read((_client, _read, merge) => merge(op));
   }
 
   /** The held changes of session `id` in the open segment. */
@@ -255,7 +227,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
 
     getSession(id) {
-      return lookup(sessionOp(id), `s:${id}`);
+      return lookup(sessionOp(id));
     },
 
     async listSessions({ limit, primaryOnly = false } = {}) {
@@ -286,7 +258,6 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       const refused = refusal();
       if (refused) return Promise.reject(refused);
       const held = heldSession(id);
-      pending.mark([`s:${id}`], batches.settled());
       held.input_tokens += usage.input_tokens;
       held.output_tokens += usage.output_tokens;
       held.cache_read_tokens += usage.cache_read_tokens ?? 0;
@@ -295,7 +266,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
 
     async getSessionUsage(id) {
-      const row = await lookup(sessionRowOp(id), `s:${id}`);
+      const row = await lookup(sessionRowOp(id));
       return row ? usageOfRow(row as Parameters<typeof usageOfRow>[0]) : null;
     },
 
