@@ -177,6 +177,7 @@ describe('three harness programs in parallel, each in its own worktree', () => {
       const parentEnd = workspace.server.requests.find((request) => request.tools.includes('agent_parallel') && request.turn === 1);
       const told = parentEnd?.messages.findLast((message) => message.role === 'tool')?.content ?? '';
       for (const entry of entries) expect(told).toContain(`worktree: cadre/${entry.run_id} (1 file changed, +1 -1)`);
+      expect(told).toContain(`(made from ${base.slice(0, 12)}; uncommitted changes of the workspace were not in it)`);
       // The workspace itself is untouched.
       expect(await readFile(join(cwd, 'README.txt'), 'utf8')).toBe(readme);
       expect(git(cwd, 'status', '--porcelain')).toBe('');
