@@ -112,10 +112,10 @@ export function answerCases({ store, reopen, storedContent }: StoreCaseContext):
       if (storedContent) for (const seq of [1, 2]) expect(await storedContent('ses_1', seq)).not.toContain('cadre_result_of');
     });
 
-    it('stores as given a message that holds a NUL character of its own, and a rewritten one', async () => {
+    it('stores as given a message that holds the reference marker (\\u0001) or a NUL of its own, and a rewritten one', async () => {
       const result: RunResult = { text: longAnswer, truncated: false, original_length: longAnswer.length };
       await finishRun(result);
-      const withNul = toolResultMessage('ses_1', 'call_1', `${toolOutput('run_1', longAnswer)}\u0000 trailing`);
+      const withNul = toolResultMessage('ses_1', 'call_1', `${toolOutput('run_1', longAnswer)}\u0001 and \u0000 trailing`);
       const [stored] = await store().appendMessages([withNul, toolResultMessage('ses_1', 'call_1', 'pending')]);
       await store().updateMessageContent('ses_1', stored.seq + 1, withNul.content);
       await expectMessages('ses_1', [withNul, withNul]);

@@ -9,8 +9,8 @@ import { isFinished, type MessageRecord, type RunRecord } from '../records.ts';
  * Stored form: a message's content is JSON of a string or an array of parts, never of an object,
  * so a content that refers to results is stored as the object
  * `{"cadre_result_of": [run ids], "content": <content>}`, where each place that held run `i`'s
- * text holds `\u0000i\u0000` instead. Only whole texts that are exact substrings are replaced, and
- * only in strings without a `\u0000` of their own (so every `\u0000` read back is a reference).
+ * text holds `\u0001i\u0001` instead. Only whole texts that are exact substrings are replaced, and
+ * only in strings without a `\u0001` of their own (so every `\u0001` read back is a reference).
  * Rows stored without references (by older builds, or with texts that were cut or summarized for
  * the parent) read as they always did.
  *
@@ -26,6 +26,15 @@ export interface StoredAnswer {
 
 /** The key of the stored object form of a content that refers to results. */
 const refsKey = 'cadre_result_of';
+
+/**
+ * The start of every stored content that refers to results: SQL finds the run ids in it without
+ * parsing the JSON (ids of {@link plainId} only, so they need no escaping).
+ */
+export const refsPrefix = `{"${refsKey}":[`;
+
+/** The run ids a reference may name: cadre's own (`run_...`) and any made of the same characters. */
+const plainId = /^[A-Za-z0-9_.:-]+$/;
 
 /** Texts shorter than this are stored as they are: a reference would save next to nothing. */
 export const minReferencedChars = 64;
@@ -58,9 +67,9 @@ export function parseStoredContent(stored: string): ParsedContent {
   return { content: (value as Record<string, unknown>).content, refs: refs as string[] };
 }
 
-/** Whether a stored column may hold references (its JSON is an object), without parsing it. */
+/** Whether a stored column may hold references, without parsing it. */
 export function mayHoldRefs(stored: string): boolean {
-  return stored.charCodeAt(0) === 0x7b;
+  return stored.startsWith(refsPrefix);
 }
 
 /**
@@ -77,7 +86,7 @@ export function expandContent(parsed: ParsedContent, texts: ReadonlyMap<string, 
   });
   return mapLeaves(
     parsed.content,
-    (leaf) => (leaf.includes('\u0000') ? expandLeaf(leaf, byIndex, where) : leaf),
+    (leaf) => (leaf.includes('\u0001') ? expandLeaf(leaf, byIndex, where) : leaf),
     () => true,
   );
 }
@@ -121,7 +130,7 @@ export function messagesFromRows(
 }
 
 function expandLeaf(leaf: string, texts: readonly string[], where: string): string {
-  const pieces = leaf.split('\u0000');
+  const pieces = leaf.split('\u0001');
   if (pieces.length % 2 === 0) throw new TypeError(`${where} holds a broken reference to a result.`);
   let text = pieces[0];
   for (let index = 1; index < pieces.length; index += 2) {
@@ -189,7 +198,7 @@ function referTo(
         if (answer.text.length > text.length || !text.includes(answer.text)) continue;
         let index = refs.indexOf(answer.runId);
         if (index === -1) index = refs.push(answer.runId) - 1;
-        text = text.split(answer.text).join(`\u0000${index}\u0000`);
+        text = text.split(answer.text).join(`\u0001${index}\u0001`);
       }
       return text;
     },
@@ -197,13 +206,13 @@ function referTo(
   );
 }
 
-/** Whether a string a reference could be read back from (any text part, tool result text, or string content) holds a `\u0000`. */
+/** Whether a string a reference could be read back from (any text part, tool result text, or string content) holds a `\u0001`. */
 function holdsNul(content: unknown): boolean {
   let found = false;
   mapLeaves(
     content,
     (leaf) => {
-      found ||= leaf.includes('\u0000');
+      found ||= leaf.includes('\u0001');
       return leaf;
     },
     () => !found,
@@ -273,7 +282,9 @@ export function createAnswerIndex({ limit = 8192 }: { limit?: number } = {}): An
   return {
     note(run) {
       const text = run.result?.text;
-      if (typeof text !== 'string' || text.length < minReferencedChars || !isFinished(run.status) || text.includes('\u0000')) return;
+      if (typeof text !== 'string' || text.length < minReferencedChars || !isFinished(run.status) || !plainId.test(run.id)) return;
+      // A reference is read back from every `\u0001`, and Postgres cannot extract a text with a NUL.
+      if (text.includes('\u0001') || text.includes('\u0000')) return;
       const known = byRun.get(run.id);
       if (known !== undefined) {
         known.answer.text = text;
@@ -305,7 +316,7 @@ export function createAnswerIndex({ limit = 8192 }: { limit?: number } = {}): An
         refs,
         (part) => part.type === 'tool-result' || (scan && part.type === 'text'),
       );
-      // Every `\u0000` read back is a reference: a content with one of its own is stored as it is.
+      // Every `\u0001` read back is a reference: a content with one of its own is stored as it is.
       if (refs.length === 0 || holdsNul(content)) return JSON.stringify(content);
       return storedWithRefs(referred, refs);
     },
