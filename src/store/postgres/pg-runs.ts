@@ -201,7 +201,11 @@ export function createPgRuns({ batches, name, write, read, lookup, ordered, refu
     },
 
     getRun(id) {
-      return lookup(runOp(id));
+      return lookup(runOp(id)).then((run) => {
+        // Committed (a worker may have ended it): the messages this process writes next may refer to its answer.
+        if (run !== null && run.result !== null) answers.note(run);
+        return run;
+      });
     },
 
     async listRuns(query) {

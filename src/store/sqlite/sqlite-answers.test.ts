@@ -51,7 +51,8 @@ function copiesIn(path: string): { messages: number; runs: number } {
 describe("a subagent's answer in a SQLite file", () => {
   it('is stored once when its last message is committed with its result: the transcript and the parent refer to it', async () => {
     const path = newFile();
-    const store = createSqliteStore({ path });
+    // One transaction however slow the machine: the last message is still held when the run ends.
+    const store = createSqliteStore({ path, maxBatchMs: 60_000 });
     await runningRun(store);
     const appended = store.appendMessages([lastMessage(longAnswer)]);
     await finish(store);
@@ -83,12 +84,27 @@ describe("a subagent's answer in a SQLite file", () => {
   });
 
   it('reads back the reference of a message held in the open transaction', async () => {
-    const store = createSqliteStore({ path: newFile() });
+    const store = createSqliteStore({ path: newFile(), maxBatchMs: 60_000 });
     await runningRun(store);
     void store.appendMessages([lastMessage(longAnswer)]);
     void finish(store);
     // Nothing committed yet: the held message refers to the held run.
     expect((await store.listMessages('ses_child_run_1'))[0].content).toEqual(lastMessage(longAnswer).content);
     await store.close();
+  });
+
+  it('refers to the answer of a run another process ended, once this one read the run, and that process reads it back', async () => {
+    const path = newFile();
+    const worker = createSqliteStore({ path });
+    const host = createSqliteStore({ path });
+    await runningRun(worker);
+    await finish(worker);
+    await worker.flush();
+    expect((await host.getRun('run_1'))?.result).toEqual(result);
+    await host.appendMessages([parentToolResult(longAnswer)]);
+    await host.flush();
+    expect((await worker.listMessages('ses_1')).map((message) => message.content)).toEqual([parentToolResult(longAnswer).content]);
+    await Promise.all([worker.close(), host.close()]);
+    expect(copiesIn(path)).toEqual({ messages: 0, runs: 1 });
   });
 });

@@ -296,7 +296,10 @@ export function createSqliteStore({
 
     async getRun(id) {
       ensureOpen();
-      return heldRuns.read(id);
+      const run = heldRuns.read(id);
+      // A run another process ended: the messages this one writes next may refer to its answer.
+      if (run !== null && run.result !== null) answers.note(run);
+      return run;
     },
 
     async listRuns(query) {
