@@ -73,4 +73,20 @@ describe('answers stored once', () => {
     expect(asked).toEqual(['run_9']);
     expect(messagesFromRows(rows.slice(0, 1), () => new Map())[0].content).toEqual({ not: 'a reference' });
   });
+
+  it('forgets the answers of the oldest sessions past its bounds', () => {
+    const index = createAnswerIndex({ limit: 2, maxChars: 3 * text.length });
+    const note = (id: string, session: string) =>
+      index.note(
+        runFixture({ id, parent_session_id: session, tool_call_id: id, status: 'completed', result: { text, truncated: false, original_length: text.length } }),
+      );
+    const refers = (id: string, session: string) => index.encode(session, toolResult(text, id), false).startsWith('{');
+    note('run_a', 'ses_a');
+    note('run_b', 'ses_b');
+    note('run_c', 'ses_c');
+    expect([refers('run_a', 'ses_a'), refers('run_b', 'ses_b'), refers('run_c', 'ses_c')]).toEqual([false, true, true]);
+    const big = createAnswerIndex({ maxChars: text.length - 1 });
+    big.note(finished);
+    expect(big.encode('ses_1', toolResult(text), false)).toBe(JSON.stringify(toolResult(text)));
+  });
 });

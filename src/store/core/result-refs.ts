@@ -263,19 +263,24 @@ interface SessionAnswers {
 }
 
 /**
- * The answers a store wrote lately, by their runs' parent session: a bounded memory (the texts are
- * the strings the run records hold), oldest sessions forgotten first. Looking up a session costs
+ * The answers a store wrote lately, by their runs' parent session: a bounded memory (`limit` runs,
+ * `maxChars` characters; the texts are the strings the run records hold), oldest sessions
+ * forgotten first. Looking up a session costs
  * one map read, so a message of a session without finished runs pays nothing more.
  */
-export function createAnswerIndex({ limit = 8192 }: { limit?: number } = {}): AnswerIndex {
+export function createAnswerIndex({ limit = 8192, maxChars = 8_000_000 }: { limit?: number; maxChars?: number } = {}): AnswerIndex {
   const sessions = new Map<string, SessionAnswers>();
   const byRun = new Map<string, { answer: StoredAnswer; session: string }>();
+  let chars = 0;
 
   function forgetOldest(): void {
-    while (byRun.size > limit) {
+    while (byRun.size > limit || chars > maxChars) {
       const [sessionId, entry] = sessions.entries().next().value as [string, SessionAnswers];
       sessions.delete(sessionId);
-      for (const answer of entry.all) byRun.delete(answer.runId);
+      for (const answer of entry.all) {
+        byRun.delete(answer.runId);
+        chars -= answer.text.length;
+      }
     }
   }
 
@@ -287,9 +292,11 @@ export function createAnswerIndex({ limit = 8192 }: { limit?: number } = {}): An
       if (text.includes('\u0001') || text.includes('\u0000')) return;
       const known = byRun.get(run.id);
       if (known !== undefined) {
+        chars += text.length - known.answer.text.length;
         known.answer.text = text;
         return;
       }
+      if (text.length > maxChars) return;
       let entry = sessions.get(run.parent_session_id);
       if (entry === undefined) {
         entry = { all: [], byCall: new Map() };
@@ -303,7 +310,8 @@ export function createAnswerIndex({ limit = 8192 }: { limit?: number } = {}): An
         else entry.byCall.set(run.tool_call_id, [answer]);
       }
       byRun.set(run.id, { answer, session: run.parent_session_id });
-      if (byRun.size > limit) forgetOldest();
+      chars += text.length;
+      if (byRun.size > limit || chars > maxChars) forgetOldest();
     },
 
     encode(sessionId, content, scan) {
