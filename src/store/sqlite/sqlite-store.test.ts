@@ -38,6 +38,15 @@ runStoreCases(
       database.prepare('UPDATE runs SET last_activity = ? WHERE id = ?').run(text, runId);
       database.close();
     },
+    async storedContent(store, sessionId, seq) {
+      await store.flush();
+      const database = new DatabaseSync(pathOf.get(store)!, { readOnly: true });
+      try {
+        return (database.prepare('SELECT content FROM messages WHERE session_id = ? AND seq = ?').get(sessionId, seq) as { content: string }).content;
+      } finally {
+        database.close();
+      }
+    },
   },
 );
 
