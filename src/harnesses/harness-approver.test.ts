@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AgentDefinition } from '../agents/agent-definition.ts';
 import { compilePermissions, type PermissionsConfig } from '../permissions/permissions.ts';
 import type { RunRecord } from '../store/records.ts';
-import { createHarnessToolRules, toolDecision } from './harness-approver.ts';
+import { createHarnessAllowance, createHarnessToolRules, toolDecision } from './harness-approver.ts';
 
 const layers = (rules: PermissionsConfig, agent?: PermissionsConfig, session?: PermissionsConfig) => ({
   rules: compilePermissions(rules, 'config'),
@@ -54,5 +54,31 @@ describe('createHarnessToolRules', () => {
       read_file: 'ask',
       grep: 'deny',
     });
+  });
+});
+
+describe('createHarnessAllowance', () => {
+  it('asks once about the folder the program works in, then says it waits on its model, and allows what was approved', async () => {
+    const asked: { argument: string | null; summary: string }[] = [];
+    const allowance = createHarnessAllowance({
+      store: { listSessionRules: async () => [] },
+      broker: {
+        request: async (ask: { argument: string | null; summary: string }) => {
+          asked.push(ask);
+          return { status: 'approved' } as never;
+        },
+      } as never,
+      permissions: { allow: ['write'] },
+      primarySessionOf: async (id) => id,
+      workspaceOf: () => '/work',
+    });
+    const activities: string[] = [];
+    const live = { setActivity: (activity: { kind: string }) => activities.push(activity.kind), writePending: () => {} };
+    const run = { id: 'run_1', parent_session_id: 'ses_1' } as RunRecord;
+    const agent = { name: 'coder', harness: 'codex' } as AgentDefinition;
+    const allowed = await allowance(run, agent, new AbortController().signal, live as never, '/work/.cadre/worktrees/run_1');
+    expect(asked.map((ask) => ask.argument)).toEqual(['run commands in /work/.cadre/worktrees/run_1']);
+    expect(activities).toEqual(['awaiting_approval', 'waiting_for_model']);
+    expect(allowed).toMatchObject({ write: true, exec: true, network: false });
   });
 });

@@ -137,7 +137,7 @@ export function toolDecision(layers: PermissionLayers, tool: string, risk: Permi
  */
 export function createHarnessAllowance(options: HarnessApproverOptions): NonNullable<HarnessExecutorOptions['allowance']> {
   const decide = createDecider(options);
-  return async function allowance(run, agent, signal, live) {
+  return async function allowance(run, agent, signal, live, cwd) {
     const write = await decide(run, agent, { tool: 'write_file', risk: 'write', argument: undefined });
     const exec = await decide(run, agent, { tool: 'bash', risk: 'exec', argument: undefined });
     const network = await decide(run, agent, { tool: 'web_fetch', risk: 'network', argument: undefined });
@@ -151,7 +151,8 @@ export function createHarnessAllowance(options: HarnessApproverOptions): NonNull
     );
     if (asked.length === 0) return allowed;
     const program = agent.harness ?? 'program';
-    const argument = `${asked.join(' and ')} in ${options.workspaceOf(run.id)}`;
+    // Where the program works: the run's worktree, for a run that has one.
+    const argument = `${asked.join(' and ')} in ${cwd}`;
     live.setActivity({ kind: 'awaiting_approval', tool: program, argument: clampActivity(argument, 200) });
     live.writePending();
     const approval = await options.broker.request(
@@ -166,6 +167,9 @@ export function createHarnessAllowance(options: HarnessApproverOptions): NonNull
       },
       signal,
     );
+    // Answered: the program starts and waits on its model until its first event says more.
+    live.setActivity({ kind: 'waiting_for_model' });
+    live.writePending();
     if (approval.status !== 'approved') return allowed;
     return { ...allowed, write: allowed.write || write.verdict.decision === 'ask', exec: allowed.exec || exec.verdict.decision === 'ask' };
   };

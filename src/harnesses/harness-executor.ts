@@ -54,8 +54,8 @@ export interface HarnessExecutorOptions extends LoopContext {
   workspaceOf: (run: RunRecord) => string | Promise<string>;
   /** Answers the program's asks. @default every ask denied */
   approve?: HarnessApprover;
-  /** What a program that cannot ask mid-run is allowed, from cadre's rules (asking once where a rule asks). @default nothing */
-  allowance?: (run: RunRecord, agent: AgentDefinition, signal: AbortSignal, live: RunLive) => Promise<HarnessAllowance>;
+  /** What a program that cannot ask mid-run is allowed in `cwd` (where it works), from cadre's rules (asking once where a rule asks). @default nothing */
+  allowance?: (run: RunRecord, agent: AgentDefinition, signal: AbortSignal, live: RunLive, cwd: string) => Promise<HarnessAllowance>;
   /**
    * cadre's rules on the tools a program that asks mid-run would use without asking (its
    * {@link HarnessDialect.ruledTools}), given to it as it starts. @default none: its own defaults
@@ -161,7 +161,7 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
         const taken = run.harness?.session_id && messages?.waiting() ? await messages.take() : [];
         // A run in its own worktree starts its program there (the executor seam's place).
         const [first, previous, cwd] = await Promise.all([promptOf(run, taken), previousSession(run), context?.place?.cwd ?? options.workspaceOf(run)]);
-        const allowed = dialect.asksMidRun ? noAllowance : ((await options.allowance?.(run, agent, signal, live)) ?? noAllowance);
+        const allowed = dialect.asksMidRun ? noAllowance : ((await options.allowance?.(run, agent, signal, live, cwd)) ?? noAllowance);
         const tools = dialect.asksMidRun && dialect.ruledTools ? await options.toolRules?.(run, agent, dialect.ruledTools) : undefined;
         let prompt = first;
         let sessionId = previous;
