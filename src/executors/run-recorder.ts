@@ -3,7 +3,7 @@ import { activityEventData, lastSentence, renderActivity, toolActivity, type Run
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RecordedEvent, RunLedger } from '../runs/run-ledger.ts';
 import { addUsage, usageOf, type ReportedUsage } from '../store/add-usage.ts';
-import type { RunEventType, RunRecord, Usage } from '../store/records.ts';
+import type { MessageRecord, NewMessage, RunEventType, RunRecord, Usage } from '../store/records.ts';
 import type { RunPatch, Store } from '../store/store.ts';
 import type { Now, NowMs } from '../util/clock.ts';
 import { createStepRecorder } from './step-recorder.ts';
@@ -48,6 +48,12 @@ export interface RunRecorder {
   setActivity(activity: RunActivity): void;
   /** Writes the rows held for the end of the event-loop turn now (before an event written straight to the run). */
   writePending(): void;
+  /**
+   * Appends the message that keeps a step's first tool calls, after the messages of the steps
+   * held for the end of the event-loop turn, in one write (the transcript keeps its order); their
+   * events and counters keep waiting for that end. Resolves with the message as stored.
+   */
+  appendCalls(message: NewMessage): Promise<MessageRecord>;
   stepStarted(stepNumber: number): void;
   textDelta(delta: string, textSoFar: string): void;
   toolCall(toolName: string, input: unknown): void;
@@ -79,7 +85,7 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     journal: options.journal,
     now,
     publish: (messages) => {
-      for (const message of messages) bus.publish({ type: 'message', message });
+      if (bus.heard(run.child_session_id)) for (const message of messages) bus.publish({ type: 'message', message });
     },
   });
   let turns = run.turns;
@@ -94,6 +100,21 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
   /** The text the activity line last took its sentence from. */
   let summarized = '';
   let live: RunRecord = run;
+  /**
+   * Set when the activity changed while nobody heard the run's events: `live` is then rebuilt with
+   * it only once read, rather than copied on every change (twice a step).
+   */
+  let liveActivityStale = false;
+  /** `live`, brought up to date with the activity. */
+  const currentLive = () => {
+    if (liveActivityStale) changeLive({});
+    return live;
+  };
+  /** A new `live` with `fields` (and the activity, when it is behind). */
+  const changeLive = (fields: Partial<RunRecord>) => {
+    live = liveActivityStale ? { ...live, activity, last_activity: activityText, ...fields } : { ...live, ...fields };
+    liveActivityStale = false;
+  };
 
   /** Writes not yet settled; the first failure among them, if any. */
   const unsettled = new Set<Promise<unknown>>();
@@ -123,16 +144,22 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     [stepEvents, stepPatch] = [[], undefined];
     const messages = steps.flush();
     if (messages) track(messages);
-    if (events.length > 0 || patch !== undefined) track(ledger.record(live, events, patch));
+    if (events.length > 0 || patch !== undefined) track(ledger.record(currentLive(), events, patch));
   };
   const writePending = () => {
     if (stepFlush !== undefined) flushStep();
+  };
+  const appendCalls = (message: NewMessage) => {
+    const written = steps.flushWith(message);
+    track(written);
+    return written;
   };
   const queueStepWrite = () => {
     stepFlush ??= setImmediate(flushStep);
   };
   const addEvent = (type: RunEventType, data: Record<string, unknown>, announced = false) => {
-    stepEvents.push({ type, data, at: now(), run: live, announced });
+    // The run as it stood, for the event's announcement: only when someone hears it (else the ledger's run is used, should someone listen by then).
+    stepEvents.push({ type, data, at: now(), run: liveActivityStale ? undefined : live, announced });
     queueStepWrite();
   };
 
@@ -152,8 +179,13 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     if (text === '' || text === activityText) return;
     activity = next;
     activityText = text;
-    live = { ...live, activity: next, last_activity: text };
-    bus.publish({ type: 'run-event', run: live, event: { type: 'activity', at: now(), data: activityEventData(next) } });
+    if (bus.heard(live.parent_session_id)) {
+      liveActivityStale = false;
+      live = { ...live, activity: next, last_activity: text };
+      bus.publish({ type: 'run-event', run: live, event: { type: 'activity', at: now(), data: activityEventData(next) } });
+    } else {
+      liveActivityStale = true;
+    }
     const wait = activityIntervalMs - (nowMs() - lastWrite);
     if (wait <= 0) writeActivity();
     else pending ??= setTimeout(writeActivity, wait);
@@ -161,11 +193,12 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
 
   return {
     get live() {
-      return live;
+      return currentLive();
     },
     usage,
     setActivity,
     writePending,
+    appendCalls,
     stepStarted(stepNumber) {
       addEvent('step-start', { step: turns + 1 });
       if (stepNumber > 0 || activity === null || activity.kind === 'queued' || activity.kind === 'waiting_for_slot') setActivity(waitingForModel);
@@ -197,7 +230,7 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
         setActivity({ kind: 'text', text: lastSentence(step.text.slice(-sentenceWindow)) });
       turns++;
       addUsage(usage, usageOf(step.usage));
-      live = { ...live, turns, usage: { ...usage } };
+      changeLive({ turns, usage: { ...usage } });
       // The loop goes on without waiting for the step's rows (the run's end waits for all of
       // them, and fails if one was refused).
       await steps.endStep(step.messages);
@@ -212,7 +245,7 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
         const total = (base[key] ?? 0) + (reported[key] ?? 0);
         if (base[key] !== undefined || reported[key] !== undefined) usage[key] = total;
       }
-      live = { ...live, usage: { ...usage } };
+      changeLive({ usage: { ...usage } });
       stepPatch = { ...stepPatch, usage: { ...usage } };
       queueStepWrite();
     },
