@@ -101,19 +101,27 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
   let summarized = '';
   let live: RunRecord = run;
   /**
-   * Set when the activity changed while nobody heard the run's events: `live` is then rebuilt with
-   * it only once read, rather than copied on every change (twice a step).
+   * Fields that changed while nobody heard the run's events and are not in `live` yet: it is
+   * rebuilt with them once read, rather than copied on every change (three times a step).
    */
-  let liveActivityStale = false;
-  /** `live`, brought up to date with the activity. */
+  let behind: Partial<RunRecord> | undefined;
+  /** `live`, brought up to date. */
   const currentLive = () => {
-    if (liveActivityStale) changeLive({});
+    if (behind !== undefined) {
+      live = { ...live, ...behind };
+      behind = undefined;
+    }
     return live;
   };
-  /** A new `live` with `fields` (and the activity, when it is behind). */
-  const changeLive = (fields: Partial<RunRecord>) => {
-    live = liveActivityStale ? { ...live, activity, last_activity: activityText, ...fields } : { ...live, ...fields };
-    liveActivityStale = false;
+  /** Changes `live` (`fields` is the caller's to give away); whether someone hears the run's events, who then got it up to date. */
+  const changeLive = (fields: Partial<RunRecord>): boolean => {
+    if (bus.heard(run.parent_session_id)) {
+      live = { ...live, ...behind, ...fields };
+      behind = undefined;
+      return true;
+    }
+    behind = behind === undefined ? fields : Object.assign(behind, fields);
+    return false;
   };
 
   /** Writes not yet settled; the first failure among them, if any. */
@@ -159,7 +167,7 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
   };
   const addEvent = (type: RunEventType, data: Record<string, unknown>, announced = false) => {
     // The run as it stood, for the event's announcement: only when someone hears it (else the ledger's run is used, should someone listen by then).
-    stepEvents.push({ type, data, at: now(), run: liveActivityStale ? undefined : live, announced });
+    stepEvents.push({ type, data, at: now(), run: behind === undefined ? live : undefined, announced });
     queueStepWrite();
   };
 
@@ -173,18 +181,13 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     stepPatch = { ...stepPatch, activity };
     if (activity !== null) addEvent('activity', activityEventData(activity), true);
   };
-  const setActivity = (next: RunActivity) => {
+  const setActivity = (next: RunActivity, text = renderActivity(next)) => {
     if (closed) return;
-    const text = renderActivity(next);
     if (text === '' || text === activityText) return;
     activity = next;
     activityText = text;
-    if (bus.heard(live.parent_session_id)) {
-      liveActivityStale = false;
-      live = { ...live, activity: next, last_activity: text };
+    if (changeLive({ activity: next, last_activity: text })) {
       bus.publish({ type: 'run-event', run: live, event: { type: 'activity', at: now(), data: activityEventData(next) } });
-    } else {
-      liveActivityStale = true;
     }
     const wait = activityIntervalMs - (nowMs() - lastWrite);
     if (wait <= 0) writeActivity();
@@ -196,7 +199,7 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
       return currentLive();
     },
     usage,
-    setActivity,
+    setActivity: (next) => setActivity(next),
     writePending,
     appendCalls,
     stepStarted(stepNumber) {
@@ -217,9 +220,10 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     },
     toolCall(toolName, input) {
       const call = toolActivity(toolName, input);
-      addEvent('tool-call-start', { tool: toolName, label: renderActivity(call) });
+      const label = renderActivity(call);
+      addEvent('tool-call-start', { tool: toolName, label });
       // An ask for approval may have been shown before the call's stream part got here.
-      if (activity?.kind !== 'awaiting_approval') setActivity(call);
+      if (activity?.kind !== 'awaiting_approval') setActivity(call, label);
     },
     toolResult(toolName, ok) {
       addEvent('tool-call-end', { tool: toolName, ok });
