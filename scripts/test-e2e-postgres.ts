@@ -16,6 +16,7 @@ const files = [
   'test/cli-agent-files.test.ts',
   'test/cli-errors.test.ts',
   'test/cli-send.test.ts',
+  'test/cli-delegation-rules.test.ts',
   'test/cli-structured-output.test.ts',
 ];
 const url = process.env.CADRE_TEST_POSTGRES_URL;

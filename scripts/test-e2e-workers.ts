@@ -18,6 +18,8 @@ const files = [
   'test/cli-agent-files.test.ts',
   'test/cli-errors.test.ts',
   'test/cli-send.test.ts',
+  'test/cli-delegation-rules.test.ts',
+  'test/cli-structured-output.test.ts',
   'test/cli-workflow-run.test.ts',
 ];
 const redis = process.env.CADRE_TEST_REDIS_URL;

@@ -2,15 +2,16 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalRecord, RunEventRecord, RunRecord } from '../src/store/records.ts';
-import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
+import { openStore } from '../src/store/open-store.ts';
 import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
 import { eventually } from './helpers/eventually.ts';
-import { scriptedWires, wireModelFlags } from './helpers/wires.ts';
+import { scriptedWires, wireModelFlags, wireModels } from './helpers/wires.ts';
 import type { ScriptedWire } from '../src/testing/index.ts';
 
 let workspace: Workspace;
 beforeAll(async () => {
-  workspace = await createWorkspace();
+  // With workers (scripts/test-e2e-workers.ts), they carry out the runs of sessions on every wire: they get the keys too.
+  workspace = await createWorkspace({ workerEnv: { ...wireModels.messages.env, ...wireModels.responses.env } });
   // The scripted primary agent answers 'delegate please' by delegating to the scout.
   await writeFile(join(workspace.cwd, 'ask-agent.config.json'), JSON.stringify({ permissions: { ask: ['agent(scout)'] } }));
   await writeFile(join(workspace.cwd, 'deny-agent.config.json'), JSON.stringify({ permissions: { deny: ['Agent(sco*)'] } }));
@@ -30,7 +31,7 @@ describe.each(scriptedWires)('an ask on a delegation, on the %s wire', (wire) =>
   it('keeps the run queued awaiting approval until cadre approve answers from another process, then runs it', async () => {
     const { flags, env } = onWire(wire);
     const first = workspace.start(['run', ...flags, '--config', 'ask-agent.config.json', '--approvals', 'wait', 'delegate please'], { env });
-    const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main \((run_\w+)\) asks to run: agent scout/);
+    const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main asks to start agent scout \((run_\w+)\)/);
 
     const [held] = (await workspace.json<RunRecord[]>(['runs'])).filter((run) => run.id === runId);
     expect(held).toMatchObject({ agent: 'scout', status: 'queued', started_at: null, last_activity: 'awaiting approval: agent scout' });
@@ -76,14 +77,14 @@ describe('rules on delegation from the command line', () => {
 
   it('ends a run awaiting its ask as any stop does, from cadre stop in another process, and closes the ask', async () => {
     const first = workspace.start(['run', ...workspace.modelFlags, '--config', 'ask-agent.config.json', '--approvals', 'wait', 'delegate please']);
-    const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main \((run_\w+)\) asks to run: agent scout/);
+    const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main asks to start agent scout \((run_\w+)\)/);
     const stop = await workspace.run(['stop', runId, '--db', workspace.database]);
     expect(stop.code).toBe(0);
     expect((await first.exited).code).toBe(0);
     const shown = await workspace.json<{ run: RunRecord; events: RunEventRecord[] }>(['show', runId]);
     expect(shown.run).toMatchObject({ status: 'canceled_by_user', started_at: null });
     expect((await workspace.json<ApprovalRecord[]>(['approvals'])).map((each) => each.id)).not.toContain(approvalId);
-    const store = createSqliteStore({ path: workspace.database });
+    const store = await openStore(workspace.database);
     try {
       expect(await store.getApproval(approvalId)).toMatchObject({ status: 'canceled', resolved_by: 'stop' });
     } finally {
@@ -104,8 +105,8 @@ describe('rules on delegation from the command line', () => {
 describe('an ask on a delegation across a crash', () => {
   it('survives cadre run killed with SIGKILL: the next process holds the run again, and cadre approve starts it', async () => {
     const first = workspace.start(['run', ...workspace.modelFlags, '--config', 'ask-agent.config.json', '--approvals', 'wait', 'delegate please']);
-    const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main \((run_\w+)\) asks to run: agent scout/);
-    const store = createSqliteStore({ path: workspace.database });
+    const [, approvalId, runId] = await first.waitForStderr(/\[(apr_\w+)\] main asks to start agent scout \((run_\w+)\)/);
+    const store = await openStore(workspace.database);
     try {
       const held = (await store.getRun(runId))!;
       first.child.kill('SIGKILL');

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunRecord } from '../src/store/records.ts';
 import type { ScriptedRequest, ScriptedTurn } from '../src/testing/index.ts';
 import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
-import { scriptedWires, wireModelFlags } from './helpers/wires.ts';
+import { scriptedWires, wireModelFlags, wireModels } from './helpers/wires.ts';
 
 /** An agent whose front matter sets the shape of its results. */
 const counterAgent = `---
@@ -64,7 +64,8 @@ function respond(request: ScriptedRequest): ScriptedTurn {
 
 let workspace: Workspace;
 beforeAll(async () => {
-  workspace = await createWorkspace({ script: respond });
+  // With workers (scripts/test-e2e-workers.ts), they carry out the runs of sessions on every wire: they get the keys too.
+  workspace = await createWorkspace({ script: respond, workerEnv: { ...wireModels.messages.env, ...wireModels.responses.env } });
   await writeFile(join(workspace.cwd, '.cadre', 'agents', 'counter.md'), counterAgent);
 });
 afterAll(() => workspace.close());

@@ -2,7 +2,7 @@ import type { ToolSet } from 'ai';
 import { resolveAgentModel, type AgentModelResolution } from '../config/model-aliases.ts';
 import type { AgentDefinition } from './agent-definition.ts';
 import { toolsWithoutEquivalent } from './agent-tool-names.ts';
-import { selectAgentTools, type SelectedTools } from './tool-selection.ts';
+import { listsOptInTool, optInToolNames, selectAgentTools, type SelectedTools } from './tool-selection.ts';
 
 /** What {@link reportAgent} resolves an agent against: the runtime it would run in. */
 export interface ReportAgentOptions {
@@ -52,7 +52,9 @@ function describeMissing(names: readonly string[]): string {
  * @example reportAgent(agent, { tools: createWorkspaceTools({ root }) }).warning
  */
 export function reportAgent(agent: AgentDefinition, options: ReportAgentOptions): AgentReport {
-  const { tools: _selected, ...tools } = selectAgentTools(agent, options.tools);
+  const { tools: _selected, ...selected } = selectAgentTools(agent, options.tools);
+  // The runtime adds an opt-in tool the agent names (`workflow`) beside the ones selected here.
+  const tools = { ...selected, names: [...selected.names, ...optInToolNames.filter((name) => listsOptInTool(agent, name))] };
   const model = agent.model === undefined ? null : resolveAgentModel(agent.model, { aliases: options.aliases, env: options.env });
   const parts = [...(agent.warnings ?? [])];
   if (tools.missing.length > 0) parts.push(`tools left out, it runs without them: ${describeMissing(tools.missing)}`);

@@ -107,6 +107,16 @@ describe('cadre agents', () => {
     );
     expect(io.stderr()).toMatch(/note: agents run on the session's model .*gpt5 \(1 file\) is no model cadre knows/);
   });
+  it('lists the workflow tool for an agent that names it, and for no other', async () => {
+    await writeFile(join(cwd, '.claude', 'agents', 'conductor.md'), '---\ndescription: Runs workflows.\ntools: read_file, workflow\n---\nConduct.');
+    const io = context();
+    expect(await main(['agents', '--json'], io.value)).toBe(0);
+    const { agents } = JSON.parse(io.stdout()) as { agents: { name: string; tools: string[] }[] };
+    const byName = Object.fromEntries(agents.map((agent) => [agent.name, agent]));
+    expect(byName.conductor?.tools).toEqual(['read_file', 'workflow']);
+    expect(byName['code-reviewer']?.tools).not.toContain('workflow');
+    expect(byName.general?.tools).not.toContain('workflow');
+  });
 });
 
 describe('cadre agents and rules on delegation', () => {

@@ -1,10 +1,17 @@
 import { describeResolution } from '../approvals/answer-approval.ts';
+import { delegationTool } from '../permissions/permission-rule.ts';
 import type { ApprovalPreview, ApprovalRecord } from '../store/records.ts';
 
-/** `[apr_...] writer (run_...) asks to run: bash npm test`, with how to answer from elsewhere. */
+/**
+ * `[apr_...] writer (run_...) asks to run: bash npm test`, with how to answer from elsewhere. An ask
+ * to delegate is the caller's, about a run it would start: `[apr_...] main asks to start agent scout (run_...)`.
+ */
 export function describeAsk(approval: ApprovalRecord, { hint = true } = {}): string {
-  const who = approval.run_id === null ? approval.agent : `${approval.agent} (${approval.run_id})`;
-  const line = `[${approval.id}] ${who} asks to run: ${approval.summary}`;
+  const held = approval.run_id === null ? '' : ` (${approval.run_id})`;
+  const line =
+    approval.tool === delegationTool
+      ? `[${approval.id}] ${approval.agent} asks to start ${approval.summary}${held}`
+      : `[${approval.id}] ${approval.agent}${held} asks to run: ${approval.summary}`;
   return hint ? `${line}  (answer: cadre approve ${approval.id} [--deny] [--always])` : line;
 }
 

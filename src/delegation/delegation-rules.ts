@@ -91,8 +91,9 @@ export function resumeDelegationHold(services: DelegationServices, run: RunRecor
       if (approval?.tool === delegationTool) return outcomeOf(await delegationRules.broker.resume(approval.id, signal), held.agent);
       // The process died between storing the run and its ask: it asks now.
       const sessionId = await delegationRules.primarySessionOf(held.parent_session_id);
+      const caller = await callerOf(services, { sessionId: held.parent_session_id, parentRunId: held.parent_run_id });
       const asked = await delegationRules.broker.request(
-        { sessionId, runId: held.id, agent: held.agent, tool: delegationTool, argument: held.agent, risk: 'exec', summary: `agent ${held.agent}` },
+        { sessionId, runId: held.id, agent: caller, tool: delegationTool, argument: held.agent, risk: 'exec', summary: `agent ${held.agent}` },
         signal,
       );
       return outcomeOf(asked, held.agent);
@@ -101,7 +102,7 @@ export function resumeDelegationHold(services: DelegationServices, run: RunRecor
 }
 
 /** The agent that delegates: the run's agent for a subagent, the session's for a primary agent. */
-async function callerOf(services: DelegationServices, scope: DelegationScope): Promise<string> {
+async function callerOf(services: DelegationServices, scope: Pick<DelegationScope, 'sessionId' | 'parentRunId'>): Promise<string> {
   if (scope.parentRunId !== null) {
     const run = await services.store.getRun(scope.parentRunId);
     if (run) return run.agent;
