@@ -197,6 +197,7 @@ export {
   type StoreView,
   StoreFailureError,
   type StoreFailureKind,
+  MissingResultError,
   type Usage,
 } from './store/index.ts';
 export {

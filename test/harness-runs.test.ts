@@ -484,7 +484,8 @@ describe('a message to a harness run of the real opencode', () => {
       expect(run, JSON.stringify(run.error)).toMatchObject({ id: runId, status: 'completed', result: { text: 'The word is milk.' } });
       expect(run.messages).toMatchObject([{ text: 'Say the word.', delivered_to: 'transcript' }]);
     },
-    120_000,
+    // Two invocations of opencode, each a few seconds of CPU: it took 106 s here at a load of 15 on 2 cores.
+    240_000,
   );
 });
 
@@ -548,7 +549,7 @@ describe('cadre agents and harness agents', () => {
       path: join(folder, 'claude'),
       found: true,
       version: '9.9.9 (Claude Code)',
-      allowed: { asks: 'each-call', write: 'ask', exec: 'ask', network: 'ask' },
+      allowed: { asks: 'each-call', read: 'allow', write: 'ask', exec: 'ask', network: 'ask' },
       install: null,
     });
     expect(byName.codexer).toMatchObject({
@@ -560,7 +561,7 @@ describe('cadre agents and harness agents', () => {
     });
     const table = await workspace.run(['agents', '--db', workspace.database], { env: { PATH: `${folder}:${dirname(process.execPath)}:/usr/bin:/bin` } });
     expect(table.stdout).toContain(
-      `coder: Claude Code 9.9.9 (Claude Code) at ${join(folder, 'claude')}; asks cadre before each tool use: write ask, exec ask, network ask`,
+      `coder: Claude Code 9.9.9 (Claude Code) at ${join(folder, 'claude')}; asks cadre before each tool use its rules do not allow outright: read allow, write ask, exec ask, network ask`,
     );
   }, 60_000);
 });

@@ -95,7 +95,8 @@ afterAll(async () => {
   if (directory) await rm(directory, { recursive: true, force: true });
 });
 
-describe('the packed package and the app’s own AI SDK', () => {
+// Each case installs the packed package with npm into an app of its own: minutes on a busy machine.
+describe('the packed package and the app’s own AI SDK', { timeout: 180_000 }, () => {
   it('declares ai and zod as peer dependencies, not as its own', async () => {
     const { stdout } = await run('tar', ['xzOf', tarball, 'package/package.json']);
     const manifest = JSON.parse(stdout) as { dependencies: Record<string, string>; peerDependencies: Record<string, string> };

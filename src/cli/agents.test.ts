@@ -16,6 +16,7 @@ beforeEach(async () => {
   home = join(root, 'home');
   await mkdir(join(cwd, '.claude', 'agents'), { recursive: true });
   await mkdir(join(cwd, '.opencode', 'agent'), { recursive: true });
+  await mkdir(join(cwd, '.cadre', 'agents'), { recursive: true });
   await mkdir(join(home, '.claude', 'agents'), { recursive: true });
   await writeFile(join(home, '.claude', 'agents', 'planner.md'), '---\nname: planner\ndescription: Plans work.\nmodel: opus\n---\nPlan.');
   await writeFile(
@@ -107,6 +108,15 @@ describe('cadre agents', () => {
     );
     expect(io.stderr()).toMatch(/note: agents run on the session's model .*gpt5 \(1 file\) is no model cadre knows/);
   });
+  it("shows a program's agent with the model its file names (or the program's own) and the program's own tools", async () => {
+    await writeFile(join(cwd, '.cadre', 'agents', 'coder.md'), '---\ndescription: Codes.\nharness: codex\nmodel: gpt-5\n---\nCode.');
+    await writeFile(join(cwd, '.cadre', 'agents', 'helper.md'), '---\ndescription: Helps.\nharness: claude-code\n---\nHelp.');
+    const io = context();
+    expect(await main(['agents'], io.value)).toBe(0);
+    expect(io.stdout()).toMatch(/coder\s+\S+\s+gpt-5\s+\(the program's\)/);
+    expect(io.stdout()).toMatch(/helper\s+\S+\s+\(the program's\)\s+\(the program's\)/);
+  });
+
   it('lists the workflow tool for an agent that names it, and for no other', async () => {
     await writeFile(join(cwd, '.claude', 'agents', 'conductor.md'), '---\ndescription: Runs workflows.\ntools: read_file, workflow\n---\nConduct.');
     const io = context();

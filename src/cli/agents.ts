@@ -61,6 +61,8 @@ function toJson(report: AgentReport, harness: HarnessReport | null) {
 }
 
 function modelColumn({ agent, model }: AgentReport): string {
+  // A program's agent: its model name goes to the program as written.
+  if (agent.harness !== undefined) return agent.model ?? "(the program's)";
   if (agent.model === undefined || model === null) return '(session model)';
   if (model.spec === null) return `${agent.model} (session model)`;
   return model.spec === agent.model ? model.spec : `${agent.model} (${model.spec})`;
@@ -68,6 +70,8 @@ function modelColumn({ agent, model }: AgentReport): string {
 
 /** `all (6)`, `read_file, grep`, `9 tools`, with what it goes without: `read_file (2 dropped)`. */
 function toolsColumn({ agent, tools }: AgentReport): string {
+  // A program uses its own tools; what cadre's rules let it do is said under "Agent programs".
+  if (agent.harness !== undefined) return "(the program's)";
   const everything = agent.tools.kind === 'all' && (agent.disallowedTools ?? []).length === 0 && tools.narrowed.length === 0;
   let text = everything ? `all (${tools.names.length})` : tools.names.length === 0 ? 'none' : tools.names.join(', ');
   if (text.length > 28) text = `${tools.names.length} tools`;

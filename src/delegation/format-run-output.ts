@@ -68,7 +68,8 @@ function worktreeNote(run: RunRecord, worktree: RunWorktree): string {
         : worktree.branch !== `cadre/${run.id}`
           ? `It goes on in the worktree of the run it follows (${run.resumed_from}). `
           : '';
-  if (worktree.commit) return `${follows}Its changes are committed on branch ${worktree.branch}; a person merges them with cadre worktree merge.`;
+  if (worktree.commit)
+    return `${follows}Its changes are committed on branch ${worktree.branch} (made from ${worktree.base.slice(0, 12)}; uncommitted changes of the workspace were not in it); a person merges them with cadre worktree merge.`;
   return `${follows}It works in its own git worktree on branch ${worktree.branch} (from ${worktree.base.slice(0, 12)}); uncommitted changes of the workspace are not in it.`;
 }
 

@@ -141,7 +141,8 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
       // makes no model call at all.
       const spent = await budget?.exceeded(run, run.usage);
       if (spent) return { text: '', lastText: '', finishReason: 'budget', steps: run.turns, error: { kind: 'budget_exceeded', message: spent } };
-      // Each call is stored before it runs, after the rows of earlier steps still held. Unmarked:
+      // Each call is stored before it runs, appended with the messages of earlier steps still held
+      // (their events and counters follow at the end of the event-loop turn, as ever). Unmarked:
       // the run's lease says who runs them.
       const journal = createToolCallJournal({
         store,
@@ -149,7 +150,7 @@ export function createInProcessExecutor(options: InProcessExecutorOptions): RunE
         ownerId: options.ownerId,
         markCalls: false,
         now,
-        beforeRecord: () => recorder.writePending(),
+        appendCalls: (message) => recorder.appendCalls(message),
       });
       const recorder = createRunRecorder({ run, store, ledger, bus, now, nowMs, journal, signal, activityIntervalMs: options.activityIntervalMs });
       let setup: RunSetup;

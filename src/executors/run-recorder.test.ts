@@ -6,13 +6,14 @@ import type { RunPatch } from '../store/store.ts';
 import { runFixture } from '../store/store-fixtures.ts';
 import { createRunRecorder } from './run-recorder.ts';
 
-function setup() {
+function setup({ listen = true } = {}) {
   let clock = 1_000;
   const records: Array<{ events: string[]; patch: RunPatch | undefined }> = [];
   const appended: NewMessage[][] = [];
   const bus = createRunBus();
   const live: CadreEvent[] = [];
-  bus.subscribe((event) => live.push(event));
+  const listener = (event: CadreEvent) => live.push(event);
+  if (listen) bus.subscribe(listener);
   const recorder = createRunRecorder({
     run: runFixture({
       id: 'run_a',
@@ -38,7 +39,7 @@ function setup() {
     signal: new AbortController().signal,
     activityIntervalMs: 100,
   });
-  return { recorder, records, appended, live, tick: (ms: number) => (clock += ms) };
+  return { recorder, records, appended, live, bus, listener, tick: (ms: number) => (clock += ms) };
 }
 
 describe('createRunRecorder', () => {
@@ -73,6 +74,27 @@ describe('createRunRecorder', () => {
     expect(records).toHaveLength(1);
     expect(records[0].events).toEqual(['step-start', 'activity', 'tool-call-start', 'tool-call-end']);
     expect(records[0].patch).toMatchObject({ turns: 3, usage: { input_tokens: 15, output_tokens: 4 } });
+  });
+
+  it('builds no live event while nobody listens, yet its live run and its rows stay as with a listener', async () => {
+    const { recorder, records, appended, live, bus, listener } = setup({ listen: false });
+    recorder.stepStarted(0);
+    recorder.toolCall('read_file', { path: 'a.ts' });
+    expect(recorder.live).toMatchObject({ activity: { kind: 'tool', tool: 'read_file', argument: 'a.ts' }, last_activity: 'read_file a.ts', turns: 2 });
+    bus.subscribe(listener, { sessionId: recorder.live.parent_session_id });
+    recorder.setActivity({ kind: 'text', text: 'Reading.' });
+    await recorder.stepFinished({
+      text: '',
+      finishReason: 'tool-calls',
+      usage: { inputTokens: 1, outputTokens: 1 },
+      messages: [{ role: 'assistant', content: 'x' }],
+    });
+    await recorder.loopEnded();
+    await recorder.close();
+    expect(live.map((event) => event.type)).toEqual(['run-event', 'message']);
+    expect(recorder.live).toMatchObject({ activity: { kind: 'text', text: 'Reading.' }, last_activity: 'Reading.', turns: 3 });
+    expect(appended).toHaveLength(1);
+    expect(records[0].events).toEqual(['step-start', 'activity', 'tool-call-start']);
   });
 
   it('writes nothing once closed, and tells the first write that failed', async () => {

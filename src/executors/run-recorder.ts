@@ -3,7 +3,7 @@ import { activityEventData, lastSentence, renderActivity, toolActivity, type Run
 import type { RunBus } from '../runs/run-bus.ts';
 import type { RecordedEvent, RunLedger } from '../runs/run-ledger.ts';
 import { addUsage, usageOf, type ReportedUsage } from '../store/add-usage.ts';
-import type { RunEventType, RunRecord, Usage } from '../store/records.ts';
+import type { MessageRecord, NewMessage, RunEventType, RunRecord, Usage } from '../store/records.ts';
 import type { RunPatch, Store } from '../store/store.ts';
 import type { Now, NowMs } from '../util/clock.ts';
 import { createStepRecorder } from './step-recorder.ts';
@@ -48,6 +48,12 @@ export interface RunRecorder {
   setActivity(activity: RunActivity): void;
   /** Writes the rows held for the end of the event-loop turn now (before an event written straight to the run). */
   writePending(): void;
+  /**
+   * Appends the message that keeps a step's first tool calls, after the messages of the steps
+   * held for the end of the event-loop turn, in one write (the transcript keeps its order); their
+   * events and counters keep waiting for that end. Resolves with the message as stored.
+   */
+  appendCalls(message: NewMessage): Promise<MessageRecord>;
   stepStarted(stepNumber: number): void;
   textDelta(delta: string, textSoFar: string): void;
   toolCall(toolName: string, input: unknown): void;
@@ -79,7 +85,7 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     journal: options.journal,
     now,
     publish: (messages) => {
-      for (const message of messages) bus.publish({ type: 'message', message });
+      if (bus.heard(run.child_session_id)) for (const message of messages) bus.publish({ type: 'message', message });
     },
   });
   let turns = run.turns;
@@ -94,6 +100,29 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
   /** The text the activity line last took its sentence from. */
   let summarized = '';
   let live: RunRecord = run;
+  /**
+   * Fields that changed while nobody heard the run's events and are not in `live` yet: it is
+   * rebuilt with them once read, rather than copied on every change (three times a step).
+   */
+  let behind: Partial<RunRecord> | undefined;
+  /** `live`, brought up to date. */
+  const currentLive = () => {
+    if (behind !== undefined) {
+      live = { ...live, ...behind };
+      behind = undefined;
+    }
+    return live;
+  };
+  /** Changes `live` (`fields` is the caller's to give away); whether someone hears the run's events, who then got it up to date. */
+  const changeLive = (fields: Partial<RunRecord>): boolean => {
+    if (bus.heard(run.parent_session_id)) {
+      live = { ...live, ...behind, ...fields };
+      behind = undefined;
+      return true;
+    }
+    behind = behind === undefined ? fields : Object.assign(behind, fields);
+    return false;
+  };
 
   /** Writes not yet settled; the first failure among them, if any. */
   const unsettled = new Set<Promise<unknown>>();
@@ -123,16 +152,22 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     [stepEvents, stepPatch] = [[], undefined];
     const messages = steps.flush();
     if (messages) track(messages);
-    if (events.length > 0 || patch !== undefined) track(ledger.record(live, events, patch));
+    if (events.length > 0 || patch !== undefined) track(ledger.record(currentLive(), events, patch));
   };
   const writePending = () => {
     if (stepFlush !== undefined) flushStep();
+  };
+  const appendCalls = (message: NewMessage) => {
+    const written = steps.flushWith(message);
+    track(written);
+    return written;
   };
   const queueStepWrite = () => {
     stepFlush ??= setImmediate(flushStep);
   };
   const addEvent = (type: RunEventType, data: Record<string, unknown>, announced = false) => {
-    stepEvents.push({ type, data, at: now(), run: live, announced });
+    // The run as it stood, for the event's announcement: only when someone hears it (else the ledger's run is used, should someone listen by then).
+    stepEvents.push({ type, data, at: now(), run: behind === undefined ? live : undefined, announced });
     queueStepWrite();
   };
 
@@ -146,14 +181,14 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     stepPatch = { ...stepPatch, activity };
     if (activity !== null) addEvent('activity', activityEventData(activity), true);
   };
-  const setActivity = (next: RunActivity) => {
+  const setActivity = (next: RunActivity, text = renderActivity(next)) => {
     if (closed) return;
-    const text = renderActivity(next);
     if (text === '' || text === activityText) return;
     activity = next;
     activityText = text;
-    live = { ...live, activity: next, last_activity: text };
-    bus.publish({ type: 'run-event', run: live, event: { type: 'activity', at: now(), data: activityEventData(next) } });
+    if (changeLive({ activity: next, last_activity: text })) {
+      bus.publish({ type: 'run-event', run: live, event: { type: 'activity', at: now(), data: activityEventData(next) } });
+    }
     const wait = activityIntervalMs - (nowMs() - lastWrite);
     if (wait <= 0) writeActivity();
     else pending ??= setTimeout(writeActivity, wait);
@@ -161,11 +196,12 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
 
   return {
     get live() {
-      return live;
+      return currentLive();
     },
     usage,
-    setActivity,
+    setActivity: (next) => setActivity(next),
     writePending,
+    appendCalls,
     stepStarted(stepNumber) {
       addEvent('step-start', { step: turns + 1 });
       if (stepNumber > 0 || activity === null || activity.kind === 'queued' || activity.kind === 'waiting_for_slot') setActivity(waitingForModel);
@@ -184,9 +220,10 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
     },
     toolCall(toolName, input) {
       const call = toolActivity(toolName, input);
-      addEvent('tool-call-start', { tool: toolName, label: renderActivity(call) });
+      const label = renderActivity(call);
+      addEvent('tool-call-start', { tool: toolName, label });
       // An ask for approval may have been shown before the call's stream part got here.
-      if (activity?.kind !== 'awaiting_approval') setActivity(call);
+      if (activity?.kind !== 'awaiting_approval') setActivity(call, label);
     },
     toolResult(toolName, ok) {
       addEvent('tool-call-end', { tool: toolName, ok });
@@ -197,7 +234,7 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
         setActivity({ kind: 'text', text: lastSentence(step.text.slice(-sentenceWindow)) });
       turns++;
       addUsage(usage, usageOf(step.usage));
-      live = { ...live, turns, usage: { ...usage } };
+      changeLive({ turns, usage: { ...usage } });
       // The loop goes on without waiting for the step's rows (the run's end waits for all of
       // them, and fails if one was refused).
       await steps.endStep(step.messages);
@@ -212,7 +249,7 @@ export function createRunRecorder(options: RunRecorderOptions): RunRecorder {
         const total = (base[key] ?? 0) + (reported[key] ?? 0);
         if (base[key] !== undefined || reported[key] !== undefined) usage[key] = total;
       }
-      live = { ...live, usage: { ...usage } };
+      changeLive({ usage: { ...usage } });
       stepPatch = { ...stepPatch, usage: { ...usage } };
       queueStepWrite();
     },

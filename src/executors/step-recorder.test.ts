@@ -69,4 +69,22 @@ describe('createStepRecorder', () => {
     expect(writes).toEqual(['append 1']);
     expect(published).toEqual([[4], [11], [20]]);
   });
+
+  it('appends the next step’s calls message after the held step in one write, and announces only the step', async () => {
+    const { store, writes } = fakeStore();
+    const published: number[][] = [];
+    const steps = createStepRecorder({
+      store,
+      sessionId: 'ses_a',
+      now: () => 't',
+      journal: { endStep: async () => ({ append: [results], rewrite: null, kept: stored(4) }), finish: async () => [] },
+      publish: (messages) => published.push(messages.map((message) => message.seq)),
+    });
+    await steps.endStep([assistant, results]);
+    const calls = await steps.flushWith({ session_id: 'ses_a', role: 'assistant', content: [], created_at: 't' });
+    expect(writes).toEqual(['append 2']);
+    expect(calls.seq).toBe(12);
+    expect(published).toEqual([[4, 11]]);
+    expect(steps.holding()).toBe(false);
+  });
 });

@@ -31,6 +31,11 @@ export interface StepRecorder {
   holding(): boolean;
   /** Writes the held steps and announces them; undefined when nothing was held. */
   flush(): Promise<void> | undefined;
+  /**
+   * Writes the held steps' messages and then `message` in one append (the message that keeps the
+   * next step's first calls), and announces the steps'; resolves with `message` as stored.
+   */
+  flushWith(message: NewMessage): Promise<MessageRecord>;
   /** Stores a result for every call of a step that never ended (stopped, failed), and announces it. */
   finish(reason?: 'loop-ended' | 'interrupted'): Promise<void>;
 }
@@ -44,11 +49,14 @@ export function createStepRecorder(options: StepRecorderOptions): StepRecorder {
   /** Stored calls' messages that already are their steps' whole assistant messages: announced with the step. */
   let kept: MessageRecord[] = [];
 
-  async function write(held: NewMessage[], rewritten: MessageRecord[], unchanged: MessageRecord[]): Promise<void> {
+  /** Appends `held` (and `next`, last), rewrites `rewritten`, announces the steps' messages; resolves with `next` as stored. */
+  async function write(held: NewMessage[], rewritten: MessageRecord[], unchanged: MessageRecord[], next?: NewMessage): Promise<MessageRecord | undefined> {
     // The results go first: until the calls' message is rewritten, they count as under way.
-    const stored = await store.appendMessages(held);
+    const stored = await store.appendMessages(next ? [...held, next] : held);
+    const appended = next ? stored.pop() : undefined;
     for (const rewrite of rewritten) await store.updateMessageContent(rewrite.session_id, rewrite.seq, rewrite.content);
     publish(unchanged.length + rewritten.length === 0 ? stored : [...unchanged, ...rewritten, ...stored].sort((a, b) => a.seq - b.seq));
+    return appended;
   }
 
   return {
@@ -64,9 +72,14 @@ export function createStepRecorder(options: StepRecorderOptions): StepRecorder {
     flush() {
       const [held, rewritten, unchanged] = [messages, rewrites, kept];
       [messages, rewrites, kept] = [[], [], []];
-      if (held.length > 0 || rewritten.length > 0) return write(held, rewritten, unchanged);
+      if (held.length > 0 || rewritten.length > 0) return write(held, rewritten, unchanged) as Promise<unknown> as Promise<void>;
       if (unchanged.length > 0) publish(unchanged);
       return undefined;
+    },
+    flushWith(message) {
+      const [held, rewritten, unchanged] = [messages, rewrites, kept];
+      [messages, rewrites, kept] = [[], [], []];
+      return write(held, rewritten, unchanged, message) as Promise<MessageRecord>;
     },
     async finish(reason) {
       publish(await journal.finish(reason));

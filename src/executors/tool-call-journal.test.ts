@@ -56,6 +56,31 @@ describe('createToolCallJournal', () => {
     await inner.close();
   });
 
+  it('appends a step’s calls message through appendCalls when given, and rewrites it in the store', async () => {
+    const inner = createSqliteStore({ path: ':memory:' });
+    await inner.createSession(sessionFixture({ id: 'ses_1' }));
+    const { store, writes } = counted(inner);
+    const given: unknown[] = [];
+    const journal = createToolCallJournal({
+      store,
+      sessionId: 'ses_1',
+      ownerId: 'owner_1',
+      now,
+      appendCalls: async (message) => {
+        given.push(message.content);
+        return (await inner.appendMessages([message]))[0];
+      },
+    });
+    await journal.record({ toolCallId: 'call_1', toolName: 'look', input: {} }, readTool);
+    const second = journal.record({ toolCallId: 'call_2', toolName: 'look', input: {} }, readTool);
+    await second;
+    expect(given).toHaveLength(1);
+    expect(writes).toEqual(['update 2']);
+    const [message] = await inner.listMessages('ses_1');
+    expect((message.content as unknown[]).length).toBe(2);
+    await inner.close();
+  });
+
   it('runs a call once the write holding it is done, and a call that can act outside the store once it is committed', async () => {
     const inner = createSqliteStore({ path: ':memory:' });
     await inner.createSession(sessionFixture({ id: 'ses_1' }));

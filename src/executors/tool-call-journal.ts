@@ -1,6 +1,6 @@
 import type { ModelMessage } from 'ai';
 import type { StartingToolCall, ToolCallOutcome, ToolCallRecorder } from '../loop/record-tool-calls.ts';
-import type { MessageRecord } from '../store/records.ts';
+import type { MessageRecord, NewMessage } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
 import { toolInfo } from '../tools/define-tool.ts';
 import type { Now } from '../util/clock.ts';
@@ -24,8 +24,11 @@ export interface ToolCallJournalOptions {
    */
   markCalls?: boolean;
   now: Now;
-  /** Called before a call is stored, so rows of earlier steps still held are written first. */
-  beforeRecord?: () => void;
+  /**
+   * Appends the message that keeps a step's first calls, after the messages of earlier steps
+   * still held (in one write, so they keep their order). @default `store.appendMessages`
+   */
+  appendCalls?: (message: NewMessage) => Promise<MessageRecord>;
 }
 
 /** The rows a finished step writes once some of its calls were stored as they started. */
@@ -95,7 +98,8 @@ export function createToolCallJournal(options: ToolCallJournalOptions): ToolCall
     waitingMustCommit = false;
     calls.push(...taken);
     if (stored === null) {
-      [stored] = await store.appendMessages([{ session_id: sessionId, role: 'assistant', content: [...calls], created_at: now() }]);
+      const message: NewMessage = { session_id: sessionId, role: 'assistant', content: [...calls], created_at: now() };
+      stored = options.appendCalls ? await options.appendCalls(message) : (await store.appendMessages([message]))[0];
     } else {
       await store.updateMessageContent(sessionId, stored.seq, [...calls]);
       stored = { ...stored, content: [...calls] };
@@ -111,7 +115,6 @@ export function createToolCallJournal(options: ToolCallJournalOptions): ToolCall
       // rows written after the call's, and commits keep the order of writes and never hold part
       // of one) runs once the write is acknowledged: a crash loses both together or neither.
       const info = toolInfo(tool);
-      options.beforeRecord?.();
       waiting.push(mark ? { type: 'tool-call', ...call, providerOptions: mark } : { type: 'tool-call', ...call });
       waitingMustCommit ||= info === undefined || info.risk !== 'read';
       if (nextWrite === null) {

@@ -1,4 +1,4 @@
-import type { HarnessDialect, HarnessEvent } from './harness-dialect.ts';
+import type { HarnessDialect, HarnessEvent, HarnessToolRules } from './harness-dialect.ts';
 
 /** Claude Code's tool names, as cadre's rules and activity line name them. */
 const toolNames: Readonly<Record<string, string>> = {
@@ -13,6 +13,9 @@ const toolNames: Readonly<Record<string, string>> = {
   LS: 'list_files',
 };
 
+/** Claude Code's tools cadre's rules are given to when it starts: those it maps, and its web tools (rated `network`). */
+const ownRuledTools = [...Object.keys(toolNames), 'WebFetch', 'WebSearch'];
+
 /**
  * Claude Code in print mode with stream-json both ways (`claude -p --output-format stream-json
  * --input-format stream-json --verbose`): the task goes in as a user message, its permission asks
@@ -24,6 +27,7 @@ export const claudeCodeDialect: HarnessDialect = {
   program: 'claude',
   install: 'npm install -g @anthropic-ai/claude-code',
   asksMidRun: true,
+  ruledTools: [...new Set(ownRuledTools.map((name) => toolNames[name] ?? name))],
 
   invocation(start) {
     // No settings files: their allow lists and modes would widen what cadre's rules allow.
@@ -39,6 +43,7 @@ export const claudeCodeDialect: HarnessDialect = {
       '--setting-sources',
       '',
     ];
+    args.push(...ruleArguments(start.tools ?? {}));
     args.push('--max-turns', String(start.maxTurns));
     if (start.system.trim() !== '') args.push('--append-system-prompt', start.system);
     if (start.model !== undefined) args.push('--model', start.model);
@@ -57,6 +62,21 @@ export const claudeCodeDialect: HarnessDialect = {
 
   toolName: (name) => toolNames[name] ?? name,
 };
+
+/**
+ * cadre's rules where Claude Code would otherwise use a tool without asking (Read, and Bash for
+ * commands it deems read-only): a tool cadre denies outright is not given to it
+ * (`--disallowedTools`), and one cadre may ask about gets an `ask` rule (`--settings`, which
+ * `--setting-sources ''` leaves in force), so that each of its uses comes to cadre as a prompt.
+ */
+function ruleArguments(tools: HarnessToolRules): string[] {
+  const decided = (decision: 'ask' | 'deny') => ownRuledTools.filter((name) => tools[toolNames[name] ?? name] === decision);
+  const [disallowed, ask] = [decided('deny'), decided('ask')];
+  const args: string[] = [];
+  if (disallowed.length > 0) args.push('--disallowedTools', disallowed.join(','));
+  if (ask.length > 0) args.push('--settings', JSON.stringify({ permissions: { ask } }));
+  return args;
+}
 
 /** The events of one line of Claude Code's stream-json output. */
 function parse(line: Record<string, unknown>): HarnessEvent[] {

@@ -82,6 +82,22 @@ describe('Claude Code', () => {
     });
   });
 
+  it("is not given the tools cadre's rules deny, and has an ask rule for those they may ask about, where it would not ask", async () => {
+    expect(claudeCodeDialect.ruledTools).toEqual(['bash', 'read_file', 'write_file', 'edit_file', 'grep', 'list_files', 'WebFetch', 'WebSearch']);
+    const { args } = await claudeCodeDialect.invocation({
+      ...start,
+      tools: { read_file: 'deny', grep: 'deny', bash: 'ask', edit_file: 'ask', WebFetch: 'ask' },
+    });
+    const at = (flag: string) => args[args.indexOf(flag) + 1];
+    expect(at('--disallowedTools')).toBe('Read,Grep');
+    expect(JSON.parse(at('--settings'))).toEqual({ permissions: { ask: ['Bash', 'Edit', 'MultiEdit', 'NotebookEdit', 'WebFetch'] } });
+    // Its settings files stay out all the same: these rules come from cadre alone.
+    expect(at('--setting-sources')).toBe('');
+    const none = await claudeCodeDialect.invocation({ ...start, tools: {} });
+    expect(none.args).not.toContain('--disallowedTools');
+    expect(none.args).not.toContain('--settings');
+  });
+
   it('answers an ask in its control protocol', () => {
     const ask = { type: 'ask' as const, id: 'r1', tool: 'Bash', input: { command: 'ls' } };
     expect(JSON.parse(claudeCodeDialect.answer!(ask, { allow: true }))).toEqual({

@@ -2,8 +2,8 @@ import { isAbsolute, relative } from 'node:path';
 import type { ApprovalBroker } from '../approvals/approval-broker.ts';
 import { groupRules } from '../approvals/approval-broker.ts';
 import type { AgentDefinition } from '../agents/agent-definition.ts';
-import type { PermissionCall, PermissionRisk } from '../permissions/permission-rule.ts';
-import { compilePermissions, decidePermission, type DecidedRule, type PermissionsConfig } from '../permissions/permissions.ts';
+import type { PermissionCall, PermissionDecision, PermissionRisk } from '../permissions/permission-rule.ts';
+import { compilePermissions, decidePermission, type DecidedRule, type PermissionLayers, type PermissionsConfig } from '../permissions/permissions.ts';
 import { clampActivity, toolActivity } from '../runs/activity.ts';
 import type { RunRecord } from '../store/records.ts';
 import type { Store } from '../store/store.ts';
@@ -74,17 +74,59 @@ export function createHarnessApprover(options: HarnessApproverOptions): HarnessA
   };
 }
 
-/** Decides a call with the configuration's, the agent's and the session's rules. */
-function createDecider(options: HarnessApproverOptions) {
+/** The configuration's, the agent's and the session's rules for a run, and its primary session. */
+function createLayers(options: HarnessApproverOptions) {
   const rules = compilePermissions(options.permissions, 'permissions');
   const agentRules = new WeakMap<object, DecidedRule[]>();
-  return async (run: RunRecord, agent: AgentDefinition, request: PermissionCall) => {
+  return async (run: RunRecord, agent: AgentDefinition): Promise<{ sessionId: string; layers: PermissionLayers }> => {
     let ownRules = agentRules.get(agent);
     if (!ownRules) agentRules.set(agent, (ownRules = compilePermissions(agent.permissions, `agent '${agent.name}'`)));
     const sessionId = await options.primarySessionOf(run.parent_session_id);
     const sessionRules = compilePermissions(groupRules(await options.store.listSessionRules(sessionId)), 'session rules');
-    return { sessionId, verdict: decidePermission({ rules, agentRules: ownRules, sessionRules }, request) };
+    return { sessionId, layers: { rules, agentRules: ownRules, sessionRules } };
   };
+}
+
+/** Decides a call with the configuration's, the agent's and the session's rules. */
+function createDecider(options: HarnessApproverOptions) {
+  const layersOf = createLayers(options);
+  return async (run: RunRecord, agent: AgentDefinition, request: PermissionCall) => {
+    const { sessionId, layers } = await layersOf(run, agent);
+    return { sessionId, verdict: decidePermission(layers, request) };
+  };
+}
+
+/**
+ * cadre's rules on the tools a program that asks mid-run would use without asking (Claude Code's
+ * Read, its read-only Bash commands): for each of cadre's tools it names, `deny` where every call
+ * of it is denied, `ask` where some call of it may be asked about or denied (each of its uses must
+ * then come to cadre, which decides it with its argument), left out where every call is allowed.
+ */
+export function createHarnessToolRules(options: HarnessApproverOptions): NonNullable<HarnessExecutorOptions['toolRules']> {
+  const layersOf = createLayers(options);
+  return async (run, agent, tools) => {
+    const { layers } = await layersOf(run, agent);
+    const decided: Record<string, 'ask' | 'deny'> = {};
+    for (const tool of tools) {
+      const decision = toolDecision(layers, tool, risks[tool] ?? 'network');
+      if (decision !== 'allow') decided[tool] = decision;
+    }
+    return decided;
+  };
+}
+
+/**
+ * What the rules say of every call of a tool: `deny` only where no rule with an argument pattern
+ * could let one through, `allow` only where none could ask about or deny one, else `ask`.
+ */
+export function toolDecision(layers: PermissionLayers, tool: string, risk: PermissionRisk): PermissionDecision {
+  const blanket = decidePermission(layers, { tool, risk }).decision;
+  const patterns = [...layers.rules, ...(layers.agentRules ?? []), ...(layers.sessionRules ?? [])].filter(
+    ({ rule }) => rule.kind === 'argument' && rule.tool === tool,
+  );
+  if (blanket === 'deny') return patterns.some(({ decision }) => decision !== 'deny') ? 'ask' : 'deny';
+  if (blanket === 'ask') return 'ask';
+  return patterns.some(({ decision }) => decision !== 'allow') ? 'ask' : 'allow';
 }
 
 /**
@@ -95,7 +137,7 @@ function createDecider(options: HarnessApproverOptions) {
  */
 export function createHarnessAllowance(options: HarnessApproverOptions): NonNullable<HarnessExecutorOptions['allowance']> {
   const decide = createDecider(options);
-  return async function allowance(run, agent, signal, live) {
+  return async function allowance(run, agent, signal, live, cwd) {
     const write = await decide(run, agent, { tool: 'write_file', risk: 'write', argument: undefined });
     const exec = await decide(run, agent, { tool: 'bash', risk: 'exec', argument: undefined });
     const network = await decide(run, agent, { tool: 'web_fetch', risk: 'network', argument: undefined });
@@ -109,7 +151,8 @@ export function createHarnessAllowance(options: HarnessApproverOptions): NonNull
     );
     if (asked.length === 0) return allowed;
     const program = agent.harness ?? 'program';
-    const argument = `${asked.join(' and ')} in ${options.workspaceOf(run.id)}`;
+    // Where the program works: the run's worktree, for a run that has one.
+    const argument = `${asked.join(' and ')} in ${cwd}`;
     live.setActivity({ kind: 'awaiting_approval', tool: program, argument: clampActivity(argument, 200) });
     live.writePending();
     const approval = await options.broker.request(
@@ -124,6 +167,9 @@ export function createHarnessAllowance(options: HarnessApproverOptions): NonNull
       },
       signal,
     );
+    // Answered: the program starts and waits on its model until its first event says more.
+    live.setActivity({ kind: 'waiting_for_model' });
+    live.writePending();
     if (approval.status !== 'approved') return allowed;
     return { ...allowed, write: allowed.write || write.verdict.decision === 'ask', exec: allowed.exec || exec.verdict.decision === 'ask' };
   };

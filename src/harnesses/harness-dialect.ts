@@ -20,7 +20,16 @@ export interface HarnessStart {
   outputSchema?: Record<string, unknown>;
   /** Whether cadre's rules let the program write in its workspace and run commands without asking. */
   allowed: HarnessAllowance;
+  /**
+   * For a program that asks mid-run: cadre's tools (by cadre's names) its rules deny outright (the
+   * program is not given them) or may ask about (each use must come to cadre, even one the program
+   * would make without asking). A tool not named is one cadre's rules allow outright.
+   */
+  tools?: HarnessToolRules;
 }
+
+/** cadre's decision on each of its tools a program's tools map to, where it is not `allow` (see {@link HarnessStart.tools}). */
+export type HarnessToolRules = Readonly<Record<string, 'ask' | 'deny'>>;
 
 /** What cadre's rules let a program that cannot ask mid-run do (it is asked once before, where a rule asks). */
 export interface HarnessAllowance {
@@ -64,6 +73,8 @@ export interface HarnessDialect {
   readonly install: string;
   /** Whether it asks cadre before each tool use (else it gets its sandbox from cadre's rules before it starts). */
   readonly asksMidRun: boolean;
+  /** The tools, by cadre's names ({@link toolName}), that the program is started with cadre's rules on ({@link HarnessStart.tools}). */
+  readonly ruledTools?: readonly string[];
   invocation(start: HarnessStart): HarnessInvocation | Promise<HarnessInvocation>;
   /** A reader of one invocation's output: the events of each JSON line (an object); none for a line it has no use for. */
   createParser(): (line: Record<string, unknown>) => HarnessEvent[];

@@ -21,7 +21,7 @@ import { codexDialect } from './codex-dialect.ts';
 import { opencodeDialect } from './opencode-dialect.ts';
 import { startContained, type Containment, type ContainedProcess } from './contained-process.ts';
 import { displayName, findHarnessProgram, missingProgramMessage, type HarnessCommands } from './find-harness-program.ts';
-import type { HarnessAllowance, HarnessDialect, HarnessEvent } from './harness-dialect.ts';
+import type { HarnessAllowance, HarnessDialect, HarnessEvent, HarnessToolRules } from './harness-dialect.ts';
 import { createHarnessSteps, type HarnessSteps } from './harness-steps.ts';
 import { endLeftProgram } from './end-left-program.ts';
 import { createStderrTail } from './stderr-tail.ts';
@@ -54,8 +54,13 @@ export interface HarnessExecutorOptions extends LoopContext {
   workspaceOf: (run: RunRecord) => string | Promise<string>;
   /** Answers the program's asks. @default every ask denied */
   approve?: HarnessApprover;
-  /** What a program that cannot ask mid-run is allowed, from cadre's rules (asking once where a rule asks). @default nothing */
-  allowance?: (run: RunRecord, agent: AgentDefinition, signal: AbortSignal, live: RunLive) => Promise<HarnessAllowance>;
+  /** What a program that cannot ask mid-run is allowed in `cwd` (where it works), from cadre's rules (asking once where a rule asks). @default nothing */
+  allowance?: (run: RunRecord, agent: AgentDefinition, signal: AbortSignal, live: RunLive, cwd: string) => Promise<HarnessAllowance>;
+  /**
+   * cadre's rules on the tools a program that asks mid-run would use without asking (its
+   * {@link HarnessDialect.ruledTools}), given to it as it starts. @default none: its own defaults
+   */
+  toolRules?: (run: RunRecord, agent: AgentDefinition, tools: readonly string[]) => Promise<HarnessToolRules>;
   /** How long a program may print nothing while it waits for its model. @default 600000 */
   modelTimeoutMs?: number;
   budget?: TokenBudget;
@@ -156,7 +161,8 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
         const taken = run.harness?.session_id && messages?.waiting() ? await messages.take() : [];
         // A run in its own worktree starts its program there (the executor seam's place).
         const [first, previous, cwd] = await Promise.all([promptOf(run, taken), previousSession(run), context?.place?.cwd ?? options.workspaceOf(run)]);
-        const allowed = dialect.asksMidRun ? noAllowance : ((await options.allowance?.(run, agent, signal, live)) ?? noAllowance);
+        const allowed = dialect.asksMidRun ? noAllowance : ((await options.allowance?.(run, agent, signal, live, cwd)) ?? noAllowance);
+        const tools = dialect.asksMidRun && dialect.ruledTools ? await options.toolRules?.(run, agent, dialect.ruledTools) : undefined;
         let prompt = first;
         let sessionId = previous;
         let turns = run.turns;
@@ -173,6 +179,7 @@ export function createHarnessExecutor(options: HarnessExecutorOptions): RunExecu
             ...(sessionId !== undefined ? { sessionId } : {}),
             scratch,
             allowed,
+            ...(tools ? { tools } : {}),
             ...(run.output_schema ? { outputSchema: run.output_schema } : {}),
           });
           const program = startContained(found.path, invocation.args, {

@@ -3,8 +3,8 @@ export { detectContainment, startContained, type Containment, type ContainedProc
 export { displayName, findHarnessProgram, missingProgramMessage, programVersion, type FoundProgram, type HarnessCommands } from './find-harness-program.ts';
 export { codexDialect } from './codex-dialect.ts';
 export { opencodeDialect } from './opencode-dialect.ts';
-export { createHarnessAllowance, createHarnessApprover, type HarnessApproverOptions } from './harness-approver.ts';
-export type { HarnessAllowance, HarnessDialect, HarnessEvent, HarnessInvocation, HarnessName, HarnessStart } from './harness-dialect.ts';
+export { createHarnessAllowance, createHarnessApprover, createHarnessToolRules, toolDecision, type HarnessApproverOptions } from './harness-approver.ts';
+export type { HarnessAllowance, HarnessDialect, HarnessEvent, HarnessInvocation, HarnessName, HarnessStart, HarnessToolRules } from './harness-dialect.ts';
 export { createHarnessExecutor, harnessDialects, type HarnessApprover, type HarnessAsk, type HarnessExecutorOptions } from './harness-executor.ts';
 export { routeHarnessRuns } from './route-harness-runs.ts';
 export { describeHarness, describeHarnessLine, type DescribeHarnessOptions, type HarnessDecision, type HarnessReport } from './describe-harness.ts';

@@ -34,6 +34,18 @@ describe('createRunBus', () => {
     expect(everything).toHaveBeenCalledTimes(1);
   });
 
+  it('says whether an event of a session would reach anyone', () => {
+    const bus = createRunBus();
+    expect(bus.heard('ses_a')).toBe(false);
+    const unsubscribe = bus.subscribe(() => {}, { sessionId: 'ses_a' });
+    expect([bus.heard('ses_a'), bus.heard('ses_b')]).toEqual([true, false]);
+    unsubscribe();
+    const off = bus.subscribe(() => {});
+    expect(bus.heard('ses_b')).toBe(true);
+    off();
+    expect(bus.heard('ses_a')).toBe(false);
+  });
+
   it('adds a session a scoped listener follows, and forgets a listener once it unsubscribes', () => {
     const bus = createRunBus();
     const listener = vi.fn();

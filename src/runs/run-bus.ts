@@ -52,6 +52,11 @@ export interface RunBus {
   subscribe(listener: CadreListener, interest?: CadreInterest): () => void;
   /** Adds a session to a scoped listener's family (a run of the session that started before it subscribed). */
   follow(listener: CadreListener, sessionId: string): void;
+  /**
+   * Whether an event of session `sessionId` (see {@link sessionOfEvent}) would reach any listener
+   * now: when not, a publisher may skip building it (publishing it would do nothing).
+   */
+  heard(sessionId: string): boolean;
 }
 
 /** A scoped listener and the sessions of its family. */
@@ -119,5 +124,6 @@ export function createRunBus({ onListenerError = reportToDefaultLogger } = {}): 
       const scoped = scopedOf.get(listener);
       if (scoped) join(scoped, sessionId);
     },
+    heard: (sessionId) => everything.size > 0 || bySession.has(sessionId),
   };
 }

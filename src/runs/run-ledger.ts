@@ -161,15 +161,17 @@ export function createRunLedger({ store, bus, now, coordination, traceContext }:
       return run;
     },
 
-    async record(run, events, patch) {
+    record(run, events, patch) {
       const at = now();
       const rows: NewRunEvent[] = events.map((event) => ({ run_id: run.id, at: event.at ?? at, type: event.type, data: event.data }));
-      // Announced once written, with the seq the store gave them.
-      if (patch === undefined) await store.appendRunEvents(rows);
-      else if (!(await store.patchRun(run.id, patch, rows))) return;
-      rows.forEach((row, index) => {
-        if (!events[index].announced) bus.publish({ type: 'run-event', run: events[index].run ?? run, event: { ...row, seq: row.seq ?? 0 } });
-      });
+      // Announced once written, with the seq the store gave them (to no one: not built).
+      const announce = (written: unknown) => {
+        if (written === false || !bus.heard(run.parent_session_id)) return;
+        rows.forEach((row, index) => {
+          if (!events[index].announced) bus.publish({ type: 'run-event', run: events[index].run ?? run, event: { ...row, seq: row.seq ?? 0 } });
+        });
+      };
+      return (patch === undefined ? store.appendRunEvents(rows) : store.patchRun(run.id, patch, rows)).then(announce);
     },
   };
 }

@@ -24,7 +24,7 @@ import { createInProcessExecutor } from '../executors/in-process-executor.ts';
 import type { LoopContext } from '../executors/loop-context.ts';
 import { createQueueExecutor } from '../executors/queue-executor.ts';
 import { createRunSetup } from '../executors/run-setup.ts';
-import { createHarnessAllowance, createHarnessApprover } from '../harnesses/harness-approver.ts';
+import { createHarnessAllowance, createHarnessApprover, createHarnessToolRules } from '../harnesses/harness-approver.ts';
 import { createHarnessExecutor } from '../harnesses/harness-executor.ts';
 import { routeHarnessRuns } from '../harnesses/route-harness-runs.ts';
 import { defaultLogger } from '../logging/default-logger.ts';
@@ -226,6 +226,7 @@ export function createCadreRuntime(options: CadreOptions): CadreRuntime {
     modelTimeoutMs: limits.modelTimeoutMs,
     approve: createHarnessApprover({ store, broker, permissions: options.permissions, primarySessionOf, workspaceOf }),
     allowance: createHarnessAllowance({ store, broker, permissions: options.permissions, primarySessionOf, workspaceOf }),
+    toolRules: createHarnessToolRules({ store, broker, permissions: options.permissions, primarySessionOf, workspaceOf }),
   });
   // Runs with a worktree of their own work there, and their changes are committed when they end.
   const executor = withRunWorktrees(

@@ -117,6 +117,7 @@ describe('runs in their own git worktree', () => {
     expect(git(repo, 'status', '--porcelain')).toBe('?? draft.txt\n');
     const output = toolOutputs(messages, 'agent')[0];
     expect(output).toContain(`worktree: cadre/${run.id} (1 file changed, +2 -0)`);
+    expect(output).toContain(`(made from ${run.worktree!.base.slice(0, 12)}; uncommitted changes of the workspace were not in it)`);
   });
 
   it('leaves nothing for a run that changed nothing, and runs without isolation in the workspace', async () => {

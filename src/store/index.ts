@@ -38,6 +38,7 @@ export type { StoreView } from './store-view.ts';
 export { createSqliteStore, type SqliteStoreOptions } from './sqlite/sqlite-store.ts';
 export { openStore, type OpenStoreOptions } from './open-store.ts';
 export { StoreFailureError, type StoreFailureKind } from './store-failure-error.ts';
+export { MissingResultError } from './core/result-refs.ts';
 export { renderActivity, type ActivityEventData, type RunActivity, type RunActivityKind } from './run-activity.ts';
 export { redactConnectionString } from './redact-connection-string.ts';
 export { redactSecrets, redactSecretsDeep } from './redact-secrets.ts';

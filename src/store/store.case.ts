@@ -7,6 +7,7 @@ import { activityCases } from './store-activity.case.ts';
 import { runCases } from './store-runs.case.ts';
 import { sessionCases } from './store-sessions.case.ts';
 import { workflowCases } from './store-workflows.case.ts';
+import { answerCases } from './store-answers.case.ts';
 
 /** Extra abilities of an engine that some cases need. */
 export interface StoreCaseOptions {
@@ -14,6 +15,8 @@ export interface StoreCaseOptions {
   reopen?: (store: Store) => Promise<Store>;
   /** Writes `text` into run `runId`'s stored activity as a build before typed activity did (raw SQL). */
   writeTextActivity?: (store: Store, runId: string, text: string) => Promise<void>;
+  /** The `content` column of a stored (flushed) message as the engine keeps it (raw SQL). */
+  storedContent?: (store: Store, sessionId: string, seq: number) => Promise<string>;
 }
 
 /** What each group of cases gets: the store of the current test, and the engine's abilities. */
@@ -23,6 +26,8 @@ export interface StoreCaseContext {
   reopen: (() => Promise<Store>) | null;
   /** Stores a text-only activity line as an older build did; null where the engine cannot. */
   writeTextActivity: ((runId: string, text: string) => Promise<void>) | null;
+  /** The stored `content` column of a flushed message; null where the engine cannot tell. */
+  storedContent: ((sessionId: string, seq: number) => Promise<string>) | null;
 }
 
 /**
@@ -55,6 +60,7 @@ export function runStoreCases(name: string, makeStore: () => Promise<Store>, opt
           }
         : null,
       writeTextActivity: options.writeTextActivity ? (runId, text) => options.writeTextActivity!(context.store(), runId, text) : null,
+      storedContent: options.storedContent ? (sessionId, seq) => options.storedContent!(context.store(), sessionId, seq) : null,
     };
 
     sessionCases(context);
@@ -64,5 +70,6 @@ export function runStoreCases(name: string, makeStore: () => Promise<Store>, opt
     approvalCases(context);
     notificationCases(context);
     workflowCases(context);
+    answerCases(context);
   });
 }

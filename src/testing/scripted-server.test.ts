@@ -114,7 +114,8 @@ describe('startScriptedServer', () => {
     const error = await generateText({ model, prompt: 'hi', maxRetries: 0, abortSignal: AbortSignal.timeout(50) }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(Error);
     await server.close();
-    expect(performance.now() - started).toBeLessThan(2_000);
+    // Far under the 20 s delay, with room for a busy machine.
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it('clears its timer as soon as the client disconnects during a delay', async () => {
@@ -126,7 +127,7 @@ describe('startScriptedServer', () => {
     await vi.waitFor(() => expect(server.requests).toHaveLength(1));
     controller.abort();
     await pending;
-    await vi.waitFor(() => expect(timers()).toBeLessThanOrEqual(before));
+    await vi.waitFor(() => expect(timers()).toBeLessThanOrEqual(before), { timeout: 5_000 });
   });
 
   it('closes promptly while a stream is paused between chunks', async () => {
@@ -136,7 +137,8 @@ describe('startScriptedServer', () => {
     expect((await reader.next()).value).toBe('one ');
     const started = performance.now();
     await server.close();
-    expect(performance.now() - started).toBeLessThan(1_000);
+    // Far under the 20 s pause, with room for a busy machine.
+    expect(performance.now() - started).toBeLessThan(5_000);
   });
 
   it('keeps concurrent conversations apart and matches each to its rule', async () => {

@@ -43,6 +43,18 @@ describe.skipIf(!postgresUrl)(`postgres store${postgresReason}`, () => {
         await client.query(`UPDATE ${schemaOf.get(store)!}.runs SET last_activity = $1 WHERE id = $2`, [text, runId]);
         await client.end();
       },
+      async storedContent(store, sessionId, seq) {
+        await store.flush();
+        const pg = (await import('pg')).default;
+        const client = new pg.Client({ connectionString: postgresUrl });
+        await client.connect();
+        try {
+          const { rows } = await client.query(`SELECT content FROM ${schemaOf.get(store)!}.messages WHERE session_id = $1 AND seq = $2`, [sessionId, seq]);
+          return rows[0].content as string;
+        } finally {
+          await client.end();
+        }
+      },
     },
   );
 

@@ -1,4 +1,4 @@
-import type { ApprovalPreview, ApprovalRecord, MessageRecord, SessionRecord, Usage } from '../records.ts';
+import type { ApprovalPreview, ApprovalRecord, SessionRecord, Usage } from '../records.ts';
 
 type Row = Record<string, unknown>;
 
@@ -70,17 +70,6 @@ export function usageOfRow(row: { input_tokens: unknown; output_tokens: unknown;
   if (read > 0) usage.cache_read_tokens = read;
   if (written > 0) usage.cache_write_tokens = written;
   return usage;
-}
-
-/** A `messages` row as a record. */
-export function messageFromRow(row: Row): MessageRecord {
-  return {
-    session_id: row.session_id as string,
-    seq: row.seq as number,
-    role: row.role as MessageRecord['role'],
-    content: JSON.parse(row.content as string),
-    created_at: row.created_at as string,
-  };
 }
 
 /** A session as `sessionFromRow` reads it back, from the record it was created with. */

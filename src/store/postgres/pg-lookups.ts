@@ -1,5 +1,6 @@
 import type { MessageRecord, RunRecord, SessionRecord } from '../records.ts';
-import { messageFromRow, sessionFromRow } from '../core/record-rows.ts';
+import { sessionFromRow } from '../core/record-rows.ts';
+import { messagesFromRows, refsPrefix, type MessageRow } from '../core/result-refs.ts';
 import { runColumnList, runFromRow } from '../core/run-rows.ts';
 import type { PgMergeable } from './pg-outbox.ts';
 
@@ -46,6 +47,20 @@ export function runOp(id: string): PgMergeable<string, RunRecord | null> {
   };
 }
 
+/** The result texts that came with message rows referring to runs (`result_texts`: each run's id, a space, its result as stored). */
+function resultTexts(rows: readonly Row[]): Map<string, string | null> {
+  const texts = new Map<string, string | null>();
+  for (const row of rows) {
+    for (const entry of (row.result_texts as Array<string | null> | null) ?? []) {
+      // A run without a result gives NULL: the message then cannot be read (see `MissingResultError`).
+      if (entry === null) continue;
+      const space = entry.indexOf(' ');
+      texts.set(entry.slice(0, space), (JSON.parse(entry.slice(space + 1)) as { text?: string }).text ?? null);
+    }
+  }
+  return texts;
+}
+
 /** A session's messages after a seq, in order. */
 export function messagesOp(sessionId: string, afterSeq: number): PgMergeable<{ sessionId: string; afterSeq: number }, MessageRecord[]> {
   return {
@@ -53,15 +68,19 @@ export function messagesOp(sessionId: string, afterSeq: number): PgMergeable<{ s
     input: { sessionId, afterSeq },
     build: (inputs) => ({
       // A lateral subquery per session, not a join: a join may scan every message of every session.
+      // A content that refers to runs' results (see result-refs.ts) comes with them: the run ids
+      // are read from its start as text (no JSON is parsed on the server), the results as stored.
       text: `SELECT wanted.ord, listed.* FROM unnest($1::text[], $2::int[]) WITH ORDINALITY AS wanted(session_id, after_seq, ord)
-        CROSS JOIN LATERAL (SELECT * FROM messages WHERE messages.session_id = wanted.session_id AND messages.seq > wanted.after_seq ORDER BY messages.seq) listed
+        CROSS JOIN LATERAL (SELECT messages.*, CASE WHEN starts_with(messages.content, '${refsPrefix}') THEN (SELECT array_agg(runs.id || ' ' || runs.result) FROM runs
+          WHERE runs.id = ANY(string_to_array(replace(split_part(substr(messages.content, ${refsPrefix.length + 1}), ']', 1), '"', ''), ','))) END AS result_texts
+          FROM messages WHERE messages.session_id = wanted.session_id AND messages.seq > wanted.after_seq ORDER BY messages.seq) listed
         ORDER BY wanted.ord, listed.seq`,
       values: [inputs.map((input) => input.sessionId), inputs.map((input) => input.afterSeq)],
     }),
     split(rows: readonly Row[], inputs) {
-      const lists = inputs.map((): MessageRecord[] => []);
-      for (const row of rows) lists[Number(row.ord) - 1].push(messageFromRow(row));
-      return lists;
+      const lists = inputs.map((): Row[] => []);
+      for (const row of rows) lists[Number(row.ord) - 1].push(row);
+      return lists.map((list) => messagesFromRows(list as unknown as MessageRow[], () => resultTexts(list)));
     },
   };
 }

@@ -14,7 +14,7 @@ type MessageMethods = Pick<Store, 'appendMessages' | 'listMessages' | 'updateMes
  * A session's messages on Postgres: appends to a session whose last seq is known are held (see
  * `createPgBatches`); a notification's message is committed with its runs' delivery marks.
  */
-export function createPgMessages({ batches, name, lookup, ordered, refusal, messageSeqs, learnEvents }: PgStoreContext): MessageMethods {
+export function createPgMessages({ batches, name, lookup, ordered, refusal, messageSeqs, learnEvents, answers }: PgStoreContext): MessageMethods {
   /**
    * Reads first (locked runs, the message's place) and writes in one go after, so that
    * deliveries in one batch cost one more round trip together.
@@ -82,7 +82,10 @@ export function createPgMessages({ batches, name, lookup, ordered, refusal, mess
         )
         .then((result) => {
           if (result.message) messageSeqs.learn(sessionId, result.message.seq);
-          for (const change of result.runs) learnEvents(change.events);
+          for (const change of result.runs) {
+            learnEvents(change.events);
+            answers.note(change.run);
+          }
           return result;
         }),
     );
@@ -93,7 +96,7 @@ export function createPgMessages({ batches, name, lookup, ordered, refusal, mess
       if (messages.length === 0) return refusal() ? Promise.reject(refusal()) : Promise.resolve([]);
       const sessions = [...new Set(messages.map((message) => message.session_id))];
       return whenValid(
-        () => messages.map((message) => JSON.stringify(message.content ?? null)),
+        () => messages.map((message) => answers.encode(message.session_id, message.content, message.role === 'user')),
         (contents) =>
           ordered(
             sessions.map((id) => `s:${id}`),
@@ -152,7 +155,7 @@ export function createPgMessages({ batches, name, lookup, ordered, refusal, mess
 
     updateMessageContent(sessionId, seq, content) {
       return whenValid(
-        () => JSON.stringify(content ?? null),
+        () => answers.encode(sessionId, content, false),
         (encoded) =>
           ordered([`s:${sessionId}`], () => {
             const segment = batches.held();
@@ -165,7 +168,7 @@ export function createPgMessages({ batches, name, lookup, ordered, refusal, mess
     },
 
     commitMessage({ session_id: sessionId, seq, role, content, created_at: createdAt, runs }) {
-      const check = () => ({ encoded: JSON.stringify(content ?? null), fields: runs.map((change) => runFields(change.patch)) });
+      const check = () => ({ encoded: answers.encode(sessionId, content, role === 'user'), fields: runs.map((change) => runFields(change.patch)) });
       return whenValid(check, (prepared) => commit({ session_id: sessionId, seq, role, content, created_at: createdAt, runs }, prepared));
     },
   };

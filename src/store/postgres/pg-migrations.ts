@@ -223,6 +223,16 @@ export const pgMigrations: readonly PgMigration[] = [
       ALTER TABLE runs ADD COLUMN harness TEXT;
     `,
   },
+  {
+    version: 10,
+    name: "a subagent's answer stored once: messages may refer to a run's result",
+    // As the SQLite store's schema 14: no table changes; a message's `content` may be the JSON
+    // object {"cadre_result_of": [run ids], "content": ...} (see store/core/result-refs.ts), which
+    // an older build must not read, so it refuses the database.
+    sql: `
+      -- messages.content may refer to runs.result (cadre_result_of)
+    `,
+  },
 ];
 
 /** The advisory lock that serializes migrations of every cadre process on one database. */

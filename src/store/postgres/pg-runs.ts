@@ -29,7 +29,7 @@ const runEventRowsSql =
  * whose patch depends on the run (a run's end) is sent at once, guarded by the whole row being
  * as this process last left it, and reads the run first only when that guard fails.
  */
-export function createPgRuns({ batches, name, write, read, lookup, ordered, refusal, eventSeqs, known, learnEvents }: PgStoreContext): RunMethods {
+export function createPgRuns({ batches, name, write, read, lookup, ordered, refusal, eventSeqs, known, learnEvents, answers }: PgStoreContext): RunMethods {
   /** Holds events of runs whose last seq is known, each taking the next one. */
   function holdEvents(segment: HeldSegment, events: readonly NewRunEvent[], data: readonly string[]): void {
     events.forEach((event, index) => {
@@ -70,6 +70,7 @@ export function createPgRuns({ batches, name, write, read, lookup, ordered, refu
               // What a read of the row would give (JSON fields as stored, the activity as decoded).
               known.keep(runFromRow(values));
               learnEvents([event]);
+              answers.note(run);
             }),
         ),
       );
@@ -98,9 +99,13 @@ export function createPgRuns({ batches, name, write, read, lookup, ordered, refu
               return run;
             });
           };
+          // Committed: messages written from now on may refer to the run's answer.
           const done = (run: RunRecord | null) => {
             learnEvents([event]);
-            if (run) known.learn(run);
+            if (run) {
+              known.learn(run);
+              answers.note(run);
+            }
             return run;
           };
           // patchFor decides on the run as it stands: locked and read first, unless this process
@@ -132,7 +137,10 @@ export function createPgRuns({ batches, name, write, read, lookup, ordered, refu
               )
               .then((run) => {
                 learnEvents(events);
-                if (run) known.learn(run);
+                if (run) {
+                  known.learn(run);
+                  answers.note(run);
+                }
                 return run;
               }),
           ),
@@ -193,7 +201,11 @@ export function createPgRuns({ batches, name, write, read, lookup, ordered, refu
     },
 
     getRun(id) {
-      return lookup(runOp(id));
+      return lookup(runOp(id)).then((run) => {
+        // Committed (a worker may have ended it): the messages this process writes next may refer to its answer.
+        if (run !== null && run.result !== null) answers.note(run);
+        return run;
+      });
     },
 
     async listRuns(query) {

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { NewRunEvent } from '../records.ts';
 import type { KnownRuns } from '../core/known-runs.ts';
+import type { AnswerIndex } from '../core/result-refs.ts';
 import type { SeqCounters } from '../core/seq-counters.ts';
 import type { PgBatches, PgWork, PgWorkOptions } from './pg-batches.ts';
 import type { PgMergeable } from './pg-outbox.ts';
@@ -32,4 +33,6 @@ export interface PgStoreContext {
   known: KnownRuns;
   /** After a commit: the seqs of events written in SQL are known now. */
   learnEvents: (events: readonly NewRunEvent[]) => void;
+  /** The answers of finished runs this process committed lately, which messages are stored referring to. */
+  answers: AnswerIndex;
 }

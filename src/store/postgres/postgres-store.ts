@@ -15,6 +15,7 @@ import { migratePostgres } from './pg-migrations.ts';
 import { createPgMessages } from './pg-messages.ts';
 import { createPgRuns } from './pg-runs.ts';
 import { sessionOp, sessionRowOp } from './pg-lookups.ts';
+import { createAnswerIndex } from '../core/result-refs.ts';
 import type { PgMergeable } from './pg-outbox.ts';
 import { insertSessionOp } from './pg-session-writes.ts';
 import type { PgStoreContext } from './pg-store-context.ts';
@@ -204,7 +205,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     return held;
   }
 
-  const context: PgStoreContext = { batches, name, write, read, lookup, ordered, refusal, eventSeqs, messageSeqs, known, learnEvents };
+  // A finished run's answer is stored once, in its result: messages that repeat it refer to it.
+  const answers = createAnswerIndex();
+  const context: PgStoreContext = { batches, name, write, read, lookup, ordered, refusal, eventSeqs, messageSeqs, known, learnEvents, answers };
   const store: Store = {
     description: `postgres:${label}`,
 

@@ -249,6 +249,17 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE runs ADD COLUMN harness TEXT;
     `,
   },
+  {
+    version: 14,
+    name: "a subagent's answer stored once: messages may refer to a run's result",
+    // No table changes: from this version on, a message's `content` may be the JSON object
+    // {"cadre_result_of": [run ids], "content": ...} where the text of a finished run's result
+    // stood (see store/core/result-refs.ts). Rows stored earlier, with the full text, read as they
+    // did; an older build, which would read such a message as it is stored, refuses the file.
+    sql: `
+      -- messages.content may refer to runs.result (cadre_result_of)
+    `,
+  },
 ];
 
 /** The newest schema version this build writes. */

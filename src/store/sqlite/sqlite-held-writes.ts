@@ -188,11 +188,6 @@ export function createSqliteHeldWrites(prepared: (sql: string) => StatementSync)
   };
 }
 
-/** A held message as a record. */
-export function heldMessageRecord(row: HeldMessage): MessageRecord {
-  return { session_id: row.key, seq: row.seq, role: row.role as MessageRecord['role'], content: JSON.parse(row.content), created_at: row.created_at };
-}
-
 /** A held event as a record. */
 export function heldEventRecord(row: HeldEvent): RunEventRecord {
   return { run_id: row.key, seq: row.seq, at: row.at, type: row.type as RunEventRecord['type'], data: JSON.parse(row.data) as RunEventRecord['data'] };

@@ -38,6 +38,15 @@ runStoreCases(
       database.prepare('UPDATE runs SET last_activity = ? WHERE id = ?').run(text, runId);
       database.close();
     },
+    async storedContent(store, sessionId, seq) {
+      await store.flush();
+      const database = new DatabaseSync(pathOf.get(store)!, { readOnly: true });
+      try {
+        return (database.prepare('SELECT content FROM messages WHERE session_id = ? AND seq = ?').get(sessionId, seq) as { content: string }).content;
+      } finally {
+        database.close();
+      }
+    },
   },
 );
 
@@ -103,7 +112,8 @@ describe('sqlite store across connections', () => {
     expect(await store.listRuns({ stop_requested: true })).toHaveLength(25);
     expect((await store.getRun('run_0'))?.turns).toBe(turn);
     await store.close();
-  });
+    // A starved writer never finishes; a busy machine only makes the child's start slow (seconds).
+  }, 30_000);
 
   it("lets a second store of this process write while the first one's transaction is open, without waiting for the lock", async () => {
     const path = newFile();

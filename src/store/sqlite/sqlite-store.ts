@@ -18,6 +18,7 @@ import { createSqliteWorkflows } from './sqlite-workflows.ts';
 import { createSqliteHeldWrites, heldEventRecord } from './sqlite-held-writes.ts';
 import { createSqliteMessages } from './sqlite-messages.ts';
 import { createSqliteSessions } from './sqlite-sessions.ts';
+import { createAnswerIndex, referToAnswer } from '../core/result-refs.ts';
 
 export { seqCacheSize } from '../core/seq-counters.ts';
 
@@ -103,6 +104,8 @@ export function createSqliteStore({
   // table again. Changed runs are held too, so a run gets one INSERT or UPDATE per commit.
   const held = createSqliteHeldWrites(prepared);
   const heldRuns = createHeldRuns({ prepared, sqlText, knownIsCurrent });
+  // A finished run's answer is stored once, in its result: messages that repeat it refer to it.
+  const answers = createAnswerIndex();
   const sessions = createSqliteSessions({ prepared, write, ensureOpen, knownIsCurrent, messageSeqs: held.messageSeqs });
   // PRAGMA data_version changes when another connection (another process, or another store on
   // this file) commits: until it does, the runs this process wrote are as it wrote them.
@@ -176,6 +179,25 @@ export function createSqliteStore({
     );
   }
 
+  /**
+   * A run that just finished with a result, in the open transaction: its answer is remembered for
+   * the parent's messages, and the last assistant message of its own session, when it is held for
+   * this same commit and holds the answer whole, is stored referring to the result instead (the
+   * two are committed together, so the reference never outlives a lost result).
+   */
+  function referToResult(run: RunRecord): void {
+    answers.note(run);
+    const rows = held.messages.of(run.child_session_id);
+    if (rows === undefined || run.result === null) return;
+    for (let index = rows.length - 1; index >= 0; index--) {
+      const row = rows[index];
+      if (row.role !== 'assistant') continue;
+      const stored = referToAnswer(row.content, { runId: run.id, text: run.result.text });
+      if (stored !== null) row.content = stored;
+      return;
+    }
+  }
+
   /** Whether run `id` exists, cheaply for a run this process already wrote to. */
   function runExists(id: string): boolean {
     return heldRuns.has(id) || held.eventSeqs.has(id) || heldRuns.knows(id) || prepared('SELECT 1 AS found FROM runs WHERE id = ?').get(id) !== undefined;
@@ -211,7 +233,7 @@ export function createSqliteStore({
     ...createSqliteApprovals({ prepared, write, ensureOpen }),
     ...createSqliteWorkflows({ prepared, write, ensureOpen }),
     ...sessions.methods,
-    ...createSqliteMessages({ prepared, write, ensureOpen, held, heldRuns }),
+    ...createSqliteMessages({ prepared, write, ensureOpen, held, heldRuns, answers }),
 
     insertRun(run, event) {
       if (event.run_id !== run.id) return Promise.reject(mismatchedEvent(run.id, event));
@@ -225,6 +247,7 @@ export function createSqliteStore({
             if (held.events.of(run.id) === undefined) held.eventSeqs.learn(run.id, 0);
             held.holdEvents([event], data);
             heldRuns.insert(run);
+            answers.note(run);
           }),
       );
     },
@@ -241,6 +264,7 @@ export function createSqliteStore({
         held.holdEvents([event], data);
         heldRuns.change(id, [{ field: 'status', column: 'status', value: to, stored: to }, ...fields, ...more]);
         // `current` is the held record, which the change updated.
+        if (isFinished(to) && current.result !== null) referToResult(current);
         return copyRun(current);
       });
     },
@@ -251,6 +275,7 @@ export function createSqliteStore({
         if (current === null) return null;
         held.holdEvents(events, data);
         if (fields.length > 0) heldRuns.change(id, fields);
+        answers.note(current);
         return copyRun(current);
       });
     },
@@ -271,7 +296,10 @@ export function createSqliteStore({
 
     async getRun(id) {
       ensureOpen();
-      return heldRuns.read(id);
+      const run = heldRuns.read(id);
+      // A run another process ended: the messages this one writes next may refer to its answer.
+      if (run !== null && run.result !== null) answers.note(run);
+      return run;
     },
 
     async listRuns(query) {
