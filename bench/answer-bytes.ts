@@ -14,6 +14,8 @@ import { join, resolve } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { parseArgs } from 'node:util';
 import { createBenchModel } from './bench-model.ts';
+// The round itself comes from this checkout: it calls only a cadre's public methods, so it serves every build.
+import { fanOutRound } from './bench-tools.ts';
 import { fixed, markdownTable } from './measure.ts';
 
 const { values, positionals } = parseArgs({
@@ -49,14 +51,7 @@ for (const entry of positionals) {
   const store = createSqliteStore({ path, backgroundCheckpoints: false });
   const errors = createErrorSink();
   const cadre = createCadre({ store, model, agents: [workerAgent], tools: { noop: noopTool }, limits, onError: errors.report });
-  const round = async () => {
-    const session = await cadre.createSession();
-    const turn = await cadre.send(session.id, 'Fan out the work.');
-    if (turn.status !== 'completed') throw new Error(`${name}: the parent turn ended ${turn.status}`);
-    await cadre.waitForIdle(session.id);
-    await cadre.store.flush();
-    errors.check(name);
-  };
+  const round = () => fanOutRound(cadre, errors, name);
   await round();
   const before = writtenBytes();
   for (let index = 0; index < rounds; index++) await round();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineAgent, type AgentDefinition } from '../src/agents/agent-definition.ts';
+import type { Cadre } from '../src/runtime/cadre.ts';
 import { defineTool } from '../src/tools/define-tool.ts';
 import { workerMarker } from './bench-model.ts';
 
@@ -32,4 +33,25 @@ export function createErrorSink(): { report: (error: unknown) => void; check: (w
       if (errors.length > 0) throw new Error(`${what}: cadre reported ${errors.length} error(s); the first: ${String(errors[0])}`, { cause: errors[0] });
     },
   };
+}
+
+/**
+ * One fan-out round: the parent's turn delegates (as the bench model scripts it), every run ends,
+ * and everything the round wrote is committed before it returns. Throws when the turn did not
+ * complete or cadre reported an error (`what` names the case).
+ * @returns the parent's session id.
+ */
+export async function fanOutRound(
+  cadre: Pick<Cadre, 'createSession' | 'send' | 'waitForIdle' | 'store'>,
+  errors: ReturnType<typeof createErrorSink>,
+  what: string,
+): Promise<string> {
+  const session = await cadre.createSession();
+  const turn = await cadre.send(session.id, 'Fan out the work.');
+  if (turn.status !== 'completed') throw new Error(`${what}: the parent turn ended ${turn.status}: ${String(turn.error ?? '')}`);
+  await cadre.waitForIdle(session.id);
+  // Part of the round: everything it wrote is committed before the clock stops.
+  await cadre.store.flush();
+  errors.check(what);
+  return session.id;
 }

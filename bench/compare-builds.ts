@@ -17,6 +17,8 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { createBenchModel } from './bench-model.ts';
+// The round itself comes from this checkout: it calls only a cadre's public methods, so it serves every build.
+import { fanOutRound } from './bench-tools.ts';
 import { bareFanOutRound } from './fanout-bare.ts';
 import { collectGarbage, fixed, markdownTable, median, quantile } from './measure.ts';
 
@@ -73,12 +75,7 @@ for (const entry of positionals) {
     cpu: [],
     idle: [],
     async round() {
-      const session = await cadre.createSession();
-      const turn = await cadre.send(session.id, 'Fan out the work.');
-      if (turn.status !== 'completed') throw new Error(`${name}: the parent turn ended ${turn.status}: ${turn.error ?? ''}`);
-      await cadre.waitForIdle(session.id);
-      await cadre.store.flush();
-      errors.check(name);
+      await fanOutRound(cadre, errors, name);
     },
     async close() {
       await cadre.close();

@@ -3,7 +3,7 @@ import type { LanguageModel } from 'ai';
 import { createCadre } from '../src/runtime/create-cadre.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
-import { createErrorSink, noopTool, workerAgent } from './bench-tools.ts';
+import { createErrorSink, fanOutRound, noopTool, workerAgent } from './bench-tools.ts';
 import { createMemoryStore } from './memory-store.ts';
 
 /** Rows one round left in the database. */
@@ -59,16 +59,7 @@ export function createCadreFanOut({
     path,
     limits,
 
-    async round() {
-      const session = await cadre.createSession();
-      const turn = await cadre.send(session.id, 'Fan out the work.');
-      if (turn.status !== 'completed') throw new Error(`The parent turn ended ${turn.status}: ${turn.error ?? ''}`);
-      await cadre.waitForIdle(session.id);
-      // Part of the round: everything it wrote is committed before the clock stops.
-      await cadre.store.flush();
-      errors.check('fan-out');
-      return session.id;
-    },
+    round: () => fanOutRound(cadre, errors, 'fan-out'),
 
     async storedRows(sessionId) {
       await cadre.store.flush();

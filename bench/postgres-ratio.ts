@@ -20,7 +20,7 @@ import { openPostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
 import { type BenchModel, createBenchModel } from './bench-model.ts';
-import { createErrorSink, noopTool, workerAgent } from './bench-tools.ts';
+import { createErrorSink, fanOutRound, noopTool, workerAgent } from './bench-tools.ts';
 import { collectGarbage, fixed, markdownTable, median, quantile } from './measure.ts';
 
 /** What `runPostgresRatio` measures; the defaults are the issue's. */
@@ -60,12 +60,7 @@ async function openCases(model: BenchModel, fanOut: number, postgresUrl: string,
       wallMs: [],
       cpuPerCall: [],
       async round() {
-        const session = await cadre.createSession();
-        const turn = await cadre.send(session.id, 'Fan out the work.');
-        if (turn.status !== 'completed') throw new Error(`${name}: the parent turn ended ${turn.status}: ${turn.error ?? ''}`);
-        await cadre.waitForIdle(session.id);
-        await cadre.store.flush();
-        errors.check(name);
+        await fanOutRound(cadre, errors, name);
       },
       async close() {
         await cadre.close();

@@ -19,7 +19,7 @@ import { openPostgresStore } from '../src/store/postgres/postgres-store.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { Store } from '../src/store/store.ts';
 import { createBenchModel } from './bench-model.ts';
-import { createErrorSink, noopTool, workerAgent } from './bench-tools.ts';
+import { createErrorSink, fanOutRound, noopTool, workerAgent } from './bench-tools.ts';
 import { bareFanOutRound } from './fanout-bare.ts';
 import { collectGarbage, fixed, markdownTable, median, quantile, startClock, temporaryFolder } from './measure.ts';
 
@@ -92,12 +92,7 @@ async function fanOut(rounds: number, warmUp: number): Promise<string> {
         perCall: [],
         postgres: name.includes('Postgres'),
         async round() {
-          const session = await cadre.createSession();
-          const turn = await cadre.send(session.id, 'Fan out the work.');
-          if (turn.status !== 'completed') throw new Error(`The parent turn ended ${turn.status}: ${turn.error ?? ''}`);
-          await cadre.waitForIdle(session.id);
-          await cadre.store.flush();
-          errors.check(name);
+          await fanOutRound(cadre, errors, name);
         },
       });
       return cadre;
