@@ -11,6 +11,7 @@ import type { RunRecord } from '../src/store/records.ts';
 import { createSqliteStore } from '../src/store/sqlite/sqlite-store.ts';
 import type { ScriptedRequest, ScriptedTurn } from '../src/testing/index.ts';
 import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
+import { opencodeConfig, writeCodexConfig } from './helpers/harness-programs.ts';
 
 const claude = process.env.CADRE_TEST_CLAUDE;
 if (claude === undefined) console.warn('harness-runs: skipping the runs of the real Claude Code: set CADRE_TEST_CLAUDE to its executable (.ci/run does)');
@@ -158,25 +159,10 @@ beforeAll(async () => {
   await writeFile(join(workspace.cwd, '.cadre', 'agents', 'codexer.md'), codexAgent);
   await writeFile(join(workspace.cwd, '.cadre', 'agents', 'opener.md'), opencodeAgent);
   // opencode's provider: its built-in Anthropic one, pointed at the scripted server's Messages wire.
-  const opencodeConfig = {
-    provider: { anthropic: { options: { baseURL: workspace.server.baseURL, apiKey: 'test-anthropic-key' }, models: { scripted: { name: 'scripted' } } } },
-    model: 'anthropic/scripted',
-  };
-  await writeFile(join(workspace.cwd, '.opencode-test.json'), JSON.stringify(opencodeConfig));
+  await writeFile(join(workspace.cwd, '.opencode-test.json'), JSON.stringify(opencodeConfig(workspace.server.baseURL)));
   await mkdir(join(homedir(), '.cache'), { recursive: true });
   codexHome = await mkdtemp(join(homedir(), '.cache', 'cadre-test-codex-'));
-  const config = [
-    'model = "scripted"',
-    'model_provider = "scripted"',
-    '[model_providers.scripted]',
-    'name = "Scripted"',
-    `base_url = "${workspace.server.baseURL}"`,
-    'wire_api = "responses"',
-    'env_key = "SCRIPTED_API_KEY"',
-    'request_max_retries = 0',
-    'stream_max_retries = 0',
-  ];
-  await writeFile(join(codexHome, 'config.toml'), `${config.join('\n')}\n`);
+  await writeCodexConfig(codexHome, workspace.server.baseURL);
   fakes = join(workspace.cwd, '.fakes');
   realBin = join(workspace.cwd, '.real-bin');
   await mkdir(fakes);
@@ -200,6 +186,44 @@ function claudeEnv(): Record<string, string> {
     DISABLE_AUTOUPDATER: '1',
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
   };
+}
+
+/** The environment a run of the real codex gets: its home with the scripted provider. */
+function codexEnv(): Record<string, string> {
+  return { PATH: `${realBin}:${process.env.PATH ?? ''}`, CODEX_HOME: codexHome, SCRIPTED_API_KEY: 'test-key' };
+}
+
+/** The environment a run of the real opencode gets: its configuration, no fetches of its own. */
+function opencodeEnv(): Record<string, string> {
+  return {
+    PATH: `${realBin}:${process.env.PATH ?? ''}`,
+    OPENCODE_CONFIG: join(workspace.cwd, '.opencode-test.json'),
+    OPENCODE_DISABLE_MODELS_FETCH: '1',
+    OPENCODE_DISABLE_SHARE: '1',
+  };
+}
+
+/**
+ * A message sent with `cadre send` from another process while a program that takes no input
+ * while it works (Codex, opencode) is in its first invocation: the scripted model keeps that
+ * invocation in a `sleep` (`sleeper`) until the test writes `go`; the message must then reach the
+ * program by resuming its session, and the run end with the answer to it.
+ */
+async function messageAtInvocationEnd(options: { env: Record<string, string>; prompt: string; agent: string; sleeper: string; go: string }): Promise<void> {
+  const first = workspace.start(['run', ...workspace.modelFlags, '--yes', options.prompt], { env: options.env });
+  const [, runId] = await first.waitForStderr(new RegExp(`\\[(run_\\w+) ${options.agent}\\] started`), 30_000);
+  await waitUntil(() => sleepers(options.sleeper).length >= 1, 60_000).catch((error: Error) => {
+    throw new Error(`${error.message}: ${first.output.stderr}`);
+  });
+  const sent = await workspace.run(['send', runId, 'Say the word.', '--db', workspace.database]);
+  expect(sent.code, sent.stderr).toBe(0);
+  await waitUntil(async () => (await runById(runId)).messages?.length === 1, 10_000);
+  await writeFile(join(workspace.cwd, options.go), 'go\n');
+  const result = await first.exited;
+  expect(result.code, result.stderr).toBe(0);
+  const run = await runById(runId);
+  expect(run, JSON.stringify(run.error)).toMatchObject({ id: runId, status: 'completed', result: { text: 'The word is milk.' } });
+  expect(run.messages).toMatchObject([{ text: 'Say the word.', delivered_to: 'transcript' }]);
 }
 
 async function runById(runId: string): Promise<RunRecord> {
@@ -393,8 +417,7 @@ describe('a harness run of the real Codex', () => {
       ? 'skipped: set CADRE_TEST_CODEX to run it'
       : 'asks once before it starts for the sandbox cadre would ask about, then completes with its command in the transcript and its usage',
     async () => {
-      const env = { PATH: `${realBin}:${process.env.PATH ?? ''}`, CODEX_HOME: codexHome, SCRIPTED_API_KEY: 'test-key' };
-      const result = await workspace.run(['run', ...workspace.modelFlags, '--yes', '--json', 'codex read'], { env });
+      const result = await workspace.run(['run', ...workspace.modelFlags, '--yes', '--json', 'codex read'], { env: codexEnv() });
       expect(result.code, result.stderr).toBe(0);
       const runId = /(run_\w+)/.exec(result.stdout)![1];
       const run = await runById(runId);
@@ -436,23 +459,7 @@ describe('a message to a harness run of the real Codex', () => {
     codex === undefined
       ? 'skipped: set CADRE_TEST_CODEX to run it'
       : 'reaches it once its invocation ends, by codex exec resume in its own session, and the run ends with its answer',
-    async () => {
-      const env = { PATH: `${realBin}:${process.env.PATH ?? ''}`, CODEX_HOME: codexHome, SCRIPTED_API_KEY: 'test-key' };
-      const first = workspace.start(['run', ...workspace.modelFlags, '--yes', 'codex chat'], { env });
-      const [, runId] = await first.waitForStderr(/\[(run_\w+) codexer\] started/, 30_000);
-      await waitUntil(() => sleepers('gone 3131').length >= 1, 60_000).catch((error: Error) => {
-        throw new Error(`${error.message}: ${first.output.stderr}`);
-      });
-      const sent = await workspace.run(['send', runId, 'Say the word.', '--db', workspace.database]);
-      expect(sent.code, sent.stderr).toBe(0);
-      await waitUntil(async () => (await runById(runId)).messages?.length === 1, 10_000);
-      await writeFile(join(workspace.cwd, 'go2.txt'), 'go\n');
-      const result = await first.exited;
-      expect(result.code, result.stderr).toBe(0);
-      const run = await runById(runId);
-      expect(run, JSON.stringify(run.error)).toMatchObject({ id: runId, status: 'completed', result: { text: 'The word is milk.' } });
-      expect(run.messages).toMatchObject([{ text: 'Say the word.', delivered_to: 'transcript' }]);
-    },
+    () => messageAtInvocationEnd({ env: codexEnv(), prompt: 'codex chat', agent: 'codexer', sleeper: 'gone 3131', go: 'go2.txt' }),
     120_000,
   );
 });
@@ -462,28 +469,7 @@ describe('a message to a harness run of the real opencode', () => {
     opencode === undefined
       ? 'skipped: set CADRE_TEST_OPENCODE to run it'
       : 'reaches it once its invocation ends, by opencode run --session, and the run ends with its answer',
-    async () => {
-      const env = {
-        PATH: `${realBin}:${process.env.PATH ?? ''}`,
-        OPENCODE_CONFIG: join(workspace.cwd, '.opencode-test.json'),
-        OPENCODE_DISABLE_MODELS_FETCH: '1',
-        OPENCODE_DISABLE_SHARE: '1',
-      };
-      const first = workspace.start(['run', ...workspace.modelFlags, '--yes', 'opencode chat'], { env });
-      const [, runId] = await first.waitForStderr(/\[(run_\w+) opener\] started/, 30_000);
-      await waitUntil(() => sleepers('gone 3132').length >= 1, 60_000).catch((error: Error) => {
-        throw new Error(`${error.message}: ${first.output.stderr}`);
-      });
-      const sent = await workspace.run(['send', runId, 'Say the word.', '--db', workspace.database]);
-      expect(sent.code, sent.stderr).toBe(0);
-      await waitUntil(async () => (await runById(runId)).messages?.length === 1, 10_000);
-      await writeFile(join(workspace.cwd, 'go3.txt'), 'go\n');
-      const result = await first.exited;
-      expect(result.code, result.stderr).toBe(0);
-      const run = await runById(runId);
-      expect(run, JSON.stringify(run.error)).toMatchObject({ id: runId, status: 'completed', result: { text: 'The word is milk.' } });
-      expect(run.messages).toMatchObject([{ text: 'Say the word.', delivered_to: 'transcript' }]);
-    },
+    () => messageAtInvocationEnd({ env: opencodeEnv(), prompt: 'opencode chat', agent: 'opener', sleeper: 'gone 3132', go: 'go3.txt' }),
     // Two invocations of opencode, each a few seconds of CPU: it took 106 s here at a load of 15 on 2 cores.
     240_000,
   );
@@ -495,13 +481,7 @@ describe('a harness run of the real opencode', () => {
       ? 'skipped: set CADRE_TEST_OPENCODE to run it'
       : 'completes with its bash call in the transcript and its usage, bash allowed once before it started',
     async () => {
-      const env = {
-        PATH: `${realBin}:${process.env.PATH ?? ''}`,
-        OPENCODE_CONFIG: join(workspace.cwd, '.opencode-test.json'),
-        OPENCODE_DISABLE_MODELS_FETCH: '1',
-        OPENCODE_DISABLE_SHARE: '1',
-      };
-      const result = await workspace.run(['run', ...workspace.modelFlags, '--yes', '--json', 'opencode read'], { env });
+      const result = await workspace.run(['run', ...workspace.modelFlags, '--yes', '--json', 'opencode read'], { env: opencodeEnv() });
       expect(result.code, result.stderr).toBe(0);
       const runId = /(run_\w+)/.exec(result.stdout)![1];
       const run = await runById(runId);

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startScriptedServer, type Script, type ScriptedServer } from '../src/testing/index.ts';
+import { writeCodexConfig } from './helpers/harness-programs.ts';
 
 function findProgram(variable: string, name: string): string | undefined {
   const explicit = process.env[variable];
@@ -142,18 +143,7 @@ describe('Codex against the scripted Responses wire', () => {
       ]);
       const codexHome = join(home, '.codex');
       await mkdir(codexHome);
-      const config = [
-        'model = "scripted"',
-        'model_provider = "scripted"',
-        '[model_providers.scripted]',
-        'name = "Scripted"',
-        `base_url = "${server.baseURL}"`,
-        'wire_api = "responses"',
-        'env_key = "SCRIPTED_API_KEY"',
-        'request_max_retries = 0',
-        'stream_max_retries = 0',
-      ];
-      await writeFile(join(codexHome, 'config.toml'), `${config.join('\n')}\n`);
+      await writeCodexConfig(codexHome, server.baseURL);
       const env = { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: codexHome, SCRIPTED_API_KEY: 'test-key' };
       // Its own sandbox needs helper binaries it will not create under a temporary folder.
       const args = ['exec', '--json', '--skip-git-repo-check', '--sandbox', 'danger-full-access', 'What do my notes say?'];

@@ -14,6 +14,7 @@ import type { RunRecord } from '../src/store/records.ts';
 import type { ScriptedRequest, ScriptedTurn } from '../src/testing/index.ts';
 import type { WorktreeEntry } from '../src/worktrees/worktree-records.ts';
 import { createWorkspace, type Workspace } from './helpers/cadre-cli.ts';
+import { opencodeConfig, writeCodexConfig } from './helpers/harness-programs.ts';
 
 const programs = { claude: process.env.CADRE_TEST_CLAUDE, codex: process.env.CADRE_TEST_CODEX, opencode: process.env.CADRE_TEST_OPENCODE };
 const missing = Object.entries(programs)
@@ -96,23 +97,8 @@ async function setUp(): Promise<{ workspace: Workspace; env: Record<string, stri
   // Codex makes its sandbox's helpers in its home, which must not be under the temporary folder.
   codexHome = join(home, 'codex');
   await mkdir(codexHome);
-  const codexConfig = [
-    'model = "scripted"',
-    'model_provider = "scripted"',
-    '[model_providers.scripted]',
-    'name = "Scripted"',
-    `base_url = "${workspace.server.baseURL}"`,
-    'wire_api = "responses"',
-    'env_key = "SCRIPTED_API_KEY"',
-    'request_max_retries = 0',
-    'stream_max_retries = 0',
-  ];
-  await writeFile(join(codexHome, 'config.toml'), `${codexConfig.join('\n')}\n`);
-  const opencodeConfig = {
-    provider: { anthropic: { options: { baseURL: workspace.server.baseURL, apiKey: 'test-anthropic-key' }, models: { scripted: { name: 'scripted' } } } },
-    model: 'anthropic/scripted',
-  };
-  await writeFile(join(home, 'opencode.json'), JSON.stringify(opencodeConfig));
+  await writeCodexConfig(codexHome, workspace.server.baseURL);
+  await writeFile(join(home, 'opencode.json'), JSON.stringify(opencodeConfig(workspace.server.baseURL)));
   const bin = join(home, 'bin');
   await mkdir(bin);
   await symlink(programs.claude!, join(bin, 'claude'));
