@@ -1,19 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { eventFixture, runFixture, sessionFixture } from '../store/store-fixtures.ts';
-import { createRunBus } from './run-bus.ts';
-import { createRunLedger } from './run-ledger.ts';
 import type { RunExecutor } from './run-executor.ts';
-import { createRunManager } from './run-manager.ts';
+import { createRunManagerFixture } from './run-manager-fixtures.ts';
 
 describe('runs a process adopts (a worker given jobs by its host)', () => {
   it('carries out every adopted running run at once, whatever its own per-parent cap: the host’s caps already decided', async () => {
-    const store = createSqliteStore({ path: ':memory:' });
-    const bus = createRunBus();
-    let clock = Date.parse('2026-01-01T00:00:00.000Z');
-    const now = () => new Date((clock += 10)).toISOString();
-    const coordination = { publish: () => {}, subscribe: () => () => {}, close: async () => {} };
-    const ledger = createRunLedger({ store, bus, now, coordination });
     const executing = new Set<string>();
     let mostAtOnce = 0;
     const release = Promise.withResolvers<void>();
@@ -26,18 +17,11 @@ describe('runs a process adopts (a worker given jobs by its host)', () => {
         return { text: 'done', lastText: 'done', finishReason: 'stop', steps: 1 };
       },
     };
-    const runs = createRunManager({
-      store,
-      bus,
-      ledger,
-      now,
-      newId: (prefix) => `${prefix}_new`,
-      ownerId: 'worker:1:me',
+    const { runs, store, now } = await createRunManagerFixture({
       executor,
-      coordination,
-      limits: { maxActivePerParent: 2, maxQueuedPerParent: 50, maxActiveGlobal: 64, maxResultChars: 8000 },
+      ownerId: 'worker:1:me',
+      limits: { maxActivePerParent: 2, maxQueuedPerParent: 50 },
     });
-    await store.createSession(sessionFixture());
     const adopted = [];
     for (let index = 0; index < 5; index++) {
       await store.createSession(sessionFixture({ id: `ses_child_${index}`, parent_run_id: `run_${index}` }));
@@ -56,12 +40,6 @@ describe('runs a process adopts (a worker given jobs by its host)', () => {
   });
 
   it('starts an adopted running run from the record given as fresh, without moving or reading it first', async () => {
-    const store = createSqliteStore({ path: ':memory:' });
-    const bus = createRunBus();
-    let clock = Date.parse('2026-01-01T00:00:00.000Z');
-    const now = () => new Date((clock += 10)).toISOString();
-    const coordination = { publish: () => {}, subscribe: () => () => {}, close: async () => {} };
-    const ledger = createRunLedger({ store, bus, now, coordination });
     const given: Array<string | null> = [];
     const executor: RunExecutor = {
       async execute(run) {
@@ -69,18 +47,11 @@ describe('runs a process adopts (a worker given jobs by its host)', () => {
         return { text: 'done', lastText: 'done', finishReason: 'stop', steps: 1 };
       },
     };
-    const runs = createRunManager({
-      store,
-      bus,
-      ledger,
-      now,
-      newId: (prefix) => `${prefix}_new`,
-      ownerId: 'worker:1:me',
+    const { runs, store, ledger, now } = await createRunManagerFixture({
       executor,
-      coordination,
-      limits: { maxActivePerParent: 2, maxQueuedPerParent: 50, maxActiveGlobal: 64, maxResultChars: 8000 },
+      ownerId: 'worker:1:me',
+      limits: { maxActivePerParent: 2, maxQueuedPerParent: 50 },
     });
-    await store.createSession(sessionFixture());
     await store.createSession(sessionFixture({ id: 'ses_child_0', parent_run_id: 'run_0' }));
     const run = runFixture({ id: 'run_0', child_session_id: 'ses_child_0', status: 'running', started_at: now() });
     await store.insertRun(run, eventFixture(run.id, 'run-start'));

@@ -1,11 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createSqliteStore } from '../store/sqlite/sqlite-store.ts';
 import { sessionFixture } from '../store/store-fixtures.ts';
 import type { Store } from '../store/store.ts';
-import { createRunBus } from './run-bus.ts';
-import { createRunLedger } from './run-ledger.ts';
 import type { RunExecutor } from './run-executor.ts';
-import { createRunManager, type HoldOutcome, type NewRunInput, type RunHold, type RunManager } from './run-manager.ts';
+import { createRunManagerFixture } from './run-manager-fixtures.ts';
+import type { HoldOutcome, NewRunInput, RunHold, RunManager } from './run-manager.ts';
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -20,13 +18,6 @@ async function setup(): Promise<{
   finish: (runId: string) => void;
   input: (index: number) => NewRunInput;
 }> {
-  const store = createSqliteStore({ path: ':memory:' });
-  const bus = createRunBus();
-  let clock = Date.parse('2026-01-01T00:00:00.000Z');
-  const now = () => new Date((clock += 10)).toISOString();
-  let ids = 0;
-  const coordination = { publish: () => {}, subscribe: () => () => {}, close: async () => {} };
-  const ledger = createRunLedger({ store, bus, now, coordination });
   const executed: string[] = [];
   const finishers = new Map<string, () => void>();
   const executor: RunExecutor = {
@@ -36,18 +27,7 @@ async function setup(): Promise<{
       return { text: 'done', lastText: 'done', finishReason: 'stop', steps: 1 };
     },
   };
-  const runs = createRunManager({
-    store,
-    bus,
-    ledger,
-    now,
-    newId: (prefix) => `${prefix}_${++ids}`,
-    ownerId: 'host:1:me',
-    executor,
-    coordination,
-    limits: { maxActivePerParent: 1, maxQueuedPerParent: 1, maxActiveGlobal: 64, maxResultChars: 8000 },
-  });
-  await store.createSession(sessionFixture());
+  const { runs, store } = await createRunManagerFixture({ executor, limits: { maxActivePerParent: 1, maxQueuedPerParent: 1 } });
   const input = (index: number): NewRunInput => ({
     parent_session_id: 'ses_1',
     child_session_id: `ses_child_${index}`,
