@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- --only streaming` (`node bench/streaming-load.ts [--postgres URL] [--quick] [--rounds 3] [--compare-only]`):
+ * `npm run bench -- --only streaming` (`node bench/streaming-load.ts [--postgres URL] [--quick] [--rounds 3] [--compare-only] [--counts 1000,2000] [--max-batch-ms 20]`):
  * how many concurrently watched runs one process holds while its event loop stays responsive
  * (lag p99 ≤ 50 ms), on a SQLite file and on Postgres (with `--postgres` or
  * `CADRE_TEST_POSTGRES_URL`; skipped without).
@@ -10,7 +10,11 @@
  * each subscribed the way the dashboard's `GET /api/events?session=` is (the session and the
  * child sessions of its runs, every wanted event serialized as JSON). The event loop's delay is
  * sampled while every run is running (from the last run's start to the first run's end). Counts
- * double until the p99 passes the bound.
+ * double until the p99 passes the bound. The comparison with bare `streamText` consumers is taken
+ * at 200, 1,000 and 2,000 (`--counts` picks others); it also gives the process's CPU time per run
+ * (`process.cpuUsage`, from the first message sent to the last run's end; for bare consumers from
+ * the first call to the last stream's end), which moves less than the lag when others share the
+ * machine's cores.
  * @module
  */
 import { stepCountIs, streamText } from 'ai';
@@ -99,6 +103,14 @@ interface Trial {
   max: number;
   windowMs: number;
   eventsPerSecond: number;
+  /** CPU time of this process (user + system) per run, all of its streaming, in ms. */
+  cpuMsPerRun: number;
+}
+
+/** CPU time of this process so far, in ms. */
+function cpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
 /** One trial of `count` watched runs on a fresh store. */
@@ -145,13 +157,14 @@ async function trial(store: Store, count: number): Promise<Trial> {
     () => firstEnd.reject(new Error(`${count} watched runs: no run ended within ${trialTimeoutMs / 1000} s (${started} started).`)),
     trialTimeoutMs,
   );
+  const cpuAtStart = cpuMs();
   try {
     await Promise.all(sessions.map((session) => cadre.send(session.id, 'Start the streaming work.')));
     await firstEnd.promise;
     clearTimeout(deadline);
     if (started < count) throw new Error(`Only ${started} of ${count} runs were running together; the trial says nothing.`);
     const windowMs = windowEnd - windowStart;
-    const result: Trial = {
+    const result: Omit<Trial, 'cpuMsPerRun'> = {
       count,
       p50: lagOf(lag.percentile(50)),
       p99: lagOf(lag.percentile(99)),
@@ -160,7 +173,7 @@ async function trial(store: Store, count: number): Promise<Trial> {
       eventsPerSecond: ((counts.events - eventsAtStart) * 1000) / windowMs,
     };
     await Promise.all(sessions.map((session) => cadre.waitForIdle(session.id, { signal: AbortSignal.timeout(trialTimeoutMs) })));
-    return result;
+    return { ...result, cpuMsPerRun: (cpuMs() - cpuAtStart) / count };
   } finally {
     clearTimeout(deadline);
     progress();
@@ -209,7 +222,9 @@ async function bareTrial(count: number): Promise<Trial> {
       lag.disable();
     }
   };
+  const cpuAtStart = cpuMs();
   await Promise.all(Array.from({ length: count }, consume));
+  const cpuMsPerRun = (cpuMs() - cpuAtStart) / count;
   if (started < count) throw new Error(`Only ${started} of ${count} bare consumers were streaming together; the trial says nothing.`);
   const windowMs = windowEnd - windowStart;
   return {
@@ -219,6 +234,7 @@ async function bareTrial(count: number): Promise<Trial> {
     max: lagOf(lag.max),
     windowMs,
     eventsPerSecond: ((events - eventsAtStart) * 1000) / windowMs,
+    cpuMsPerRun,
   };
 }
 
@@ -256,6 +272,8 @@ export async function runStreamingLoad({
   quick = false,
   rounds = quick ? 1 : 3,
   search: searching = true,
+  counts = quick ? [20] : comparedCounts,
+  maxBatchMs,
 }: {
   postgresUrl?: string;
   quick?: boolean;
@@ -263,6 +281,10 @@ export async function runStreamingLoad({
   rounds?: number;
   /** Whether to double the count until the lag bound (false: only the comparison with bare consumers). */
   search?: boolean;
+  /** The counts the comparison with bare consumers is taken at. @default 200, 1,000 and 2,000 (20 with `quick`) */
+  counts?: readonly number[];
+  /** The SQLite store's `maxBatchMs` (how long one transaction may stay open while writes keep coming). @default the store's */
+  maxBatchMs?: number;
 }): Promise<string> {
   const [start, limit] = quick ? [10, 20] : [25, 3200];
   const engines: Array<[string, () => Promise<{ store: Store; dispose: () => Promise<void> }>]> = [
@@ -270,7 +292,7 @@ export async function runStreamingLoad({
       'SQLite file',
       async () => {
         const folder = temporaryFolder('cadre-bench-streaming');
-        const store = createSqliteStore({ path: `${folder.path}/cadre.db` });
+        const store = createSqliteStore({ path: `${folder.path}/cadre.db`, ...(maxBatchMs === undefined ? {} : { maxBatchMs }) });
         return {
           store,
           async dispose() {
@@ -323,7 +345,7 @@ export async function runStreamingLoad({
   // turns (every other round in reverse), so a change of the machine's load meets all of them; the
   // added lag is the median over rounds of (store's p99 - the same round's bare p99).
   const compared: string[][] = [];
-  for (const count of quick ? [20] : comparedCounts) {
+  for (const count of counts) {
     const systems: Array<[string, () => Promise<Trial>]> = [
       ['bare', () => bareTrial(count)],
       ...engines.map(([name, open]): [string, () => Promise<Trial>] => [
@@ -338,23 +360,33 @@ export async function runStreamingLoad({
         },
       ]),
     ];
-    const p99s = new Map<string, number[]>(systems.map(([name]) => [name, []]));
+    const taken = new Map<string, Trial[]>(systems.map(([name]) => [name, []]));
     for (let round = 0; round < rounds; round++) {
-      for (const [name, measure] of round % 2 === 0 ? systems : [...systems].reverse()) p99s.get(name)!.push((await measure()).p99);
+      for (const [name, measure] of round % 2 === 0 ? systems : [...systems].reverse()) taken.get(name)!.push(await measure());
     }
-    const bare = p99s.get('bare')!;
-    const row = [String(count), fixed(median(bare), 1)];
+    const bare = taken.get('bare')!;
+    const row = [String(count), fixed(median(bare.map((one) => one.p99)), 1), fixed(median(bare.map((one) => one.cpuMsPerRun)), 2)];
     for (const [name] of engines) {
-      const own = p99s.get(name)!;
-      const added = median(own.map((p99, round) => p99 - bare[round]!));
-      row.push(fixed(median(own), 1), `${fixed(added, 1)}${added <= addedLagBoundMs ? '' : ' (over)'}`);
+      const own = taken.get(name)!;
+      const added = median(own.map((one, round) => one.p99 - bare[round]!.p99));
+      row.push(
+        fixed(median(own.map((one) => one.p99)), 1),
+        `${fixed(added, 1)}${added <= addedLagBoundMs ? '' : ' (over)'}`,
+        fixed(median(own.map((one) => one.cpuMsPerRun)), 2),
+      );
     }
     compared.push(row);
+    // Every round, for a reader who wants to see how far the measure moves.
+    for (const [name, trials] of taken)
+      console.error(
+        `${count} ${name}: p99 ${trials.map((one) => fixed(one.p99, 1)).join(' / ')} ms; CPU per run ${trials.map((one) => fixed(one.cpuMsPerRun, 2)).join(' / ')} ms`,
+      );
   }
   const columns = [
     'watched runs',
     'bare streamText lag p99 ms (median)',
-    ...engines.flatMap(([name]) => [`${name} lag p99 ms (median)`, `${name} added ms (median of rounds)`]),
+    'bare CPU ms per run (median)',
+    ...engines.flatMap(([name]) => [`${name} lag p99 ms (median)`, `${name} added ms (median of rounds)`, `${name} CPU ms per run (median)`]),
   ];
   const comparison = markdownTable(columns, compared);
   const searched = searching ? `${table}\n\n${summary.join('; ')}.\n\n` : '';
@@ -368,14 +400,23 @@ if (import.meta.main) {
       quick: { type: 'boolean', default: false },
       rounds: { type: 'string' },
       'compare-only': { type: 'boolean', default: false },
+      counts: { type: 'string' },
+      'max-batch-ms': { type: 'string' },
     },
     strict: false,
   });
   const rounds = values.rounds === undefined ? undefined : Number(values.rounds);
   if (rounds !== undefined && (!Number.isInteger(rounds) || rounds < 1))
     throw new TypeError(`--rounds must be a whole number of rounds, not '${values.rounds}'.`);
+  const counts = typeof values.counts === 'string' ? values.counts.split(',').map((text) => Number(text.trim())) : undefined;
+  if (counts?.some((count) => !Number.isInteger(count) || count < 1))
+    throw new TypeError(`--counts must be whole numbers of watched runs separated by commas, not '${values.counts}'.`);
+  const maxBatchMs = values['max-batch-ms'] === undefined ? undefined : Number(values['max-batch-ms']);
+  if (maxBatchMs !== undefined && !(maxBatchMs >= 0)) throw new TypeError(`--max-batch-ms must be a number of milliseconds, not '${values['max-batch-ms']}'.`);
   console.log(
     await runStreamingLoad({
+      counts,
+      maxBatchMs,
       postgresUrl: (values.postgres as string | undefined) ?? process.env.CADRE_TEST_POSTGRES_URL,
       quick: values.quick === true,
       rounds,
