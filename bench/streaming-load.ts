@@ -14,11 +14,12 @@
  * at 200, 1,000 and 2,000 (`--counts` picks others); it also gives the process's CPU time per run
  * (`process.cpuUsage`, from the first message sent to the last run's end; for bare consumers from
  * the first call to the last stream's end), which moves less than the lag when others share the
- * machine's cores.
+ * machine's cores, and prints each round's p99, CPU and how busy the event loop was in the window
+ * (near 100 %, the loop is saturated and the lag follows CPU per run).
  * @module
  */
 import { stepCountIs, streamText } from 'ai';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { defineAgent } from '../src/agents/agent-definition.ts';
@@ -105,6 +106,8 @@ interface Trial {
   eventsPerSecond: number;
   /** CPU time of this process (user + system) per run, all of its streaming, in ms. */
   cpuMsPerRun: number;
+  /** The share of the window the event loop was busy (`performance.eventLoopUtilization`): near 1, it is saturated. */
+  busy: number;
 }
 
 /** CPU time of this process so far, in ms. */
@@ -132,6 +135,8 @@ async function trial(store: Store, count: number): Promise<Trial> {
   let windowEnd = 0;
   const lag = monitorEventLoopDelay({ resolution: resolutionMs });
   let eventsAtStart = 0;
+  let loopAtStart = performance.eventLoopUtilization();
+  let busy = 0;
   const firstEnd = Promise.withResolvers<void>();
   const progress = cadre.subscribe((event) => {
     if (event.type !== 'run-event') return;
@@ -141,12 +146,14 @@ async function trial(store: Store, count: number): Promise<Trial> {
         windowStart = performance.now();
         eventsAtStart = counts.events;
         lag.enable();
+        loopAtStart = performance.eventLoopUtilization();
       }
     }
     if (event.event.type === 'run-end' && !firstEnded) {
       firstEnded = true;
       windowEnd = performance.now();
       lag.disable();
+      busy = performance.eventLoopUtilization(loopAtStart).utilization;
       firstEnd.resolve();
     }
   });
@@ -171,6 +178,7 @@ async function trial(store: Store, count: number): Promise<Trial> {
       max: lagOf(lag.max),
       windowMs,
       eventsPerSecond: ((counts.events - eventsAtStart) * 1000) / windowMs,
+      busy,
     };
     await Promise.all(sessions.map((session) => cadre.waitForIdle(session.id, { signal: AbortSignal.timeout(trialTimeoutMs) })));
     return { ...result, cpuMsPerRun: (cpuMs() - cpuAtStart) / count };
@@ -195,6 +203,8 @@ async function bareTrial(count: number): Promise<Trial> {
   let eventsAtStart = 0;
   let windowStart = 0;
   let windowEnd = 0;
+  let loopAtStart = performance.eventLoopUtilization();
+  let busy = 0;
   const consume = async () => {
     const result = streamText({
       model,
@@ -212,6 +222,7 @@ async function bareTrial(count: number): Promise<Trial> {
           windowStart = performance.now();
           eventsAtStart = events;
           lag.enable();
+          loopAtStart = performance.eventLoopUtilization();
         }
       }
       events++;
@@ -220,6 +231,7 @@ async function bareTrial(count: number): Promise<Trial> {
     if (windowEnd === 0) {
       windowEnd = performance.now();
       lag.disable();
+      busy = performance.eventLoopUtilization(loopAtStart).utilization;
     }
   };
   const cpuAtStart = cpuMs();
@@ -235,6 +247,7 @@ async function bareTrial(count: number): Promise<Trial> {
     windowMs,
     eventsPerSecond: ((events - eventsAtStart) * 1000) / windowMs,
     cpuMsPerRun,
+    busy,
   };
 }
 
@@ -379,7 +392,7 @@ export async function runStreamingLoad({
     // Every round, for a reader who wants to see how far the measure moves.
     for (const [name, trials] of taken)
       console.error(
-        `${count} ${name}: p99 ${trials.map((one) => fixed(one.p99, 1)).join(' / ')} ms; CPU per run ${trials.map((one) => fixed(one.cpuMsPerRun, 2)).join(' / ')} ms`,
+        `${count} ${name}: p99 ${trials.map((one) => fixed(one.p99, 1)).join(' / ')} ms; CPU per run ${trials.map((one) => fixed(one.cpuMsPerRun, 2)).join(' / ')} ms; loop busy ${trials.map((one) => `${fixed(one.busy * 100)} %`).join(' / ')}`,
       );
   }
   const columns = [
