@@ -5,6 +5,13 @@ import type { Store } from '../store/store.ts';
 import type { Coordination, CoordinationSignal } from './coordination.ts';
 import { createPollingCoordination } from './polling-coordination.ts';
 
+/**
+ * How often the store is read for the runs whose end someone awaits, in case their `run-ended`
+ * was lost: a host awaits every run it sent to the workers (all of them are read at once, see
+ * `createPollingCoordination`), and those who await one read it again on their own as well.
+ */
+const runEndedBackstopMs = 2_000;
+
 /** Options of {@link createRedisCoordination}. */
 export interface RedisCoordinationOptions {
   /** The queue's Redis: a `redis://` URL, with the optional `?prefix=` of the queue. */
@@ -21,8 +28,10 @@ export interface RedisCoordinationOptions {
  * Coordination over Redis publish/subscribe, on the server of the run queue: a signal published
  * in any process reaches every process using the same Redis and prefix within milliseconds, live
  * events of runs on workers included. The store is still polled as with the embedded engine, at
- * the same pace, so a signal published while Redis was down (or never announced) is found all the
- * same; ioredis reconnects and subscribes again on its own after a restart. Run output (streamed
+ * the same pace (`run-ended` excepted, every 2 s rather than 100 ms: a host listens for each run it
+ * sent to a worker, often a thousand at once), so a signal published while Redis was down (or
+ * never announced) is found all the same; ioredis reconnects and subscribes again on its own
+ * after a restart. Run output (streamed
  * text and messages of runs on workers, many small signals for one host) travels on a channel
  * per host, `<prefix>:output:<host>`, that only processes listening for that host subscribe to.
  *
@@ -44,7 +53,7 @@ export function createRedisCoordination({ url, store, onError = reportToDefaultL
   const pauseKey = (provider: string) => `${prefix}:rate-limited:${provider}`;
   parsed.searchParams.delete('prefix');
   const origin = `${process.pid}:${newId('crd')}`;
-  const local = createPollingCoordination({ store, onError });
+  const local = createPollingCoordination({ store, onError, pollMs: { 'run-ended': runEndedBackstopMs } });
   // A signal waits for a server that is restarting through one reconnection at most, then is
   // dropped: the store has what it points at.
   const retryStrategy = (times: number) => Math.min(times * 100, 2_000);
