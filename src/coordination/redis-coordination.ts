@@ -31,9 +31,10 @@ export interface RedisCoordinationOptions {
  * the same pace (`run-ended` excepted, every 2 s rather than 100 ms: a host listens for each run it
  * sent to a worker, often a thousand at once), so a signal published while Redis was down (or
  * never announced) is found all the same; ioredis reconnects and subscribes again on its own
- * after a restart. Run output (streamed
- * text and messages of runs on workers, many small signals for one host) travels on a channel
- * per host, `<prefix>:output:<host>`, that only processes listening for that host subscribe to.
+ * after a restart. Run output (streamed text and messages of runs on workers, many small signals
+ * for one host) travels on a channel per host, `<prefix>:output:<host>`, that only processes
+ * listening for that host subscribe to; live events travel on `<prefix>:live`, that only
+ * processes listening for live events (hosts, not workers) subscribe to.
  *
  * @example
  * const coordination = createRedisCoordination({ url: 'redis://127.0.0.1:6379', store });
@@ -47,6 +48,13 @@ export function createRedisCoordination({ url, store, onError = reportToDefaultL
    * only it listens to, rather than to every process on the shared one.
    */
   const outputChannel = (host: string) => `${prefix}:output:${host}`;
+  /**
+   * Live events of runs on workers are many, and only hosts listen to them: they go on a channel
+   * of their own, which a process subscribes to once something in it listens for live events, so
+   * a worker does not read every other worker's events.
+   */
+  const liveChannel = `${prefix}:live`;
+  let liveSubscribed = false;
   /** The listeners of this process's output channels, per host, to subscribe each channel once. */
   const outputListeners = new Map<string, number>();
   /** Where a provider's 429 pause is kept, for processes that start during it. */
@@ -102,12 +110,18 @@ export function createRedisCoordination({ url, store, onError = reportToDefaultL
   return {
     publish(signal) {
       local.publish(signal);
-      sender.publish(signal.type === 'run-output' ? outputChannel(signal.host) : channel, JSON.stringify({ origin, signal })).catch(onConnectionError);
+      const to = signal.type === 'run-output' ? outputChannel(signal.host) : signal.type === 'live-event' ? liveChannel : channel;
+      sender.publish(to, JSON.stringify({ origin, signal })).catch(onConnectionError);
       if (signal.type === 'rate-limited') sender.set(pauseKey(signal.provider), '1', 'PX', Math.ceil(signal.delay_ms)).catch(onConnectionError);
     },
     subscribe(type, key, callback) {
       const off = local.subscribe(type, key, callback);
       if (type === 'run-output') return listenToOutput(key, off);
+      // Subscribed from the first listener on, for good: a host listens again with each run it sends.
+      if (type === 'live-event' && !liveSubscribed) {
+        liveSubscribed = true;
+        listener.subscribe(liveChannel).catch(onConnectionError);
+      }
       // A pause that began before this process listened still holds for the rest of its time.
       if (type === 'rate-limited') {
         sender.pttl(pauseKey(key)).then((remaining) => {
