@@ -115,43 +115,52 @@ export function createPollingCoordination({ store, pollMs = {}, watchMs = 20, on
     }
   }
 
+  /**
+   * Reads the store for every key of `type` listened to, all at once: a store that batches
+   * lookups (Postgres) reads a thousand runs' states with one statement, not a thousand one after
+   * the other. The first failure is reported (by the caller); the other keys are read all the same.
+   */
   async function poll(type: PolledSignalType): Promise<void> {
-    for (const key of listeners.keys(type)) {
-      switch (type) {
-        case 'stop-requested': {
-          const runs = await store.listRuns({ lease_owner: key, stop_requested: true, statuses: ['queued', 'running'] });
-          for (const run of runs) listeners.dispatch({ type, run_id: run.id, owner: key, cause: run.stop_requested_by ?? 'user', reason: run.stop_reason });
-          break;
-        }
-        case 'run-message': {
-          const runs = await store.listRuns({ lease_owner: key, messages_pending: true, statuses: ['running'] });
-          for (const run of runs) {
-            for (const message of run.messages ?? []) {
-              if (message.delivered_at === null) listeners.dispatch({ type, run_id: run.id, owner: key, message_id: message.id, interrupt: message.interrupt });
-            }
+    const results = await Promise.allSettled(listeners.keys(type).map((key) => pollKey(type, key)));
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
+  }
+
+  async function pollKey(type: PolledSignalType, key: string): Promise<void> {
+    switch (type) {
+      case 'stop-requested': {
+        const runs = await store.listRuns({ lease_owner: key, stop_requested: true, statuses: ['queued', 'running'] });
+        for (const run of runs) listeners.dispatch({ type, run_id: run.id, owner: key, cause: run.stop_requested_by ?? 'user', reason: run.stop_reason });
+        break;
+      }
+      case 'run-message': {
+        const runs = await store.listRuns({ lease_owner: key, messages_pending: true, statuses: ['running'] });
+        for (const run of runs) {
+          for (const message of run.messages ?? []) {
+            if (message.delivered_at === null) listeners.dispatch({ type, run_id: run.id, owner: key, message_id: message.id, interrupt: message.interrupt });
           }
-          break;
         }
-        case 'session-stop-requested': {
-          const session = await store.getSession(key);
-          if (session?.user_canceled_at) listeners.dispatch({ type, session_id: key, at: session.user_canceled_at });
-          break;
-        }
-        case 'approval-answered': {
-          const approval = await store.getApproval(key);
-          if (approval && approval.status !== 'pending') listeners.dispatch({ type, approval_id: key });
-          break;
-        }
-        case 'run-ended': {
-          const run = await store.getRun(key);
-          if (run && isFinished(run.status)) listeners.dispatch({ type, run_id: key, parent_session_id: run.parent_session_id, status: run.status });
-          break;
-        }
-        case 'notification-pending': {
-          const runs = await store.listRuns({ parent_session_id: key, notification_pending: true, order: 'oldest' });
-          for (const run of runs) listeners.dispatch({ type, run_id: run.id, parent_session_id: key });
-          break;
-        }
+        break;
+      }
+      case 'session-stop-requested': {
+        const session = await store.getSession(key);
+        if (session?.user_canceled_at) listeners.dispatch({ type, session_id: key, at: session.user_canceled_at });
+        break;
+      }
+      case 'approval-answered': {
+        const approval = await store.getApproval(key);
+        if (approval && approval.status !== 'pending') listeners.dispatch({ type, approval_id: key });
+        break;
+      }
+      case 'run-ended': {
+        const run = await store.getRun(key);
+        if (run && isFinished(run.status)) listeners.dispatch({ type, run_id: key, parent_session_id: run.parent_session_id, status: run.status });
+        break;
+      }
+      case 'notification-pending': {
+        const runs = await store.listRuns({ parent_session_id: key, notification_pending: true, order: 'oldest' });
+        for (const run of runs) listeners.dispatch({ type, run_id: run.id, parent_session_id: key });
+        break;
       }
     }
   }

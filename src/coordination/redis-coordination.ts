@@ -5,6 +5,13 @@ import type { Store } from '../store/store.ts';
 import type { Coordination, CoordinationSignal } from './coordination.ts';
 import { createPollingCoordination } from './polling-coordination.ts';
 
+/**
+ * How often the store is read for the runs whose end someone awaits, in case their `run-ended`
+ * was lost: a host awaits every run it sent to the workers (all of them are read at once, see
+ * `createPollingCoordination`), and those who await one read it again on their own as well.
+ */
+const runEndedBackstopMs = 2_000;
+
 /** Options of {@link createRedisCoordination}. */
 export interface RedisCoordinationOptions {
   /** The queue's Redis: a `redis://` URL, with the optional `?prefix=` of the queue. */
@@ -21,10 +28,13 @@ export interface RedisCoordinationOptions {
  * Coordination over Redis publish/subscribe, on the server of the run queue: a signal published
  * in any process reaches every process using the same Redis and prefix within milliseconds, live
  * events of runs on workers included. The store is still polled as with the embedded engine, at
- * the same pace, so a signal published while Redis was down (or never announced) is found all the
- * same; ioredis reconnects and subscribes again on its own after a restart. Run output (streamed
- * text and messages of runs on workers, many small signals for one host) travels on a channel
- * per host, `<prefix>:output:<host>`, that only processes listening for that host subscribe to.
+ * the same pace (`run-ended` excepted, every 2 s rather than 100 ms: a host listens for each run it
+ * sent to a worker, often a thousand at once), so a signal published while Redis was down (or
+ * never announced) is found all the same; ioredis reconnects and subscribes again on its own
+ * after a restart. Run output (streamed text and messages of runs on workers, many small signals
+ * for one host) travels on a channel per host, `<prefix>:output:<host>`, that only processes
+ * listening for that host subscribe to; live events travel on `<prefix>:live`, that only
+ * processes listening for live events (hosts, not workers) subscribe to.
  *
  * @example
  * const coordination = createRedisCoordination({ url: 'redis://127.0.0.1:6379', store });
@@ -38,13 +48,20 @@ export function createRedisCoordination({ url, store, onError = reportToDefaultL
    * only it listens to, rather than to every process on the shared one.
    */
   const outputChannel = (host: string) => `${prefix}:output:${host}`;
+  /**
+   * Live events of runs on workers are many, and only hosts listen to them: they go on a channel
+   * of their own, which a process subscribes to once something in it listens for live events, so
+   * a worker does not read every other worker's events.
+   */
+  const liveChannel = `${prefix}:live`;
+  let liveSubscribed = false;
   /** The listeners of this process's output channels, per host, to subscribe each channel once. */
   const outputListeners = new Map<string, number>();
   /** Where a provider's 429 pause is kept, for processes that start during it. */
   const pauseKey = (provider: string) => `${prefix}:rate-limited:${provider}`;
   parsed.searchParams.delete('prefix');
   const origin = `${process.pid}:${newId('crd')}`;
-  const local = createPollingCoordination({ store, onError });
+  const local = createPollingCoordination({ store, onError, pollMs: { 'run-ended': runEndedBackstopMs } });
   // A signal waits for a server that is restarting through one reconnection at most, then is
   // dropped: the store has what it points at.
   const retryStrategy = (times: number) => Math.min(times * 100, 2_000);
@@ -93,12 +110,18 @@ export function createRedisCoordination({ url, store, onError = reportToDefaultL
   return {
     publish(signal) {
       local.publish(signal);
-      sender.publish(signal.type === 'run-output' ? outputChannel(signal.host) : channel, JSON.stringify({ origin, signal })).catch(onConnectionError);
+      const to = signal.type === 'run-output' ? outputChannel(signal.host) : signal.type === 'live-event' ? liveChannel : channel;
+      sender.publish(to, JSON.stringify({ origin, signal })).catch(onConnectionError);
       if (signal.type === 'rate-limited') sender.set(pauseKey(signal.provider), '1', 'PX', Math.ceil(signal.delay_ms)).catch(onConnectionError);
     },
     subscribe(type, key, callback) {
       const off = local.subscribe(type, key, callback);
       if (type === 'run-output') return listenToOutput(key, off);
+      // Subscribed from the first listener on, for good: a host listens again with each run it sends.
+      if (type === 'live-event' && !liveSubscribed) {
+        liveSubscribed = true;
+        listener.subscribe(liveChannel).catch(onConnectionError);
+      }
       // A pause that began before this process listened still holds for the rest of its time.
       if (type === 'rate-limited') {
         sender.pttl(pauseKey(key)).then((remaining) => {

@@ -1,6 +1,8 @@
+import { Queue } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPollingCoordination } from '../../src/coordination/polling-coordination.ts';
 import { createBullmqExecutor } from '../../src/executors/bullmq/bullmq-executor.ts';
+import { connectionOf, parseQueueUrl, runQueueName } from '../../src/executors/bullmq/run-job.ts';
 import { createRunBus } from '../../src/runs/run-bus.ts';
 import type { RunLedger } from '../../src/runs/run-ledger.ts';
 import { RunDetachSignal } from '../../src/runs/run-stop.ts';
@@ -47,6 +49,12 @@ describe.skipIf(!redisUrl)(`the host's run queue executor${redisUrl ? '' : ' [sk
     const run = runFixture({ id: `run_${Date.now()}` });
     const controller = new AbortController();
     const executing = executor.execute(run, controller.signal);
+    // A job still waiting for a worker is looked at in the queue only: take it away (as a Redis
+    // that lost it), so the look reads the store.
+    const jobs = new Queue(runQueueName, { connection: connectionOf(parseQueueUrl(queue)), prefix: parseQueueUrl(queue).prefix });
+    await until(async () => ((await jobs.getJobState(run.id)) === 'waiting' ? true : undefined), 10_000, 'the job');
+    await jobs.remove(run.id);
+    await jobs.close();
     // The executor's periodic look reads the run: hold it there, then let the run go (the host closes).
     await until(async () => (held.length === 1 ? true : undefined), 10_000, 'a look at the store');
     controller.abort(new RunDetachSignal());

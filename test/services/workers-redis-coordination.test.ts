@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createRedisCoordination } from '../../src/coordination/redis-coordination.ts';
 import type { Coordination, CoordinationSignal } from '../../src/coordination/coordination.ts';
 import { createSqliteStore } from '../../src/store/sqlite/sqlite-store.ts';
+import { runFixture } from '../../src/store/store-fixtures.ts';
 import { redisUrl } from './service-urls.ts';
 
 const open: Array<{ close(): unknown }> = [];
@@ -83,6 +84,32 @@ describe.skipIf(!redisUrl)(`Redis coordination between processes${redisUrl ? '' 
     await new Promise((done) => setTimeout(done, 100));
     await publishElsewhere(url, [output]);
     expect(heard).toHaveLength(1);
+  });
+
+  it('carries live events on a channel of their own, to the processes that listen for them only', async () => {
+    const prefix = `live-${process.pid}-${Date.now()}`;
+    const url = `${redisUrl}?prefix=${prefix}`;
+    const host = coordinationOn(url);
+    const worker = coordinationOn(url);
+    const heard: string[] = [];
+    host.subscribe('live-event', 'ses_1', (signal) => heard.push(`host ${signal.event.type}`));
+    worker.subscribe('stop-requested', 'host:2:w', (signal) => heard.push(`worker ${signal.type}`));
+    const shared: string[] = [];
+    const probe = new Redis(redisUrl!);
+    open.push({ close: () => probe.disconnect() });
+    await probe.subscribe(`${prefix}:signals`);
+    probe.on('message', (_channel: string, payload: string) => shared.push(payload));
+    await new Promise((done) => setTimeout(done, 200));
+    const live: CoordinationSignal = {
+      type: 'live-event',
+      parent_session_id: 'ses_1',
+      run: runFixture({ id: 'run_1', parent_session_id: 'ses_1' }),
+      event: { type: 'activity', at: '2026-01-01T00:00:00.000Z', data: { kind: 'text', text: 'working' } },
+    };
+    await publishElsewhere(url, [live, { type: 'stop-requested', run_id: 'run_1', owner: 'host:2:w', cause: 'user', reason: null }]);
+    expect(heard.sort()).toEqual(['host activity', 'worker stop-requested']);
+    // Every process hears the shared channel; live events are not on it.
+    expect(shared.map((payload) => (JSON.parse(payload) as { signal: CoordinationSignal }).signal.type)).toEqual(['stop-requested']);
   });
 
   it("shares another process's 429 pause of a provider, also with a process that listens only after it began", async () => {

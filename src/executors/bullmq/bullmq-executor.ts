@@ -235,9 +235,12 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
           );
           // Signals can be lost (a Redis restart): the store and the job say where the run stands.
           const check = async () => {
+            const state = await queue.getJobState(run.id);
+            // A job still waiting for a worker: its run has not begun, nothing to read in the store
+            // (a host has a thousand of them out at once; each read would cost a row).
+            if (waitingStates.has(state)) return;
             const current = await store.getRun(run.id);
             if (current && isFinished(current.status)) return resolve({ how: 'ended' });
-            const state = await queue.getJobState(run.id);
             // Redis lost the job (restarted without persistence, flushed): send the run again,
             // unless a worker still holds its lease (it carries the run out to its end).
             if (state === 'unknown' && current && !heldElsewhere(current)) await send();
@@ -304,6 +307,9 @@ export function createBullmqExecutor(options: BullmqExecutorOptions): BullmqExec
     },
   };
 }
+
+/** The states of a job no worker has taken yet (or that went back to wait for one). */
+const waitingStates: ReadonlySet<string> = new Set(['waiting', 'delayed', 'prioritized', 'waiting-children']);
 
 /** How often a process with runs out looks whether it is watched, and how often it repeats that it is. */
 const watchCheckMs = 500;
