@@ -9,11 +9,17 @@
  * - *Runs per second with a real model's latency*: every model call waits 200 ms (a timer); 200
  *   runs at once (N=200, 3 tool calls each); runs per second = N / the round's wall time.
  *   Target: Postgres ≥ 0.95× SQLite.
+ *
+ * `CADRE_BENCH_PG_BASE=/path/to/other/checkout` adds a third case taking turns with the two: the
+ * Postgres store of that checkout (its `src/store/postgres/postgres-store.ts`, with this
+ * checkout's runtime), to measure a change of the store before and after in one process (a copy
+ * of `src/` from `git archive`, with `node_modules` linked beside it, will do).
  * @module
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { createCadre } from '../src/runtime/create-cadre.ts';
 import { openPostgresStore } from '../src/store/postgres/postgres-store.ts';
@@ -34,6 +40,8 @@ export interface PostgresRatioOptions {
   latencyFanOut?: number;
   /** The model's latency in ms in the latency part. */
   latencyMs?: number;
+  /** Another checkout whose Postgres store takes turns too (see the module's comment). */
+  baseCheckout?: string;
 }
 
 interface StoreCase {
@@ -44,7 +52,7 @@ interface StoreCase {
   cpuPerCall: number[];
 }
 
-async function openCases(model: BenchModel, fanOut: number, postgresUrl: string, schema: string, folder: string): Promise<StoreCase[]> {
+async function openCases(model: BenchModel, fanOut: number, postgresUrl: string, schema: string, folder: string, baseCheckout?: string): Promise<StoreCase[]> {
   const limits = { maxActivePerParent: fanOut, maxQueuedPerParent: Math.max(50, fanOut), maxActiveGlobal: Math.max(64, fanOut) };
   const url = new URL(postgresUrl);
   url.searchParams.set('schema', schema);
@@ -52,6 +60,13 @@ async function openCases(model: BenchModel, fanOut: number, postgresUrl: string,
     ['cadre (SQLite file)', createSqliteStore({ path: join(folder, `${schema}.db`) })],
     ['cadre (Postgres)', await openPostgresStore({ connectionString: url.toString() })],
   ];
+  if (baseCheckout) {
+    const base = (await import(pathToFileURL(join(baseCheckout, 'src/store/postgres/postgres-store.ts')).href)) as {
+      openPostgresStore: typeof openPostgresStore;
+    };
+    url.searchParams.set('schema', `${schema}_base`);
+    stores.push(['cadre (Postgres, base checkout)', await base.openPostgresStore({ connectionString: url.toString() })]);
+  }
   return stores.map(([name, store]) => {
     const errors = createErrorSink();
     const cadre = createCadre({ store, model, agents: [workerAgent], tools: { noop: noopTool }, limits, onError: errors.report });
@@ -104,14 +119,16 @@ export async function runPostgresRatio({
   latencyRounds = 6,
   latencyFanOut = 200,
   latencyMs = 200,
+  baseCheckout = process.env.CADRE_BENCH_PG_BASE,
 }: PostgresRatioOptions): Promise<string> {
   const folder = mkdtempSync(join(tmpdir(), 'cadre-pg-ratio-'));
   const tag = `${process.pid}_${Date.now().toString(36)}`;
   const schemas = [`cadre_ratio_cpu_${tag}`, `cadre_ratio_lat_${tag}`];
+  if (baseCheckout) schemas.push(...schemas.map((schema) => `${schema}_base`));
   const out: string[] = [];
   try {
     const cpuModel = createBenchModel({ fanOut: 20, background: false, toolCalls: 5, answerChars: 2000 });
-    const cpuCases = await openCases(cpuModel, 20, postgresUrl, schemas[0], folder);
+    const cpuCases = await openCases(cpuModel, 20, postgresUrl, schemas[0], folder, baseCheckout);
     try {
       await takeTurns(cpuCases, cpuModel, cpuRounds, 3);
     } finally {
@@ -133,7 +150,7 @@ export async function runPostgresRatio({
     );
 
     const latencyModel = createBenchModel({ fanOut: latencyFanOut, background: false, toolCalls: 3, answerChars: 2000, latencyMs });
-    const latencyCases = await openCases(latencyModel, latencyFanOut, postgresUrl, schemas[1], folder);
+    const latencyCases = await openCases(latencyModel, latencyFanOut, postgresUrl, schemas[1], folder, baseCheckout);
     try {
       await takeTurns(latencyCases, latencyModel, latencyRounds, 1);
     } finally {
