@@ -11,7 +11,7 @@ import { dropSchemas, freshSchema, postgresReason, postgresUrl } from './service
 describe.skipIf(!postgresUrl)(`postgres batches, pipelined${postgresReason}`, () => {
   const schema = freshSchema();
   const connect = async () => {
-    const client = new pg.Client({ connectionString: postgresUrl, options: `-c search_path=${schema}`, pipeline: true });
+    const client = new pg.Client({ connectionString: postgresUrl, options: `-c search_path=${schema}`, pipeline: true, application_name: schema });
     await client.connect();
     return client;
   };
@@ -76,6 +76,27 @@ describe.skipIf(!postgresUrl)(`postgres batches, pipelined${postgresReason}`, ()
     expect(settled.map((each) => each.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
     expect(await read).toBe('5');
     expect(await stored()).toEqual(['a0', 'a1', 'a2', 'a3', 'a4']);
+  });
+
+  it('sends again, in order, the batches of a connection the server dropped under them', async () => {
+    await freshTable();
+    const batches = open();
+    const first = batches.write(insert('a', 0.5));
+    await new Promise((resolve) => setImmediate(resolve));
+    const second = batches.write(insert('b'));
+    // Once both are on the server's connection (the first sleeping), the server drops it.
+    for (let tries = 0; ; tries++) {
+      const { rowCount } = await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND query LIKE '%pg_sleep(0.5)%'",
+        [schema],
+      );
+      if (rowCount) break;
+      if (tries > 200) throw new Error('The first batch never reached the server.');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    await expect(first).resolves.toBe('a');
+    await expect(second).resolves.toBe('b');
+    expect(await stored()).toEqual(['a', 'b']);
   });
 
   it('guard: a transaction fails when the one whose mark it checks was rolled back', async () => {
