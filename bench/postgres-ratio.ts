@@ -14,6 +14,8 @@
  * Postgres store of that checkout (its `src/store/postgres/postgres-store.ts`, with this
  * checkout's runtime), to measure a change of the store before and after in one process (a copy
  * of `src/` from `git archive`, with `node_modules` linked beside it, will do).
+ * `CADRE_BENCH_PG_TIME=1` times every store call of the latency part (how long each waited, from
+ * the call to its promise settling) and adds a table of the mean wait per method and case.
  * @module
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -46,6 +48,8 @@ export interface PostgresRatioOptions {
 
 interface StoreCase {
   name: string;
+  /** Per store method: calls and the ms they waited in all (with `CADRE_BENCH_PG_TIME`). */
+  waits: Map<string, { calls: number; ms: number }>;
   round: () => Promise<void>;
   close: () => Promise<void>;
   wallMs: number[];
@@ -67,11 +71,14 @@ async function openCases(model: BenchModel, fanOut: number, postgresUrl: string,
     url.searchParams.set('schema', `${schema}_base`);
     stores.push(['cadre (Postgres, base checkout)', await base.openPostgresStore({ connectionString: url.toString() })]);
   }
-  return stores.map(([name, store]) => {
+  return stores.map(([name, plain]) => {
     const errors = createErrorSink();
+    const waits = new Map<string, { calls: number; ms: number }>();
+    const store = process.env.CADRE_BENCH_PG_TIME ? timedStore(plain, waits) : plain;
     const cadre = createCadre({ store, model, agents: [workerAgent], tools: { noop: noopTool }, limits, onError: errors.report });
     return {
       name,
+      waits,
       wallMs: [],
       cpuPerCall: [],
       async round() {
@@ -85,9 +92,98 @@ async function openCases(model: BenchModel, fanOut: number, postgresUrl: string,
   });
 }
 
+/**
+ * The server's time per kind of statement on pipelined connections (the store's writer): the
+ * time from the answer before to each answer, while statements wait their turn on the wire, is
+ * what the server spent on it. Kinds are the statement's first words; per round of the last case run.
+ */
+const serverMs = new Map<string, { count: number; ms: number; bytes: number }>();
+
+function timeServer(): void {
+  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  const lastAnswer = new WeakMap<object, number>();
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const result = query.apply(this, args);
+    if (!(this as unknown as { pipeline?: boolean }).pipeline || !(result instanceof Promise)) return result;
+    const config = args[0] as string | { text: string; values?: unknown[] };
+    const text = typeof config === 'string' ? config : config.text;
+    const values = typeof config === 'string' ? [] : (config.values ?? []);
+    const kind = text.replace(/\s+/g, ' ').slice(0, 40);
+    const sentAt = performance.now();
+    const record = () => {
+      const now = performance.now();
+      const since = Math.max(sentAt, lastAnswer.get(this) ?? sentAt);
+      lastAnswer.set(this, now);
+      const entry = serverMs.get(kind) ?? { count: 0, ms: 0, bytes: 0 };
+      entry.count++;
+      entry.ms += now - since;
+      entry.bytes += text.length + values.reduce<number>((sum, value) => sum + (typeof value === 'string' || Buffer.isBuffer(value) ? value.length : 8), 0);
+      serverMs.set(kind, entry);
+    };
+    result.then(record, record);
+    return result;
+  } as typeof pg.Client.prototype.query;
+}
+
+function serverTable(rounds: number): string {
+  const rows = [...serverMs.entries()].sort((a, b) => b[1].ms - a[1].ms).slice(0, 10);
+  return markdownTable(
+    ['writer statement (first words)', 'per round', 'ms per round', 'mean ms', 'mean KB'],
+    rows.map(([kind, entry]) => [
+      kind,
+      fixed(entry.count / rounds),
+      fixed(entry.ms / rounds),
+      fixed(entry.ms / entry.count, 1),
+      fixed(entry.bytes / entry.count / 1024, 1),
+    ]),
+  );
+}
+
+/** `store` with every call that returns a promise timed into `waits` (by method). */
+function timedStore(store: Store, waits: Map<string, { calls: number; ms: number }>): Store {
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (typeof value !== 'function' || typeof key !== 'string') return value;
+      return (...args: unknown[]) => {
+        const result = value.apply(target, args);
+        if (!(result instanceof Promise)) return result;
+        const start = performance.now();
+        const record = () => {
+          const entry = waits.get(key) ?? { calls: 0, ms: 0 };
+          entry.calls++;
+          entry.ms += performance.now() - start;
+          waits.set(key, entry);
+        };
+        result.then(record, record);
+        return result;
+      };
+    },
+  });
+}
+
+/** The mean wait per store method of each case, as a Markdown table (the methods waited on most first). */
+function waitTable(cases: StoreCase[]): string {
+  const methods = [...new Set(cases.flatMap((each) => [...each.waits.keys()]))];
+  const total = (method: string) => Math.max(...cases.map((each) => each.waits.get(method)?.ms ?? 0));
+  methods.sort((a, b) => total(b) - total(a));
+  return markdownTable(
+    ['store call: mean ms waited (calls per round)', ...cases.map((each) => each.name)],
+    methods.slice(0, 12).map((method) => [
+      method,
+      ...cases.map((each) => {
+        const entry = each.waits.get(method);
+        return entry ? `${fixed(entry.ms / entry.calls, 1)} (${fixed(entry.calls / each.wallMs.length)})` : '';
+      }),
+    ]),
+  );
+}
+
 /** Warm-up rounds, then `rounds` measured rounds per case, taking turns. */
 async function takeTurns(cases: StoreCase[], model: BenchModel, rounds: number, warmUp: number): Promise<void> {
   for (const each of cases) for (let index = 0; index < warmUp; index++) await each.round();
+  for (const each of cases) each.waits.clear();
+  serverMs.clear();
   for (let index = 0; index < rounds; index++) {
     for (const each of index % 2 === 0 ? cases : [...cases].reverse()) {
       collectGarbage();
@@ -150,6 +246,7 @@ export async function runPostgresRatio({
     );
 
     const latencyModel = createBenchModel({ fanOut: latencyFanOut, background: false, toolCalls: 3, answerChars: 2000, latencyMs });
+    if (process.env.CADRE_BENCH_PG_TIME) timeServer();
     const latencyCases = await openCases(latencyModel, latencyFanOut, postgresUrl, schemas[1], folder, baseCheckout);
     try {
       await takeTurns(latencyCases, latencyModel, latencyRounds, 1);
@@ -177,6 +274,7 @@ export async function runPostgresRatio({
           fixed(median(runsPerSecond(each)) / sqliteRate, 3),
         ]),
       ),
+      process.env.CADRE_BENCH_PG_TIME ? `\n${waitTable(latencyCases)}\n\n${serverTable(latencyRounds * (latencyCases.length - 1))}\n` : '',
       `\nPostgres runs per second: ${fixed(postgresRate / sqliteRate, 3)}× SQLite's (target ≥ 0.95×: ${postgresRate / sqliteRate >= 0.95 ? 'met' : 'missed'}). A round's floor is 6 model latencies (the parent's two calls and each run's four): ${fixed(ideal, 1)} runs per second.`,
     );
   } finally {
