@@ -29,30 +29,6 @@ export type Item =
       reject: (error: unknown) => void;
     };
 
-/** The mark a batch's transaction sets, and the one it checks first (null: it checks none). */
-export interface BatchGuard {
-  expect: number | null;
-  mark: number;
-}
-
-/**
- * The first statement of a pipelined batch's transaction: it sets the session's `cadre.batch` to
- * the batch's mark (kept by its COMMIT, undone by a rollback), after checking that it holds the
- * mark of the batch sent before it. When that one rolled back, the check fails (an error of its
- * own, "cadre: the batch sent before this one was rolled back ..."), which aborts this
- * transaction too: a batch cannot commit after one before it failed. The error is a cast that
- * fails at run time (a statement cannot raise otherwise), on a value the planner cannot fold.
- */
-export function guardStatement({ expect, mark }: BatchGuard): { text: string; values: unknown[] } {
-  if (expect === null) return { text: "SELECT set_config('cadre.batch', $1, false)", values: [String(mark)] };
-  return {
-    text:
-      "SELECT CASE WHEN coalesce(current_setting('cadre.batch', true), '') = $1 THEN set_config('cadre.batch', $2, false) " +
-      "ELSE ('cadre: the batch sent before this one was rolled back (mark ' || coalesce(current_setting('cadre.batch', true), '') || ', not ' || $1 || ')')::int::text END",
-    values: [String(expect), String(mark)],
-  };
-}
-
 /** The statement of every held segment of a batch, or null when nothing is held. */
 export function heldQuery(items: readonly Item[], name: NameStatement): pg.QueryConfig | null {
   const statement = segmentStatement(items.flatMap((item) => (item.kind === 'held' ? [item.segment] : [])));

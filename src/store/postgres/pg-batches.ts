@@ -4,7 +4,7 @@ import { systemNowMs, type NowMs } from '../../util/clock.ts';
 import { createHeldSegment, heldKeys, renumberHeld, type HeldSegment } from './pg-held-writes.ts';
 import { createPgOutbox, type PgMerge } from './pg-outbox.ts';
 import { corkable, firstCause, isConnectionError, isDatabaseError, isRetryable, settle, type Outcome } from './pg-errors.ts';
-import { guardStatement, heldQuery, queuedOrder, runCarefully, type BatchGuard, type Item, type PgWork } from './pg-batch-items.ts';
+import { heldQuery, queuedOrder, runCarefully, type Item, type PgWork } from './pg-batch-items.ts';
 
 export type { PgWork } from './pg-batch-items.ts';
 
@@ -72,8 +72,6 @@ export interface PgBatchesOptions {
   onRenumbered: (table: 'events' | 'messages', last: Map<string, number>) => void;
   /** Named statements by text (see `createStatementNames`). */
   name: (query: { text: string; values: unknown[] }) => pg.QueryConfig;
-  /** Batches sent and not yet answered, at most (1: each waits for the one before). @default 2 */
-  depth?: number;
 }
 
 interface Batch {
@@ -81,18 +79,6 @@ interface Batch {
   /** Resolves once the batch is done (committed, or its writes rejected). */
   done: Promise<void>;
   finish: () => void;
-  /** Set once the batch is being sent: it then takes no more items. */
-  flight: Flight | null;
-}
-
-/** A batch sent on the writer's connection, answered or not. */
-interface Flight {
-  /** The connection it was sent on, once it had one. */
-  client: pg.Client | null;
-  /** The mark its transaction sets (see `guardStatement`); null: it has no transaction. */
-  mark: number | null;
-  /** Its outcomes once answered; rejects with its first database or connection error. */
-  answered: Promise<Outcome[]>;
 }
 
 /**
@@ -108,13 +94,6 @@ interface Flight {
  * (`PgMergeable`) share statements: consecutive writes of one kind, reads of one kind anywhere.
  * A batch of held writes alone is one statement.
  *
- * The next batch is sent as soon as the one before it is on the wire (COMMIT included), without
- * waiting for its answers: at most `depth` batches are unanswered at once. Each transaction sets
- * a mark in the session (`guardStatement`), which its COMMIT keeps and a rollback undoes; a batch
- * sent behind an unanswered one checks that one's mark first, so it cannot commit when the one
- * before it rolled back (it then fails too, and is sent again once the one before is settled).
- * Batches commit in the order they were queued, as when each waited for the one before.
- *
  * A batch that loses its connection (a server restart) is retried whole on a new one for up to
  * `reconnectMs`; one whose held rows collide with another process's moves them past and retries;
  * one a queued write fails is retried write by write under savepoints, so only that write
@@ -122,16 +101,11 @@ interface Flight {
  * (`StoreFailureError`), as the SQLite store does after a failed COMMIT.
  */
 export function createPgBatches(options: PgBatchesOptions): PgBatches {
-  const { connect, label, reconnectMs = 30_000, nowMs = systemNowMs, storedSeqs, onRenumbered, name, depth = 2 } = options;
-  // Queued batches in order: those sent (with a flight) first, the one taking items last.
+  const { connect, label, reconnectMs = 30_000, nowMs = systemNowMs, storedSeqs, onRenumbered, name } = options;
   const batches: Batch[] = [];
-  // A batch is being sent (the next waits until it is on the wire).
-  let sending = false;
-  // The first batch's answers are being handled (and it retried when it failed).
-  let receiving = false;
-  // The first batch failed: nothing more is sent until it is settled.
-  let recovering = false;
-  let marks = 0;
+  let running: Promise<void> | null = null;
+  // The batch being committed: first in `batches` until done, and it takes no more items.
+  let current: Batch | null = null;
   let scheduled = false;
   let closed = false;
   let failure: StoreFailureError | null = null;
@@ -141,88 +115,33 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
 
   function openBatch(): Batch {
     const last = batches[batches.length - 1];
-    if (last && !last.flight) return last;
+    if (last && last !== current) return last;
     let finish!: () => void;
     const done = new Promise<void>((resolve) => (finish = resolve));
-    const batch: Batch = { items: [], done, finish, flight: null };
+    const batch: Batch = { items: [], done, finish };
     batches.push(batch);
     return batch;
   }
 
   function schedule(): void {
-    if (scheduled) return;
+    if (scheduled || running) return;
     scheduled = true;
     setImmediate(pump);
   }
 
   function pump(): void {
     scheduled = false;
-    receive();
-    send();
-  }
-
-  /** Sends the first batch not sent yet, if the batches before it allow (see `depth`). */
-  function send(): void {
-    if (sending || recovering) return;
-    const place = batches.findIndex((batch) => !batch.flight);
-    if (place < 0 || place >= depth) return;
-    const batch = batches[place];
-    const before = place > 0 ? batches[place - 1].flight : null;
-    // Behind a batch without a transaction (reads alone) nothing can check it: wait for its answers.
-    if (before && before.mark === null) return;
-    const writes = batch.items.some((item) => item.kind === 'held' || !item.readOnly);
-    const mark = writes || before ? ++marks : null;
-    const guard = mark === null ? null : { expect: before ? before.mark : null, mark };
-    sending = true;
-    let onSent!: () => void;
-    const sent = new Promise<void>((resolve) => (onSent = resolve));
-    const flight: Flight = { client: null, mark, answered: Promise.resolve([]) };
-    flight.answered = (async () => {
-      try {
-        if (failure && writes) throw failure;
-        const client = await connection();
-        flight.client = client;
-        return await runPipelined(client, batch.items, guard, onSent);
-      } finally {
-        onSent();
-      }
-    })();
-    flight.answered.catch(ignore);
-    batch.flight = flight;
-    void sent.then(() => {
-      sending = false;
-      pump();
-    });
-    receive();
-  }
-
-  /** Settles the first batch once it was sent: its answers, or its retries when it failed. */
-  function receive(): void {
+    if (running) return;
     const batch = batches[0];
-    if (receiving || !batch?.flight) return;
-    receiving = true;
-    void runBatch(batch, batch.flight).finally(() => {
+    if (!batch) return;
+    current = batch;
+    running = runBatch(batch).finally(() => {
       batches.shift();
-      receiving = false;
-      recovering = false;
+      current = null;
+      running = null;
       batch.finish();
       pump();
     });
-  }
-
-  /**
-   * The first batch failed: waits for the answers of the batches sent behind it (their guards
-   * failed them), to send them again once it is settled.
-   */
-  async function recall(): Promise<void> {
-    recovering = true;
-    for (const batch of batches.slice(1)) {
-      if (!batch.flight) continue;
-      const outcome = await settle(batch.flight.answered);
-      if (!outcome.ok) batch.flight = null;
-      // A batch committed behind one that rolled back: the commit order is broken.
-      else fail(new Error(`A batch of writes to ${label} committed after the one before it was rolled back.`));
-    }
   }
 
   function fail(cause: unknown): StoreFailureError {
@@ -248,26 +167,15 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
     return client;
   }
 
-  /** Settles a sent batch: resolves its work, or retries it (see `createPgBatches`). */
-  async function runBatch(batch: Batch, flight: Flight): Promise<void> {
+  async function runBatch(batch: Batch): Promise<void> {
     const deadline = nowMs() + reconnectMs;
-    const writes = batch.items.some((item) => item.kind === 'held' || !item.readOnly);
     let careful = false;
     for (let attempt = 0; ; attempt++) {
-      if (attempt > 0 && failure && writes) return rejectAll(batch, failure);
+      if (failure && batch.items.some((item) => item.kind === 'held' || !item.readOnly)) return rejectAll(batch, failure);
       let client: pg.Client | null = null;
       try {
-        let outcomes: Outcome[];
-        if (attempt === 0) {
-          try {
-            outcomes = await flight.answered;
-          } finally {
-            client = flight.client;
-          }
-        } else {
-          client = await connection();
-          outcomes = careful ? await runCarefully(client, batch.items, name) : await runPipelined(client, batch.items, null);
-        }
+        client = await connection();
+        const outcomes = careful ? await runCarefully(client, batch.items, name) : await runPipelined(client, batch.items);
         batch.items.forEach((item, index) => {
           if (item.kind !== 'work') return;
           const outcome = outcomes[index];
@@ -276,8 +184,6 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
         });
         return;
       } catch (error) {
-        if (attempt === 0) await recall();
-        if (failure && writes) return rejectAll(batch, failure);
         if (isConnectionError(error) || (client !== null && writerBroken)) {
           writerBroken = true;
           if (!closed && nowMs() < deadline) {
@@ -326,14 +232,13 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
 
   /**
    * Sends the batch without waiting for answers (but for the reads of work that must read), in one write to the
-   * socket: BEGIN, the guard (see `guardStatement`), the held writes, the queued writes, the
-   * reads, COMMIT; a batch that writes one statement at most (reads and held writes) needs no
-   * transaction unless it is guarded. Calls `onSent` once the batch is on the wire (the next may
-   * follow it then). Throws the batch's first database or connection error.
+   * socket: BEGIN, the held writes, the queued writes, the reads, COMMIT; a batch that writes one
+   * statement at most (reads and held writes) needs no transaction. Throws the batch's first
+   * database or connection error.
    */
-  async function runPipelined(client: pg.Client, items: readonly Item[], guard: BatchGuard | null, onSent: () => void = ignore): Promise<Outcome[]> {
+  async function runPipelined(client: pg.Client, items: readonly Item[]): Promise<Outcome[]> {
     const { writes, reads } = queuedOrder(items);
-    const transaction = guard !== null || writes.length > 0;
+    const transaction = writes.length > 0;
     const done: Outcome = { ok: true, value: undefined };
     const socket = corkable(client);
     const outbox = createPgOutbox(client, name);
@@ -346,59 +251,46 @@ export function createPgBatches(options: PgBatchesOptions): PgBatches {
         return Promise.resolve({ ok: false, error });
       }
     };
-    let begin: Promise<Outcome> = Promise.resolve(done);
-    let guarded: Promise<Outcome> = Promise.resolve(done);
-    let held: Promise<Outcome> = Promise.resolve(done);
-    let commit: Promise<Outcome> = Promise.resolve({ ok: true as const, value: { command: 'COMMIT' } });
-    try {
-      if (transaction) begin = settle(client.query('BEGIN'));
-      if (guard) guarded = settle(client.query(name(guardStatement(guard))));
-      const heldStatement = heldQuery(items, name);
-      if (heldStatement) held = settle(client.query(heldStatement));
-      // Work whose reads were sent, waiting for their answers.
-      const reading: Array<{ index: number; work: PgWork<unknown, unknown>; read: Promise<Outcome> }> = [];
-      for (const index of writes) {
-        const item = items[index] as Extract<Item, { kind: 'work' }>;
-        if (item.read) {
-          outbox.mode = 'grouped';
-          const read = item.read;
-          reading.push({ index, work: item.work, read: start((readClient, _, merge) => read(readClient, merge), undefined) });
-        } else {
-          outbox.mode = 'consecutive';
-          pending[index] = start(item.work, undefined);
-        }
-      }
-      outbox.flush();
-      if (reading.length > 0) {
-        socket?.uncork();
-        const answers = await Promise.all(reading.map((entry) => entry.read));
-        socket?.cork();
+    const begin = transaction ? settle(client.query('BEGIN')) : Promise.resolve(done);
+    const heldStatement = heldQuery(items, name);
+    const held = heldStatement ? settle(client.query(heldStatement)) : Promise.resolve(done);
+    // Work whose reads were sent, waiting for their answers.
+    const reading: Array<{ index: number; work: PgWork<unknown, unknown>; read: Promise<Outcome> }> = [];
+    for (const index of writes) {
+      const item = items[index] as Extract<Item, { kind: 'work' }>;
+      if (item.read) {
+        outbox.mode = 'grouped';
+        const read = item.read;
+        reading.push({ index, work: item.work, read: start((readClient, _, merge) => read(readClient, merge), undefined) });
+      } else {
         outbox.mode = 'consecutive';
-        reading.forEach((entry, place) => {
-          const answer = answers[place];
-          pending[entry.index] = answer.ok ? start(entry.work, answer.value) : Promise.resolve(answer);
-        });
-        outbox.flush();
+        pending[index] = start(item.work, undefined);
       }
-      outbox.mode = 'grouped';
-      for (const index of reads) pending[index] = start((items[index] as Extract<Item, { kind: 'work' }>).work, undefined);
-      outbox.flush();
-      if (transaction) commit = settle(client.query('COMMIT'));
-    } catch (error) {
-      // Not sent whole: the transaction must end before the next batch is sent behind it.
-      if (transaction) client.query('ROLLBACK').catch(ignore);
-      throw error;
-    } finally {
-      socket?.uncork();
-      onSent();
     }
+    outbox.flush();
+    if (reading.length > 0) {
+      socket?.uncork();
+      const answers = await Promise.all(reading.map((entry) => entry.read));
+      socket?.cork();
+      outbox.mode = 'consecutive';
+      reading.forEach((entry, place) => {
+        const answer = answers[place];
+        pending[entry.index] = answer.ok ? start(entry.work, answer.value) : Promise.resolve(answer);
+      });
+      outbox.flush();
+    }
+    outbox.mode = 'grouped';
+    for (const index of reads) pending[index] = start((items[index] as Extract<Item, { kind: 'work' }>).work, undefined);
+    outbox.flush();
+    const commit = transaction ? settle(client.query('COMMIT')) : Promise.resolve({ ok: true as const, value: { command: 'COMMIT' } });
+    socket?.uncork();
     const outcomes = await Promise.all(pending);
-    const [began, checked, wrote, committed] = await Promise.all([begin, guarded, held, commit]);
-    const all = [began, checked, wrote, ...outcomes, committed];
+    const [began, wrote, committed] = await Promise.all([begin, held, commit]);
+    const all = [began, wrote, ...outcomes, committed];
     const broken = all.some((outcome) => !outcome.ok && (isDatabaseError(outcome.error) || isConnectionError(outcome.error)));
-    // COMMIT in a transaction a statement failed in answers ROLLBACK, without an error. The
-    // transaction is over either way: the batch sent behind it must not be rolled back with it.
+    // COMMIT in a transaction a statement failed in answers ROLLBACK, without an error.
     if (broken || !committed.ok || (committed.value as pg.QueryResult).command !== 'COMMIT') {
+      if (transaction) await client.query('ROLLBACK').catch(ignore);
       throw firstCause(all) ?? new Error(`The transaction of a batch of writes to ${label} was rolled back.`);
     }
     return outcomes;
