@@ -34,6 +34,16 @@ async function publishElsewhere(url: string, signals: CoordinationSignal[]): Pro
   expect(code, stderr).toBe(0);
 }
 
+/** The types of the signals published on the shared channel of `prefix`, as they are heard. */
+async function listenToShared(prefix: string): Promise<string[]> {
+  const heard: string[] = [];
+  const probe = new Redis(redisUrl!);
+  open.push({ close: () => probe.disconnect() });
+  await probe.subscribe(`${prefix}:signals`);
+  probe.on('message', (_channel: string, payload: string) => heard.push((JSON.parse(payload) as { signal: CoordinationSignal }).signal.type));
+  return heard;
+}
+
 function coordinationOn(url: string): Coordination {
   const store = createSqliteStore({ path: ':memory:' });
   const coordination = createRedisCoordination({ url, store });
@@ -69,17 +79,13 @@ describe.skipIf(!redisUrl)(`Redis coordination between processes${redisUrl ? '' 
     const heard: CoordinationSignal[] = [];
     const off = host.subscribe('run-output', 'host:1:a', (signal) => heard.push(signal));
     other.subscribe('run-output', 'host:2:b', (signal) => heard.push(signal));
-    const shared: string[] = [];
-    const probe = new Redis(redisUrl!);
-    open.push({ close: () => probe.disconnect() });
-    await probe.subscribe(`${prefix}:signals`);
-    probe.on('message', (_channel: string, payload: string) => shared.push(payload));
+    const shared = await listenToShared(prefix);
     await new Promise((done) => setTimeout(done, 200));
     const output: CoordinationSignal = { type: 'run-output', host: 'host:1:a', events: [{ type: 'text-delta', session_id: 'ses_1', text: 'Hello' }] };
     await publishElsewhere(url, [output, { type: 'views-watched', host: 'host:1:a', for_ms: 6_000 }]);
     expect(heard).toEqual([output]);
     // Every process hears the shared channel; run output is not on it.
-    expect(shared.map((payload) => (JSON.parse(payload) as { signal: CoordinationSignal }).signal.type)).toEqual(['views-watched']);
+    expect(shared).toEqual(['views-watched']);
     off();
     await new Promise((done) => setTimeout(done, 100));
     await publishElsewhere(url, [output]);
@@ -94,11 +100,7 @@ describe.skipIf(!redisUrl)(`Redis coordination between processes${redisUrl ? '' 
     const heard: string[] = [];
     host.subscribe('live-event', 'ses_1', (signal) => heard.push(`host ${signal.event.type}`));
     worker.subscribe('stop-requested', 'host:2:w', (signal) => heard.push(`worker ${signal.type}`));
-    const shared: string[] = [];
-    const probe = new Redis(redisUrl!);
-    open.push({ close: () => probe.disconnect() });
-    await probe.subscribe(`${prefix}:signals`);
-    probe.on('message', (_channel: string, payload: string) => shared.push(payload));
+    const shared = await listenToShared(prefix);
     await new Promise((done) => setTimeout(done, 200));
     const live: CoordinationSignal = {
       type: 'live-event',
@@ -109,7 +111,7 @@ describe.skipIf(!redisUrl)(`Redis coordination between processes${redisUrl ? '' 
     await publishElsewhere(url, [live, { type: 'stop-requested', run_id: 'run_1', owner: 'host:2:w', cause: 'user', reason: null }]);
     expect(heard.sort()).toEqual(['host activity', 'worker stop-requested']);
     // Every process hears the shared channel; live events are not on it.
-    expect(shared.map((payload) => (JSON.parse(payload) as { signal: CoordinationSignal }).signal.type)).toEqual(['stop-requested']);
+    expect(shared).toEqual(['stop-requested']);
   });
 
   it("shares another process's 429 pause of a provider, also with a process that listens only after it began", async () => {
