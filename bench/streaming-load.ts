@@ -31,7 +31,7 @@ import type { Store } from '../src/store/store.ts';
 import { scriptedLanguageModel } from '../src/testing/scripted-language-model.ts';
 import type { ScriptedTurn } from '../src/testing/script.ts';
 import { noopTool } from './bench-tools.ts';
-import { fixed, markdownTable, median, temporaryFolder } from './measure.ts';
+import { fixed, markdownTable, median, startClock, temporaryFolder } from './measure.ts';
 
 /** The event loop's delay p99 a count must stay under. */
 export const lagBoundMs = 50;
@@ -110,12 +110,6 @@ interface Trial {
   busy: number;
 }
 
-/** CPU time of this process so far, in ms. */
-function cpuMs(): number {
-  const { user, system } = process.cpuUsage();
-  return (user + system) / 1000;
-}
-
 /** One trial of `count` watched runs on a fresh store. */
 async function trial(store: Store, count: number): Promise<Trial> {
   const limits = { maxActivePerParent: 4, maxQueuedPerParent: 4, maxActiveGlobal: count + 16 };
@@ -164,7 +158,7 @@ async function trial(store: Store, count: number): Promise<Trial> {
     () => firstEnd.reject(new Error(`${count} watched runs: no run ended within ${trialTimeoutMs / 1000} s (${started} started).`)),
     trialTimeoutMs,
   );
-  const cpuAtStart = cpuMs();
+  const clock = startClock();
   try {
     await Promise.all(sessions.map((session) => cadre.send(session.id, 'Start the streaming work.')));
     await firstEnd.promise;
@@ -181,7 +175,7 @@ async function trial(store: Store, count: number): Promise<Trial> {
       busy,
     };
     await Promise.all(sessions.map((session) => cadre.waitForIdle(session.id, { signal: AbortSignal.timeout(trialTimeoutMs) })));
-    return { ...result, cpuMsPerRun: (cpuMs() - cpuAtStart) / count };
+    return { ...result, cpuMsPerRun: clock().cpuMs / count };
   } finally {
     clearTimeout(deadline);
     progress();
@@ -234,9 +228,9 @@ async function bareTrial(count: number): Promise<Trial> {
       busy = performance.eventLoopUtilization(loopAtStart).utilization;
     }
   };
-  const cpuAtStart = cpuMs();
+  const clock = startClock();
   await Promise.all(Array.from({ length: count }, consume));
-  const cpuMsPerRun = (cpuMs() - cpuAtStart) / count;
+  const cpuMsPerRun = clock().cpuMs / count;
   if (started < count) throw new Error(`Only ${started} of ${count} bare consumers were streaming together; the trial says nothing.`);
   const windowMs = windowEnd - windowStart;
   return {
